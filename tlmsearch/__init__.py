@@ -1,0 +1,72 @@
+"""tlmsearch: search how a language model's MLP width should be spread over its depth.
+
+The public API is small and imported lazily, so `import tlmsearch` pulls in neither torch,
+ray nor plotly; each name is loaded from its module on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    # errors
+    "UserError": "tlmsearch.errors",
+    "ConfigError": "tlmsearch.errors",
+    "DataError": "tlmsearch.errors",
+    # configs
+    "Config": "tlmsearch.config",
+    "ArchOptions": "tlmsearch.config",
+    "ModelConfig": "tlmsearch.config",
+    "TrainConfig": "tlmsearch.config",
+    "DataConfig": "tlmsearch.config",
+    # width profiles (pure)
+    "Budget": "tlmsearch.profiles",
+    "ProfileSpec": "tlmsearch.profiles",
+    "FAMILIES": "tlmsearch.profiles",
+    "profile": "tlmsearch.profiles",
+    "project_to_budget": "tlmsearch.profiles",
+    "shape_stats": "tlmsearch.profiles",
+    # models
+    "ARCHITECTURES": "tlmsearch.models",
+    "build_model": "tlmsearch.models",
+    "preset": "tlmsearch.presets",
+    "PRESETS": "tlmsearch.presets",
+    # training
+    "train": "tlmsearch.trainer",
+    "TrainResult": "tlmsearch.trainer",
+    "TrainingDiverged": "tlmsearch.trainer",
+    # search and analysis
+    "SearchConfig": "tlmsearch.tuning",
+    "search": "tlmsearch.tuning",
+    "load": "tlmsearch.tuning",
+    "Study": "tlmsearch.tuning",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tlmsearch' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tlmsearch.config import ArchOptions, Config, DataConfig, ModelConfig, TrainConfig
+    from tlmsearch.errors import ConfigError, DataError, UserError
+    from tlmsearch.models import ARCHITECTURES, build_model
+    from tlmsearch.presets import PRESETS, preset
+    from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, profile, project_to_budget, shape_stats
+    from tlmsearch.trainer import TrainingDiverged, TrainResult, train
+    from tlmsearch.tuning import SearchConfig, Study, load, search

@@ -1,0 +1,3 @@
+from tlmsearch.cli import main
+
+raise SystemExit(main())

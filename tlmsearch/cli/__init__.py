@@ -1,0 +1,91 @@
+"""The `tlmsearch` command line: a thin layer over the Python API.
+
+Each subcommand lives in its own module under `tlmsearch.cli` and exposes `HELP` (one line),
+`add_arguments(parser)` and `run(args) -> int`. Those modules import only argparse-level
+things at import time; torch, ray and plotly are imported inside `run`, so `tlmsearch --help`
+answers at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from tlmsearch.errors import UserError
+
+# subcommand -> module under tlmsearch.cli (listed in the order `--help` shows them)
+COMMANDS: dict[str, str] = {
+    "profiles": "profiles",
+    "data": "data",
+    "train": "train",
+    "search": "search",
+    "resume": "resume",
+    "status": "status",
+    "verify": "verify",
+    "compare": "compare",
+    "report": "report",
+    "export": "export",
+}
+
+DESCRIPTION = """\
+Search how a language model's MLP width should be spread over its layers under a fixed
+parameter budget, and find out whether cosine tapering (1.5x -> 0.5x) is near-optimal for
+your architecture.
+
+typical session:
+  tlmsearch profiles --layers 12 --base-width 512 --family cosine --family uniform
+  tlmsearch search --arch transformer --preset cpu-s --space knots --trials 32
+  tlmsearch verify runs/<name> && tlmsearch report runs/<name>
+  tlmsearch export runs/<name> --format native
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # argparse already exits with status 2 and a one-line message; keep the usage short
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="tlmsearch", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    from tlmsearch import __version__
+
+    parser.add_argument("--version", action="version", version=f"tlmsearch {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, module_name in COMMANDS.items():
+        try:
+            module = importlib.import_module(f"tlmsearch.cli.{module_name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"tlmsearch.cli.{module_name}":
+                raise
+            continue  # subcommand not built yet
+        p = sub.add_parser(
+            name,
+            help=module.HELP,
+            description=getattr(module, "DESCRIPTION", module.HELP),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except UserError as exc:
+        print(f"tlmsearch {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"tlmsearch {args.command}: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,272 @@
+"""Frozen configuration dataclasses and their JSON/YAML round trip.
+
+Every config is a `@dataclass(frozen=True, kw_only=True)` that mixes in `Config`, holds only
+plain data (ints, floats, strings, tuples, nested configs, str-keyed dicts) and validates
+itself in `__post_init__` with messages that name the field and the allowed values.
+`from_dict(to_dict(c)) == c` holds for all of them. This module imports no torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Self, TypeVar, Union, get_args, get_origin
+
+from tlmsearch.errors import ConfigError
+
+# Names of the architecture families; tlmsearch.models.ARCHITECTURES has exactly these keys.
+ARCHITECTURE_NAMES: tuple[str, ...] = ("transformer", "gated_attention", "titans", "hope_attention")
+
+C = TypeVar("C", bound="Config")
+
+
+class Config:
+    """Mixin giving a frozen dataclass dict/JSON/YAML round-tripping and `replace`."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain, JSON-ready data: tuples become lists, nested configs become dicts."""
+        return {f.name: _to_plain(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, where: str = "") -> Self:
+        """Build from plain data; unknown keys and wrong types are a `ConfigError`."""
+        if not isinstance(data, Mapping):
+            raise ConfigError(f"{where or cls.__name__}: expected a mapping, got {type(data).__name__}")
+        fields = {f.name: f for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
+        unknown = sorted(set(data) - set(fields))
+        if unknown:
+            raise ConfigError(
+                f"{where or cls.__name__}: unknown field(s) {', '.join(unknown)}; "
+                f"allowed: {', '.join(fields)}"
+            )
+        hints = typing.get_type_hints(cls)
+        kwargs = {
+            name: _from_plain(value, hints[name], f"{where + '.' if where else ''}{name}")
+            for name, value in data.items()
+        }
+        try:
+            return cls(**kwargs)
+        except TypeError as exc:  # a missing required field
+            raise ConfigError(f"{where or cls.__name__}: {exc}") from None
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Self:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{cls.__name__}: invalid JSON ({exc})") from None
+        return cls.from_dict(data)
+
+    def to_yaml(self) -> str:
+        import yaml
+
+        return str(yaml.safe_dump(self.to_dict(), sort_keys=False))
+
+    @classmethod
+    def from_yaml(cls, text: str) -> Self:
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{cls.__name__}: invalid YAML ({exc})") from None
+        return cls.from_dict(data or {})
+
+    def save(self, path: str | Path) -> Path:
+        """Write as YAML (`.yaml`/`.yml`) or JSON (anything else)."""
+        path = Path(path)
+        text = self.to_yaml() if path.suffix in (".yaml", ".yml") else self.to_json() + "\n"
+        path.write_text(text)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Self:
+        path = Path(path)
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+        return cls.from_yaml(text) if path.suffix in (".yaml", ".yml") else cls.from_json(text)
+
+    def replace(self, **changes: Any) -> Self:
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+
+
+# ----------------------------------------------------------------------------- conversion
+
+
+def _to_plain(value: Any) -> Any:
+    if isinstance(value, Config):
+        return value.to_dict()
+    if isinstance(value, tuple | list):
+        return [_to_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _to_plain(v) for k, v in value.items()}
+    return value
+
+
+def _from_plain(value: Any, hint: Any, where: str) -> Any:
+    origin = get_origin(hint)
+    args = get_args(hint)
+    if hint is Any:
+        return value
+    if origin in (Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for arg in (a for a in args if a is not type(None)):
+            try:
+                return _from_plain(value, arg, where)
+            except ConfigError as exc:
+                errors.append(str(exc))
+        raise ConfigError(errors[0] if len(errors) == 1 else f"{where}: {value!r} fits none of {hint}")
+    if isinstance(hint, type) and issubclass(hint, Config):
+        return hint.from_dict(value, where=where)
+    if origin is tuple:
+        if not isinstance(value, list | tuple):
+            raise ConfigError(f"{where}: expected a list, got {value!r}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_from_plain(v, args[0], f"{where}[{i}]") for i, v in enumerate(value))
+        if len(args) != len(value):
+            raise ConfigError(f"{where}: expected {len(args)} items, got {len(value)}")
+        return tuple(_from_plain(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(args, value, strict=True)))
+    if origin in (dict, Mapping) or hint is dict:
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{where}: expected a mapping, got {value!r}")
+        vhint = args[1] if args else Any
+        return {str(k): _from_plain(v, vhint, f"{where}.{k}") for k, v in value.items()}
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{where}: expected a number, got {value!r}")
+        return float(value)
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
+            raise ConfigError(f"{where}: expected an integer, got {value!r}")
+        return value
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true or false, got {value!r}")
+        return value
+    if hint is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: expected a string, got {value!r}")
+        return value
+    return value
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def check_choice(name: str, value: object, allowed: Iterable[object]) -> None:
+    allowed = tuple(allowed)
+    if value not in allowed:
+        raise ConfigError(f"{name}={value!r} is not allowed; choose one of: {', '.join(map(str, allowed))}")
+
+
+def check_positive(name: str, value: float, *, allow_zero: bool = False) -> None:
+    if allow_zero and value < 0:
+        raise ConfigError(f"{name}={value!r} must be >= 0")
+    if not allow_zero and value <= 0:
+        raise ConfigError(f"{name}={value!r} must be > 0")
+
+
+def check_range(name: str, value: float, low: float, high: float) -> None:
+    if not low <= value <= high:
+        raise ConfigError(f"{name}={value!r} must lie in [{low}, {high}]")
+
+
+# ----------------------------------------------------------------------------- model
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ArchOptions(Config):
+    """Per-family options. Each field is read only by the family named in its comment."""
+
+    # gated_attention: "elementwise" (G1, one gate per channel) or "headwise" (one per head)
+    gate: str = "elementwise"
+    # titans: "mag" (memory as a gate) or "mal" (memory as a layer)
+    titans_variant: str = "mag"
+    n_persistent: int = 4  # titans: learned persistent tokens prepended in every layer
+    window: int = 0  # titans: sliding attention window in tokens; 0 = full causal
+    mem_expansion: int = 2  # titans: memory MLP hidden = mem_expansion * d_model
+    mem_chunk: int = 16  # titans: tokens per parallel memory update
+    mem_theta_max: float = 0.1  # titans: upper bound of the inner learning rate
+    cms_levels: int = 2  # hope_attention: number of CMS levels, fastest first
+    cms_periods: tuple[int, ...] = (16, 0)  # hope_attention: update period per level; 0 = never
+    cms_shares: tuple[float, ...] = ()  # hope_attention: share of f_l per level; () = equal
+
+    def __post_init__(self) -> None:
+        check_choice("options.gate", self.gate, ("elementwise", "headwise"))
+        check_choice("options.titans_variant", self.titans_variant, ("mag", "mal"))
+        check_positive("options.n_persistent", self.n_persistent, allow_zero=True)
+        check_positive("options.window", self.window, allow_zero=True)
+        check_positive("options.mem_expansion", self.mem_expansion)
+        check_positive("options.mem_chunk", self.mem_chunk)
+        check_positive("options.mem_theta_max", self.mem_theta_max)
+        check_positive("options.cms_levels", self.cms_levels)
+        if len(self.cms_periods) != self.cms_levels:
+            raise ConfigError(
+                f"options.cms_periods has {len(self.cms_periods)} entries; "
+                f"it needs one per level (cms_levels={self.cms_levels})"
+            )
+        if any(p < 0 for p in self.cms_periods):
+            raise ConfigError(f"options.cms_periods={self.cms_periods} must be >= 0 (0 = never updates)")
+        if self.cms_shares:
+            if len(self.cms_shares) != self.cms_levels or any(s <= 0 for s in self.cms_shares):
+                raise ConfigError(
+                    f"options.cms_shares={self.cms_shares} needs {self.cms_levels} positive entries (or none)"
+                )
+            if abs(sum(self.cms_shares) - 1.0) > 1e-6:
+                raise ConfigError(f"options.cms_shares={self.cms_shares} must sum to 1")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ModelConfig(Config):
+    """One concrete model: architecture family, shape, and the per-layer MLP widths."""
+
+    arch: str
+    d_model: int
+    n_layers: int
+    n_heads: int
+    mlp_widths: tuple[int, ...]
+    seq_len: int
+    vocab_size: int = 256
+    tie_embeddings: bool = True
+    init_std: float = 0.02
+    rope_theta: float = 10000.0
+    norm_eps: float = 1e-6
+    options: ArchOptions = dataclasses.field(default_factory=ArchOptions)
+
+    def __post_init__(self) -> None:
+        check_choice("arch", self.arch, ARCHITECTURE_NAMES)
+        for name in ("d_model", "n_layers", "n_heads", "seq_len", "vocab_size"):
+            check_positive(name, getattr(self, name))
+        if self.d_model % self.n_heads:
+            raise ConfigError(
+                f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; "
+                "choose n_heads among the divisors of d_model"
+            )
+        if (self.d_model // self.n_heads) % 2:
+            raise ConfigError(f"head size d_model/n_heads={self.d_model // self.n_heads} must be even (RoPE)")
+        if len(self.mlp_widths) != self.n_layers:
+            raise ConfigError(
+                f"mlp_widths has {len(self.mlp_widths)} entries; it needs one per layer (n_layers={self.n_layers})"
+            )
+        if any(not isinstance(w, int) or w <= 0 for w in self.mlp_widths):
+            raise ConfigError(f"mlp_widths={self.mlp_widths} must all be positive integers")
+        check_positive("init_std", self.init_std)
+        check_positive("rope_theta", self.rope_theta)
+        check_positive("norm_eps", self.norm_eps)
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
