@@ -136,7 +136,7 @@ def _from_plain(value: Any, hint: Any, where: str) -> Any:
             return tuple(_from_plain(v, args[0], f"{where}[{i}]") for i, v in enumerate(value))
         if len(args) != len(value):
             raise ConfigError(f"{where}: expected {len(args)} items, got {len(value)}")
-        return tuple(_from_plain(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(args, value, strict=True)))
+        return tuple(_from_plain(v, a, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, value, strict=True)))
     if origin in (dict, Mapping) or hint is dict:
         if not isinstance(value, Mapping):
             raise ConfigError(f"{where}: expected a mapping, got {value!r}")
@@ -270,3 +270,92 @@ class ModelConfig(Config):
     @property
     def head_dim(self) -> int:
         return self.d_model // self.n_heads
+
+
+# ----------------------------------------------------------------------------- training and data
+
+SCHEDULES: tuple[str, ...] = ("cosine", "wsd", "constant")
+DTYPES: tuple[str, ...] = ("float32", "bfloat16")
+DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
+TOKENIZERS: tuple[str, ...] = ("byte", "bpe")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TrainConfig(Config):
+    """One short training trial. Defaults suit a search trial on a CPU (a few hundred steps)."""
+
+    steps: int = 300  # optimizer steps
+    batch_size: int = 16  # sequences per micro-batch
+    grad_accum: int = 1  # micro-batches per optimizer step
+    lr: float = 2e-3  # peak learning rate
+    min_lr_ratio: float = 0.1  # final lr = min_lr_ratio * lr (cosine, wsd)
+    warmup_steps: int = 20  # linear warmup from 0
+    schedule: str = "cosine"  # "cosine" | "wsd" (warmup-stable-decay) | "constant"
+    decay_fraction: float = 0.2  # wsd: share of the steps spent in the final linear decay
+    weight_decay: float = 0.1  # AdamW, applied to matrices and embeddings only
+    betas: tuple[float, float] = (0.9, 0.95)
+    eps: float = 1e-8
+    grad_clip: float = 1.0  # max global gradient norm; 0 = no clipping
+    eval_interval: int = 50  # evaluate every this many steps (and always at the last step)
+    eval_windows: int = 32  # number of fixed validation windows of seq_len tokens
+    dtype: str = "float32"  # "float32" | "bfloat16" (autocast)
+    device: str = "auto"  # "auto" | "cpu" | "cuda"
+    compile: bool = False  # torch.compile the model
+    threads: int = 0  # torch intra-op threads for this trial; 0 = leave torch's default
+    seed: int = 0  # model init and batch order
+    checkpoint_interval: int = 0  # steps between checkpoints (with checkpoint_dir); 0 = at every evaluation
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "batch_size", "grad_accum", "lr", "eval_interval", "eval_windows", "eps"):
+            check_positive(name, getattr(self, name))
+        for name in ("warmup_steps", "weight_decay", "grad_clip", "threads", "seed", "checkpoint_interval"):
+            check_positive(name, getattr(self, name), allow_zero=True)
+        check_range("min_lr_ratio", self.min_lr_ratio, 0.0, 1.0)
+        check_range("decay_fraction", self.decay_fraction, 0.0, 1.0)
+        check_choice("schedule", self.schedule, SCHEDULES)
+        check_choice("dtype", self.dtype, DTYPES)
+        check_choice("device", self.device, DEVICES)
+        if len(self.betas) != 2 or not all(0.0 <= b < 1.0 for b in self.betas):
+            raise ConfigError(f"betas={self.betas} must be two numbers in [0, 1)")
+        if self.warmup_steps > self.steps:
+            raise ConfigError(f"warmup_steps={self.warmup_steps} must not exceed steps={self.steps}")
+
+    @property
+    def tokens_per_step(self) -> int:
+        """Sequences per optimizer step (multiply by seq_len for tokens)."""
+        return self.batch_size * self.grad_accum
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DataConfig(Config):
+    """Where the text comes from and how it becomes tokens.
+
+    corpus: a built-in name ("shakespeare", "bible-web", "pydoc"), "text:PATH" (a .txt/.md file
+    or a folder of them), "tokens:PATH" (nanoGPT-style uint16 train.bin/val.bin) or
+    "hf:NAME[:CONFIG]" (Hugging Face `datasets`, needs the library and a network or its cache).
+    """
+
+    corpus: str = "shakespeare"
+    tokenizer: str = "byte"  # "byte" (vocab 256, bits per byte exact) | "bpe" (byte-level BPE)
+    bpe_vocab: int = 4096  # vocab size when tokenizer == "bpe"
+    val_fraction: float = 0.1  # held-out share where a corpus has no natural split
+    cache_dir: str = ""  # "" = $TLMSEARCH_CACHE, else ~/.cache/tlmsearch
+
+    def __post_init__(self) -> None:
+        if not self.corpus:
+            raise ConfigError("corpus must not be empty; e.g. shakespeare, pydoc, text:PATH, tokens:PATH")
+        check_choice("tokenizer", self.tokenizer, TOKENIZERS)
+        if not 257 <= self.bpe_vocab <= 65535:
+            raise ConfigError(
+                f"bpe_vocab={self.bpe_vocab} must lie in [257, 65535] (tokens are stored as uint16)"
+            )
+        check_range("val_fraction", self.val_fraction, 0.001, 0.5)
+
+    def cache_path(self) -> Path:
+        """The cache directory this config resolves to now."""
+        import os
+
+        if self.cache_dir:
+            return Path(self.cache_dir).expanduser()
+        env = os.environ.get("TLMSEARCH_CACHE")
+        return Path(env).expanduser() if env else Path.home() / ".cache" / "tlmsearch"
