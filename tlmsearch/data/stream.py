@@ -1,0 +1,296 @@
+"""Token streams cached as memory-mapped arrays, fixed validation windows, and batches.
+
+`prepare(data_cfg)` turns a corpus into two flat `uint16` arrays (train, val) stored under the
+cache directory:
+
+    <cache>/corpora/<corpus-slug>/<tokenizer>-<sha256[:12]>/
+        train.bin  val.bin  meta.json  [tokenizer.json]
+
+The folder is keyed by the checksum of the extracted text, so a changed source gives a new
+folder (and a warning); `meta.json` records the checksum, sizes and vocabulary. Preparation
+holds a file lock, so parallel trials tokenize a corpus once. `tokens:PATH` corpora are used
+in place (memory-mapped, never copied).
+
+Validation windows are evenly spaced over the validation stream and depend only on (corpus,
+tokenizer, seq_len, number of windows): every trial of a study sees the same ones, whatever
+its seed. Training batches are drawn from a seeded generator for the whole run ahead of time;
+step k always reads the same windows, which makes resuming from a checkpoint exact.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tlmsearch.config import DataConfig
+from tlmsearch.data.corpora import BUILTIN, load_corpus
+from tlmsearch.data.tokenizer import BPETokenizer, ByteTokenizer, Tokenizer
+from tlmsearch.errors import DataError
+
+FORMAT_VERSION = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenData:
+    """A tokenized corpus: flat train/val token arrays (memory-mapped) and what they mean."""
+
+    corpus: str
+    tokenizer: str  # "byte", "bpe4096", or "tokens" for pre-tokenized input
+    vocab_size: int
+    train: np.ndarray  # (N_train,) uint16
+    val: np.ndarray  # (N_val,) uint16
+    token_bytes: np.ndarray | None  # (vocab_size,) int64 UTF-8 bytes per token; None = unknown
+    sha256: str  # checksum of the extracted text (or of the .bin files)
+    path: Path | None  # the cache folder (or the tokens folder)
+
+    def meta(self) -> dict[str, Any]:
+        return {
+            "corpus": self.corpus,
+            "tokenizer": self.tokenizer,
+            "vocab_size": self.vocab_size,
+            "train_tokens": int(self.train.shape[0]),
+            "val_tokens": int(self.val.shape[0]),
+            "sha256": self.sha256,
+            "path": str(self.path) if self.path else None,
+        }
+
+
+# ----------------------------------------------------------------------------- preparation
+
+
+def corpus_slug(corpus: str) -> str:
+    """A folder name for a corpus spec (user paths are hashed to stay short and unique)."""
+    if corpus in BUILTIN:
+        return corpus
+    kind, _, rest = corpus.partition(":")
+    if kind == "text":
+        rest = str(Path(rest).expanduser().resolve())
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", rest)[-40:].strip("-")
+    return f"{kind}-{safe}-{hashlib.sha1(rest.encode()).hexdigest()[:8]}"
+
+
+def prepare(data_cfg: DataConfig, *, verbose: bool = False) -> TokenData:
+    """Load (tokenizing and caching on first use) the token streams of `data_cfg`."""
+    if data_cfg.corpus.startswith("tokens:"):
+        return load_token_files(Path(data_cfg.corpus[len("tokens:") :]).expanduser(), data_cfg.val_fraction)
+    text = load_corpus(data_cfg.corpus, data_cfg.val_fraction)
+    sha = text.sha256
+    tok_key = "byte" if data_cfg.tokenizer == "byte" else f"bpe{data_cfg.bpe_vocab}"
+    root = data_cfg.cache_path() / "corpora" / corpus_slug(data_cfg.corpus)
+    folder = root / f"{tok_key}-{sha[:12]}"
+    _note_checksum(root, data_cfg.corpus, sha)
+    if not (folder / "meta.json").is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        with _locked(folder / ".lock"):
+            if not (folder / "meta.json").is_file():
+                if verbose:
+                    print(f"tokenizing {data_cfg.corpus} with {tok_key} into {folder}", flush=True)
+                tok = _make_tokenizer(data_cfg, text.train, folder)
+                train, val = tok.encode(text.train), tok.encode(text.val)
+                _write_array(folder / "train.bin", train)
+                _write_array(folder / "val.bin", val)
+                meta = {
+                    "format": FORMAT_VERSION,
+                    "corpus": data_cfg.corpus,
+                    "tokenizer": tok.name,
+                    "vocab_size": tok.vocab_size,
+                    "sha256": sha,
+                    "train_chars": len(text.train),
+                    "val_chars": len(text.val),
+                    "train_tokens": int(train.shape[0]),
+                    "val_tokens": int(val.shape[0]),
+                }
+                _write_text(folder / "meta.json", json.dumps(meta, indent=2) + "\n")
+    meta = json.loads((folder / "meta.json").read_text())
+    tok = _load_tokenizer(data_cfg, folder)
+    return TokenData(
+        corpus=data_cfg.corpus,
+        tokenizer=str(meta["tokenizer"]),
+        vocab_size=int(meta["vocab_size"]),
+        train=_memmap(folder / "train.bin"),
+        val=_memmap(folder / "val.bin"),
+        token_bytes=tok.token_bytes(),
+        sha256=sha,
+        path=folder,
+    )
+
+
+def load_tokenizer(data_cfg: DataConfig) -> Tokenizer:
+    """The tokenizer of a prepared corpus (trains and caches a BPE when needed)."""
+    data = prepare(data_cfg)
+    assert data.path is not None
+    return _load_tokenizer(data_cfg, data.path)
+
+
+def _make_tokenizer(data_cfg: DataConfig, train_text: str, folder: Path) -> Tokenizer:
+    if data_cfg.tokenizer == "byte":
+        return ByteTokenizer()
+    return BPETokenizer.train(train_text, data_cfg.bpe_vocab, folder / "tokenizer.json")
+
+
+def _load_tokenizer(data_cfg: DataConfig, folder: Path) -> Tokenizer:
+    if data_cfg.tokenizer == "byte":
+        return ByteTokenizer()
+    return BPETokenizer(folder / "tokenizer.json")
+
+
+def _note_checksum(root: Path, corpus: str, sha: str) -> None:
+    """Remember the last checksum of a corpus and warn when its source text changed."""
+    record = root / "checksum.json"
+    old = None
+    with contextlib.suppress(OSError, ValueError):
+        old = json.loads(record.read_text()).get("sha256")
+    if old == sha:
+        return
+    if old is not None:
+        warnings.warn(
+            f"corpus {corpus}: the source text changed since it was last prepared "
+            f"(sha256 {old[:12]} -> {sha[:12]}); tokenizing it again",
+            stacklevel=3,
+        )
+    root.mkdir(parents=True, exist_ok=True)
+    _write_text(record, json.dumps({"corpus": corpus, "sha256": sha}) + "\n")
+
+
+# ----------------------------------------------------------------------------- tokens:PATH
+
+
+def load_token_files(path: Path, val_fraction: float) -> TokenData:
+    """nanoGPT-style flat uint16 files: a folder with train.bin and val.bin, or one .bin file.
+
+    An optional `meta.json` beside them may give `vocab_size` and `token_bytes` (a list of
+    UTF-8 byte counts per token, for bits per byte); without it the vocab is the largest id + 1
+    and bits per byte are unknown (NaN).
+    """
+    spec = f"tokens:{path}"
+    if path.is_dir():
+        train_path, val_path = path / "train.bin", path / "val.bin"
+        missing = [p.name for p in (train_path, val_path) if not p.is_file()]
+        if missing:
+            raise DataError(f"corpus {spec}: the folder has no {' or '.join(missing)}")
+        train, val = _memmap_checked(train_path), _memmap_checked(val_path)
+        meta_path = path / "meta.json"
+    elif path.is_file():
+        tokens = _memmap_checked(path)
+        cut = int(tokens.shape[0] * (1 - val_fraction))
+        train, val = tokens[:cut], tokens[cut:]
+        meta_path = path.with_suffix(".json")
+    else:
+        raise DataError(f"corpus {spec}: no such file or folder")
+    meta: dict[str, Any] = {}
+    if meta_path.is_file():
+        try:
+            meta = json.loads(meta_path.read_text())
+        except (OSError, ValueError) as exc:
+            raise DataError(f"{meta_path}: not valid JSON ({exc})") from None
+    largest = int(max(train.max(), val.max()))
+    vocab = int(meta.get("vocab_size", largest + 1))
+    if largest >= vocab:
+        raise DataError(
+            f"corpus {spec}: token id {largest} is out of range for vocab_size={vocab} in {meta_path}"
+        )
+    token_bytes = None
+    if "token_bytes" in meta:
+        token_bytes = np.asarray(meta["token_bytes"], dtype=np.int64)
+        if token_bytes.shape != (vocab,):
+            raise DataError(f"{meta_path}: token_bytes needs {vocab} entries, has {token_bytes.shape[0]}")
+    stat = [(p.name, p.stat().st_size, int(p.stat().st_mtime)) for p in sorted(Path(path).glob("*.bin"))]
+    sha = hashlib.sha256(repr(stat if path.is_dir() else (path.stat().st_size,)).encode()).hexdigest()
+    return TokenData(spec, "tokens", vocab, train, val, token_bytes, sha, path)
+
+
+def _memmap_checked(path: Path) -> np.ndarray:
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise DataError(f"cannot read {path}: {exc.strerror}") from None
+    if size == 0 or size % 2:
+        raise DataError(
+            f"{path}: malformed token file ({size} bytes); expected a non-empty flat array of uint16 tokens"
+        )
+    try:
+        return _memmap(path)
+    except (OSError, ValueError) as exc:
+        raise DataError(f"cannot read {path}: {exc}") from None
+
+
+# ----------------------------------------------------------------------------- windows and batches
+
+
+def val_windows(n_val_tokens: int, seq_len: int, n_windows: int) -> np.ndarray:
+    """(n_windows,) int64 start offsets, evenly spaced over the validation stream."""
+    last = n_val_tokens - seq_len - 1
+    if last < 0:
+        raise DataError(
+            f"the validation part has {n_val_tokens} tokens, fewer than seq_len + 1 = {seq_len + 1}; "
+            "use a larger corpus or a shorter seq_len"
+        )
+    return np.linspace(0, last, n_windows).round().astype(np.int64)
+
+
+def train_starts(n_train_tokens: int, seq_len: int, shape: tuple[int, ...], seed: int) -> np.ndarray:
+    """Start offsets of every training window of a run, shape `shape`, drawn from `seed`."""
+    high = n_train_tokens - seq_len  # a window reads seq_len + 1 tokens
+    if high <= 0:
+        raise DataError(
+            f"the training part has {n_train_tokens} tokens, fewer than seq_len + 1 = {seq_len + 1}"
+        )
+    rng = np.random.default_rng([seed, 0x5EED])
+    return rng.integers(0, high, size=shape, dtype=np.int64)
+
+
+def gather(tokens: np.ndarray, starts: np.ndarray, seq_len: int) -> np.ndarray:
+    """(B, seq_len + 1) int64 windows of `tokens` beginning at `starts` (B,)."""
+    idx = starts[:, None] + np.arange(seq_len + 1, dtype=np.int64)  # (B, T+1)
+    return np.asarray(tokens[idx], dtype=np.int64)
+
+
+def iter_val_batches(data: TokenData, seq_len: int, n_windows: int, batch_size: int) -> Iterator[np.ndarray]:
+    """The fixed validation windows in batches of (b, seq_len + 1) int64."""
+    starts = val_windows(data.val.shape[0], seq_len, n_windows)
+    for i in range(0, len(starts), batch_size):
+        yield gather(data.val, starts[i : i + batch_size], seq_len)
+
+
+# ----------------------------------------------------------------------------- file helpers
+
+
+def _memmap(path: Path) -> np.ndarray:
+    return np.memmap(path, dtype=np.uint16, mode="r")
+
+
+def _write_array(path: Path, array: np.ndarray) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    array.astype(np.uint16).tofile(tmp)
+    tmp.replace(path)
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock, writes stay atomic
+        yield
+        return
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

@@ -1,0 +1,90 @@
+"""Tokenizers: raw bytes (vocab 256, the default) and a byte-level BPE trained on the corpus.
+
+Both map text to `uint16` token arrays and know how many UTF-8 bytes each token stands for
+(`token_bytes`), which turns a loss in nats per token into bits per byte exactly.
+The BPE is trained with the `tokenizers` library on the training part only and cached as
+`tokenizer.json` in a folder keyed by the corpus checksum and vocab size.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+
+class Tokenizer(Protocol):
+    name: str
+    vocab_size: int
+
+    def encode(self, text: str) -> np.ndarray: ...  # (N,) uint16
+
+    def decode(self, tokens: np.ndarray | list[int]) -> str: ...
+
+    def token_bytes(self) -> np.ndarray: ...  # (vocab_size,) int64: UTF-8 bytes per token
+
+
+class ByteTokenizer:
+    """Each UTF-8 byte is one token."""
+
+    name = "byte"
+    vocab_size = 256
+
+    def encode(self, text: str) -> np.ndarray:
+        return np.frombuffer(text.encode("utf-8"), dtype=np.uint8).astype(np.uint16)
+
+    def decode(self, tokens: np.ndarray | list[int]) -> str:
+        return bytes(np.asarray(tokens, dtype=np.uint8).tolist()).decode("utf-8", errors="replace")
+
+    def token_bytes(self) -> np.ndarray:
+        return np.ones(256, dtype=np.int64)
+
+
+class BPETokenizer:
+    """Byte-level BPE (GPT-2 style pre-tokenization, no special tokens)."""
+
+    def __init__(self, path: Path) -> None:
+        from tokenizers import Tokenizer as HFTokenizer
+
+        self._tok = HFTokenizer.from_file(str(path))
+        self.vocab_size = int(self._tok.get_vocab_size())
+        self.name = f"bpe{self.vocab_size}"
+
+    @classmethod
+    def train(cls, text: str, vocab_size: int, path: Path) -> BPETokenizer:
+        from tokenizers import Tokenizer as HFTokenizer
+        from tokenizers import decoders, models, pre_tokenizers, trainers
+
+        tok = HFTokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
+            special_tokens=[],
+        )
+        chunk = 1 << 16
+        tok.train_from_iterator((text[i : i + chunk] for i in range(0, len(text), chunk)), trainer=trainer)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tok.save(str(tmp))
+        tmp.replace(path)
+        return cls(path)
+
+    def encode(self, text: str) -> np.ndarray:
+        # encode line by line in batches: one huge string is slow in the Rust pre-tokenizer
+        lines = text.splitlines(keepends=True)
+        out = [np.asarray(e.ids, dtype=np.uint16) for e in self._tok.encode_batch(lines)]
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.uint16)
+
+    def decode(self, tokens: np.ndarray | list[int]) -> str:
+        return str(self._tok.decode([int(t) for t in tokens]))
+
+    def token_bytes(self) -> np.ndarray:
+        # byte-level vocab strings hold one printable character per byte
+        lengths = np.zeros(self.vocab_size, dtype=np.int64)
+        for piece, idx in self._tok.get_vocab().items():
+            lengths[idx] = len(piece)
+        return lengths
