@@ -197,7 +197,8 @@ class ArchOptions(Config):
     titans_variant: str = "mag"
     n_persistent: int = 4  # titans: learned persistent tokens prepended in every layer
     window: int = 0  # titans: sliding attention window in tokens; 0 = full causal
-    mem_expansion: int = 2  # titans: memory MLP hidden = mem_expansion * d_model
+    mem_heads: int = 0  # titans: memory heads, each an MLP over d_model/mem_heads channels; 0 = n_heads
+    mem_expansion: int = 2  # titans: memory MLP hidden = mem_expansion * (d_model / mem_heads)
     mem_chunk: int = 16  # titans: tokens per parallel memory update
     mem_theta_max: float = 0.1  # titans: upper bound of the inner learning rate
     cms_levels: int = 2  # hope_attention: number of CMS levels, fastest first
@@ -209,6 +210,7 @@ class ArchOptions(Config):
         check_choice("options.titans_variant", self.titans_variant, ("mag", "mal"))
         check_positive("options.n_persistent", self.n_persistent, allow_zero=True)
         check_positive("options.window", self.window, allow_zero=True)
+        check_positive("options.mem_heads", self.mem_heads, allow_zero=True)
         check_positive("options.mem_expansion", self.mem_expansion)
         check_positive("options.mem_chunk", self.mem_chunk)
         check_positive("options.mem_theta_max", self.mem_theta_max)
@@ -263,6 +265,15 @@ class ModelConfig(Config):
             )
         if any(not isinstance(w, int) or w <= 0 for w in self.mlp_widths):
             raise ConfigError(f"mlp_widths={self.mlp_widths} must all be positive integers")
+        if self.options.mem_heads and self.d_model % self.options.mem_heads:
+            raise ConfigError(
+                f"options.mem_heads={self.options.mem_heads} does not divide d_model={self.d_model}"
+            )
+        if self.arch == "hope_attention" and min(self.mlp_widths) < self.options.cms_levels:
+            raise ConfigError(
+                f"mlp_widths={self.mlp_widths}: hope_attention needs every width >= "
+                f"options.cms_levels={self.options.cms_levels} (one unit per CMS level)"
+            )
         check_positive("init_std", self.init_std)
         check_positive("rope_theta", self.rope_theta)
         check_positive("norm_eps", self.norm_eps)

@@ -1,0 +1,154 @@
+"""Parts shared by every family: RMSNorm, RoPE, SwiGLU, the causal attention core, and the
+chassis (embedding -> blocks -> final norm -> LM head) with the shared initialisation.
+
+Init (spec "Shared parts"): every Linear and the embedding ~ N(0, init_std); projections that
+write into the residual stream (marked with `RESIDUAL_OUT = True`: W_o, W_down and their
+equivalents) ~ N(0, init_std / sqrt(2L)). Embeddings are tied to the LM head by default.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tlmsearch.config import ModelConfig
+
+Rope = tuple[torch.Tensor, torch.Tensor]  # cos, sin, each (T, head_dim / 2)
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float = 1e-6) -> None:
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        xf = x.float()
+        xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
+        return xf.type_as(x) * self.weight
+
+
+def rope_tables(length: int, head_dim: int, theta: float, device: torch.device | None = None) -> Rope:
+    """cos and sin tables, each (length, head_dim / 2), in float32."""
+    inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, device=device, dtype=torch.float32) / head_dim)
+    angles = torch.outer(torch.arange(length, device=device, dtype=torch.float32), inv_freq)  # (T, D/2)
+    return angles.cos(), angles.sin()
+
+
+def apply_rope(x: torch.Tensor, rope: Rope) -> torch.Tensor:
+    """Rotate pairs (x[..., :D/2], x[..., D/2:]) of x (B, H, T, D) by position (half-split layout)."""
+    cos, sin = rope
+    t = x.shape[-2]
+    cos, sin = cos[:t].to(x.dtype), sin[:t].to(x.dtype)  # (T, D/2)
+    x1, x2 = x.chunk(2, dim=-1)  # (B, H, T, D/2) each
+    return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)  # (B, H, T, D)
+
+
+def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window: int = 0) -> torch.Tensor:
+    """Causal softmax attention over (B, H, T, D) tensors; `window > 0` limits each query to
+    the `window` most recent positions (itself included)."""
+    t = q.shape[-2]
+    if window <= 0 or window >= t:
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    i = torch.arange(t, device=q.device)
+    allowed = (i[None, :] <= i[:, None]) & (i[None, :] > i[:, None] - window)  # (T, T)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+
+
+def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
+    b, t, c = x.shape
+    return x.view(b, t, n_heads, c // n_heads).transpose(1, 2)  # (B, H, T, D)
+
+
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    b, h, t, d = x.shape
+    return x.transpose(1, 2).reshape(b, t, h * d)  # (B, T, C)
+
+
+class SwiGLU(nn.Module):
+    """`W_down(silu(W_gate x) * W_up x)` with an explicit hidden size; 3 * dim * hidden params."""
+
+    def __init__(self, dim: int, hidden: int) -> None:
+        super().__init__()
+        self.hidden = hidden
+        self.w_gate = nn.Linear(dim, hidden, bias=False)
+        self.w_up = nn.Linear(dim, hidden, bias=False)
+        self.w_down = nn.Linear(hidden, dim, bias=False)
+        self.w_down.RESIDUAL_OUT = True  # type: ignore[assignment]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.w_down(F.silu(self.w_gate(x)) * self.w_up(x))  # (B, T, C)
+
+
+class Attention(nn.Module):
+    """Multi-head causal self-attention with RoPE and no biases (the Transformer's mixer)."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.n_heads = cfg.n_heads
+        self.w_qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
+        self.w_o = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
+        self.w_o.RESIDUAL_OUT = True  # type: ignore[assignment]
+
+    def forward(self, x: torch.Tensor, rope: Rope) -> torch.Tensor:
+        q, k, v = self.w_qkv(x).split(x.shape[-1], dim=-1)  # (B, T, C) each
+        q, k, v = (split_heads(z, self.n_heads) for z in (q, k, v))  # (B, H, T, D)
+        y = causal_attention(apply_rope(q, rope), apply_rope(k, rope), v)  # (B, H, T, D)
+        return self.w_o(merge_heads(y))  # (B, T, C)
+
+
+class LanguageModel(nn.Module):
+    """Token embedding -> `n_layers` blocks -> RMSNorm -> LM head; returns logits (B, T, V).
+
+    Subclasses set `block_cls`, built as `block_cls(cfg, layer_idx)` and called as
+    `block(h, rope)`; `extra_positions` widens the RoPE table (Titans' persistent tokens).
+    """
+
+    block_cls: Callable[[ModelConfig, int], nn.Module]
+    extra_positions: int = 0
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.blocks = nn.ModuleList([type(self).block_cls(cfg, i) for i in range(cfg.n_layers)])
+        self.norm = RMSNorm(cfg.d_model, cfg.norm_eps)
+        self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        if cfg.tie_embeddings:
+            self.lm_head.weight = self.embed.weight
+        cos, sin = rope_tables(cfg.seq_len + self.extra_positions, cfg.head_dim, cfg.rope_theta)
+        self.register_buffer("rope_cos", cos, persistent=False)
+        self.register_buffer("rope_sin", sin, persistent=False)
+        self.apply(self._init_weights)
+        self.reset_extra_parameters()
+
+    def _init_weights(self, module: nn.Module) -> None:
+        std = self.cfg.init_std
+        if isinstance(module, nn.Linear | nn.Embedding):
+            if getattr(module, "RESIDUAL_OUT", False):
+                std = std / math.sqrt(2 * self.cfg.n_layers)
+            nn.init.normal_(module.weight, mean=0.0, std=std)
+
+    def reset_extra_parameters(self) -> None:
+        """Initialise parameters that are not Linear/Embedding weights (blocks may define
+        `reset_extra_parameters()` too, e.g. memory initial weights, gate biases)."""
+        for module in self.modules():
+            if module is not self and hasattr(module, "reset_extra_parameters"):
+                module.reset_extra_parameters()
+
+    def rope(self, length: int) -> Rope:
+        if length <= self.rope_cos.shape[0]:
+            return self.rope_cos, self.rope_sin
+        return rope_tables(length, self.cfg.head_dim, self.cfg.rope_theta, self.rope_cos.device)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        b, t = idx.shape
+        rope = self.rope(t + self.extra_positions)
+        h = self.embed(idx)  # (B, T, C)
+        for block in self.blocks:
+            h = block(h, rope)  # (B, T, C)
+        return self.lm_head(self.norm(h))  # (B, T, V)

@@ -1,0 +1,128 @@
+"""Model shape presets: `preset("cpu-s").model_config("titans", mlp_widths)`.
+
+No torch import. A preset fixes the shape (d_model, n_layers, n_heads, seq_len, vocab) and the
+budget of MLP hidden units (`base_width` per layer, widths a multiple of `multiple_of`);
+profiles spread `n_layers * base_width` units over the layers.
+
+- `tiny`: for tests (d 32, 2 layers, 2 heads, seq 32, byte vocab).
+- `cpu-s` (d 128, 8 layers, 4 heads, seq 256) and `cpu-m` (d 256, 12 layers, 4 heads, seq 256):
+  byte vocab 256, widths a multiple of 32, so a cosine taper 1.5x -> 0.5x is representable.
+- `170m`, `340m`, `760m`, `1.3b`: the Titans paper's shapes (170M = 12 blocks d 768; 340M =
+  24 blocks d 1024 16 heads; 760M = 24 blocks d 1536; 1.3B = 18 blocks d 2048 8 heads).
+  [OURS] seq 1024 (short search trials), vocab 32000 (Llama-2-sized tokenizer; override with
+  `model_config(vocab_size=...)` to match the tokenizer actually used), 12 heads at 170M and
+  760M, and `base_width` = 8/3 d rounded up to a multiple of 256 (`multiple_of` 256).
+  The parameter totals named by the presets are nominal (the Titans/Transformer++ sizes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from tlmsearch.config import ArchOptions, Config, ModelConfig, check_positive
+from tlmsearch.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tlmsearch.profiles import Budget
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Preset(Config):
+    """A named model shape plus the MLP budget every profile of it shares."""
+
+    name: str
+    d_model: int
+    n_layers: int
+    n_heads: int
+    seq_len: int
+    base_width: int
+    multiple_of: int = 1
+    vocab_size: int = 256
+
+    def __post_init__(self) -> None:
+        for field in ("d_model", "n_layers", "n_heads", "seq_len", "base_width", "multiple_of", "vocab_size"):
+            check_positive(field, getattr(self, field))
+        if self.base_width % self.multiple_of:
+            raise ConfigError(
+                f"base_width={self.base_width} must be a multiple of multiple_of={self.multiple_of}"
+            )
+        if self.d_model % self.n_heads:
+            raise ConfigError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
+
+    def budget(
+        self, base_width: int | None = None, min_width: int | None = None, max_width: int | None = None
+    ) -> Budget:
+        """The budget of MLP hidden units: `n_layers * base_width`, widths multiples of `multiple_of`."""
+        from tlmsearch.profiles import Budget
+
+        return Budget(
+            n_layers=self.n_layers,
+            base_width=self.base_width if base_width is None else base_width,
+            multiple_of=self.multiple_of,
+            min_width=min_width,
+            max_width=max_width,
+        )
+
+    def uniform_widths(self) -> tuple[int, ...]:
+        return (self.base_width,) * self.n_layers
+
+    def model_config(
+        self, arch: str, mlp_widths: tuple[int, ...] | None = None, **overrides: Any
+    ) -> ModelConfig:
+        """A `ModelConfig` of this shape; `mlp_widths=None` means uniform `base_width`.
+
+        `overrides` replace ModelConfig fields (e.g. `vocab_size`, `seq_len`); `options` may be
+        an `ArchOptions` or a dict of its fields.
+        """
+        options = overrides.pop("options", None)
+        if isinstance(options, dict):
+            options = ArchOptions.from_dict(options, where="options")
+        fields: dict[str, Any] = {
+            "arch": arch,
+            "d_model": self.d_model,
+            "n_layers": self.n_layers,
+            "n_heads": self.n_heads,
+            "seq_len": self.seq_len,
+            "vocab_size": self.vocab_size,
+            "mlp_widths": self.uniform_widths() if mlp_widths is None else tuple(mlp_widths),
+        }
+        unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(ModelConfig)})
+        if unknown:
+            raise ConfigError(f"unknown ModelConfig field(s) {', '.join(unknown)}")
+        fields.update(overrides)
+        if options is not None:
+            fields["options"] = options
+        return ModelConfig(**fields)
+
+
+def _gpu(name: str, d: int, layers: int, heads: int) -> Preset:
+    base = -(-8 * d // (3 * 256)) * 256  # 8/3 d rounded up to a multiple of 256
+    return Preset(
+        name=name, d_model=d, n_layers=layers, n_heads=heads, seq_len=1024,
+        base_width=base, multiple_of=256, vocab_size=32000,
+    )  # fmt: skip
+
+
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset(name="tiny", d_model=32, n_layers=2, n_heads=2, seq_len=32, base_width=64, multiple_of=8),
+        Preset(name="cpu-s", d_model=128, n_layers=8, n_heads=4, seq_len=256, base_width=352, multiple_of=32),
+        Preset(
+            name="cpu-m", d_model=256, n_layers=12, n_heads=4, seq_len=256, base_width=704, multiple_of=32
+        ),
+        _gpu("170m", 768, 12, 12),
+        _gpu("340m", 1024, 24, 16),
+        _gpu("760m", 1536, 24, 12),
+        _gpu("1.3b", 2048, 18, 8),
+    )
+}
+
+
+def preset(name: str) -> Preset:
+    """The preset called `name`; a `ConfigError` naming the allowed names otherwise."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise ConfigError(f"preset={name!r} is unknown; choose one of: {', '.join(PRESETS)}") from None
