@@ -63,10 +63,10 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tlmsearch.config import ArchOptions, Config, DataConfig, ModelConfig, TrainConfig
-    from tlmsearch.errors import ConfigError, DataError, UserError
-    from tlmsearch.models import ARCHITECTURES, build_model
-    from tlmsearch.presets import PRESETS, preset
-    from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, profile, project_to_budget, shape_stats
-    from tlmsearch.trainer import TrainingDiverged, TrainResult, train
-    from tlmsearch.tuning import SearchConfig, Study, load, search
+    from tlmsearch.config import ArchOptions, Config, DataConfig, ModelConfig, TrainConfig  # noqa: F401
+    from tlmsearch.errors import ConfigError, DataError, UserError  # noqa: F401
+    from tlmsearch.models import ARCHITECTURES, build_model  # noqa: F401
+    from tlmsearch.presets import PRESETS, preset  # noqa: F401
+    from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, profile, project_to_budget, shape_stats  # noqa: F401
+    from tlmsearch.trainer import TrainingDiverged, TrainResult, train  # noqa: F401
+    from tlmsearch.tuning import SearchConfig, Study, load, search  # noqa: F401

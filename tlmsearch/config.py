@@ -40,8 +40,7 @@ class Config:
         unknown = sorted(set(data) - set(fields))
         if unknown:
             raise ConfigError(
-                f"{where or cls.__name__}: unknown field(s) {', '.join(unknown)}; "
-                f"allowed: {', '.join(fields)}"
+                f"{where or cls.__name__}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(fields)}"
             )
         hints = typing.get_type_hints(cls)
         kwargs = {
@@ -266,9 +265,7 @@ class ModelConfig(Config):
         if any(not isinstance(w, int) or w <= 0 for w in self.mlp_widths):
             raise ConfigError(f"mlp_widths={self.mlp_widths} must all be positive integers")
         if self.options.mem_heads and self.d_model % self.options.mem_heads:
-            raise ConfigError(
-                f"options.mem_heads={self.options.mem_heads} does not divide d_model={self.d_model}"
-            )
+            raise ConfigError(f"options.mem_heads={self.options.mem_heads} does not divide d_model={self.d_model}")
         if self.arch == "hope_attention" and min(self.mlp_widths) < self.options.cms_levels:
             raise ConfigError(
                 f"mlp_widths={self.mlp_widths}: hope_attention needs every width >= "
@@ -357,9 +354,7 @@ class DataConfig(Config):
             raise ConfigError("corpus must not be empty; e.g. shakespeare, pydoc, text:PATH, tokens:PATH")
         check_choice("tokenizer", self.tokenizer, TOKENIZERS)
         if not 257 <= self.bpe_vocab <= 65535:
-            raise ConfigError(
-                f"bpe_vocab={self.bpe_vocab} must lie in [257, 65535] (tokens are stored as uint16)"
-            )
+            raise ConfigError(f"bpe_vocab={self.bpe_vocab} must lie in [257, 65535] (tokens are stored as uint16)")
         check_range("val_fraction", self.val_fraction, 0.001, 0.5)
 
     def cache_path(self) -> Path:

@@ -50,9 +50,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="tlmsearch", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = _Parser(prog="tlmsearch", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     from tlmsearch import __version__
 
     parser.add_argument("--version", action="version", version=f"tlmsearch {__version__}")
