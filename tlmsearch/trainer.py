@@ -1,0 +1,358 @@
+"""The short-trial trainer: one function, `train`, as lean as a hand-written PyTorch loop.
+
+    result = train(model_cfg, TrainConfig(steps=300), DataConfig(corpus="shakespeare"),
+                   report=lambda step, m: print(step, m["val_loss"]))
+
+- AdamW (weight decay on matrices and embeddings only), linear warmup then cosine, WSD
+  (warmup-stable-decay) or constant learning rate; global-norm gradient clipping; gradient
+  accumulation; bf16 autocast (CPU and CUDA); optional `torch.compile`; the torch thread
+  count set for the trial and restored afterwards; full seeding (model init and batch order
+  both follow `TrainConfig.seed`).
+- Every `eval_interval` steps and at the last step: loss on the fixed validation windows, in
+  nats per token (`val_loss`), perplexity and bits per byte; `report(step, metrics)` follows.
+- With `checkpoint_dir`, a checkpoint (model, optimizer, schedule position, data position,
+  loss history, RNG states) is written every `checkpoint_interval` steps (0: at every
+  evaluation, before `report` is called); when the folder already holds one, training resumes
+  from it and ends with exactly the numbers of an uninterrupted run.
+- A non-finite training loss raises `TrainingDiverged` naming the step and the value.
+
+The hot loop does no host synchronisation per step on CUDA (losses stay on the device and are
+checked for finiteness every few steps); batch windows for the whole run are drawn up front
+from the seed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import os
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.data import TokenData, gather, prepare, train_starts, val_windows
+from tlmsearch.errors import ConfigError
+from tlmsearch.hardware import matmul_peak, resolve_device, thread_count, torch_dtype
+from tlmsearch.models import build_model, count_params, flops_per_token
+
+Report = Callable[[int, dict[str, float]], None]
+CHECKPOINT_FILE = "checkpoint.pt"
+_CHECKPOINT_VERSION = 1
+# fields that may differ between a checkpoint and the run resuming from it
+_RESUME_MAY_DIFFER = {"threads", "checkpoint_interval", "device"}
+
+
+class TrainingDiverged(RuntimeError):
+    """The training loss became NaN or infinite."""
+
+    def __init__(self, step: int, value: float) -> None:
+        super().__init__(f"training diverged at step {step}: loss = {value}")
+        self.step = step
+        self.value = value
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainResult:
+    """Final metrics, the evaluation curve (one dict per evaluation) and the resolved model config."""
+
+    metrics: dict[str, float]
+    curve: list[dict[str, float]]
+    model_config: ModelConfig
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metrics": self.metrics, "curve": self.curve, "model_config": self.model_config.to_dict()}
+
+
+def resolve_vocab(model_cfg: ModelConfig, data_cfg: DataConfig) -> ModelConfig:
+    """`model_cfg` with `vocab_size` set to the tokenizer's (prepares the corpus if needed)."""
+    return _with_vocab(model_cfg, prepare(data_cfg))
+
+
+def _with_vocab(model_cfg: ModelConfig, data: TokenData) -> ModelConfig:
+    if model_cfg.vocab_size == data.vocab_size:
+        return model_cfg
+    return dataclasses.replace(model_cfg, vocab_size=data.vocab_size)
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """Learning rate for optimizer update number `step` (0-based)."""
+    if cfg.warmup_steps and step < cfg.warmup_steps:
+        return cfg.lr * (step + 1) / cfg.warmup_steps
+    low = cfg.lr * cfg.min_lr_ratio
+    if cfg.schedule == "constant":
+        return cfg.lr
+    if cfg.schedule == "cosine":
+        span = max(1, cfg.steps - cfg.warmup_steps)
+        progress = min(1.0, (step - cfg.warmup_steps) / span)
+        return low + (cfg.lr - low) * 0.5 * (1.0 + math.cos(math.pi * progress))
+    # wsd: stable at the peak, then a linear decay over the last decay_fraction of the steps
+    decay_steps = max(1, round(cfg.steps * cfg.decay_fraction))
+    decay_start = max(cfg.warmup_steps, cfg.steps - decay_steps)
+    if step < decay_start:
+        return cfg.lr
+    progress = min(1.0, (step - decay_start + 1) / max(1, cfg.steps - decay_start))
+    return cfg.lr + (low - cfg.lr) * progress
+
+
+def make_optimizer(model: nn.Module, cfg: TrainConfig, device: torch.device) -> torch.optim.Optimizer:
+    """AdamW with weight decay on tensors of rank >= 2 only (nanoGPT convention)."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [
+        {"params": [p for p in params if p.dim() >= 2], "weight_decay": cfg.weight_decay},
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+    ]
+    kwargs: dict[str, Any] = {"lr": cfg.lr, "betas": cfg.betas, "eps": cfg.eps}
+    if device.type in ("cpu", "cuda"):
+        kwargs["fused"] = True
+    return torch.optim.AdamW(groups, **kwargs)
+
+
+def train(
+    model_cfg: ModelConfig,
+    train_cfg: TrainConfig,
+    data_cfg: DataConfig,
+    report: Report | None = None,
+    *,
+    checkpoint_dir: Path | str | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> TrainResult:
+    """Train `model_cfg` on `data_cfg` as `train_cfg` says; see the module docstring.
+
+    `report(step, metrics)` is called after each evaluation with val_loss, val_ppl, val_bpb,
+    train_loss, tokens_per_s, mfu, lr, step, tokens, elapsed_s. `progress(step)` (optional) is
+    called after every optimizer step and costs nothing (no device synchronisation).
+    """
+    with thread_count(train_cfg.threads):
+        run = _Run(model_cfg, train_cfg, data_cfg, Path(checkpoint_dir) if checkpoint_dir else None)
+        return run.loop(report, progress)
+
+
+class _Run:
+    """State of one training run (kept in one place so checkpoints can capture it)."""
+
+    def __init__(self, model_cfg: ModelConfig, cfg: TrainConfig, data_cfg: DataConfig, ckpt: Path | None):
+        self.cfg, self.data_cfg, self.ckpt_dir = cfg, data_cfg, ckpt
+        self.device = resolve_device(cfg.device)
+        self.data = prepare(data_cfg)
+        self.model_cfg = _with_vocab(model_cfg, self.data)
+        T = self.model_cfg.seq_len
+
+        torch.manual_seed(cfg.seed)
+        random.seed(cfg.seed)
+        self.model = build_model(self.model_cfg, seed=cfg.seed).to(self.device)
+        self.model.train()
+        self.forward: Callable[[torch.Tensor], torch.Tensor] = (
+            torch.compile(self.model) if cfg.compile else self.model  # type: ignore[assignment]
+        )
+        self.optimizer = make_optimizer(self.model, cfg, self.device)
+        self.autocast: Callable[[], contextlib.AbstractContextManager[Any]] = (
+            (lambda: torch.autocast(self.device.type, dtype=torch_dtype(cfg.dtype)))
+            if cfg.dtype != "float32"
+            else contextlib.nullcontext
+        )
+
+        # data: every training window of the run, and the fixed validation windows
+        self.starts = train_starts(self.data.train.shape[0], T, (cfg.steps, cfg.grad_accum, cfg.batch_size), cfg.seed)
+        val_starts = val_windows(self.data.val.shape[0], T, cfg.eval_windows)
+        self.val = torch.from_numpy(gather(self.data.val, val_starts, T)).to(self.device)  # (W, T+1)
+        if self.data.token_bytes is not None:
+            self.val_bytes = float(self.data.token_bytes[self.val[:, 1:].cpu().numpy()].sum())
+        else:
+            self.val_bytes = float("nan")
+
+        counts = count_params(self.model_cfg)
+        self.static_metrics = {
+            "params_total": float(counts.total),
+            "params_non_embedding": float(counts.non_embedding),
+            "params_mlp": float(counts.mlp),
+            "flops_per_token": float(flops_per_token(self.model_cfg)),
+        }
+        self.tokens_per_step = cfg.batch_size * cfg.grad_accum * T
+        self.peak_flops = matmul_peak(self.device, cfg.dtype, data_cfg.cache_path())  # cached after first use
+
+        # progress state (what a checkpoint saves)
+        self.step = 0
+        self.losses = torch.zeros(cfg.steps, device=self.device)  # per-step mean training loss
+        self.curve: list[dict[str, float]] = []
+        self.train_time = 0.0  # seconds spent in training steps (evaluation excluded)
+        self.elapsed = 0.0  # wall seconds of earlier sessions of this run
+        if self.ckpt_dir is not None and (self.ckpt_dir / CHECKPOINT_FILE).is_file():
+            self._load_checkpoint(self.ckpt_dir / CHECKPOINT_FILE)
+
+    # ------------------------------------------------------------------------- the loop
+
+    def loop(self, report: Report | None, progress: Callable[[int], None] | None) -> TrainResult:
+        cfg, T = self.cfg, self.model_cfg.seq_len
+        V = self.model_cfg.vocab_size
+        check_every = 1 if self.device.type == "cpu" else 16
+        checked = self.step
+        last_eval = self.curve[-1]["step"] if self.curve else 0
+        session_start = time.perf_counter()
+        t0 = session_start
+        while self.step < cfg.steps:
+            lr = lr_at(self.step, cfg)
+            for group in self.optimizer.param_groups:
+                group["lr"] = lr
+            loss_sum = torch.zeros((), device=self.device)
+            for micro in range(cfg.grad_accum):
+                window = torch.from_numpy(gather(self.data.train, self.starts[self.step, micro], T))
+                window = window.to(self.device, non_blocking=True)  # (B, T+1)
+                x, y = window[:, :-1], window[:, 1:]  # (B, T), (B, T)
+                with self.autocast():
+                    logits = self.forward(x)  # (B, T, V)
+                loss = F.cross_entropy(logits.float().view(-1, V), y.reshape(-1))
+                (loss / cfg.grad_accum).backward()
+                loss_sum += loss.detach()
+            if cfg.grad_clip > 0:
+                torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
+            self.optimizer.step()
+            self.optimizer.zero_grad(set_to_none=True)
+            self.losses[self.step] = loss_sum / cfg.grad_accum
+            self.step += 1
+            if progress is not None:
+                progress(self.step)
+
+            evaluate_now = self.step % cfg.eval_interval == 0 or self.step == cfg.steps
+            if self.step - checked >= check_every or evaluate_now:
+                self._check_finite(checked, self.step)
+                checked = self.step
+            ckpt_every = cfg.checkpoint_interval
+            save_now = self.ckpt_dir is not None and (
+                (ckpt_every and self.step % ckpt_every == 0) or (not ckpt_every and evaluate_now)
+            )
+            if evaluate_now or save_now:
+                if self.device.type == "cuda":
+                    torch.cuda.synchronize(self.device)
+                now = time.perf_counter()
+                self.train_time += now - t0
+                if evaluate_now:
+                    metrics = self._evaluate(last_eval, lr, self.elapsed + now - session_start)
+                    last_eval = self.step
+                    self.curve.append(metrics)
+                if save_now:
+                    self._save_checkpoint(self.elapsed + time.perf_counter() - session_start)
+                if evaluate_now and report is not None:
+                    report(self.step, dict(metrics))
+                t0 = time.perf_counter()
+        wall = self.elapsed + time.perf_counter() - session_start
+        final = dict(self.curve[-1]) if self.curve else {}
+        final.update(self.static_metrics)
+        final["wall_s"] = wall
+        final["steps"] = float(self.step)
+        return TrainResult(metrics=final, curve=list(self.curve), model_config=self.model_cfg)
+
+    def _check_finite(self, start: int, stop: int) -> None:
+        chunk = self.losses[start:stop]
+        bad = (~torch.isfinite(chunk)).nonzero()
+        if bad.numel():
+            i = int(bad[0, 0])
+            raise TrainingDiverged(start + i + 1, float(chunk[i]))
+
+    @torch.no_grad()
+    def _evaluate(self, last_eval: int, lr: float, elapsed: float) -> dict[str, float]:
+        self.model.eval()
+        V, B = self.model_cfg.vocab_size, self.cfg.batch_size
+        total = torch.zeros((), dtype=torch.float64, device=self.device)
+        for i in range(0, self.val.shape[0], B):
+            window = self.val[i : i + B]  # (b, T+1)
+            with self.autocast():
+                logits = self.model(window[:, :-1])  # (b, T, V)
+            total += F.cross_entropy(logits.float().view(-1, V), window[:, 1:].reshape(-1), reduction="sum")
+        self.model.train()
+        n_tokens = self.val.shape[0] * (self.val.shape[1] - 1)
+        val_nats = float(total)
+        val_loss = val_nats / n_tokens
+        train_loss = float(self.losses[last_eval : self.step].mean())
+        tokens = self.step * self.tokens_per_step
+        tokens_per_s = tokens / self.train_time if self.train_time > 0 else float("nan")
+        return {
+            "step": float(self.step),
+            "tokens": float(tokens),
+            "val_loss": val_loss,
+            "val_ppl": math.exp(min(val_loss, 700.0)),
+            "val_bpb": val_nats / (math.log(2) * self.val_bytes),
+            "train_loss": train_loss,
+            "lr": lr,
+            "tokens_per_s": tokens_per_s,
+            "mfu": tokens_per_s * self.static_metrics["flops_per_token"] / self.peak_flops,
+            "elapsed_s": elapsed,
+        }
+
+    # ------------------------------------------------------------------------- checkpoints
+
+    def _configs(self) -> dict[str, Any]:
+        return {"model": self.model_cfg.to_dict(), "train": self.cfg.to_dict(), "data": self.data_cfg.to_dict()}
+
+    def _save_checkpoint(self, elapsed: float) -> None:
+        assert self.ckpt_dir is not None
+        self.ckpt_dir.mkdir(parents=True, exist_ok=True)
+        state = {
+            "version": _CHECKPOINT_VERSION,
+            "step": self.step,
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "losses": self.losses.cpu(),
+            "curve": self.curve,
+            "train_time": self.train_time,
+            "elapsed": elapsed,
+            "configs": self._configs(),
+            "data_sha256": self.data.sha256,
+            "rng": {
+                "torch": torch.get_rng_state(),
+                "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+                "python": random.getstate(),
+            },
+        }
+        path = self.ckpt_dir / CHECKPOINT_FILE
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        torch.save(state, tmp)
+        tmp.replace(path)
+
+    def _load_checkpoint(self, path: Path) -> None:
+        try:
+            state = torch.load(path, map_location=self.device, weights_only=True)
+        except Exception as exc:
+            raise ConfigError(f"cannot read checkpoint {path}: {exc}") from None
+        if state.get("version") != _CHECKPOINT_VERSION:
+            raise ConfigError(f"checkpoint {path} has format {state.get('version')}, expected {_CHECKPOINT_VERSION}")
+        _check_same_configs(state["configs"], self._configs(), path)
+        if state["data_sha256"] != self.data.sha256:
+            raise ConfigError(f"checkpoint {path} was written for different data (the corpus changed)")
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.step = int(state["step"])
+        self.losses = state["losses"].to(self.device)
+        self.curve = [dict(c) for c in state["curve"]]
+        self.train_time = float(state["train_time"])
+        self.elapsed = float(state["elapsed"])
+        torch.set_rng_state(state["rng"]["torch"].cpu())
+        if state["rng"]["cuda"] and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all([s.cpu() for s in state["rng"]["cuda"]])
+        random.setstate(_as_tuple(state["rng"]["python"]))
+
+
+def _as_tuple(x: Any) -> Any:
+    return tuple(_as_tuple(v) for v in x) if isinstance(x, list | tuple) else x
+
+
+def _check_same_configs(saved: dict[str, Any], current: dict[str, Any], path: Path) -> None:
+    for section in ("model", "train", "data"):
+        for key in sorted(set(saved[section]) | set(current[section])):
+            if section == "train" and key in _RESUME_MAY_DIFFER:
+                continue
+            if section == "data" and key == "cache_dir":
+                continue
+            a, b = saved[section].get(key), current[section].get(key)
+            if a != b:
+                raise ConfigError(
+                    f"checkpoint {path} was written for a different config ({section}.{key}: {a!r} -> {b!r}); "
+                    "use a new checkpoint folder"
+                )
