@@ -49,8 +49,8 @@ class ProfileResult:
 
     def is_(self, name: str) -> bool:
         """Whether this is the named baseline (by baseline tag, or the family's default form)."""
-        if self.baseline is not None:
-            return self.baseline == name
+        if self.baseline == name:
+            return True
         family = self.profile.get("family") or self.label.split(":", 1)[0]
         if family != name:
             return False
