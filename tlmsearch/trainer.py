@@ -194,7 +194,7 @@ class _Run:
         V = self.model_cfg.vocab_size
         check_every = 1 if self.device.type == "cpu" else 16
         checked = self.step
-        last_eval = self.curve[-1]["step"] if self.curve else 0
+        last_eval = int(self.curve[-1]["step"]) if self.curve else 0
         session_start = time.perf_counter()
         t0 = session_start
         while self.step < cfg.steps:
