@@ -1,0 +1,122 @@
+"""`tlmsearch profiles`: print (and draw) width profiles of a budget."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+HELP = "show per-layer MLP widths of profile families under one exact budget"
+DESCRIPTION = """\
+Show the integer per-layer MLP widths that profile families give under one budget
+(n_layers x base_width hidden units in total, widths multiples of --multiple-of), their sum
+and their shape statistics. Every profile of a budget has exactly the same parameter count.
+
+families (name: parameters with defaults):
+{families}
+
+examples:
+  tlmsearch profiles --layers 24 --base-width 4096 --multiple-of 256 \\
+      --family cosine:start=1.5,end=0.5 --family uniform
+  tlmsearch profiles --preset cpu-s --family groups:early --family groups:late --json
+  tlmsearch profiles --layers 12 --base-width 512 --family knots:k0=1,k1=2,k2=0.5 --plot p.html
+"""
+
+
+def _families_help() -> str:
+    from tlmsearch.profiles import FAMILIES
+
+    lines = []
+    for fam in FAMILIES.values():
+        params = ", ".join(f"{k}={v}" for k, v in fam.defaults.items())
+        if fam.indexed:
+            params = ", ".join(filter(None, [params, f"{fam.indexed}0, {fam.indexed}1, ..."]))
+        lines.append(f"  {fam.name}: {params or '-'}\n      {fam.description}")
+    return "\n".join(lines)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = DESCRIPTION.format(families=_families_help())
+    p.add_argument("--layers", type=int, help="number of layers (default: from --preset)")
+    p.add_argument("--base-width", type=int, help="uniform MLP width per layer (default: from --preset)")
+    p.add_argument("--multiple-of", type=int, help="every width is a multiple of this (default: preset's, else 1)")
+    p.add_argument("--min-width", type=int, help="smallest allowed width (default: --multiple-of)")
+    p.add_argument("--max-width", type=int, help="largest allowed width (default: no bound)")
+    p.add_argument("--preset", help="take layers, base width and multiple from a model preset (e.g. cpu-s)")
+    p.add_argument(
+        "--family",
+        action="append",
+        metavar="SPEC",
+        help="family[:param=value,...], repeatable (default: uniform and cosine:start=1.5,end=0.5)",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    p.add_argument("--plot", metavar="FILE.html", help="also draw the profiles side by side into an HTML file")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tlmsearch.errors import ConfigError
+    from tlmsearch.profiles import Budget, ProfileSpec, shape_stats
+
+    layers, base, multiple = args.layers, args.base_width, args.multiple_of
+    if args.preset:
+        from tlmsearch.presets import preset
+
+        pre = preset(args.preset)
+        layers = layers or pre.n_layers
+        base = base or pre.base_width
+        multiple = multiple or pre.multiple_of
+    if layers is None or base is None:
+        raise ConfigError("give --layers and --base-width, or a --preset to take them from")
+    budget = Budget(layers, base, multiple or 1, args.min_width, args.max_width)
+    specs = [ProfileSpec.parse(s) for s in (args.family or ["uniform", "cosine:start=1.5,end=0.5"])]
+    rows: list[dict[str, Any]] = []
+    for spec in specs:
+        widths = spec.widths(budget)
+        rows.append({"profile": str(spec), "widths": list(widths), "sum": sum(widths), **shape_stats(widths).to_dict()})
+    if args.json:
+        json.dump({"budget": {**budget.to_dict(), "total": budget.total}, "profiles": rows}, sys.stdout, indent=2)
+        print()
+    else:
+        print(_tables(budget, rows))
+    if args.plot:
+        from tlmsearch.plots import profiles_figure
+
+        fig = profiles_figure({r["profile"]: r["widths"] for r in rows}, title=_budget_line(budget))
+        fig.write_html(args.plot, include_plotlyjs=True)
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    return 0
+
+
+def _budget_line(b: Any) -> str:
+    hi = "no bound" if b.max_width is None else str(b.hi)
+    return (
+        f"budget: {b.n_layers} layers x {b.base_width} = {b.total} MLP hidden units, "
+        f"widths multiples of {b.multiple_of} in [{b.lo}, {hi}]"
+    )
+
+
+def _tables(budget: Any, rows: list[dict[str, Any]]) -> str:
+    names = [r["profile"] for r in rows]
+    colw = [max(10, len(n)) for n in names]
+    out = [_budget_line(budget), ""]
+    out.append("layer  " + "  ".join(n.rjust(w) for n, w in zip(names, colw, strict=True)))
+    for layer in range(budget.n_layers):
+        cells = (str(r["widths"][layer]).rjust(w) for r, w in zip(rows, colw, strict=True))
+        out.append(f"{layer:>5}  " + "  ".join(cells))
+    out.append("  sum  " + "  ".join(str(r["sum"]).rjust(w) for r, w in zip(rows, colw, strict=True)))
+    out.append("")
+    stats = [
+        ("front-load index", "front_load", "{:.3f}"),
+        ("monotonicity", "monotonicity", "{}"),
+        ("spearman(depth)", "spearman", "{:+.3f}"),
+        ("first/last ratio", "first_last_ratio", "{:.3f}"),
+        ("best cosine start", "cosine_start", "{:.3f}"),
+        ("best cosine end", "cosine_end", "{:.3f}"),
+        ("distance to cosine", "cosine_distance", "{:.4f}"),
+    ]
+    label_w = max(len(s[0]) for s in stats)
+    for label, key, fmt in stats:
+        cells = (fmt.format(r[key]).rjust(w) for r, w in zip(rows, colw, strict=True))
+        out.append(label.ljust(label_w) + "  " + "  ".join(cells))
+    return "\n".join(out)
