@@ -44,9 +44,7 @@ class Preset(Config):
         for field in ("d_model", "n_layers", "n_heads", "seq_len", "base_width", "multiple_of", "vocab_size"):
             check_positive(field, getattr(self, field))
         if self.base_width % self.multiple_of:
-            raise ConfigError(
-                f"base_width={self.base_width} must be a multiple of multiple_of={self.multiple_of}"
-            )
+            raise ConfigError(f"base_width={self.base_width} must be a multiple of multiple_of={self.multiple_of}")
         if self.d_model % self.n_heads:
             raise ConfigError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
 
@@ -67,9 +65,7 @@ class Preset(Config):
     def uniform_widths(self) -> tuple[int, ...]:
         return (self.base_width,) * self.n_layers
 
-    def model_config(
-        self, arch: str, mlp_widths: tuple[int, ...] | None = None, **overrides: Any
-    ) -> ModelConfig:
+    def model_config(self, arch: str, mlp_widths: tuple[int, ...] | None = None, **overrides: Any) -> ModelConfig:
         """A `ModelConfig` of this shape; `mlp_widths=None` means uniform `base_width`.
 
         `overrides` replace ModelConfig fields (e.g. `vocab_size`, `seq_len`); `options` may be
@@ -109,9 +105,7 @@ PRESETS: dict[str, Preset] = {
     for p in (
         Preset(name="tiny", d_model=32, n_layers=2, n_heads=2, seq_len=32, base_width=64, multiple_of=8),
         Preset(name="cpu-s", d_model=128, n_layers=8, n_heads=4, seq_len=256, base_width=352, multiple_of=32),
-        Preset(
-            name="cpu-m", d_model=256, n_layers=12, n_heads=4, seq_len=256, base_width=704, multiple_of=32
-        ),
+        Preset(name="cpu-m", d_model=256, n_layers=12, n_heads=4, seq_len=256, base_width=704, multiple_of=32),
         _gpu("170m", 768, 12, 12),
         _gpu("340m", 1024, 24, 16),
         _gpu("760m", 1536, 24, 12),

@@ -17,10 +17,16 @@ from torch import nn
 from tlmsearch.config import ARCHITECTURE_NAMES, ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.models.counts import ParamCounts, cms_level_widths, count_params, flops_per_token
+from tlmsearch.models.gated_attention import GatedAttentionLM
+from tlmsearch.models.hope_attention import HopeAttention
+from tlmsearch.models.titans import Titans
 from tlmsearch.models.transformer import Transformer
 
 ARCHITECTURES: dict[str, type[nn.Module]] = {
     "transformer": Transformer,
+    "gated_attention": GatedAttentionLM,
+    "titans": Titans,
+    "hope_attention": HopeAttention,
 }
 
 __all__ = [
@@ -31,6 +37,7 @@ __all__ = [
     "cms_level_widths",
     "count_params",
     "flops_per_token",
+    "mlp_hidden_sizes",
 ]
 
 
@@ -45,3 +52,13 @@ def build_model(cfg: ModelConfig, *, seed: int | None = None) -> nn.Module:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return cls(cfg)
+
+
+def mlp_hidden_sizes(model: nn.Module) -> tuple[int, ...]:
+    """Each block's tapered MLP hidden units, read off the built modules (Hope-attention:
+    the sum over its CMS levels)."""
+    sizes = []
+    for block in model.blocks:  # type: ignore[union-attr]
+        mlps = [level.mlp for level in block.levels] if hasattr(block, "levels") else [block.mlp]
+        sizes.append(sum(mlp.w_gate.out_features for mlp in mlps))
+    return tuple(sizes)

@@ -105,22 +105,26 @@ class LanguageModel(nn.Module):
     """Token embedding -> `n_layers` blocks -> RMSNorm -> LM head; returns logits (B, T, V).
 
     Subclasses set `block_cls`, built as `block_cls(cfg, layer_idx)` and called as
-    `block(h, rope)`; `extra_positions` widens the RoPE table (Titans' persistent tokens).
+    `block(h, rope)`; `extra_positions(cfg)` widens the RoPE table (Titans' persistent tokens).
     """
 
     block_cls: Callable[[ModelConfig, int], nn.Module]
-    extra_positions: int = 0
+
+    @staticmethod
+    def extra_positions(cfg: ModelConfig) -> int:
+        return 0
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         self.cfg = cfg
+        self.n_extra = self.extra_positions(cfg)
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
         self.blocks = nn.ModuleList([type(self).block_cls(cfg, i) for i in range(cfg.n_layers)])
         self.norm = RMSNorm(cfg.d_model, cfg.norm_eps)
         self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
         if cfg.tie_embeddings:
             self.lm_head.weight = self.embed.weight
-        cos, sin = rope_tables(cfg.seq_len + self.extra_positions, cfg.head_dim, cfg.rope_theta)
+        cos, sin = rope_tables(cfg.seq_len + self.n_extra, cfg.head_dim, cfg.rope_theta)
         self.register_buffer("rope_cos", cos, persistent=False)
         self.register_buffer("rope_sin", sin, persistent=False)
         self.apply(self._init_weights)
@@ -147,8 +151,14 @@ class LanguageModel(nn.Module):
 
     def forward(self, idx: torch.Tensor) -> torch.Tensor:
         b, t = idx.shape
-        rope = self.rope(t + self.extra_positions)
+        rope = self.rope(t + self.n_extra)
         h = self.embed(idx)  # (B, T, C)
         for block in self.blocks:
             h = block(h, rope)  # (B, T, C)
         return self.lm_head(self.norm(h))  # (B, T, V)
+
+
+def silu_grad(x: torch.Tensor) -> torch.Tensor:
+    """d silu(x) / dx = sigmoid(x) * (1 + x * (1 - sigmoid(x)))."""
+    s = torch.sigmoid(x)
+    return s * (1 + x * (1 - s))

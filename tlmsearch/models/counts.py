@@ -118,9 +118,7 @@ def count_params(cfg: ModelConfig) -> ParamCounts:
     blocks = sum(_mixer_params(cfg, layer) + d for layer in range(cfg.n_layers)) + mlp
     embedding = v * d * (1 if cfg.tie_embeddings else 2)
     non_embedding = blocks + d  # + final norm
-    return ParamCounts(
-        total=non_embedding + embedding, non_embedding=non_embedding, mlp=mlp, embedding=embedding
-    )
+    return ParamCounts(total=non_embedding + embedding, non_embedding=non_embedding, mlp=mlp, embedding=embedding)
 
 
 def flops_per_token(cfg: ModelConfig) -> float:

@@ -1,0 +1,323 @@
+"""Tests shared by the four architecture families (one class parametrized over all of them),
+plus family-specific checks (Titans' and Hope's chunked inner updates against per-token
+autograd references). Everything uses the `tiny` preset (d 32, 2 layers, seq 32)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from tlmsearch.config import ARCHITECTURE_NAMES, ArchOptions, ModelConfig
+from tlmsearch.errors import ConfigError
+from tlmsearch.models import ARCHITECTURES, build_model, count_params, flops_per_token, mlp_hidden_sizes
+from tlmsearch.models.hope_attention import fast_swiglu_scan
+from tlmsearch.models.titans import memory_scan
+from tlmsearch.presets import preset
+
+TINY = preset("tiny")
+WIDTHS = (96, 32)  # a non-uniform profile of the tiny budget (2 x 64)
+# small chunks so a 32-token sequence spans several memory chunks
+SMALL_CHUNKS = ArchOptions(mem_chunk=8, cms_periods=(8, 0))
+
+
+def tiny(arch: str, widths: tuple[int, ...] = WIDTHS, **overrides: object) -> ModelConfig:
+    return TINY.model_config(arch, widths, **overrides)
+
+
+def batch(cfg: ModelConfig, b: int = 2, seed: int = 0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(0, cfg.vocab_size, (b, cfg.seq_len), generator=g)
+
+
+def lm_loss(model: torch.nn.Module, idx: torch.Tensor) -> torch.Tensor:
+    logits = model(idx[:, :-1])
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), idx[:, 1:].reshape(-1))
+
+
+@pytest.fixture(autouse=True)
+def _one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+def test_registry_has_exactly_the_families() -> None:
+    assert set(ARCHITECTURES) == set(ARCHITECTURE_NAMES)
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURE_NAMES)
+class TestFamily:
+    def test_shape_finite_loss_and_grads_reach_every_parameter(self, arch: str) -> None:
+        cfg = tiny(arch, options=SMALL_CHUNKS)
+        model = build_model(cfg, seed=0)
+        idx = batch(cfg)
+        assert model(idx).shape == (2, cfg.seq_len, cfg.vocab_size)
+        loss = lm_loss(model, idx)
+        assert torch.isfinite(loss)
+        loss.backward()
+        for name, p in model.named_parameters():
+            assert p.grad is not None and p.grad.abs().sum() > 0, name
+
+    @pytest.mark.parametrize("options", [ArchOptions(), SMALL_CHUNKS], ids=["default", "chunk8"])
+    def test_causality(self, arch: str, options: ArchOptions) -> None:
+        cfg = tiny(arch, options=options)
+        model = build_model(cfg, seed=0).eval()
+        idx = batch(cfg, b=1)
+        with torch.no_grad():
+            base = model(idx)
+            # chunk edges: titans' chunks start at x~ positions 0, 8, 16 (tokens 4, 12, 20 with
+            # 4 persistent tokens); hope's fast level at tokens 8, 16, 24
+            for j in (0, 3, 4, 7, 8, 9, 11, 12, 15, 16, 20, 24, 31):
+                changed = idx.clone()
+                changed[0, j] = (changed[0, j] + 1) % cfg.vocab_size
+                out = model(changed)
+                torch.testing.assert_close(out[:, :j], base[:, :j], atol=1e-5, rtol=0)
+                assert (out[:, j] - base[:, j]).abs().max() > 1e-4  # the test can see a change
+
+    def test_param_count_and_widths(self, arch: str) -> None:
+        for widths in (WIDTHS, (40, 88), (64, 64)):
+            cfg = tiny(arch, widths)
+            model = build_model(cfg)
+            counts = count_params(cfg)
+            assert counts.total == sum(p.numel() for p in model.parameters())
+            assert counts.mlp == 3 * cfg.d_model * sum(widths)
+            assert counts.non_embedding == counts.total - cfg.vocab_size * cfg.d_model
+            assert mlp_hidden_sizes(model) == widths
+        totals = {count_params(tiny(arch, w)).total for w in (WIDTHS, (40, 88), (64, 64))}
+        assert len(totals) == 1  # every profile of a budget has the same size
+        flops = {flops_per_token(tiny(arch, w)) for w in (WIDTHS, (40, 88), (64, 64))}
+        assert len(flops) == 1 and flops.pop() > 6 * counts.non_embedding
+
+    def test_untied_embeddings_are_counted(self, arch: str) -> None:
+        cfg = tiny(arch, tie_embeddings=False)
+        model = build_model(cfg)
+        assert count_params(cfg).total == sum(p.numel() for p in model.parameters())
+        assert count_params(cfg).embedding == 2 * cfg.vocab_size * cfg.d_model
+
+    def test_same_seed_same_weights_and_loss(self, arch: str) -> None:
+        cfg = tiny(arch)
+        a, b = build_model(cfg, seed=3), build_model(cfg, seed=3)
+        for (na, pa), (nb, pb) in zip(a.state_dict().items(), b.state_dict().items(), strict=True):
+            assert na == nb and torch.equal(pa, pb), na
+        idx = batch(cfg)
+        assert torch.equal(lm_loss(a, idx), lm_loss(b, idx))
+        c = build_model(cfg, seed=4)
+        assert not torch.equal(a.embed.weight, c.embed.weight)
+
+    def test_overfits_a_fixed_batch(self, arch: str) -> None:
+        cfg = tiny(arch, options=SMALL_CHUNKS)
+        model = build_model(cfg, seed=0)
+        idx = batch(cfg, b=4)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+        first = lm_loss(model, idx).item()
+        for _ in range(40):
+            opt.zero_grad()
+            loss = lm_loss(model, idx)
+            loss.backward()
+            opt.step()
+        assert loss.item() < 0.5 * first
+
+
+# ------------------------------------------------------------------ family options and counts
+
+
+@pytest.mark.parametrize(
+    ("arch", "options"),
+    [
+        ("gated_attention", ArchOptions(gate="headwise")),
+        ("titans", ArchOptions(titans_variant="mal", window=8)),
+        ("titans", ArchOptions(mem_heads=1, mem_expansion=3, n_persistent=0)),
+        ("hope_attention", ArchOptions(cms_levels=3, cms_periods=(4, 16, 0), cms_shares=(0.2, 0.3, 0.5))),
+        ("hope_attention", ArchOptions(cms_levels=1, cms_periods=(8,))),
+    ],
+)
+def test_options_variants(arch: str, options: ArchOptions) -> None:
+    cfg = tiny(arch, options=options)
+    model = build_model(cfg, seed=0)
+    assert count_params(cfg).total == sum(p.numel() for p in model.parameters())
+    assert mlp_hidden_sizes(model) == WIDTHS
+    loss = lm_loss(model, batch(cfg))
+    loss.backward()
+    assert torch.isfinite(loss)
+    assert all(p.grad is not None for p in model.parameters())
+
+
+def test_titans_window_is_causal_and_local() -> None:
+    cfg = tiny("titans", options=ArchOptions(window=4, n_persistent=0, mem_chunk=64))
+    model = build_model(cfg, seed=0).eval()
+    block = model.blocks[0]
+    x = torch.randn(1, cfg.seq_len, cfg.d_model)
+    rope = model.rope(cfg.seq_len)
+    with torch.no_grad():
+        y = block.attend(x, rope)
+        x2 = x.clone()
+        x2[0, 5] += 1.0
+        y2 = block.attend(x2, rope)
+    changed = (y2 - y).abs().amax(-1)[0] > 1e-6
+    assert changed.nonzero().flatten().tolist() == [5, 6, 7, 8]
+
+
+# ------------------------------------------------------------------ chunked inner updates vs autograd
+
+
+def _titans_reference(q, k, v, theta, eta, alpha, a2, a1, chunk):  # type: ignore[no-untyped-def]
+    """Token-by-token Titans memory for one head: (T, D) inputs, per-token autograd gradients."""
+    w2, w1 = a2, a1
+    s2, s1 = torch.zeros_like(a2), torch.zeros_like(a1)
+    outs = []
+    for start in range(0, q.shape[0], chunk):
+        wc2, wc1 = w2, w1  # chunk-start weights: read and differentiate here
+        for t in range(start, min(start + chunk, q.shape[0])):
+            outs.append(q[t] + F.silu(q[t] @ wc2) @ wc1)
+        for t in range(start, min(start + chunk, q.shape[0])):
+            loss = (k[t] + F.silu(k[t] @ wc2) @ wc1 - v[t]).pow(2).sum()
+            g2, g1 = torch.autograd.grad(loss, (wc2, wc1), create_graph=True)
+            s2, s1 = eta[t] * s2 - theta[t] * g2, eta[t] * s1 - theta[t] * g1
+            w2, w1 = (1 - alpha[t]) * w2 + s2, (1 - alpha[t]) * w1 + s1
+    return torch.stack(outs)
+
+
+@pytest.mark.parametrize("t", [16, 13])  # whole chunks, and a padded last chunk
+def test_titans_chunked_memory_matches_per_token_autograd(t: int) -> None:
+    torch.manual_seed(0)
+    b, h, d, f, chunk = 2, 2, 4, 8, 4
+    dt = torch.float64
+    q, k, v = (torch.randn(b, h, t, d, dtype=dt) for _ in range(3))
+    q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
+    theta = (0.3 * torch.rand(b, h, t, dtype=dt)).requires_grad_()
+    eta, alpha = torch.rand(b, h, t, dtype=dt), 0.2 * torch.rand(b, h, t, dtype=dt)
+    a2 = torch.randn(h, d, f, dtype=dt, requires_grad=True)
+    a1 = (0.5 * torch.randn(h, f, d, dtype=dt)).requires_grad_()
+    v.requires_grad_()
+    fast = memory_scan(q, k, v, theta, eta.log(), (1 - alpha).log(), a2, a1, chunk)
+    ref = torch.stack(
+        [
+            torch.stack(
+                [
+                    _titans_reference(
+                        q[i, j], k[i, j], v[i, j], theta[i, j], eta[i, j], alpha[i, j], a2[j], a1[j], chunk
+                    )  # fmt: skip
+                    for j in range(h)
+                ]
+            )
+            for i in range(b)
+        ]
+    )
+    torch.testing.assert_close(fast, ref, atol=1e-10, rtol=1e-10)
+    assert not torch.allclose(fast[:, :, chunk:], q[:, :, chunk:] + F.silu(q[:, :, chunk:] @ a2[:, None]) @ a1[:, None])
+    # the outer gradient flows through the inner updates identically
+    w = torch.randn_like(fast)
+    g_fast = torch.autograd.grad((fast * w).sum(), (a2, a1, theta, v))
+    g_ref = torch.autograd.grad((ref * w).sum(), (a2, a1, theta, v))
+    for gf, gr in zip(g_fast, g_ref, strict=True):
+        torch.testing.assert_close(gf, gr, atol=1e-9, rtol=1e-9)
+
+
+def _swiglu(x, wg, wu, wd):  # type: ignore[no-untyped-def]
+    return (F.silu(x @ wg) * (x @ wu)) @ wd
+
+
+@pytest.mark.parametrize("t", [12, 10])
+def test_hope_fast_level_matches_autograd_steps(t: int) -> None:
+    torch.manual_seed(0)
+    b, c, f, chunk, lr = 2, 4, 6, 4, torch.tensor(0.1, dtype=torch.float64)
+    u, k, v = (torch.randn(b, t, c, dtype=torch.float64) for _ in range(3))
+    wg, wu, wd = (torch.randn(*s, dtype=torch.float64, requires_grad=True) for s in ((c, f), (c, f), (f, c)))
+    fast = fast_swiglu_scan(u, k, v, wg, wu, wd, lr, chunk)
+    refs = []
+    for i in range(b):
+        ws = (wg, wu, wd)
+        for start in range(0, t, chunk):
+            refs.append(_swiglu(u[i, start : start + chunk], *ws))
+            loss = (_swiglu(k[i, start : start + chunk], *ws) - v[i, start : start + chunk]).pow(2).sum()
+            grads = torch.autograd.grad(loss, ws, create_graph=True)
+            ws = tuple(w - lr * g for w, g in zip(ws, grads, strict=True))
+    ref = torch.cat(refs).view(b, t, c)
+    torch.testing.assert_close(fast, ref, atol=1e-10, rtol=1e-10)
+    g_fast = torch.autograd.grad(fast.pow(2).sum(), (wg, wu, wd))
+    g_ref = torch.autograd.grad(ref.pow(2).sum(), (wg, wu, wd))
+    for gf, gr in zip(g_fast, g_ref, strict=True):
+        torch.testing.assert_close(gf, gr, atol=1e-9, rtol=1e-9)
+
+
+# ------------------------------------------------------------------ bad configs
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"arch": "mamba"}, "arch"),
+        ({"mlp_widths": (64, 64, 64)}, "mlp_widths"),
+        ({"mlp_widths": (64, 0)}, "mlp_widths"),
+        ({"n_heads": 3}, "n_heads"),
+        ({"d_model": 0}, "d_model"),
+        ({"options": ArchOptions(mem_heads=3)}, "mem_heads"),
+        ({"arch": "hope_attention", "mlp_widths": (127, 1)}, "cms_levels"),
+    ],
+)
+def test_bad_config_is_a_one_line_value_error(change: dict[str, object], field: str) -> None:
+    fields = dataclasses.asdict(tiny("transformer")) | {"options": ArchOptions()} | change
+    with pytest.raises(ValueError, match=field) as info:
+        ModelConfig(**fields)  # type: ignore[arg-type]
+    assert isinstance(info.value, ConfigError) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"gate": "channelwise"}, "gate"),
+        ({"titans_variant": "mac"}, "titans_variant"),
+        ({"cms_levels": 3}, "cms_periods"),
+        ({"cms_shares": (0.5, 0.6)}, "cms_shares"),
+        ({"mem_chunk": 0}, "mem_chunk"),
+    ],
+)
+def test_bad_options_name_the_field(options: dict[str, object], field: str) -> None:
+    with pytest.raises(ValueError, match=field) as info:
+        ArchOptions(**options)  # type: ignore[arg-type]
+    assert "\n" not in str(info.value)
+
+
+def test_config_round_trips() -> None:
+    cfg = tiny("titans", options=ArchOptions(titans_variant="mal", cms_shares=(0.25, 0.75)))
+    assert ModelConfig.from_dict(cfg.to_dict()) == cfg
+    assert ModelConfig.from_json(cfg.to_json()) == cfg
+
+
+# ------------------------------------------------------------------ CUDA
+
+
+gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+
+
+@pytest.mark.gpu
+@gpu
+@pytest.mark.parametrize("arch", ARCHITECTURE_NAMES)
+def test_cuda_bf16_autocast_forward_backward(arch: str) -> None:
+    cfg = tiny(arch, options=SMALL_CHUNKS)
+    model = build_model(cfg, seed=0).cuda()
+    idx = batch(cfg).cuda()
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = lm_loss(model, idx)
+    loss.backward()
+    assert torch.isfinite(loss)
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters())
+    ref = lm_loss(model.float(), idx)
+    assert abs(loss.item() - ref.item()) < 0.05 * ref.item()
+
+
+@pytest.mark.gpu
+@gpu
+@pytest.mark.parametrize("arch", ARCHITECTURE_NAMES)
+def test_cuda_torch_compile_matches_eager(arch: str) -> None:
+    cfg = tiny(arch, options=SMALL_CHUNKS)
+    model = build_model(cfg, seed=0).cuda()
+    idx = batch(cfg).cuda()
+    compiled = torch.compile(model)
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        loss = lm_loss(compiled, idx)
+    loss.backward()
+    assert torch.isfinite(loss)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(idx), model(idx), atol=2e-4, rtol=2e-4)

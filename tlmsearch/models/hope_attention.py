@@ -1,0 +1,139 @@
+"""Hope-attention (Behrouz et al., "Nested Learning", NeurIPS 2025, arXiv 2512.24695).
+
+The Transformer with softmax attention as the sequence mixer and each MLP replaced by a
+Continuum Memory System (CMS): a chain of K MLP levels, fastest first, level ℓ updating its
+weights once every C_ℓ tokens (`options.cms_periods`, 0 = never):
+
+    h = h + W_o · Attn(...)                                   as in the Transformer
+    z_0 = h;  z_ℓ = z_{ℓ-1} + SwiGLU_ℓ(RMSNorm(z_{ℓ-1}))      ℓ = 1..K
+    h = z_K
+
+Default K = 2: a fast level (C_1 = 16) and a slow level that never updates in a sequence. A
+level whose period is 0 or ≥ seq_len is an ordinary MLP trained by the outer loop only.
+
+[OURS] choices (the paper leaves them open):
+- Fast-level update: the level's SwiGLU weights θ start every sequence at their learned
+  values; after every C_ℓ tokens they take one step θ ← θ - η_ℓ Σ_{t∈chunk} ∇_θ ||SwiGLU_ℓ(k_t) - v_t||²
+  with k_t = u_t W_k, v_t = u_t W_v learned projections of the level's normalized input u_t and
+  η_ℓ = softplus(·) a learned positive scalar (initial value 0.01). Tokens of chunk c read with
+  the weights left after chunk c-1; the outer loss backpropagates through the steps. The
+  gradient is computed in closed form for the whole chunk (three matmuls), no per-token loop.
+- Tapering: level ℓ of layer l gets hidden size round(f_l · s_ℓ) with shares s_ℓ
+  (`options.cms_shares`, default equal), rounded by largest remainder so the levels of a layer
+  sum exactly to f_l (`tlmsearch.models.counts.cms_level_widths`). W_k, W_v (2d² per fast
+  level) and η are fixed overhead, the same in every profile.
+- Each level has its own pre-norm; the level output projection W_down is scaled like every
+  residual-stream output (N(0, init_std / sqrt(2L))).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tlmsearch.config import ModelConfig
+from tlmsearch.models.common import Attention, LanguageModel, RMSNorm, Rope, SwiGLU, silu_grad
+from tlmsearch.models.counts import cms_level_widths
+
+INITIAL_STEP = 0.01  # initial η of the fast levels
+
+
+def fast_swiglu_scan(
+    u: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    w_gate: torch.Tensor,
+    w_up: torch.Tensor,
+    w_down: torch.Tensor,
+    lr: torch.Tensor,
+    chunk: int,
+) -> torch.Tensor:
+    """SwiGLU read with weights that take one gradient step per chunk.
+
+    u, k, v: (B, T, C); w_gate, w_up: (C, F) and w_down: (F, C) (right-multiplied: y = x W),
+    the initial weights; lr: scalar. Tokens of chunk c read the weights left by chunks < c.
+    Returns (B, T, C).
+    """
+    bsz, t, c = u.shape
+    n = -(-t // chunk)
+    pad = n * chunk - t
+    if pad:
+        u, k, v = (F.pad(z, (0, 0, 0, pad)) for z in (u, k, v))  # (B, n*b, C)
+    us, ks, vs = (z.view(bsz, n, chunk, c) for z in (u, k, v))  # (B, n, b, C)
+    wg, wu, wd = (w.unsqueeze(0).expand(bsz, -1, -1) for w in (w_gate, w_up, w_down))  # (B, C, F), (B, F, C)
+    outs = []
+    for i in range(n):
+        uc, kc, vc = us[:, i], ks[:, i], vs[:, i]  # (B, b, C)
+        if i == n - 1:  # the last chunk's step is never read
+            outs.append((F.silu(uc @ wg) * (uc @ wu)) @ wd)  # (B, b, C)
+            break
+        z = torch.cat((uc, kc), dim=1)  # (B, 2b, C): read and inner loss share one pass
+        gate, up = z @ wg, z @ wu  # (B, 2b, F)
+        act = F.silu(gate)
+        hid = act * up  # (B, 2b, F)
+        out = hid @ wd  # (B, 2b, C)
+        outs.append(out[:, :chunk])
+        g_k, up_k, act_k, hid_k = gate[:, chunk:], up[:, chunk:], act[:, chunk:], hid[:, chunk:]  # (B, b, F)
+        r = 2 * (out[:, chunk:] - vc)  # (B, b, C) dℓ/dout, summed over the chunk below
+        d_hid = r @ wd.transpose(1, 2)  # (B, b, F)
+        d_up = d_hid * act_k
+        d_gate = d_hid * up_k * silu_grad(g_k)
+        k_t = kc.transpose(1, 2)  # (B, C, b)
+        wd = wd - lr * (hid_k.transpose(1, 2) @ r)  # (B, F, C)
+        wu = wu - lr * (k_t @ d_up)  # (B, C, F)
+        wg = wg - lr * (k_t @ d_gate)  # (B, C, F)
+    return torch.cat(outs, dim=1)[:, :t]  # (B, T, C)
+
+
+class CMSLevel(nn.Module):
+    """One CMS level: z + SwiGLU(RMSNorm(z)), with test-time steps when `period` is fast."""
+
+    def __init__(self, cfg: ModelConfig, width: int, period: int) -> None:
+        super().__init__()
+        self.period = period
+        self.fast = 0 < period < cfg.seq_len
+        self.norm = RMSNorm(cfg.d_model, cfg.norm_eps)
+        self.mlp = SwiGLU(cfg.d_model, width)
+        if self.fast:
+            self.w_kv = nn.Linear(cfg.d_model, 2 * cfg.d_model, bias=False)
+            self.lr_raw = nn.Parameter(torch.empty(()))
+
+    def reset_extra_parameters(self) -> None:
+        if self.fast:
+            nn.init.constant_(self.lr_raw, math.log(math.expm1(INITIAL_STEP)))  # softplus^-1
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        u = self.norm(z)  # (B, T, C)
+        if not self.fast:
+            return z + self.mlp(u)
+        k, v = self.w_kv(u).split(u.shape[-1], dim=-1)  # (B, T, C) each
+        mlp = self.mlp
+        y = fast_swiglu_scan(
+            u, k, v, mlp.w_gate.weight.t(), mlp.w_up.weight.t(), mlp.w_down.weight.t(),
+            F.softplus(self.lr_raw), self.period,
+        )  # fmt: skip
+        return z + y  # (B, T, C)
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: ModelConfig, layer_idx: int) -> None:
+        super().__init__()
+        o = cfg.options
+        widths = cms_level_widths(cfg.mlp_widths[layer_idx], o.cms_shares, o.cms_levels)
+        self.mlp_width = sum(widths)
+        self.attn_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
+        self.attn = Attention(cfg)
+        self.levels = nn.ModuleList([CMSLevel(cfg, w, p) for w, p in zip(widths, o.cms_periods, strict=True)])
+
+    def forward(self, h: torch.Tensor, rope: Rope) -> torch.Tensor:
+        h = h + self.attn(self.attn_norm(h), rope)  # (B, T, C)
+        for level in self.levels:
+            h = level(h)  # (B, T, C)
+        return h
+
+
+class HopeAttention(LanguageModel):
+    block_cls = Block

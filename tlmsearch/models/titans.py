@@ -1,0 +1,229 @@
+"""Titans (Behrouz, Zhong, Mirrokni 2025, arXiv 2501.00663): attention plus a neural memory
+that learns at test time. MAG (memory as a gate) by default, MAL (memory as a layer) as an
+option (`options.titans_variant`).
+
+Per layer, with x = RMSNorm(h) and x̃ = [P ; x] (N_p learned persistent tokens prepended):
+
+- attention branch: y = causal attention with RoPE over x̃ (sliding window when
+  `options.window > 0` and smaller than the sequence);
+- memory branch: q, k, v = SiLU(conv4(x̃ W_{q,k,v})), q and k L2-normalised per memory head;
+  gates θ_t = θ_max σ(x̃_t w_θ), η_t = σ(x̃_t w_η), α_t = σ(x̃_t w_α); memory
+  M_W(z) = z + act(z A2) A1 with initial weights W_0 = (A2, A1) trained by the outer loop and
+  reset at every sequence; inner loss ||M_W(k_t) - v_t||²; chunked update (chunk b):
+  u_t = ∇ℓ_t(W_c) at chunk-start weights, S_t = η_t S_{t-1} - θ_t u_t (carried across chunks),
+  W_t = (1 - α_t) W_{t-1} + S_t; tokens of chunk c read m_t = M_{W_c}(q_t);
+- MAG: o = W_o [RMSNorm(y) ⊙ σ(RMSNorm(m))];  MAL: o = W_o Attn(RMSNorm(m));
+  drop the N_p persistent positions; h = h + o; then h = h + SwiGLU_l(RMSNorm(h)) (tapered).
+
+Chunk update without per-token weights: within a chunk the momentum/decay recurrence is
+linear with scalar coefficients, so (writing E_t = Π_{j≤t} η_j, A_t = Π_{j≤t} (1 - α_j))
+
+    W_{c+1} = A_b W_c + (Σ_s A_b/A_s E_s) S_c - Σ_i θ_i (Σ_{s≥i} A_b/A_s · E_s/E_i) u_i
+    S_{c+1} = E_b S_c - Σ_i θ_i E_b/E_i u_i
+
+and every u_i is an outer product (closed-form gradient of the 2-layer MLP), so each Σ_i is
+one matmul. The scalar coefficients are computed in log space for all chunks at once; the
+only Python loop is over chunks (each depends on the previous one's weights).
+
+[OURS] choices where the papers leave details open:
+- the combination rule of MAG above (spec); MAL feeds RMSNorm(m) to attention;
+- memory split into `options.mem_heads` heads (default n_heads), each an MLP over
+  d_model/mem_heads channels with hidden `mem_expansion` times that, act = SiLU;
+- gates are linear maps with a bias, initialised so that θ = θ_max/2, η ≈ 0.9, α ≈ 0.01;
+- the causal convs start as the identity (last tap 1); A2 ~ N(0, 1/d_mem), A1 ~ N(0, init_std);
+- the sequence is zero-padded at the end to a whole number of chunks (the last chunk never
+  updates, so padding cannot reach real tokens);
+- the memory's width is fixed per layer and never tapered; only the block MLP is.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tlmsearch.config import ModelConfig
+from tlmsearch.models.common import (
+    LanguageModel,
+    RMSNorm,
+    Rope,
+    SwiGLU,
+    apply_rope,
+    causal_attention,
+    merge_heads,
+    silu_grad,
+    split_heads,
+)
+from tlmsearch.models.counts import mem_heads
+
+
+def chunk_coefficients(
+    theta: torch.Tensor, log_eta: torch.Tensor, log_keep: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Scalar coefficients of the chunk update, for (..., n_chunks, b) gate tensors.
+
+    Returns (keep_W, carry_W, coef_W, keep_S, coef_S) such that
+    W' = keep_W W + carry_W S - Σ_i coef_W[i] u_i and S' = keep_S S - Σ_i coef_S[i] u_i.
+    """
+    b = theta.shape[-1]
+    l_e = log_eta.cumsum(-1)  # (..., n, b) log E_t
+    l_a = log_keep.cumsum(-1)  # (..., n, b) log A_t
+    l_a_end, l_e_end = l_a[..., -1:], l_e[..., -1:]  # (..., n, 1)
+    # expo[s, i] = log(A_b/A_s · E_s/E_i) for i <= s
+    expo = (l_a_end - l_a + l_e)[..., :, None] - l_e[..., None, :]  # (..., n, b, b)
+    lower = torch.ones(b, b, dtype=torch.bool, device=theta.device).tril()
+    weights = torch.where(lower, expo, torch.full_like(expo, -math.inf)).exp()  # (..., n, b, b)
+    coef_w = theta * weights.sum(-2)  # (..., n, b)
+    carry_w = (l_a_end - l_a + l_e).exp().sum(-1)  # (..., n)
+    coef_s = theta * (l_e_end - l_e).exp()  # (..., n, b)
+    return l_a_end[..., 0].exp(), carry_w, coef_w, l_e_end[..., 0].exp(), coef_s
+
+
+def memory_scan(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    theta: torch.Tensor,
+    log_eta: torch.Tensor,
+    log_keep: torch.Tensor,
+    a2: torch.Tensor,
+    a1: torch.Tensor,
+    chunk: int,
+) -> torch.Tensor:
+    """Read the test-time-trained memory M(z) = z + silu(z A2) A1 at every position.
+
+    q, k, v: (B, H, T, D); theta, log_eta (log η), log_keep (log(1 - α)): (B, H, T);
+    a2: (H, D, F), a1: (H, F, D) initial weights. Returns m: (B, H, T, D), where tokens of
+    chunk c read the weights W_c left by chunks < c.
+    """
+    bsz, n_h, t, d = q.shape
+    n = -(-t // chunk)
+    pad = n * chunk - t
+    if pad:
+        q, k, v = (F.pad(z, (0, 0, 0, pad)) for z in (q, k, v))  # (B, H, n*b, D)
+        theta, log_eta, log_keep = (F.pad(z, (0, pad)) for z in (theta, log_eta, log_keep))
+    qs, ks, vs = (z.view(bsz, n_h, n, chunk, d) for z in (q, k, v))  # (B, H, n, b, D)
+    state = torch.promote_types(a2.dtype, torch.float32)  # gates and momentum: at least fp32
+    keep_w, carry_w, coef_w, keep_s, coef_s = chunk_coefficients(
+        *(z.to(state).view(bsz, n_h, n, chunk) for z in (theta, log_eta, log_keep))
+    )
+    w2 = a2.unsqueeze(0).expand(bsz, -1, -1, -1)  # (B, H, D, F)
+    w1 = a1.unsqueeze(0).expand(bsz, -1, -1, -1)  # (B, H, F, D)
+    s2 = torch.zeros_like(w2, dtype=state)  # momentum ("surprise") of A2
+    s1 = torch.zeros_like(w1, dtype=state)
+    outs = []
+    for c in range(n):
+        qc, kc, vc = qs[:, :, c], ks[:, :, c], vs[:, :, c]  # (B, H, b, D)
+        if c == n - 1:  # the last chunk's update is never read
+            outs.append(qc + F.silu(qc @ w2) @ w1)  # (B, H, b, D)
+            break
+        z = torch.cat((qc, kc), dim=2)  # (B, H, 2b, D) read and write share one pass
+        a = z @ w2  # (B, H, 2b, F)
+        act = F.silu(a)
+        out = z + act @ w1  # (B, H, 2b, D)
+        outs.append(out[:, :, :chunk])
+        a_k, act_k = a[:, :, chunk:], act[:, :, chunk:]  # (B, H, b, F)
+        r = 2 * (out[:, :, chunk:] - vc)  # (B, H, b, D) dℓ/dM
+        g = (r @ w1.transpose(-1, -2)) * silu_grad(a_k)  # (B, H, b, F) dℓ/da
+        # Σ_i coef_i u_i for u_i = (k_i^T g_i, act_i^T r_i): one matmul each
+        cw, cs = coef_w[:, :, c, :, None], coef_s[:, :, c, :, None]  # (B, H, b, 1)
+        kT, actT = kc.transpose(-1, -2), act_k.transpose(-1, -2)  # (B, H, D, b), (B, H, F, b)
+        upd2_w, upd2_s = kT @ (g * cw), kT @ (g * cs)  # (B, H, D, F)
+        upd1_w, upd1_s = actT @ (r * cw), actT @ (r * cs)  # (B, H, F, D)
+        kw, crw, ks_ = (z[:, :, c, None, None] for z in (keep_w, carry_w, keep_s))  # (B, H, 1, 1)
+        w2, w1 = kw * w2 + crw * s2 - upd2_w, kw * w1 + crw * s1 - upd1_w
+        s2, s1 = ks_ * s2 - upd2_s, ks_ * s1 - upd1_s
+    return torch.cat(outs, dim=2)[:, :, :t]  # (B, H, T, D)
+
+
+class NeuralMemory(nn.Module):
+    """Titans' long-term memory: per-head deep MLP trained at test time, chunk-parallel."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        d = cfg.d_model
+        self.n_heads = mem_heads(cfg)
+        self.d_mem = d // self.n_heads
+        self.chunk = cfg.options.mem_chunk
+        self.theta_max = cfg.options.mem_theta_max
+        self.init_std = cfg.init_std
+        hidden = cfg.options.mem_expansion * self.d_mem
+        self.w_qkv = nn.Linear(d, 3 * d, bias=False)
+        self.conv = nn.Conv1d(3 * d, 3 * d, kernel_size=4, groups=3 * d, bias=False)
+        self.w_gates = nn.Linear(d, 3 * self.n_heads, bias=True)
+        self.a2 = nn.Parameter(torch.empty(self.n_heads, self.d_mem, hidden))
+        self.a1 = nn.Parameter(torch.empty(self.n_heads, hidden, self.d_mem))
+
+    def reset_extra_parameters(self) -> None:
+        with torch.no_grad():
+            self.conv.weight.zero_()
+            self.conv.weight[:, 0, -1] = 1.0  # identity: start as a pointwise map
+            h = self.n_heads
+            self.w_gates.bias[:h] = 0.0  # θ = θ_max / 2
+            self.w_gates.bias[h : 2 * h] = math.log(0.9 / 0.1)  # η ≈ 0.9
+            self.w_gates.bias[2 * h :] = math.log(0.01 / 0.99)  # α ≈ 0.01
+        nn.init.normal_(self.a2, std=1.0 / self.d_mem)
+        nn.init.normal_(self.a1, std=self.init_std)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape
+        qkv = self.conv(F.pad(self.w_qkv(x).transpose(1, 2), (3, 0)))  # (B, 3C, T) causal conv
+        q, k, v = F.silu(qkv.transpose(1, 2)).split(c, dim=-1)  # (B, T, C) each
+        q, k, v = (split_heads(z, self.n_heads) for z in (q, k, v))  # (B, H, T, D)
+        q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
+        g_theta, g_eta, g_alpha = self.w_gates(x).float().transpose(1, 2).split(self.n_heads, dim=1)  # (B, H, T)
+        theta = self.theta_max * torch.sigmoid(g_theta)
+        m = memory_scan(
+            q, k, v, theta, F.logsigmoid(g_eta), F.logsigmoid(-g_alpha), self.a2, self.a1, self.chunk
+        )  # (B, H, T, D)
+        return merge_heads(m.to(x.dtype))  # (B, T, C)
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: ModelConfig, layer_idx: int) -> None:
+        super().__init__()
+        d, o = cfg.d_model, cfg.options
+        self.n_heads, self.n_p, self.window = cfg.n_heads, o.n_persistent, o.window
+        self.mag = o.titans_variant == "mag"
+        self.init_std = cfg.init_std
+        self.attn_norm = RMSNorm(d, cfg.norm_eps)
+        self.persistent = nn.Parameter(torch.empty(o.n_persistent, d))
+        self.w_qkv = nn.Linear(d, 3 * d, bias=False)
+        self.memory = NeuralMemory(cfg)
+        self.m_norm = RMSNorm(d, cfg.norm_eps)
+        self.y_norm = RMSNorm(d, cfg.norm_eps) if self.mag else None
+        self.w_o = nn.Linear(d, d, bias=False)
+        self.w_o.RESIDUAL_OUT = True  # type: ignore[assignment]
+        self.mlp_norm = RMSNorm(d, cfg.norm_eps)
+        self.mlp = SwiGLU(d, cfg.mlp_widths[layer_idx])
+
+    def reset_extra_parameters(self) -> None:
+        nn.init.normal_(self.persistent, std=self.init_std)
+
+    def attend(self, x: torch.Tensor, rope: Rope) -> torch.Tensor:
+        q, k, v = self.w_qkv(x).split(x.shape[-1], dim=-1)  # (B, T~, C) each
+        q, k, v = (split_heads(z, self.n_heads) for z in (q, k, v))  # (B, H, T~, D)
+        return merge_heads(causal_attention(apply_rope(q, rope), apply_rope(k, rope), v, self.window))
+
+    def forward(self, h: torch.Tensor, rope: Rope) -> torch.Tensor:
+        x = self.attn_norm(h)  # (B, T, C)
+        p = self.persistent.to(x.dtype).unsqueeze(0).expand(x.shape[0], -1, -1)  # (B, N_p, C)
+        xt = torch.cat((p, x), dim=1)  # (B, T~, C), T~ = N_p + T
+        m = self.memory(xt)  # (B, T~, C)
+        if self.y_norm is not None:  # MAG: attention gated by the memory
+            y = self.attend(xt, rope)  # (B, T~, C)
+            o = self.y_norm(y) * torch.sigmoid(self.m_norm(m))
+        else:  # MAL: memory as a layer feeding attention
+            o = self.attend(self.m_norm(m), rope)
+        h = h + self.w_o(o[:, self.n_p :])  # (B, T, C)
+        return h + self.mlp(self.mlp_norm(h))  # (B, T, C)
+
+
+class Titans(LanguageModel):
+    block_cls = Block
+
+    @staticmethod
+    def extra_positions(cfg: ModelConfig) -> int:
+        return cfg.options.n_persistent
