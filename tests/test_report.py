@@ -1,0 +1,120 @@
+"""Plot data, summary and the offline HTML report on synthetic runs with a known answer."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+from analysis_fakes import TRUE, record, search_records, verify_records, write_run
+
+from tlmsearch import plots
+from tlmsearch.analysis.collect import profile_results
+from tlmsearch.analysis.summary import summarize, verdicts
+from tlmsearch.errors import UserError
+from tlmsearch.report import FIGURES, write_report
+
+
+def test_pareto_data_single_budget_uses_throughput() -> None:
+    d = plots.pareto_data(search_records())
+    assert d.x_name == "tokens_per_s" and d.x_maximize
+    assert {p.trial_id for p in d.points} == {"b0", "b1", "s0", "s1", "s2"}  # the stopped trial is left out
+    best = min(d.points, key=lambda p: p.y)
+    assert best.on_front
+    assert {p.baseline for p in d.points if p.baseline} == {"uniform", "cosine"}
+
+
+def test_pareto_data_budget_sweep_uses_parameters() -> None:
+    from analysis_fakes import BUDGET
+
+    recs = [record("a", "uniform", 2.0), record("b", "uniform", 1.9, budget=BUDGET.replace(base_width=96)),
+            record("c", "cosine", 1.95, budget=BUDGET.replace(base_width=96))]
+    d = plots.pareto_data(recs)
+    assert d.x_name == "params_total" and not d.x_maximize
+    assert [p.trial_id for p in d.front] == ["a", "b"]
+
+
+def test_widths_curves_front_load_parallel_data() -> None:
+    recs = search_records()
+    w = plots.widths_data(recs, k=2)
+    roles = [s.role for s in w.series]
+    assert roles == ["best", "best", "cosine", "uniform"] and w.layers == [0, 1, 2, 3]
+    assert w.series[0].label.endswith("knots:k0=3,k1=1")
+    assert all(sum(s.widths) == 256 for s in w.series)
+
+    curves = plots.curves_data(recs)
+    assert len(curves) == 6 and {c.status for c in curves} == {"complete", "stopped"}
+    assert all(c.steps == sorted(c.steps) for c in curves)
+
+    fl = plots.front_load_data(recs)
+    assert len(fl) == 5 and next(p for p in fl if p.baseline == "uniform").front_load == pytest.approx(0.5)
+
+    par = plots.parallel_data(recs)
+    assert par.names == ["end", "k0", "k1", "start"] and len(par.color) == 3
+    assert math.isnan(par.columns[0][0])  # knots trials have no "end"
+
+
+def test_widths_data_computes_missing_baselines() -> None:
+    recs = [r for r in search_records() if r["kind"] == "sampled"]
+    w = plots.widths_data(recs, k=1)
+    cos = next(s for s in w.series if s.role == "cosine")
+    assert math.isnan(cos.value) and cos.widths[0] > cos.widths[-1]
+
+
+def test_profile_results_pair_by_seed_and_attach_search_scores() -> None:
+    res = profile_results(search_records() + verify_records())
+    assert len(res) == len(TRUE)
+    assert all(r.n_seeds == 3 for r in res)
+    assert all(r.search_score is not None for r in res)
+
+
+def test_summary_with_clear_winner() -> None:
+    s = summarize(search_records() + verify_records(), {"arch": "transformer"})
+    (v,) = s["verdicts"]
+    assert v["near_optimal"] is False and v["better"] == "knots:k0=3,k1=1"
+    assert v["cosine_rank"] == 2 and v["group"] == "transformer"
+    assert s["best"][0]["profile"] == "knots:k0=3,k1=1"
+    json.dumps(s)  # plain data
+
+
+def test_summary_with_a_tie_is_near_optimal() -> None:
+    (v,) = verdicts(verify_records(winner_gain=0.0))
+    assert v.near_optimal
+
+
+def test_summary_without_verification_says_what_to_do() -> None:
+    s = summarize(search_records())
+    assert s["verdicts"] == [] and "tlmsearch verify" in s["notes"][0]
+
+
+def test_figures_return_plotly_figures() -> None:
+    go = pytest.importorskip("plotly.graph_objects")
+    recs = search_records() + verify_records()
+    for fig in (plots.plot_pareto(recs), plots.plot_widths(recs), plots.plot_curves(recs),
+                plots.plot_front_load(recs), plots.plot_parallel(recs), plots.plot_verdict(verdicts(recs))):
+        assert isinstance(fig, go.Figure) and fig.data
+
+
+def test_report_files_offline(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", search_records() + verify_records())
+    paths = write_report(run)
+    page = paths["html"].read_text()
+    for fig_id in FIGURES:
+        assert f'id="fig-{fig_id}"' in page
+    assert not re.search(r"<script[^>]+src=[\"']?https?:", page)
+    assert "Plotly.newPlot" in page and "a better profile was found" in page
+    assert "a better profile was found" in paths["markdown"].read_text()
+    assert json.loads(paths["json"].read_text())["verdicts"][0]["better"] == "knots:k0=3,k1=1"
+
+
+def test_report_errors(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="does not exist"):
+        write_report(tmp_path / "nope")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserError, match="trials.jsonl"):
+        write_report(tmp_path / "empty")
+    run = write_run(tmp_path / "stopped", [record("x", "uniform", 2.0, status="stopped")])
+    with pytest.raises(UserError, match="no finished trials"):
+        write_report(run)

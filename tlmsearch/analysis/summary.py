@@ -1,0 +1,102 @@
+"""The answer of a run as plain data: verdicts per group, best trials, Pareto front, counts.
+
+`summarize(records, config)` is what `summary.json` holds and what `summary.md` and the
+report render. Pure Python.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from tlmsearch.analysis.collect import as_dict, budget_key, finished, label, metric, profile_results
+from tlmsearch.analysis.verdict import Verdict, find, verdict
+
+EVAL_KINDS = ("verify", "compare")
+
+
+def eval_kind(records: Iterable[Any]) -> str | None:
+    """"verify" or "compare": which seed-paired re-evaluations the records hold (None: neither)."""
+    kinds = {as_dict(r).get("kind") for r in records}
+    return next((k for k in EVAL_KINDS if k in kinds), None)
+
+
+def verdicts(
+    records: Iterable[Any],
+    *,
+    threshold: float = 0.01,
+    confidence: float = 0.95,
+    arch: str = "model",
+    kinds: Sequence[str] = EVAL_KINDS,
+) -> list[Verdict]:
+    """One verdict per budget among the re-evaluated profiles that include cosine."""
+    recs = {r["trial_id"]: r for r in map(as_dict, records)}
+    by_budget: dict[tuple[int, int], list[Any]] = {}
+    for res in profile_results(recs.values(), kinds=kinds):
+        by_budget.setdefault(budget_key(recs[res.trial_ids[0]]), []).append(res)
+    out = []
+    for (n_layers, base), group in sorted(by_budget.items()):
+        if find(group, "cosine") is None:
+            continue
+        name = arch if len(by_budget) == 1 else f"{arch} ({n_layers} layers x {base})"
+        out.append(verdict(group, threshold=threshold, confidence=confidence, group=name))
+    return out
+
+
+def _trial_summary(r: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "trial_id": r["trial_id"], "kind": r.get("kind"), "profile": label(r), "seed": r.get("seed"),
+        "val_loss": _num(metric(r, "val_loss")), "val_ppl": _num(metric(r, "val_ppl")),
+        "val_bpb": _num(metric(r, "val_bpb")), "params_total": _num(metric(r, "params_total")),
+        "widths": list(r.get("widths") or ()), "shape": r.get("shape") or {},
+    }
+
+
+def _num(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def summarize(
+    records: Iterable[Any],
+    config: Mapping[str, Any] | None = None,
+    *,
+    threshold: float = 0.01,
+    confidence: float = 0.95,
+    top: int = 5,
+) -> dict[str, Any]:
+    """Everything `summary.json` holds (plain, JSON-ready)."""
+    recs = [as_dict(r) for r in records]
+    config = dict(config or {})
+    arch = str(config.get("arch", "model"))
+    kind = eval_kind(recs)
+    vs = verdicts(recs, threshold=threshold, confidence=confidence, arch=arch, kinds=(kind,) if kind else ())
+    search_kinds = ("compare",) if kind == "compare" and not finished(recs) else ("baseline", "sampled")
+    best = sorted(finished(recs, kinds=search_kinds), key=lambda r: metric(r, "val_loss"))
+    from tlmsearch.plots import pareto_data
+
+    front = pareto_data(recs, kinds=search_kinds).front
+    counts = Counter((r.get("kind"), r.get("status")) for r in recs)
+    notes = []
+    if kind is None:
+        notes.append("no re-evaluation yet: run `tlmsearch verify RUN_DIR` for the verdict with error bars; "
+                     "a single short trial is never the basis for a claim")
+    elif not vs:
+        notes.append(f"the {kind} trials include no cosine profile: no verdict on cosine")
+    return {
+        "arch": arch,
+        "n_records": len(recs),
+        "counts": {f"{k}/{s}": n for (k, s), n in sorted(counts.items())},
+        "finished": len(best),
+        "evaluation": kind,
+        "threshold": threshold,
+        "confidence": confidence,
+        "verdicts": [v.to_dict() for v in vs],
+        "best": [_trial_summary(r) for r in best[:top]],
+        "pareto_front": [{"trial_id": p.trial_id, "profile": p.label, "x": p.x, "y": p.y} for p in front],
+        "notes": notes,
+    }
+
+
+__all__ = ["eval_kind", "summarize", "verdicts"]

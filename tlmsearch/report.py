@@ -1,0 +1,177 @@
+"""`report.html` (offline: plotly.js embedded), `summary.md` and `summary.json` for a run.
+
+    from tlmsearch.report import write_report
+    paths = write_report("runs/my-search")   # {"html": ..., "markdown": ..., "json": ...}
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tlmsearch.errors import UserError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import plotly.graph_objects as go
+
+    from tlmsearch.analysis.verdict import Verdict
+
+# figure id -> section title, in page order
+FIGURES: dict[str, str] = {
+    "verdict": "Verdict: is cosine tapering near-optimal?",
+    "pareto": "Pareto front",
+    "widths": "Width profiles of the best trials",
+    "curves": "Learning curves",
+    "front-load": "Quality against front-load",
+    "parallel": "Sampled parameters",
+}
+CONFIG_FILES = ("search.yaml", "compare.yaml")
+
+
+def load_run(run_dir: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The records (plain dicts) and the resolved config (plain dict, {} if none) of a run."""
+    import yaml
+
+    from tlmsearch.tuning.records import TRIALS_FILE, read_records
+
+    path = Path(run_dir)
+    if not path.is_dir():
+        raise UserError(f"run directory {str(path)!r} does not exist")
+    if not (path / TRIALS_FILE).exists():
+        raise UserError(f"{path} has no {TRIALS_FILE}: not a tlmsearch run directory, or no trial has ended yet")
+    config: dict[str, Any] = {}
+    for name in CONFIG_FILES:
+        if (path / name).exists():
+            config = yaml.safe_load((path / name).read_text()) or {}
+            break
+    return [r.to_dict() for r in read_records(path)], config
+
+
+def figures(records: list[dict[str, Any]], verdicts: list[Verdict], kinds: tuple[str, ...]) -> dict[str, go.Figure]:
+    """Every figure of the report, by id (see `FIGURES`)."""
+    from tlmsearch import plots
+
+    return {
+        "verdict": plots.plot_verdict(verdicts),
+        "pareto": plots.plot_pareto(records, kinds=kinds),
+        "widths": plots.plot_widths(records, kinds=kinds),
+        "curves": plots.plot_curves(records, kinds=kinds),
+        "front-load": plots.plot_front_load(records, kinds=kinds),
+        "parallel": plots.plot_parallel(records),
+    }
+
+
+def build(run_dir: str | Path, *, threshold: float = 0.01, confidence: float = 0.95
+          ) -> tuple[dict[str, Any], dict[str, go.Figure]]:
+    """The summary (plain data) and the figures of a run."""
+    from tlmsearch.analysis.collect import finished
+    from tlmsearch.analysis.summary import summarize, verdicts
+
+    records, config = load_run(run_dir)
+    summary = summarize(records, config, threshold=threshold, confidence=confidence)
+    kinds = ("baseline", "sampled") if finished(records) else ("compare",)
+    if not finished(records, kinds=kinds + ("verify",)):
+        raise UserError(f"{run_dir} has no finished trials (complete, full fidelity): nothing to report yet")
+    summary["run_dir"] = str(run_dir)
+    ev = summary["evaluation"]
+    vs = verdicts(records, threshold=threshold, confidence=confidence, arch=summary["arch"],
+                  kinds=(ev,) if ev else ())
+    return summary, figures(records, vs, kinds)
+
+
+def write_report(
+    run_dir: str | Path, out_dir: str | Path | None = None, *, threshold: float = 0.01, confidence: float = 0.95
+) -> dict[str, Path]:
+    """Write report.html, summary.md and summary.json into `out_dir` (default: the run dir)."""
+    summary, figs = build(run_dir, threshold=threshold, confidence=confidence)
+    out = Path(out_dir or run_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"html": out / "report.html", "markdown": out / "summary.md", "json": out / "summary.json"}
+    paths["json"].write_text(json.dumps(_json_safe(summary), indent=2) + "\n")
+    paths["markdown"].write_text(render_markdown(summary))
+    paths["html"].write_text(render_html(summary, figs))
+    return paths
+
+
+# ----------------------------------------------------------------------------- rendering
+
+
+def _pct(iv: Mapping[str, Any] | None) -> str:
+    if not iv:
+        return "-"
+    f = [iv["estimate"], iv["low"], iv["high"]]
+    return "{:+.2%} [{}, {}]".format(f[0], *(f"{x:+.2%}" if math.isfinite(x) else "n/a" for x in f[1:]))
+
+
+def _f(x: Any, fmt: str = ".4f") -> str:
+    return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, fmt)
+
+
+def render_markdown(summary: Mapping[str, Any]) -> str:
+    lines = [f"# tlmsearch report: {summary.get('run_dir', '')}", "",
+             f"Architecture: **{summary['arch']}**; {summary['n_records']} trial records, "
+             f"{summary['finished']} finished at full fidelity.", ""]
+    for v in summary["verdicts"]:
+        lines += [f"## Verdict ({v['group']})", "", f"**{v['headline']}**", "",
+                  f"- cosine ranks {v['cosine_rank']} of {v['n_profiles']} re-evaluated profiles",
+                  f"- cosine's regret (ppl_cosine - ppl_best) / ppl_best: {_pct(v['regret'])}",
+                  f"- Spearman correlation of search-time and verified scores: {_f(v['spearman'], '.2f')} "
+                  f"over {v['n_spearman']} profiles (how far the short-trial proxy can be trusted)"]
+        if v["better"]:
+            lines.append(f"- better profile: `{v['better']}` widths {v['better_widths']}")
+            lines.append(f"- its shape: {json.dumps(v['better_shape'])}")
+        lines += ["", "| rank | profile | seeds | mean ppl | gain vs cosine | gain vs uniform | front-load |",
+                  "|---:|---|---:|---:|---|---|---:|"]
+        for row in v["table"]:
+            lines.append(f"| {row['rank']} | `{row['label']}` | {row['n_seeds']} | {row['mean_ppl']:.3f} | "
+                         f"{_pct(row['gain_vs_cosine'])} | {_pct(row['gain_vs_uniform'])} | "
+                         f"{_f(row['front_load'], '.3f')} |")
+        lines += ["", "Gains are ppl_reference / ppl_profile - 1 paired by seed (positive: the profile is better), "
+                  f"with {v['confidence']:.0%} t intervals.", ""]
+    for note in summary["notes"]:
+        lines += [f"> {note}", ""]
+    lines += ["## Best trials", "", "| trial | profile | val_loss | val_ppl | widths |", "|---|---|---:|---:|---|"]
+    for b in summary["best"]:
+        lines.append(f"| {b['trial_id']} | `{b['profile']}` | {_f(b['val_loss'])} | {_f(b['val_ppl'], '.3f')} | "
+                     f"{b['widths']} |")
+    lines += ["", "Export the best: `tlmsearch export RUN_DIR --trial best --format native`", ""]
+    return "\n".join(lines)
+
+
+def render_html(summary: Mapping[str, Any], figs: Mapping[str, go.Figure]) -> str:
+    """One self-contained page: plotly.js inline once, no network needed."""
+    from plotly.offline import get_plotlyjs
+
+    heads = "".join(f"<p class='headline'><b>{html.escape(v['group'])}</b>: {html.escape(v['headline'])}</p>"
+                    for v in summary["verdicts"])
+    notes = "".join(f"<p class='note'>{html.escape(n)}</p>" for n in summary["notes"])
+    sections = []
+    for fig_id, title in FIGURES.items():
+        fig = figs[fig_id]
+        div = fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{fig_id}", default_height="480px")
+        sections.append(f"<section><h2>{html.escape(title)}</h2>{div}</section>")
+    md = html.escape(render_markdown(summary))
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        f"<title>tlmsearch report: {html.escape(str(summary.get('run_dir', '')))}</title>"
+        "<style>body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}"
+        ".headline{font-size:1.15em}.note{color:#a15c00}pre{white-space:pre-wrap;font-size:.85em}</style>"
+        f"<script type='text/javascript'>{get_plotlyjs()}</script></head><body>"
+        f"<h1>tlmsearch report</h1><p>{html.escape(str(summary.get('run_dir', '')))} &middot; "
+        f"architecture {html.escape(str(summary['arch']))} &middot; {summary['finished']} finished trials</p>"
+        f"{heads}{notes}{''.join(sections)}<section><h2>Summary</h2><pre>{md}</pre></section></body></html>\n"
+    )
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
