@@ -31,7 +31,7 @@ class ProfileResult:
     ppl: Mapping[int, float]  # seed -> final val_ppl
     baseline: str | None = None  # "cosine", "uniform", ... when the profile is a named baseline
     profile: Mapping[str, Any] = field(default_factory=dict)  # ProfileSpec dict
-    shape: Mapping[str, float] = field(default_factory=dict)  # ShapeStats dict
+    shape: Mapping[str, Any] = field(default_factory=dict)  # ShapeStats dict
     search_score: float | None = None  # val_loss of the same profile in the search (full fidelity)
     trial_ids: tuple[str, ...] = ()
 
@@ -93,7 +93,7 @@ class Verdict:
     regret: Interval  # (ppl_cosine - ppl_best) / ppl_best, paired by seed
     better: str | None  # the profile that beats cosine with confidence (largest lower bound)
     better_widths: tuple[int, ...] | None
-    better_shape: Mapping[str, float] | None
+    better_shape: Mapping[str, Any] | None
     spearman: float | None  # search-time score vs verified score, over profiles having both
     n_spearman: int
     comparisons: tuple[Comparison, ...]
