@@ -1,0 +1,109 @@
+"""Controlled comparison: train a fixed list of profiles with several seeds (no sampler, no early
+stopping) into a new run directory, then judge them with the verify statistics and report.
+
+The paper's experiment (uniform vs one third of the layers wider early/middle/late vs cosine):
+
+    from tlmsearch.analysis.compare import compare
+    result = compare(["uniform", "groups:early", "groups:middle", "groups:late", "cosine"],
+                     arch="transformer", preset="cpu-s", seeds=3)
+
+The run directory holds `search.yaml` (a SearchConfig whose baselines are the compared
+profiles, so `tlmsearch.load`, `report` and `export` read it like a search), `compare.json`
+(profiles and seeds) and `trials.jsonl` with records of kind "compare".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tlmsearch.errors import UserError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tlmsearch.analysis.verdict import Verdict
+
+COMPARE_FILE = "compare.json"
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    run_dir: Path
+    profiles: list[str]
+    seeds: list[int]
+    records: list[Any]  # TrialRecords of this comparison
+    verdicts: list[Verdict]  # empty when cosine is not among the profiles
+
+
+def compare(
+    profiles: Sequence[str],
+    *,
+    arch: str = "transformer",
+    preset: str = "cpu-s",
+    seeds: int = 3,
+    steps: int | None = None,
+    base_width: int = 0,
+    name: str = "",
+    runs_dir: str | Path = "runs",
+    model: Mapping[str, Any] | None = None,
+    train: Mapping[str, Any] | None = None,
+    data: Mapping[str, Any] | None = None,
+    cpus_per_trial: float = 1.0,
+    gpus_per_trial: float = 0.0,
+    seed: int = 0,
+    threshold: float = 0.01,
+    confidence: float = 0.95,
+    address: str | None = None,
+    progress: bool = True,
+    report: bool = True,
+) -> CompareResult:
+    """Train every profile in `profiles` (ProfileSpec texts) with seeds seed..seed+seeds-1.
+
+    `train`/`data` are TrainConfig/DataConfig fields, `model` ModelConfig or preset overrides.
+    Writes the run directory and (with `report`) report.html, summary.md and summary.json.
+    """
+    from tlmsearch import rundir
+    from tlmsearch.analysis.collect import as_dict
+    from tlmsearch.analysis.summary import verdicts
+    from tlmsearch.config import DataConfig, TrainConfig
+    from tlmsearch.profiles import ProfileSpec
+    from tlmsearch.tuning import FixedTrial, SearchConfig, run_fixed
+
+    if not profiles:
+        raise UserError("compare needs at least one profile, e.g. --families uniform cosine")
+    if seeds < 1:
+        raise UserError(f"seeds={seeds} must be >= 1")
+    specs = [ProfileSpec.parse(p) for p in profiles]  # ConfigError names a bad one
+    texts = [str(s) for s in specs]
+    if len(set(texts)) != len(texts):
+        raise UserError(f"profiles {texts} repeat a profile")
+    train_cfg = TrainConfig.from_dict(dict(train or {}), where="train")
+    if steps is not None:
+        train_cfg = train_cfg.replace(steps=steps, warmup_steps=min(train_cfg.warmup_steps, steps))
+    run_path = rundir.create_run_dir(runs_dir, name or None, prefix=f"compare-{arch}")
+    cfg = SearchConfig(
+        name=run_path.name, runs_dir=str(Path(runs_dir)), arch=arch, preset=preset, model=dict(model or {}),
+        base_width=base_width, space="families", scheduler="none", trials=len(specs) * seeds,
+        cpus_per_trial=cpus_per_trial, gpus_per_trial=gpus_per_trial, seed=seed, baselines=tuple(texts),
+        train=train_cfg, data=DataConfig.from_dict(dict(data or {}), where="data"),
+    )
+    cfg.save(run_path / "search.yaml")
+    seed_list = [seed + i for i in range(seeds)]
+    rundir.write_json(run_path / COMPARE_FILE, {"profiles": texts, "seeds": seed_list, "steps": train_cfg.steps})
+    items = [FixedTrial(spec=s, seed=k, base_width=base_width or None, name=str(s)) for s in specs for k in seed_list]
+    new = run_fixed(run_path, cfg, items, kind="compare", address=address, progress=progress)
+    vs = verdicts([as_dict(r) for r in new], threshold=threshold, confidence=confidence, arch=arch,
+                  kinds=("compare",))
+    if report and any(r.status == "complete" for r in new):
+        from tlmsearch.report import write_report
+
+        write_report(run_path, threshold=threshold, confidence=confidence)
+    return CompareResult(run_path, texts, seed_list, list(new), vs)
+
+
+def read_compare(run_dir: str | Path) -> dict[str, Any]:
+    """The profiles and seeds of a comparison run directory ({} when it is not one)."""
+    path = Path(run_dir) / COMPARE_FILE
+    return json.loads(path.read_text()) if path.exists() else {}
