@@ -1,0 +1,130 @@
+"""`SearchConfig`: everything that defines a search, saved as `runs/<name>/search.yaml`."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from tlmsearch.config import (
+    ARCHITECTURE_NAMES,
+    Config,
+    DataConfig,
+    TrainConfig,
+    check_choice,
+    check_positive,
+)
+from tlmsearch.errors import ConfigError
+
+SAMPLERS: tuple[str, ...] = ("tpe", "gp", "nsga2", "cmaes", "random", "qmc")
+SCHEDULERS: tuple[str, ...] = ("asha", "hyperband", "none")
+# objective -> direction; "params" is the model's total parameter count (budget sweeps)
+OBJECTIVES: dict[str, str] = {"val_loss": "min", "params": "min", "tokens_per_s": "max"}
+# objective -> the trainer's metric it reads
+OBJECTIVE_METRICS: dict[str, str] = {"val_loss": "val_loss", "params": "params_total", "tokens_per_s": "tokens_per_s"}
+SINGLE_OBJECTIVE_SAMPLERS: tuple[str, ...] = ("cmaes",)
+
+DEFAULT_BASELINES: tuple[str, ...] = (
+    "uniform",
+    "cosine:start=1.5,end=0.5",
+    "linear:start=1.5,end=0.5",
+    "cosine:start=0.5,end=1.5",
+)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SearchConfig(Config):
+    """A search over per-layer MLP width profiles.
+
+    Trials train `preset` (with `model` overrides) for `train.steps` steps and evaluate every
+    `train.eval_interval` steps; the scheduler may stop a trial at any evaluation after
+    `grace_steps`. The budget is `base_width` per layer (0 = the preset's), or, for a budget
+    sweep, a base width sampled from `base_widths = (low, high)` in steps of the preset's
+    `multiple_of`. The baselines (profile texts) are the first trials of every search.
+    """
+
+    name: str = ""  # run name; "" = "<arch>-<space>-<sampler>-<YYYYmmdd-HHMMSS>"
+    runs_dir: str = "runs"  # the run directory is <runs_dir>/<name>
+    arch: str = "transformer"
+    preset: str = "cpu-s"
+    model: dict[str, Any] = dataclasses.field(default_factory=dict)  # ModelConfig overrides
+    base_width: int = 0  # fixed budget: MLP width per layer; 0 = the preset's
+    base_widths: tuple[int, ...] = ()  # budget sweep: (low, high); () = fixed budget
+    space: str = "knots"  # search space: a name in search_spaces/ or a path to a .py file
+    sampler: str = "tpe"
+    objectives: tuple[str, ...] = ("val_loss",)
+    scheduler: str = "asha"
+    reduction_factor: int = 3  # ASHA / HyperBand: keep 1 / reduction_factor at each rung
+    grace_steps: int = 0  # no early stop before this many steps; 0 = one eval interval
+    trials: int = 32  # total trials, baselines included
+    time_budget_s: float = 0.0  # stop the search after this long; 0 = no limit
+    max_concurrent: int = 0  # trials at once; 0 = as many as the resources allow
+    cpus_per_trial: float = 1.0
+    gpus_per_trial: float = 0.0  # fractions share one GPU between trials
+    max_failures: int = 2  # retries of a trial whose worker died (infrastructure failure)
+    seed: int = 0  # sampler seed and training seed of every trial
+    baselines: tuple[str, ...] = DEFAULT_BASELINES
+    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+    data: DataConfig = dataclasses.field(default_factory=DataConfig)
+
+    def __post_init__(self) -> None:
+        check_choice("arch", self.arch, ARCHITECTURE_NAMES)
+        check_choice("sampler", self.sampler, SAMPLERS)
+        check_choice("scheduler", self.scheduler, SCHEDULERS)
+        if not self.objectives or len(self.objectives) > 2:
+            raise ConfigError(f"objectives={list(self.objectives)} must name one or two of: {', '.join(OBJECTIVES)}")
+        for obj in self.objectives:
+            check_choice("objectives", obj, OBJECTIVES)
+        if self.objectives[0] != "val_loss":
+            raise ConfigError(f"objectives={list(self.objectives)}: the first objective must be val_loss")
+        if len(set(self.objectives)) != len(self.objectives):
+            raise ConfigError(f"objectives={list(self.objectives)} repeats an objective")
+        if self.multi_objective and self.sampler in SINGLE_OBJECTIVE_SAMPLERS:
+            raise ConfigError(
+                f"sampler={self.sampler!r} supports a single objective only, but objectives="
+                f"{list(self.objectives)}; use tpe, nsga2, gp, random or qmc"
+            )
+        if "params" in self.objectives and not self.base_widths:
+            raise ConfigError(
+                "objective 'params' needs a budget sweep: every profile of a fixed budget has the same "
+                "parameter count; set base_widths=(low, high)"
+            )
+        if self.base_widths:
+            if len(self.base_widths) != 2 or not 0 < self.base_widths[0] < self.base_widths[1]:
+                raise ConfigError(
+                    f"base_widths={list(self.base_widths)} must be two widths (low, high) with 0 < low < high"
+                )
+            if self.base_width:
+                raise ConfigError("give either base_width (fixed budget) or base_widths (budget sweep), not both")
+        check_positive("base_width", self.base_width, allow_zero=True)
+        if self.reduction_factor < 2:
+            raise ConfigError(f"reduction_factor={self.reduction_factor} must be >= 2")
+        check_positive("grace_steps", self.grace_steps, allow_zero=True)
+        check_positive("trials", self.trials)
+        check_positive("time_budget_s", self.time_budget_s, allow_zero=True)
+        check_positive("max_concurrent", self.max_concurrent, allow_zero=True)
+        check_positive("cpus_per_trial", self.cpus_per_trial)
+        check_positive("gpus_per_trial", self.gpus_per_trial, allow_zero=True)
+        check_positive("max_failures", self.max_failures, allow_zero=True)
+        check_positive("seed", self.seed, allow_zero=True)
+        if self.grace_steps > self.train.steps:
+            raise ConfigError(f"grace_steps={self.grace_steps} must not exceed train.steps={self.train.steps}")
+        if self.name and ("/" in self.name or self.name.startswith(".")):
+            raise ConfigError(f"name={self.name!r} must be a plain folder name (no '/', not starting with '.')")
+        from tlmsearch.profiles import ProfileSpec
+
+        for text in self.baselines:
+            ProfileSpec.parse(text)  # raises ConfigError naming the bad baseline
+
+    @property
+    def multi_objective(self) -> bool:
+        return len(self.objectives) > 1
+
+    @property
+    def modes(self) -> list[str]:
+        """Ray/Optuna directions ("min" / "max"), one per objective."""
+        return [OBJECTIVES[o] for o in self.objectives]
+
+    @property
+    def grace(self) -> int:
+        """Steps before the scheduler may stop a trial."""
+        return min(self.grace_steps or self.train.eval_interval, self.train.steps)

@@ -1,0 +1,115 @@
+"""A compact live view of a search in place of Ray Tune's tables.
+
+One line, rewritten in place on a terminal (printed every `interval` seconds and at each
+trial end otherwise):
+
+    search tiny-knots  1m05s | 5/8 ended: 3 complete, 1 stopped, 1 failed | 2 running
+        | best val_loss 5.4321 (cosine:start=1.5,end=0.5)      (all on one line)
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from typing import IO, Any
+
+from ray.tune import Callback
+
+from tlmsearch.tuning.recorder import RecordWriter
+from tlmsearch.tuning.records import TrialRecord
+
+
+def fmt_elapsed(seconds: float) -> str:
+    m, s = divmod(int(seconds), 60)
+    h, m = divmod(m, 60)
+    return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s"
+
+
+def summary_line(
+    name: str, records: list[TrialRecord], total: int, running: int, elapsed: float, metric: str = "val_loss"
+) -> str:
+    """The progress line for these ended records (pure, tested)."""
+    counts = {s: sum(r.status == s for r in records) for s in ("complete", "stopped", "failed")}
+    parts = [
+        f"search {name}  {fmt_elapsed(elapsed)}",
+        f"{len(records)}/{total} ended: {counts['complete']} complete, {counts['stopped']} stopped, "
+        f"{counts['failed']} failed",
+        f"{running} running",
+    ]
+    full = [r for r in records if r.full_fidelity and math.isfinite(r.metrics.get(metric, math.nan))]
+    if full:
+        best = min(full, key=lambda r: r.metrics[metric])
+        parts.append(f"best {metric} {best.metrics[metric]:.4f} ({best.baseline or _short(best)})")
+    return " | ".join(parts)
+
+
+def _short(record: TrialRecord) -> str:
+    return f"#{record.number} {record.profile.get('family', '?')}"
+
+
+class ProgressView(Callback):
+    """Prints `summary_line` to `stream` (stderr by default) while Tune runs."""
+
+    def __init__(
+        self,
+        name: str,
+        total: int,
+        writer: RecordWriter,
+        *,
+        interval: float | None = None,
+        stream: IO[str] | None = None,
+    ) -> None:
+        self.name, self.total, self.writer = name, total, writer
+        self.stream = stream
+        self.interval = interval
+        self._t0 = time.time()
+        self._last = 0.0
+        self._records: list[TrialRecord] = []
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k not in ("stream", "_records")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, stream=None, _records=[])
+
+    @property
+    def out(self) -> IO[str]:
+        return self.stream or sys.stderr
+
+    @property
+    def tty(self) -> bool:
+        return bool(getattr(self.out, "isatty", lambda: False)())
+
+    def setup(self, **info: Any) -> None:
+        self._t0 = time.time()
+        self._records = [r for r in self.writer.all_records() if r.kind in ("baseline", "sampled")]
+
+    def _print(self, trials: list, final: bool = False) -> None:
+        running = sum(t.status == "RUNNING" for t in trials)
+        line = summary_line(self.name, self._records, self.total, running, time.time() - self._t0)
+        if self.tty and not final:
+            self.out.write("\r\033[K" + line)
+        else:
+            self.out.write(("\r\033[K" if self.tty else "") + line + "\n")
+        self.out.flush()
+        self._last = time.time()
+
+    def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
+        interval = self.interval if self.interval is not None else (1.0 if self.tty else 30.0)
+        if time.time() - self._last >= interval:
+            self._print(trials)
+
+    def _ended(self, trials: list) -> None:
+        fresh = [r for r in self.writer.written if r not in self._records]
+        self._records.extend(fresh)
+        self._print(trials, final=not self.tty)
+
+    def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self._ended(trials)
+
+    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self._ended(trials)
+
+    def on_experiment_end(self, trials: list, **info: Any) -> None:
+        self._print(trials, final=True)

@@ -1,0 +1,153 @@
+"""Driver-side Tune callback that appends a `TrialRecord` as each trial ends."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from pathlib import Path
+from typing import Any
+
+from ray.tune import Callback
+
+from tlmsearch.tuning.build import budget_for
+from tlmsearch.tuning.config import SearchConfig
+from tlmsearch.tuning.records import RecordLog, TrialRecord, read_records
+
+# Tune config keys that are ours, not sampled Optuna parameters
+_OWN_KEYS = {"profile", "baseline", "number", "kind", "seed", "index"}
+_STATIC_KEYS = ("params_total", "params_non_embedding", "params_mlp")
+
+
+def trial_config(config: dict[str, Any]) -> dict[str, Any]:
+    """A trial's own config (`run_fixed` nests it under "item" of a grid search)."""
+    return dict(config["item"]) if "item" in config else dict(config)
+
+
+def _iso(t: float | None) -> str | None:
+    return dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="seconds") if t else None
+
+
+def build_record(
+    cfg: SearchConfig,
+    trial_id: str,
+    config: dict[str, Any],
+    result: dict[str, Any] | None,
+    *,
+    error: str | None = None,
+    started: float | None = None,
+    ended: float | None = None,
+) -> TrialRecord:
+    """The record of one ended trial from its Tune config and its last reported result."""
+    from tlmsearch.profiles import ProfileSpec, shape_stats
+
+    result = result or {}
+    ended = ended or time.time()
+    spec = ProfileSpec.parse(config["profile"])
+    budget = budget_for(cfg, config.get("base_width"))
+    try:
+        widths: tuple[int, ...] = spec.widths(budget)
+        shape = shape_stats(widths).to_dict()
+    except ValueError:  # a profile the budget cannot hold: the trial failed on it too
+        widths, shape = (), {}
+    curve = [dict(c) for c in result.get("curve") or []]
+    steps = int(result.get("step", 0) or 0)
+    max_steps = cfg.train.steps
+    if error or result.get("failed"):
+        status, reason = "failed", error or str(result.get("reason"))
+    elif steps >= max_steps:
+        status, reason = "complete", None
+    else:
+        status, reason = "stopped", f"stopped early at step {steps} of {max_steps}"
+    metrics = dict(curve[-1]) if curve else {}
+    metrics.update({k: float(result[k]) for k in _STATIC_KEYS if k in result})
+    if started is None and "time_total_s" in result:
+        started = ended - float(result["time_total_s"])
+    kind = config.get("kind") or ("baseline" if config.get("baseline") else "sampled")
+    return TrialRecord(
+        trial_id=trial_id,
+        number=int(config.get("number", -1)),
+        kind=kind,
+        baseline=config.get("baseline"),
+        status=status,
+        reason=reason,
+        params={k: v for k, v in config.items() if k not in _OWN_KEYS},
+        profile=spec.to_dict(),
+        widths=widths,
+        budget=budget.to_dict(),
+        shape=shape,
+        seed=int(config.get("seed", cfg.seed)),
+        steps=steps,
+        max_steps=max_steps,
+        full_fidelity=status == "complete" and steps == max_steps,
+        curve=tuple(curve),
+        metrics=metrics,
+        started_at=_iso(started),
+        ended_at=_iso(ended),
+        wall_s=round(ended - started, 3) if started else 0.0,
+    )
+
+
+def _error_reason(trial: Any) -> str:
+    try:
+        err = trial.get_error()
+    except Exception:  # noqa: BLE001 - the error file may be unreadable
+        err = None
+    text = str(err or "").strip().splitlines()
+    return text[-1] if text else "the trial's worker failed"
+
+
+class RecordWriter(Callback):
+    """Appends a record to `<run_dir>/trials.jsonl` when a trial completes or errors.
+
+    Deduplicated by trial id against the file itself, so a resumed search never writes a
+    trial twice. Keeps running counts for the progress view.
+    """
+
+    def __init__(self, run_dir: str | Path, cfg: SearchConfig) -> None:
+        self.run_dir = str(Path(run_dir).resolve())
+        self.cfg = cfg
+        self.written: list[TrialRecord] = []  # records written by this driver session
+        self.configs: dict[str, dict[str, Any]] = {}  # their Tune configs, by trial id
+        self._log: RecordLog | None = None
+        self._started: dict[str, float] = {}
+
+    def __getstate__(self) -> dict[str, Any]:  # Tune pickles callbacks with the experiment
+        return {"run_dir": self.run_dir, "cfg": self.cfg}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["run_dir"], state["cfg"])  # type: ignore[misc]
+
+    @property
+    def log(self) -> RecordLog:
+        if self._log is None:
+            self._log = RecordLog(self.run_dir)
+        return self._log
+
+    def all_records(self) -> list[TrialRecord]:
+        return read_records(self.run_dir)
+
+    def setup(self, **info: Any) -> None:
+        self._log = RecordLog(self.run_dir)  # re-read ids: the file may have grown since
+
+    def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self._started[trial.trial_id] = time.time()
+
+    def on_trial_complete(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self._write(trial, None)
+
+    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self._write(trial, _error_reason(trial))
+
+    def _write(self, trial: Any, error: str | None) -> None:
+        config = trial_config(trial.config)
+        record = build_record(
+            self.cfg,
+            trial.trial_id,
+            config,
+            dict(trial.last_result or {}),
+            error=error,
+            started=self._started.pop(trial.trial_id, None),
+        )
+        if self.log.append(record):
+            self.written.append(record)
+            self.configs[record.trial_id] = config

@@ -1,0 +1,361 @@
+"""Run searches on Ray Tune: start or join Ray, build the Tuner, resume, run fixed trials.
+
+A run directory `<runs_dir>/<name>/` holds `search.yaml`, `environment.json`, the Optuna
+journal `optuna.log`, Ray Tune's experiment folder `tune/` and `trials.jsonl`. With
+`address`, the driver joins an existing Ray cluster; the run directory must then lie on
+storage every node can reach (a shared filesystem).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import logging
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+from tlmsearch.errors import ConfigError
+from tlmsearch.tuning.config import SearchConfig
+from tlmsearch.tuning.records import TrialRecord
+
+TUNE_DIR = "tune"
+CONFIG_FILE = "search.yaml"
+OBJECT_STORE_BYTES = 128 * 1024**2  # the trials exchange only small dicts
+
+# quiet Ray: our progress line replaces its tables; failures still reach the records
+_RAY_ENV = {
+    "RAY_AIR_NEW_OUTPUT": "0",
+    "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1",  # no per-trial CSV/JSON/TensorBoard files
+    "TUNE_DISABLE_STRICT_METRIC_CHECKING": "1",  # a failed trial's last report has no val_loss
+    "TUNE_GLOBAL_CHECKPOINT_S": "1",  # save experiment state often: a killed driver loses little
+    "TUNE_MAX_PENDING_TRIALS_PG": "1",
+    "RAY_DEDUP_LOGS": "0",
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S": "0",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class FixedTrial:
+    """One trial of `run_fixed`: a profile, a seed, optionally a base width and a name."""
+
+    spec: Any  # ProfileSpec
+    seed: int = 0
+    base_width: int | None = None
+    name: str | None = None  # e.g. the baseline this re-evaluates; goes to TrialRecord.baseline
+
+
+# ----------------------------------------------------------------------------- ray
+
+
+def ensure_ray(address: str | None = None) -> None:
+    """Start a quiet local Ray with this machine's CPUs (and GPUs), or join `address`."""
+    for key, value in _RAY_ENV.items():
+        os.environ.setdefault(key, value)
+    import ray
+
+    # the result grid would warn about the per-trial result files we do not write
+    logging.getLogger("ray.tune.analysis.experiment_analysis").setLevel(logging.ERROR)
+    if ray.is_initialized():
+        return
+    quiet = {"log_to_driver": False, "logging_level": logging.WARNING, "include_dashboard": False}
+    if address:
+        try:
+            ray.init(address=address, **quiet)
+        except (ConnectionError, RuntimeError) as exc:
+            raise ConfigError(f"cannot join the Ray cluster at {address}: {exc}") from None
+        return
+    from tlmsearch.hardware import cpu_count
+
+    ray.init(num_cpus=cpu_count(), num_gpus=_local_gpus(), object_store_memory=OBJECT_STORE_BYTES, **quiet)
+
+
+def _local_gpus() -> int:
+    try:
+        import torch
+
+        return torch.cuda.device_count()
+    except Exception:  # noqa: BLE001
+        return 0
+
+
+def check_resources(cfg: SearchConfig) -> None:
+    """A trial must fit on one node of the Ray cluster."""
+    import ray
+
+    nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
+    cpus = max((n.get("CPU", 0) for n in nodes), default=0)
+    gpus = max((n.get("GPU", 0) for n in nodes), default=0)
+    if cfg.cpus_per_trial > cpus:
+        raise ConfigError(f"cpus_per_trial={cfg.cpus_per_trial:g} but the largest Ray node has {cpus:g} CPUs")
+    if cfg.gpus_per_trial > gpus:
+        raise ConfigError(
+            f"gpus_per_trial={cfg.gpus_per_trial:g} but the largest Ray node has {gpus:g} GPUs"
+            + ("" if gpus else " (no CUDA device found)")
+        )
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def resolve(cfg: SearchConfig) -> SearchConfig:
+    """`cfg` with a run name, after checking everything that can be checked before Ray starts."""
+    from tlmsearch.profiles import ProfileSpec
+    from tlmsearch.spaces import load_space
+    from tlmsearch.tuning.build import budget_for, sweep_widths, trial_shape
+
+    space = load_space(cfg.space)
+    if cfg.base_widths:
+        lo, hi, _ = sweep_widths(cfg)
+        budget_for(cfg, lo), budget_for(cfg, hi)
+    budget_for(cfg)  # raises for an infeasible budget
+    for text in cfg.baselines:
+        trial_shape(cfg, ProfileSpec.parse(text))
+    if not cfg.name:
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+        cfg = cfg.replace(name=f"{cfg.arch}-{space.name}-{cfg.sampler}-{stamp}")
+    return cfg
+
+
+def _prepare_local(cfg: SearchConfig) -> None:
+    """Tokenize the corpus and measure the matmul peak once, before trials race to do it."""
+    from tlmsearch.data import prepare
+    from tlmsearch.hardware import matmul_peak, resolve_device, thread_count
+    from tlmsearch.tuning.trainable import trial_train_config
+
+    prepare(cfg.data)
+    train_cfg = trial_train_config(cfg, cfg.seed)
+    if train_cfg.device != "cuda":
+        with thread_count(train_cfg.threads):
+            matmul_peak(resolve_device("cpu"), train_cfg.dtype, cfg.data.cache_path())
+
+
+def write_environment(run_dir: Path) -> None:
+    try:  # the trainer's helper, when present
+        from tlmsearch.rundir import write_environment as write  # type: ignore[attr-defined]
+
+        write(run_dir)
+        return
+    except (ImportError, AttributeError, TypeError):
+        pass
+    import optuna
+    import ray
+    import torch
+
+    env = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "torch": torch.__version__,
+        "ray": ray.__version__,
+        "optuna": optuna.__version__,
+        "cpus": os.cpu_count(),
+        "cuda": torch.cuda.is_available(),
+        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
+    (run_dir / "environment.json").write_text(json.dumps(env, indent=2) + "\n")
+
+
+# ----------------------------------------------------------------------------- tuner
+
+
+def _trainable(cfg: SearchConfig) -> Any:
+    from ray import tune
+
+    from tlmsearch.tuning.trainable import run_trial
+
+    fn = tune.with_parameters(run_trial, search=cfg.to_dict())
+    resources = {"cpu": cfg.cpus_per_trial, "gpu": cfg.gpus_per_trial}
+    return tune.with_resources(fn, resources)
+
+
+def _scheduler(cfg: SearchConfig) -> Any:
+    from ray.tune.schedulers import AsyncHyperBandScheduler, FIFOScheduler
+
+    if cfg.scheduler == "none":
+        return FIFOScheduler()
+    # "hyperband" is asynchronous HyperBand: ASHA with several brackets (no paused trials)
+    return AsyncHyperBandScheduler(
+        time_attr="step",
+        metric=cfg.objectives[0],
+        mode=cfg.modes[0],
+        max_t=cfg.train.steps,
+        grace_period=cfg.grace,
+        reduction_factor=cfg.reduction_factor,
+        brackets=3 if cfg.scheduler == "hyperband" else 1,
+    )
+
+
+def _run_config(cfg: SearchConfig, run_dir: Path, name: str, callbacks: list) -> Any:
+    from ray import tune
+
+    return tune.RunConfig(
+        name=name,
+        storage_path=str(run_dir),
+        verbose=0,
+        callbacks=callbacks,
+        failure_config=tune.FailureConfig(max_failures=cfg.max_failures),
+        checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
+    )
+
+
+def _callbacks(cfg: SearchConfig, run_dir: Path, total: int, progress: bool) -> list:
+    from tlmsearch.tuning.progress import ProgressView
+    from tlmsearch.tuning.recorder import RecordWriter
+
+    writer = RecordWriter(run_dir, cfg)
+    return [writer, ProgressView(cfg.name, total, writer)] if progress else [writer]
+
+
+def _new_tuner(cfg: SearchConfig, run_dir: Path, progress: bool) -> Any:
+    from ray import tune
+
+    from tlmsearch.tuning.build import search_preset
+    from tlmsearch.tuning.searcher import DefineProfile, ProfileSearch, baseline_points, open_storage, sweep_of
+
+    define = DefineProfile(cfg.space, search_preset(cfg).n_layers, sweep_of(cfg))
+    baselines = baseline_points(cfg, define)[: cfg.trials]
+    searcher = ProfileSearch(define, cfg=cfg, storage=open_storage(str(run_dir)), baselines=baselines)
+    tune_config = tune.TuneConfig(
+        search_alg=searcher,
+        scheduler=_scheduler(cfg),
+        num_samples=cfg.trials,
+        max_concurrent_trials=cfg.max_concurrent or None,
+        time_budget_s=cfg.time_budget_s or None,
+        reuse_actors=True,
+        trial_dirname_creator=_trial_dirname,
+    )
+    return tune.Tuner(
+        _trainable(cfg),
+        tune_config=tune_config,
+        run_config=_run_config(cfg, run_dir, TUNE_DIR, _callbacks(cfg, run_dir, cfg.trials, progress)),
+    )
+
+
+def _trial_dirname(trial: Any) -> str:
+    return f"trial_{trial.trial_id}"
+
+
+def _quiet_optuna() -> None:
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def _fit(tuner: Any) -> None:
+    tuner.fit()  # trial errors are in the records; fit() raises only for the experiment itself
+
+
+# ----------------------------------------------------------------------------- public
+
+
+def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = True) -> Any:
+    """Run the search `cfg` describes in `<runs_dir>/<name>/` and return its `Study`."""
+    from tlmsearch.tuning.study import load
+
+    cfg = resolve(cfg)
+    run_dir = (Path(cfg.runs_dir) / cfg.name).resolve()
+    if (run_dir / CONFIG_FILE).exists():
+        raise ConfigError(f"run directory {run_dir} already holds a search; resume it or choose another name")
+    ensure_ray(address)
+    check_resources(cfg)
+    if not address:
+        _prepare_local(cfg)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    cfg.save(run_dir / CONFIG_FILE)
+    write_environment(run_dir)
+    _quiet_optuna()
+    _fit(_new_tuner(cfg, run_dir, progress))
+    return load(run_dir)
+
+
+def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = True) -> Any:
+    """Continue an interrupted search without re-running (or re-recording) finished trials.
+
+    Restoring unpickles Ray's saved state: resume only run directories you trust.
+    """
+    from ray import tune
+
+    from tlmsearch.tuning.study import load
+
+    run_dir = Path(run_dir).resolve()
+    if not (run_dir / CONFIG_FILE).is_file():
+        raise ConfigError(f"{run_dir} is not a search run directory (no {CONFIG_FILE})")
+    cfg = SearchConfig.load(run_dir / CONFIG_FILE)
+    ensure_ray(address)
+    check_resources(cfg)
+    _quiet_optuna()
+    tune_path = run_dir / TUNE_DIR
+    if tune.Tuner.can_restore(str(tune_path)):
+        tuner = tune.Tuner.restore(str(tune_path), _trainable(cfg), resume_unfinished=True, resume_errored=False)
+    else:  # killed before Ray saved any state: start again (finished records are kept)
+        tuner = _new_tuner(cfg, run_dir, progress)
+    _fit(tuner)
+    return load(run_dir)
+
+
+def run_fixed(
+    run_dir: str | Path,
+    search_cfg: SearchConfig,
+    items: list[FixedTrial],
+    kind: str = "verify",
+    steps: int | None = None,
+    *,
+    address: str | None = None,
+    progress: bool = False,
+) -> list[TrialRecord]:
+    """Train a fixed list of (profile, seed) trials in parallel at full fidelity.
+
+    No sampler, no early stopping. Each ended trial is appended to `<run_dir>/trials.jsonl`
+    as a record of `kind` ("verify", "compare", ...); returns the new records in `items` order.
+    `steps` overrides `search_cfg.train.steps`.
+    """
+    from ray import tune
+
+    from tlmsearch.tuning.progress import ProgressView
+    from tlmsearch.tuning.recorder import RecordWriter
+
+    if not items:
+        return []
+    cfg = search_cfg if steps is None else search_cfg.replace(train=search_cfg.train.replace(steps=steps))
+    cfg = cfg.replace(name=cfg.name or "fixed")
+    run_dir = Path(run_dir).resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    configs = []
+    for i, item in enumerate(items):
+        config: dict[str, Any] = {
+            "profile": str(item.spec),
+            "seed": int(item.seed),
+            "kind": kind,
+            "number": -1,
+            "index": i,
+        }
+        if item.base_width:
+            config["base_width"] = int(item.base_width)
+        if item.name:
+            config["baseline"] = item.name
+        configs.append(config)
+    ensure_ray(address)
+    check_resources(cfg)
+    if not address:
+        _prepare_local(cfg)
+    writer = RecordWriter(run_dir, cfg)
+    callbacks: list = [writer] + ([ProgressView(f"{cfg.name} {kind}", len(items), writer)] if progress else [])
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+    tuner = tune.Tuner(
+        _trainable(cfg),
+        param_space={"item": tune.grid_search(configs)},
+        tune_config=tune.TuneConfig(
+            num_samples=1,
+            max_concurrent_trials=cfg.max_concurrent or None,
+            reuse_actors=True,
+            trial_dirname_creator=_trial_dirname,
+        ),
+        run_config=_run_config(cfg, run_dir / "fixed", f"{kind}-{stamp}", callbacks),
+    )
+    _fit(tuner)
+    by_index = {int(writer.configs[r.trial_id].get("index", -1)): r for r in writer.written}
+    return [by_index[i] for i in range(len(items)) if i in by_index]

@@ -1,0 +1,178 @@
+"""The Optuna side of a search: samplers, the define-by-run space, baselines, fidelity.
+
+`ProfileSearch` is Ray Tune's `OptunaSearch` with three changes:
+
+- the baselines are the first trials: enqueued into the study (with their name as a user
+  attribute) when the space can express them, otherwise run outside the study;
+- a trial that ends before the full number of steps (stopped by the scheduler or the time
+  budget) is told to Optuna as PRUNED, not COMPLETE with a partial value, so neither the
+  samplers nor optuna-dashboard's Pareto front mistake it for a full-fidelity result;
+- a trial whose training raised (reported with `failed`) is told as FAIL.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ray.tune.search.optuna import OptunaSearch
+
+from tlmsearch.tuning.build import default_base_width, search_preset, sweep_widths
+
+if TYPE_CHECKING:  # pragma: no cover
+    import optuna
+
+    from tlmsearch.spaces import SearchSpace
+    from tlmsearch.tuning.config import SearchConfig
+
+STUDY_NAME = "search"
+OPTUNA_LOG = "optuna.log"
+logger = logging.getLogger(__name__)
+
+
+def make_sampler(cfg: SearchConfig) -> optuna.samplers.BaseSampler:
+    """The Optuna sampler named by `cfg.sampler`, seeded with `cfg.seed`."""
+    import optuna
+
+    s, seed = cfg.sampler, cfg.seed
+    if s == "tpe":
+        return optuna.samplers.TPESampler(seed=seed)
+    if s == "gp":
+        return optuna.samplers.GPSampler(seed=seed)
+    if s == "nsga2":
+        return optuna.samplers.NSGAIISampler(seed=seed, population_size=max(4, min(50, cfg.trials // 4)))
+    if s == "cmaes":
+        return optuna.samplers.CmaEsSampler(seed=seed, warn_independent_sampling=False)
+    if s == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    if s == "qmc":
+        return optuna.samplers.QMCSampler(seed=seed, scramble=True, warn_independent_sampling=False)
+    raise AssertionError(s)  # SearchConfig validated it
+
+
+def open_storage(run_dir: str) -> optuna.storages.BaseStorage:
+    """The study's journal file in the run directory (`optuna-dashboard <run>/optuna.log`)."""
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    return JournalStorage(JournalFileBackend(f"{run_dir}/{OPTUNA_LOG}"))
+
+
+class DefineProfile:
+    """The define-by-run function: asks the space for a profile (and a base width in sweeps).
+
+    Picklable (Ray saves the searcher): the space is loaded again from its name or path.
+    """
+
+    def __init__(self, space: str, n_layers: int, sweep: tuple[int, int, int] | None) -> None:
+        self.space_source, self.n_layers, self.sweep = space, n_layers, sweep
+        self._space: SearchSpace | None = None
+
+    @property
+    def space(self) -> SearchSpace:
+        if self._space is None:
+            from tlmsearch.spaces import load_space
+
+            self._space = load_space(self.space_source)
+        return self._space
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_space": None}
+
+    def __call__(self, trial: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.sweep:
+            lo, hi, step = self.sweep
+            out["base_width"] = trial.suggest_int("base_width", lo, hi, step=step)
+        out["profile"] = str(self.space.sample(trial, self.n_layers))
+        baseline = trial.user_attrs.get("baseline")
+        if baseline:  # train the baseline itself, not the space's (maybe rounded) encoding of it
+            out["profile"] = out["baseline"] = baseline
+        out["number"] = trial.number
+        return out
+
+
+class ProfileSearch(OptunaSearch):
+    """`OptunaSearch` that seeds baselines and tells partial trials as PRUNED (see module doc)."""
+
+    def __init__(
+        self,
+        define: DefineProfile,
+        *,
+        cfg: SearchConfig,
+        storage: optuna.storages.BaseStorage | None,
+        baselines: list[tuple[str, dict[str, Any] | None, dict[str, Any]]],
+    ) -> None:
+        metric: str | list[str] = list(cfg.objectives) if cfg.multi_objective else cfg.objectives[0]
+        mode: str | list[str] = cfg.modes if cfg.multi_objective else cfg.modes[0]
+        super().__init__(
+            space=define,
+            metric=metric,
+            mode=mode,
+            sampler=make_sampler(cfg),
+            study_name=STUDY_NAME,
+            storage=storage,
+            seed=cfg.seed,
+        )
+        self._max_steps = cfg.train.steps
+        # (name, Optuna params or None when the space cannot express it, Tune config)
+        self._pending = list(baselines)
+        self._outside: set[str] = set()
+
+    @property
+    def study(self) -> optuna.Study:
+        return self._ot_study
+
+    def suggest(self, trial_id: str) -> dict[str, Any] | None:
+        if self._pending and trial_id not in self._ot_trials:
+            name, point, config = self._pending.pop(0)
+            if point is None:
+                self._outside.add(trial_id)
+                return dict(config)
+            self._ot_study.enqueue_trial(point, user_attrs={"baseline": name}, skip_if_exists=False)
+        return super().suggest(trial_id)
+
+    def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
+        if trial_id in self._outside or trial_id not in self._ot_trials:
+            return
+        if not self.multi_objective and self.metric not in result:
+            return
+        super().on_trial_result(trial_id, result)
+
+    @property
+    def multi_objective(self) -> bool:
+        return isinstance(self.metric, list)
+
+    def on_trial_complete(self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False) -> None:
+        if trial_id in self._outside or trial_id not in self._ot_trials:
+            return
+        if result and result.get("failed"):
+            result, error = None, True
+        elif result and int(result.get("step", 0)) < self._max_steps:
+            result = None  # partial fidelity: PRUNED
+        super().on_trial_complete(trial_id, result, error)
+
+
+def baseline_points(
+    cfg: SearchConfig, define: DefineProfile
+) -> list[tuple[str, dict[str, Any] | None, dict[str, Any]]]:
+    """For each baseline: its name, the Optuna params that reproduce it (or None) and its Tune config."""
+    from tlmsearch.profiles import ProfileSpec
+
+    n_layers = search_preset(cfg).n_layers
+    out = []
+    for text in cfg.baselines:
+        spec = ProfileSpec.parse(text)
+        name = str(spec)
+        config: dict[str, Any] = {"profile": name, "baseline": name}
+        point = define.space.encode(spec, n_layers)
+        if cfg.base_widths:
+            config["base_width"] = default_base_width(cfg)
+            if point is not None:
+                point = {"base_width": config["base_width"], **point}
+        out.append((name, point, config))
+    return out
+
+
+def sweep_of(cfg: SearchConfig) -> tuple[int, int, int] | None:
+    return sweep_widths(cfg) if cfg.base_widths else None

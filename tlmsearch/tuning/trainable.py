@@ -1,0 +1,88 @@
+"""The function Ray Tune runs in each trial: one real training run of one width profile.
+
+The trial's Tune config holds `profile` (a ProfileSpec text) and optionally `base_width`
+(budget sweeps), `seed`, `baseline`, `number` and `kind`; the search config arrives through
+`tune.with_parameters`. Every evaluation of `tlmsearch.train` is forwarded to
+`ray.tune.report` (flat metrics for the scheduler and the searcher, plus the curve so far)
+together with the trainer's checkpoint, so an interrupted trial resumes where it was.
+
+A trial whose training raises (divergence, a bad shape, anything) reports `failed=1` and the
+reason and then ends normally: the search goes on, the driver records the failure, and Ray's
+retries (`max_failures`) stay reserved for infrastructure failures (a dead worker).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import traceback
+from pathlib import Path
+from typing import Any
+
+from tlmsearch.tuning.build import trial_shape
+from tlmsearch.tuning.config import OBJECTIVE_METRICS, SearchConfig
+
+CURVE_FILE = "curve.json"
+
+
+def trial_train_config(cfg: SearchConfig, seed: int) -> Any:
+    """The TrainConfig of one trial: threads = CPUs per trial; CUDA with bf16 for GPU trials."""
+    changes: dict[str, Any] = {"seed": seed, "threads": max(1, int(cfg.cpus_per_trial))}
+    if cfg.gpus_per_trial > 0:
+        changes.update(device="cuda", dtype="bfloat16")
+    return cfg.train.replace(**changes)
+
+
+def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
+    """Ray Tune function trainable (bind `search` with `tune.with_parameters`)."""
+    import torch
+    from ray import tune
+
+    from tlmsearch.models import count_params
+    from tlmsearch.profiles import ProfileSpec
+    from tlmsearch.trainer import resolve_vocab, train
+
+    cfg = SearchConfig.from_dict(search)
+    config = config["item"] if "item" in config else config  # run_fixed's grid search
+    train_cfg = trial_train_config(cfg, int(config.get("seed", cfg.seed)))
+    torch.set_num_threads(train_cfg.threads)
+    work = Path(tempfile.mkdtemp(prefix="tlmsearch-trial-"))
+    curve: list[dict[str, float]] = []
+    restored = tune.get_checkpoint()
+    if restored is not None:
+        with restored.as_directory() as d:
+            shutil.copytree(d, work, dirs_exist_ok=True)
+        if (work / CURVE_FILE).is_file():
+            curve = json.loads((work / CURVE_FILE).read_text())
+    static: dict[str, float] = {}
+
+    def report(step: int, metrics: dict[str, float]) -> None:
+        curve.append(dict(metrics))
+        (work / CURVE_FILE).write_text(json.dumps(curve))
+        flat = {**static, **metrics, "step": int(step), "curve": list(curve)}
+        for key, source in OBJECTIVE_METRICS.items():
+            if source in flat:
+                flat[key] = flat[source]
+        tune.report(flat, checkpoint=tune.Checkpoint.from_directory(str(work)))
+
+    try:
+        spec = ProfileSpec.parse(config["profile"])
+        _, _, model_cfg = trial_shape(cfg, spec, config.get("base_width"))
+        model_cfg = resolve_vocab(model_cfg, cfg.data)
+        static["params_total"] = float(count_params(model_cfg).total)
+        train(model_cfg, train_cfg, cfg.data, report=report, checkpoint_dir=work)
+    except Exception as exc:  # recorded as failed; the search goes on
+        reason = f"{type(exc).__name__}: {exc}"
+        last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+        where = f" ({Path(last[0].filename).name}:{last[0].lineno})" if last else ""
+        tune.report(
+            {
+                "failed": 1,
+                "reason": reason + where,
+                "step": int(curve[-1]["step"]) if curve else 0,
+                "curve": list(curve),
+            }
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
