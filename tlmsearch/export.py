@@ -284,3 +284,88 @@ def decode(fmt: str, doc: Any) -> tuple[int, ...]:
             mults = [round(mults[0] + (mults[1] - mults[0]) * i / max(n - 1, 1), 2) for i in range(n)]
         return tuple(make_divisible(m * doc["model_dim"], doc["ffn_dim_divisor"]) for m in mults)
     raise UserError(f"unsupported export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+
+
+# ----------------------------------------------------------------------------- from a run
+
+
+def pick_trial(study: Any, trial: str = "best") -> tuple[dict[str, Any], str]:
+    """The record to export and why it was chosen.
+
+    "best": the profile with the lowest mean verified perplexity when the run holds seed
+    re-evaluations (verify/compare), else the finished search trial with the lowest val_loss.
+    Otherwise `trial` is a trial id.
+    """
+    from tlmsearch.analysis.collect import as_dict, finished, metric
+    from tlmsearch.analysis.summary import EVAL_KINDS, eval_kind
+    from tlmsearch.analysis.verdict import ProfileResult
+
+    records = [as_dict(r) for r in study.records]
+    if trial != "best":
+        rec = next((r for r in records if r["trial_id"] == trial), None)
+        if rec is None:
+            ids = [r["trial_id"] for r in records]
+            shown = ", ".join(ids[:8]) + (", ..." if len(ids) > 8 else "")
+            raise UserError(f"unknown trial id {trial!r} in {study.run_dir}; known: {shown or 'none'}")
+        if not rec.get("widths"):
+            raise UserError(f"trial {trial!r} has no widths to export (status {rec.get('status')})")
+        return rec, f"trial {trial}"
+    kind = eval_kind(records)
+    if kind is not None:
+        from tlmsearch.analysis.collect import profile_results
+
+        results: list[ProfileResult] = profile_results(records, kinds=(kind,))
+        if results:
+            best = min(results, key=lambda r: r.mean_ppl)
+            rec = next(r for r in records if r["trial_id"] == best.trial_ids[0])
+            return rec, f"best mean perplexity over {best.n_seeds} {kind} seeds ({best.label})"
+    done = finished(records, kinds=("baseline", "sampled") + EVAL_KINDS)
+    if not done:
+        raise UserError(f"{study.run_dir} has no finished trials (complete, full fidelity) to export")
+    rec = min(done, key=lambda r: metric(r, "val_loss"))
+    return rec, f"lowest search val_loss ({metric(rec, 'val_loss'):.4f}; not re-evaluated with seeds)"
+
+
+def export_run(
+    study: Any,
+    trial: str = "best",
+    fmt: str = "native",
+    out_dir: str | Path | None = None,
+    *,
+    divisor: int | None = None,
+    write: bool = True,
+) -> tuple[Export, Path | None, str]:
+    """Export one trial of a run (a `Study` or a run directory); returns (export, path, why chosen).
+
+    Written to `out_dir` (default `<run_dir>/export/<trial_id>-<format>/`) unless `write=False`.
+    """
+    if fmt not in FORMATS:
+        raise UserError(f"unsupported export format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+    from tlmsearch.analysis.collect import label, metric
+    from tlmsearch.tuning import load
+    from tlmsearch.tuning.build import model_overrides, search_preset
+
+    if isinstance(study, str | Path):
+        if not Path(study).is_dir():
+            raise UserError(f"run directory {str(study)!r} does not exist")
+        study = load(study)
+    rec, why = pick_trial(study, trial)
+    cfg = study.config
+    model = search_preset(cfg).model_config(cfg.arch, tuple(rec["widths"]), **model_overrides(cfg))
+    steps = int(rec.get("max_steps") or cfg.train.steps)
+    train = cfg.train.replace(seed=int(rec.get("seed", cfg.seed)), steps=steps,
+                              warmup_steps=min(cfg.train.warmup_steps, steps))
+    source = {"run_dir": str(study.run_dir), "trial_id": rec["trial_id"], "profile": label(rec),
+              "val_loss": metric(rec, "val_loss"), "chosen": why}
+    ex = export(model, fmt, train=train.to_dict(), data=cfg.data.to_dict(), source=source, divisor=divisor)
+    if fmt == "native":  # keep where it came from, in the section the trainer ignores
+        import yaml
+
+        doc = yaml.safe_load(ex.text)
+        doc["meta"] = source
+        ex = Export(ex.format, ex.filename, str(yaml.safe_dump(doc, sort_keys=False)), ex.widths, ex.built, ex.notes)
+    path = None
+    if write:
+        out = Path(out_dir) if out_dir else Path(study.run_dir) / "export" / f"{rec['trial_id']}-{fmt}"
+        path = ex.write(out)
+    return ex, path, why

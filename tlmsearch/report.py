@@ -91,7 +91,7 @@ def write_report(
     out = Path(out_dir or run_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"html": out / "report.html", "markdown": out / "summary.md", "json": out / "summary.json"}
-    paths["json"].write_text(json.dumps(_json_safe(summary), indent=2) + "\n")
+    paths["json"].write_text(json.dumps(json_safe(summary), indent=2) + "\n")
     paths["markdown"].write_text(render_markdown(summary))
     paths["html"].write_text(render_html(summary, figs))
     return paths
@@ -167,11 +167,12 @@ def render_html(summary: Mapping[str, Any], figs: Mapping[str, go.Figure]) -> st
     )
 
 
-def _json_safe(value: Any) -> Any:
+def json_safe(value: Any) -> Any:
+    """Plain data with non-finite floats replaced by None (strict JSON)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, Mapping):
-        return {str(k): _json_safe(v) for k, v in value.items()}
+        return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
+        return [json_safe(v) for v in value]
     return value

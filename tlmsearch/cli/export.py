@@ -1,0 +1,61 @@
+"""`tlmsearch export`: a trial's width schedule as a training config of another format."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "export a trial's per-layer widths: native, nemotron-nas, openelm, megatron, gemma3n, widths"
+DESCRIPTION = """\
+Export the width schedule of one trial (default: the best) to a training-config format.
+
+formats:
+  native        tlmsearch run config (model/train/data); train it with `tlmsearch train --config FILE`
+  nemotron-nas  DeciLM / Nemotron-NAS config.json, per-layer block_configs (ffn_mult); readers round
+                widths up to a multiple of 256
+  openelm       OpenELM config.json, per-layer ffn_multipliers (ffn_dim_divisor = gcd of the widths)
+  megatron      Megatron Core heterogeneous-layers JSON, per-block ffn_hidden_size (exact)
+  gemma3n       transformers Gemma3nTextConfig config.json, per-layer intermediate_size (exact)
+  widths        a plain JSON list
+
+"best" is the profile with the lowest mean verified perplexity when the run has been verified
+(or is a comparison), else the finished search trial with the lowest val_loss. Where a format's
+rounding rule cannot reproduce a width exactly, the export says so and lists the widths a reader
+will build.
+
+examples:
+  tlmsearch export runs/my-search --format native
+  tlmsearch train --config runs/my-search/export/<trial>-native/config.yaml
+  tlmsearch export runs/my-search --trial 3f2a_00007 --format nemotron-nas --out /tmp/nas
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a search or compare run directory")
+    p.add_argument("--trial", default="best", help="'best' (default) or a trial id from trials.jsonl")
+    p.add_argument("--format", dest="fmt", default="native", metavar="FORMAT",
+                   help="native (default), nemotron-nas, openelm, megatron, gemma3n or widths")
+    p.add_argument("--out", metavar="DIR", help="output folder (default RUN_DIR/export/<trial>-<format>/)")
+    p.add_argument("--divisor", type=int, help="openelm: ffn_dim_divisor (default: gcd of the widths, exact)")
+    p.add_argument("--stdout", action="store_true", help="print the exported file instead of writing it")
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from tlmsearch.errors import UserError
+    from tlmsearch.export import FORMATS, export_run
+
+    if args.fmt not in FORMATS:
+        raise UserError(f"unsupported export format {args.fmt!r}; choose one of: {', '.join(FORMATS)}")
+    if args.divisor is not None and args.divisor < 1:
+        raise UserError(f"--divisor={args.divisor} must be >= 1")
+    ex, path, why = export_run(args.run_dir, args.trial, args.fmt, args.out, divisor=args.divisor,
+                               write=not args.stdout)
+    if args.stdout:
+        print(ex.text, end="")
+        print(ex.summary(), file=sys.stderr)
+        return 0
+    print(f"exported {why}")
+    print(ex.summary())
+    print(f"wrote {path}")
+    return 0

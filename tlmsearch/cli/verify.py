@@ -1,0 +1,91 @@
+"""`tlmsearch verify`: re-train the best profiles and the baselines with seeds; the verdict."""
+
+from __future__ import annotations
+
+import argparse
+
+HELP = "re-train the top-k profiles and the baselines with several seeds; is cosine near-optimal?"
+DESCRIPTION = """\
+Short, noisy trials make a search's best trial optimistic (the winner's curse). verify re-trains
+the top-k distinct profiles of RUN_DIR and the cosine (1.5 -> 0.5) and uniform baselines at full
+fidelity with fresh seeds, in parallel through Ray, and compares them paired by seed: mean
+difference in val loss and perplexity against cosine and uniform with 95% t intervals, cosine's
+rank and regret (ppl_cosine - ppl_best) / ppl_best, and the Spearman correlation between search
+scores and verified scores (how far the short-trial proxy can be trusted).
+
+Verdict: "a better profile was found" when some profile's perplexity gain over cosine has a 95%
+lower bound above --threshold; otherwise "cosine is near-optimal".
+
+Records go to RUN_DIR/trials.jsonl with kind "verify"; running verify again reuses finished ones.
+Then `tlmsearch report RUN_DIR` draws everything.
+
+examples:
+  tlmsearch verify runs/my-search --top-k 5 --seeds 3
+  tlmsearch verify runs/my-search --top-k 3 --seeds 5 --steps 1000 --threshold 0.02
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a search run directory")
+    p.add_argument("--top-k", type=int, default=5, help="distinct best profiles to re-train (default 5)")
+    p.add_argument("--seeds", type=int, default=3, help="seeds per profile (default 3)")
+    p.add_argument("--steps", type=int, help="training steps (default: the search's full fidelity)")
+    p.add_argument("--threshold", type=float, default=0.01,
+                   help="perplexity gain over cosine that counts as better (default 0.01 = 1%%)")
+    p.add_argument("--confidence", type=float, default=0.95, help="confidence level of intervals (default 0.95)")
+    p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
+    p.add_argument("--no-report", action="store_true", help="do not write report.html/summary.* afterwards")
+    p.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+
+
+def check_levels(threshold: float, confidence: float) -> None:
+    from tlmsearch.errors import UserError
+
+    if not 0.0 <= threshold < 1.0:
+        raise UserError(f"--threshold={threshold} must lie in [0, 1) (a relative perplexity gain, 0.01 = 1%)")
+    if not 0.0 < confidence < 1.0:
+        raise UserError(f"--confidence={confidence} must lie in (0, 1)")
+
+
+def print_verdicts(verdicts: list, as_json: bool) -> None:
+    import json
+
+    from tlmsearch.report import json_safe
+
+    if as_json:
+        print(json.dumps(json_safe([v.to_dict() for v in verdicts]), indent=2))
+        return
+    for v in verdicts:
+        print(f"\n{v.group}: {v.headline}")
+        for row in v.table:
+            g = row["gain_vs_cosine"]
+            gain = f"{g['estimate']:+.2%} [{g['low']:+.2%}, {g['high']:+.2%}]" if g else "(reference)"
+            print(f"  {row['rank']:>2}. {row['label']:<40} ppl {row['mean_ppl']:.3f}  vs cosine {gain}")
+        if v.spearman is not None:
+            print(f"  search vs verified rank correlation (Spearman): {v.spearman:.2f} over {v.n_spearman} profiles")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tlmsearch.analysis.verify import verify
+    from tlmsearch.errors import UserError
+
+    check_levels(args.threshold, args.confidence)
+    if not Path(args.run_dir).is_dir():
+        raise UserError(f"run directory {args.run_dir!r} does not exist")
+    result = verify(args.run_dir, top_k=args.top_k, seeds=args.seeds, steps=args.steps, threshold=args.threshold,
+                    confidence=args.confidence, address=args.address, progress=not args.json)
+    if not args.json:
+        print(f"verify: {len(result.planned)} (profile, seed) runs, {result.reused} reused, "
+              f"{len(result.new_records)} trained")
+    print_verdicts(result.verdicts, args.json)
+    if not result.verdicts and not args.json:
+        print("no verdict: no finished cosine re-evaluation (see trials.jsonl for failures)")
+    if not args.no_report:
+        from tlmsearch.report import write_report
+
+        paths = write_report(args.run_dir, threshold=args.threshold, confidence=args.confidence)
+        if not args.json:
+            print(f"wrote {paths['html']}")
+    return 0
