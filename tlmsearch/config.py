@@ -297,7 +297,7 @@ class TrainConfig(Config):
     grad_accum: int = 1  # micro-batches per optimizer step
     lr: float = 2e-3  # peak learning rate
     min_lr_ratio: float = 0.1  # final lr = min_lr_ratio * lr (cosine, wsd)
-    warmup_steps: int = 20  # linear warmup from 0
+    warmup_steps: int = 20  # linear warmup from 0 (capped at steps)
     schedule: str = "cosine"  # "cosine" | "wsd" (warmup-stable-decay) | "constant"
     decay_fraction: float = 0.2  # wsd: share of the steps spent in the final linear decay
     weight_decay: float = 0.1  # AdamW, applied to matrices and embeddings only
@@ -325,8 +325,6 @@ class TrainConfig(Config):
         check_choice("device", self.device, DEVICES)
         if len(self.betas) != 2 or not all(0.0 <= b < 1.0 for b in self.betas):
             raise ConfigError(f"betas={self.betas} must be two numbers in [0, 1)")
-        if self.warmup_steps > self.steps:
-            raise ConfigError(f"warmup_steps={self.warmup_steps} must not exceed steps={self.steps}")
 
     @property
     def tokens_per_step(self) -> int:

@@ -84,18 +84,19 @@ def _with_vocab(model_cfg: ModelConfig, data: TokenData) -> ModelConfig:
 
 def lr_at(step: int, cfg: TrainConfig) -> float:
     """Learning rate for optimizer update number `step` (0-based)."""
-    if cfg.warmup_steps and step < cfg.warmup_steps:
-        return cfg.lr * (step + 1) / cfg.warmup_steps
+    warmup = min(cfg.warmup_steps, cfg.steps)
+    if warmup and step < warmup:
+        return cfg.lr * (step + 1) / warmup
     low = cfg.lr * cfg.min_lr_ratio
     if cfg.schedule == "constant":
         return cfg.lr
     if cfg.schedule == "cosine":
-        span = max(1, cfg.steps - cfg.warmup_steps)
-        progress = min(1.0, (step - cfg.warmup_steps) / span)
+        span = max(1, cfg.steps - warmup)
+        progress = min(1.0, (step - warmup) / span)
         return low + (cfg.lr - low) * 0.5 * (1.0 + math.cos(math.pi * progress))
     # wsd: stable at the peak, then a linear decay over the last decay_fraction of the steps
     decay_steps = max(1, round(cfg.steps * cfg.decay_fraction))
-    decay_start = max(cfg.warmup_steps, cfg.steps - decay_steps)
+    decay_start = max(warmup, cfg.steps - decay_steps)
     if step < decay_start:
         return cfg.lr
     progress = min(1.0, (step - decay_start + 1) / max(1, cfg.steps - decay_start))

@@ -174,9 +174,6 @@ def resolve_configs(args: argparse.Namespace) -> tuple[Any, Any, Any, dict[str, 
         value = getattr(args, flag)
         if value is not None:
             train_doc[field] = value
-    # keep a short run valid: warmup never longer than the run
-    if "steps" in train_doc and "warmup_steps" not in train_doc:
-        train_doc["warmup_steps"] = min(TrainConfig().warmup_steps, int(train_doc["steps"]))
     train_cfg = TrainConfig.from_dict(train_doc, where="train")
 
     data_doc = dict(doc["data"])
