@@ -58,33 +58,36 @@ def fast_swiglu_scan(
     Returns (B, T, C).
     """
     bsz, t, c = u.shape
+    f = w_gate.shape[1]
     n = -(-t // chunk)
     pad = n * chunk - t
     if pad:
         u, k, v = (F.pad(z, (0, 0, 0, pad)) for z in (u, k, v))  # (B, n*b, C)
     us, ks, vs = (z.view(bsz, n, chunk, c) for z in (u, k, v))  # (B, n, b, C)
-    wg, wu, wd = (w.unsqueeze(0).expand(bsz, -1, -1) for w in (w_gate, w_up, w_down))  # (B, C, F), (B, F, C)
+    zs = torch.cat((us, ks), dim=2)  # (B, n, 2b, C): each chunk's reads and inner-loss inputs, one pass
+    scaled_v = (2 * lr) * vs  # (B, n, b, C)
+    wgu = torch.cat((w_gate, w_up), dim=1)  # (C, 2F), then (B, C, 2F) after the first step
+    wd = w_down  # (F, C), then (B, F, C)
+    # per-chunk views via unbind (its backward is one stack; indexing would zero-fill per chunk)
+    u_c, k_c, z_c, sv_c = (x.unbind(1) for x in (us, ks, zs, scaled_v))
     outs = []
     for i in range(n):
-        uc, kc, vc = us[:, i], ks[:, i], vs[:, i]  # (B, b, C)
         if i == n - 1:  # the last chunk's step is never read
-            outs.append((F.silu(uc @ wg) * (uc @ wu)) @ wd)  # (B, b, C)
+            gate, up = (u_c[i] @ wgu).split(f, dim=-1)  # (B, b, F)
+            outs.append((F.silu(gate) * up) @ wd)  # (B, b, C)
             break
-        z = torch.cat((uc, kc), dim=1)  # (B, 2b, C): read and inner loss share one pass
-        gate, up = z @ wg, z @ wu  # (B, 2b, F)
+        gate, up = (z_c[i] @ wgu).split(f, dim=-1)  # (B, 2b, F)
         act = F.silu(gate)
         hid = act * up  # (B, 2b, F)
         out = hid @ wd  # (B, 2b, C)
         outs.append(out[:, :chunk])
-        g_k, up_k, act_k, hid_k = gate[:, chunk:], up[:, chunk:], act[:, chunk:], hid[:, chunk:]  # (B, b, F)
-        r = 2 * (out[:, chunk:] - vc)  # (B, b, C) dℓ/dout, summed over the chunk below
-        d_hid = r @ wd.transpose(1, 2)  # (B, b, F)
-        d_up = d_hid * act_k
-        d_gate = d_hid * up_k * silu_grad(g_k)
-        k_t = kc.transpose(1, 2)  # (B, C, b)
-        wd = wd - lr * (hid_k.transpose(1, 2) @ r)  # (B, F, C)
-        wu = wu - lr * (k_t @ d_up)  # (B, C, F)
-        wg = wg - lr * (k_t @ d_gate)  # (B, C, F)
+        # r = -lr * dℓ/dout for ℓ = Σ_t ||out_t - v_t||²; the step is then W += X^T r-like products
+        r = sv_c[i] - (2 * lr) * out[:, chunk:]  # (B, b, C)
+        d_hid = r @ wd.transpose(-1, -2)  # (B, b, F)
+        g_k, up_k, act_k = gate[:, chunk:], up[:, chunk:], act[:, chunk:]  # (B, b, F)
+        d_gu = torch.cat((d_hid * up_k * silu_grad(g_k), d_hid * act_k), dim=-1)  # (B, b, 2F)
+        wd = torch.baddbmm(wd.expand(bsz, f, c), hid[:, chunk:].transpose(1, 2), r)  # (B, F, C)
+        wgu = torch.baddbmm(wgu.expand(bsz, c, 2 * f), k_c[i].transpose(1, 2), d_gu)  # (B, C, 2F)
     return torch.cat(outs, dim=1)[:, :t]  # (B, T, C)
 
 

@@ -99,43 +99,50 @@ def memory_scan(
     chunk c read the weights W_c left by chunks < c.
     """
     bsz, n_h, t, d = q.shape
+    f = a2.shape[-1]
+    bh = bsz * n_h
     n = -(-t // chunk)
     pad = n * chunk - t
     if pad:
         q, k, v = (F.pad(z, (0, 0, 0, pad)) for z in (q, k, v))  # (B, H, n*b, D)
         theta, log_eta, log_keep = (F.pad(z, (0, pad)) for z in (theta, log_eta, log_keep))
-    qs, ks, vs = (z.view(bsz, n_h, n, chunk, d) for z in (q, k, v))  # (B, H, n, b, D)
+    qs, ks, vs = (z.reshape(bh, n, chunk, d) for z in (q, k, v))  # (BH, n, b, D)
+    zs = torch.cat((qs, ks), dim=2)  # (BH, n, 2b, D): each chunk's reads and inner-loss inputs, one pass
     state = torch.promote_types(a2.dtype, torch.float32)  # gates and momentum: at least fp32
     keep_w, carry_w, coef_w, keep_s, coef_s = chunk_coefficients(
-        *(z.to(state).view(bsz, n_h, n, chunk) for z in (theta, log_eta, log_keep))
+        *(z.to(state).reshape(bh, n, chunk) for z in (theta, log_eta, log_keep))
     )
-    w2 = a2.unsqueeze(0).expand(bsz, -1, -1, -1)  # (B, H, D, F)
-    w1 = a1.unsqueeze(0).expand(bsz, -1, -1, -1)  # (B, H, F, D)
-    s2 = torch.zeros_like(w2, dtype=state)  # momentum ("surprise") of A2
-    s1 = torch.zeros_like(w1, dtype=state)
+    # the factor 2 of dℓ/dM = 2 (M(k) - v) goes into the token coefficients; [W-coef | S-coef]
+    coefs = 2 * torch.stack((coef_w, coef_s), dim=2)[..., None]  # (BH, n, 2, b, 1)
+    w2 = a2.unsqueeze(0).expand(bsz, -1, -1, -1).reshape(bh, d, f)  # (BH, D, F)
+    w1 = a1.unsqueeze(0).expand(bsz, -1, -1, -1).reshape(bh, f, d)  # (BH, F, D)
+    s2 = torch.zeros(bh, d, f, dtype=state, device=q.device)  # momentum ("surprise") of A2
+    s1 = torch.zeros(bh, f, d, dtype=state, device=q.device)
+    # per-chunk views via unbind (its backward is one stack; indexing would zero-fill per chunk)
+    q_c, k_c, v_c, z_c, coef_c = (x.unbind(1) for x in (qs, ks, vs, zs, coefs))
+    keep_w_c, carry_w_c, keep_s_c = (x[:, :, None, None].unbind(1) for x in (keep_w, carry_w, keep_s))
     outs = []
     for c in range(n):
-        qc, kc, vc = qs[:, :, c], ks[:, :, c], vs[:, :, c]  # (B, H, b, D)
         if c == n - 1:  # the last chunk's update is never read
-            outs.append(qc + F.silu(qc @ w2) @ w1)  # (B, H, b, D)
+            qc = q_c[c]  # (BH, b, D)
+            outs.append(torch.baddbmm(qc, F.silu(qc @ w2), w1))  # (BH, b, D)
             break
-        z = torch.cat((qc, kc), dim=2)  # (B, H, 2b, D) read and write share one pass
-        a = z @ w2  # (B, H, 2b, F)
+        z = z_c[c]  # (BH, 2b, D)
+        a = z @ w2  # (BH, 2b, F)
         act = F.silu(a)
-        out = z + act @ w1  # (B, H, 2b, D)
-        outs.append(out[:, :, :chunk])
-        a_k, act_k = a[:, :, chunk:], act[:, :, chunk:]  # (B, H, b, F)
-        r = 2 * (out[:, :, chunk:] - vc)  # (B, H, b, D) dℓ/dM
-        g = (r @ w1.transpose(-1, -2)) * silu_grad(a_k)  # (B, H, b, F) dℓ/da
-        # Σ_i coef_i u_i for u_i = (k_i^T g_i, act_i^T r_i): one matmul each
-        cw, cs = coef_w[:, :, c, :, None], coef_s[:, :, c, :, None]  # (B, H, b, 1)
-        kT, actT = kc.transpose(-1, -2), act_k.transpose(-1, -2)  # (B, H, D, b), (B, H, F, b)
-        upd2_w, upd2_s = kT @ (g * cw), kT @ (g * cs)  # (B, H, D, F)
-        upd1_w, upd1_s = actT @ (r * cw), actT @ (r * cs)  # (B, H, F, D)
-        kw, crw, ks_ = (z[:, :, c, None, None] for z in (keep_w, carry_w, keep_s))  # (B, H, 1, 1)
-        w2, w1 = kw * w2 + crw * s2 - upd2_w, kw * w1 + crw * s1 - upd1_w
-        s2, s1 = ks_ * s2 - upd2_s, ks_ * s1 - upd1_s
-    return torch.cat(outs, dim=2)[:, :, :t]  # (B, H, T, D)
+        out = torch.baddbmm(z, act, w1)  # (BH, 2b, D)  M(z) = z + act A1
+        outs.append(out[:, :chunk])
+        a_k, act_k, kc = a[:, chunk:], act[:, chunk:], k_c[c]  # (BH, b, F), (BH, b, F), (BH, b, D)
+        r = out[:, chunk:] - v_c[c]  # (BH, b, D) half of dℓ/dM
+        g = (r @ w1.transpose(1, 2)) * silu_grad(a_k)  # (BH, b, F) half of dℓ/da
+        # Σ_i coef_i u_i for u_i = (k_i^T g_i, act_i^T r_i), W and S coefficients in one matmul each
+        cw_cs = coef_c[c]  # (BH, 2, b, 1)
+        upd2 = kc.transpose(1, 2).unsqueeze(0) @ (g.unsqueeze(0) * cw_cs.transpose(0, 1))  # (2, BH, D, F)
+        upd1 = act_k.transpose(1, 2).unsqueeze(0) @ (r.unsqueeze(0) * cw_cs.transpose(0, 1))  # (2, BH, F, D)
+        kw, crw, ks_ = keep_w_c[c], carry_w_c[c], keep_s_c[c]  # (BH, 1, 1)
+        w2, w1 = kw * w2 + crw * s2 - upd2[0], kw * w1 + crw * s1 - upd1[0]
+        s2, s1 = ks_ * s2 - upd2[1], ks_ * s1 - upd1[1]
+    return torch.cat(outs, dim=1)[:, :t].reshape(bsz, n_h, t, d)  # (B, H, T, D)
 
 
 class NeuralMemory(nn.Module):

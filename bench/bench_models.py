@@ -1,0 +1,84 @@
+"""Training throughput of each family relative to the Transformer, measured side by side.
+
+    python bench/bench_models.py                       # cpu-s, batch 4, 5 repeats, 1 thread
+    python bench/bench_models.py --preset tiny --repeats 3 --steps 2
+
+Each repeat times `--steps` training steps (forward, backward, AdamW) of every family in turn
+(interleaved, order rotated per repeat) so that load from other processes hits all families
+alike; the report is each family's median tokens/s and its ratio to the Transformer's.
+Goals (issue 3): Titans >= 0.3x, Hope-attention >= 0.4x, Gated Attention >= 0.9x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+from tlmsearch.config import ARCHITECTURE_NAMES
+from tlmsearch.models import build_model, count_params, flops_per_token
+from tlmsearch.presets import preset
+
+
+def train_step(model: torch.nn.Module, opt: torch.optim.Optimizer, idx: torch.Tensor) -> None:
+    logits = model(idx[:, :-1])
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), idx[:, 1:].reshape(-1))
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="cpu-s")
+    parser.add_argument("--batch", type=int, default=4)
+    parser.add_argument("--steps", type=int, default=3, help="timed steps per family per repeat")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--archs", nargs="*", default=list(ARCHITECTURE_NAMES))
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    p = preset(args.preset)
+    widths = None
+    try:
+        from tlmsearch.profiles import profile
+
+        widths = profile("cosine", p.budget(), start=1.5, end=0.5)
+    except ImportError:  # profiles not available: uniform widths
+        pass
+    archs = ["transformer"] + [a for a in args.archs if a != "transformer"]
+    models, opts = {}, {}
+    idx = torch.randint(0, p.vocab_size, (args.batch, p.seq_len + 1), generator=torch.Generator().manual_seed(0))
+    for arch in archs:
+        cfg = p.model_config(arch, widths)
+        models[arch] = build_model(cfg, seed=0)
+        opts[arch] = torch.optim.AdamW(models[arch].parameters(), lr=1e-4)
+        train_step(models[arch], opts[arch], idx)  # warm-up
+    tokens = args.batch * p.seq_len * args.steps
+    rates: dict[str, list[float]] = {a: [] for a in archs}
+    for r in range(args.repeats):
+        order = archs[r % len(archs) :] + archs[: r % len(archs)]
+        for arch in order:
+            start = time.perf_counter()
+            for _ in range(args.steps):
+                train_step(models[arch], opts[arch], idx)
+            rates[arch].append(tokens / (time.perf_counter() - start))
+    base = statistics.median(rates["transformer"])
+    print(f"preset {p.name}, batch {args.batch} x seq {p.seq_len}, {args.repeats} repeats x {args.steps} steps, "
+          f"{args.threads} thread(s), cosine 1.5->0.5 widths {widths}")  # fmt: skip
+    print(f"{'family':16s} {'params':>10s} {'GFLOP/tok':>10s} {'tokens/s':>10s} {'ratio':>7s}  (per-repeat ratios)")
+    for arch in archs:
+        cfg = models[arch].cfg
+        med = statistics.median(rates[arch])
+        per = " ".join(f"{a / b:.2f}" for a, b in zip(rates[arch], rates["transformer"], strict=True))
+        print(
+            f"{arch:16s} {count_params(cfg).total:10d} {flops_per_token(cfg) / 1e9:10.4f} "
+            f"{med:10.0f} {med / base:7.2f}  ({per})"
+        )
+
+
+if __name__ == "__main__":
+    main()
