@@ -83,3 +83,11 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines()[-1].startswith(("tlmsearch profiles: error:", "tlmsearch: error:"))
+
+
+def test_profiles_lists_spaces(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["profiles", "--spaces", "--layers", "16"]) == 0
+    out = capsys.readouterr().out
+    for name in ("cosine", "families", "monotone", "knots", "free"):
+        assert f"  {name} " in out
+    assert any(line.split()[:2] == ["free", "16"] for line in out.splitlines()[1:])

@@ -50,6 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         help="family[:param=value,...], repeatable (default: uniform and cosine:start=1.5,end=0.5)",
     )
+    p.add_argument("--spaces", action="store_true", help="list the built-in search spaces and exit")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.add_argument("--plot", metavar="FILE.html", help="also draw the profiles side by side into an HTML file")
 
@@ -58,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
     from tlmsearch.errors import ConfigError
     from tlmsearch.profiles import Budget, ProfileSpec, shape_stats
 
+    if args.spaces:
+        return _list_spaces(args.layers or 12)
     layers, base, multiple = args.layers, args.base_width, args.multiple_of
     if args.preset:
         from tlmsearch.presets import preset
@@ -85,6 +88,16 @@ def run(args: argparse.Namespace) -> int:
         fig = profiles_figure({r["profile"]: r["widths"] for r in rows}, title=_budget_line(budget))
         fig.write_html(args.plot, include_plotlyjs=True)
         print(f"plot written to {args.plot}", file=sys.stderr)
+    return 0
+
+
+def _list_spaces(n_layers: int) -> int:
+    from tlmsearch.spaces import builtin_spaces, load_space
+
+    print(f"built-in search spaces (dimension at {n_layers} layers; or pass a .py file to --space):")
+    for name in builtin_spaces():
+        space = load_space(name)
+        print(f"  {name:<10} {space.dimension(n_layers):>3}  {space.description}")
     return 0
 
 
