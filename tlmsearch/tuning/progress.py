@@ -71,7 +71,7 @@ class ProgressView(Callback):
         return {k: v for k, v in self.__dict__.items() if k not in ("stream", "_records")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state, stream=None, _records=[])
+        self.__dict__.update(state, stream=None, _records=[], _t0=time.time())
 
     @property
     def out(self) -> IO[str]:

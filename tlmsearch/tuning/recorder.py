@@ -24,7 +24,7 @@ def trial_config(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _iso(t: float | None) -> str | None:
-    return dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="seconds") if t else None
+    return dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="milliseconds") if t else None
 
 
 def build_record(

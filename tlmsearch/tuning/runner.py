@@ -83,19 +83,24 @@ def _local_gpus() -> int:
         return 0
 
 
-def check_resources(cfg: SearchConfig) -> None:
-    """A trial must fit on one node of the Ray cluster."""
-    import ray
+def check_resources(cfg: SearchConfig, address: str | None = None) -> None:
+    """A trial must fit on one node: this machine, or the largest node of the cluster."""
+    if address:
+        import ray
 
-    nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
-    cpus = max((n.get("CPU", 0) for n in nodes), default=0)
-    gpus = max((n.get("GPU", 0) for n in nodes), default=0)
+        nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
+        cpus = max((n.get("CPU", 0) for n in nodes), default=0)
+        gpus = max((n.get("GPU", 0) for n in nodes), default=0)
+        where = "the largest Ray node has"
+    else:
+        from tlmsearch.hardware import cpu_count
+
+        cpus, gpus, where = cpu_count(), _local_gpus(), "this machine has"
     if cfg.cpus_per_trial > cpus:
-        raise ConfigError(f"cpus_per_trial={cfg.cpus_per_trial:g} but the largest Ray node has {cpus:g} CPUs")
+        raise ConfigError(f"cpus_per_trial={cfg.cpus_per_trial:g} but {where} {cpus:g} CPUs")
     if cfg.gpus_per_trial > gpus:
         raise ConfigError(
-            f"gpus_per_trial={cfg.gpus_per_trial:g} but the largest Ray node has {gpus:g} GPUs"
-            + ("" if gpus else " (no CUDA device found)")
+            f"gpus_per_trial={cfg.gpus_per_trial:g} but {where} {gpus:g} GPUs" + ("" if gpus else " (no CUDA device)")
         )
 
 
@@ -245,8 +250,13 @@ def _quiet_optuna() -> None:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
-def _fit(tuner: Any) -> None:
-    tuner.fit()  # trial errors are in the records; fit() raises only for the experiment itself
+def _fit(tuner: Any, run_dir: Path, resumable: bool = True) -> None:
+    """Run the trials; a Ctrl-C (Tune saves its state first) becomes a KeyboardInterrupt."""
+    results = tuner.fit()  # trial errors are in the records, not raised
+    if results.num_terminated + results.num_errors < len(results):
+        hint = f"; resume with: tlmsearch resume {run_dir}" if resumable else ""
+        print(f"search interrupted{hint}", file=sys.stderr)
+        raise KeyboardInterrupt(f"search interrupted{hint}")
 
 
 # ----------------------------------------------------------------------------- public
@@ -260,15 +270,17 @@ def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = Tr
     run_dir = (Path(cfg.runs_dir) / cfg.name).resolve()
     if (run_dir / CONFIG_FILE).exists():
         raise ConfigError(f"run directory {run_dir} already holds a search; resume it or choose another name")
-    ensure_ray(address)
-    check_resources(cfg)
     if not address:
+        check_resources(cfg)
         _prepare_local(cfg)
+    ensure_ray(address)
+    if address:
+        check_resources(cfg, address)
     run_dir.mkdir(parents=True, exist_ok=True)
     cfg.save(run_dir / CONFIG_FILE)
     write_environment(run_dir)
     _quiet_optuna()
-    _fit(_new_tuner(cfg, run_dir, progress))
+    _fit(_new_tuner(cfg, run_dir, progress), run_dir)
     return load(run_dir)
 
 
@@ -285,15 +297,18 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
     if not (run_dir / CONFIG_FILE).is_file():
         raise ConfigError(f"{run_dir} is not a search run directory (no {CONFIG_FILE})")
     cfg = SearchConfig.load(run_dir / CONFIG_FILE)
+    if not address:
+        check_resources(cfg)
     ensure_ray(address)
-    check_resources(cfg)
+    if address:
+        check_resources(cfg, address)
     _quiet_optuna()
     tune_path = run_dir / TUNE_DIR
     if tune.Tuner.can_restore(str(tune_path)):
         tuner = tune.Tuner.restore(str(tune_path), _trainable(cfg), resume_unfinished=True, resume_errored=False)
     else:  # killed before Ray saved any state: start again (finished records are kept)
         tuner = _new_tuner(cfg, run_dir, progress)
-    _fit(tuner)
+    _fit(tuner, run_dir)
     return load(run_dir)
 
 
@@ -338,10 +353,12 @@ def run_fixed(
         if item.name:
             config["baseline"] = item.name
         configs.append(config)
-    ensure_ray(address)
-    check_resources(cfg)
     if not address:
+        check_resources(cfg)
         _prepare_local(cfg)
+    ensure_ray(address)
+    if address:
+        check_resources(cfg, address)
     writer = RecordWriter(run_dir, cfg)
     callbacks: list = [writer] + ([ProgressView(f"{cfg.name} {kind}", len(items), writer)] if progress else [])
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
@@ -356,6 +373,6 @@ def run_fixed(
         ),
         run_config=_run_config(cfg, run_dir / "fixed", f"{kind}-{stamp}", callbacks),
     )
-    _fit(tuner)
+    _fit(tuner, run_dir, resumable=False)
     by_index = {int(writer.configs[r.trial_id].get("index", -1)): r for r in writer.written}
     return [by_index[i] for i in range(len(items)) if i in by_index]

@@ -1,0 +1,93 @@
+"""`tlmsearch status`: what a search run holds so far (reads files only; Ray not needed)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+HELP = "show a search's progress: trials complete / stopped / failed, best so far, Pareto front"
+DESCRIPTION = """\
+Summarise the search in RUN_DIR from its trials.jsonl: how many trials ended and how, the
+best full-fidelity trials, the Pareto front for two objectives, and the baselines. Works
+while the search runs (the file grows as trials end).
+
+examples:
+  tlmsearch status runs/<name>
+  tlmsearch status runs/<name> --json | jq .best
+"""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a search run directory (holds search.yaml)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--top", type=int, default=5, help="how many best trials to show (default 5)")
+
+
+def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
+    """The status of a study as plain data (what `--json` prints)."""
+    from tlmsearch.tuning.study import objective_value
+
+    cfg = study.config
+
+    def brief(r: Any) -> dict[str, Any]:
+        return {
+            "trial_id": r.trial_id, "number": r.number, "kind": r.kind, "baseline": r.baseline,
+            "profile": str(r.spec), "widths": list(r.widths), "status": r.status,
+            **{o: objective_value(r, o) for o in cfg.objectives},
+        }  # fmt: skip
+
+    full = sorted(study.full_fidelity(), key=lambda r: objective_value(r, "val_loss"))
+    front_ids = set(study.pareto_front()["trial_id"]) if cfg.multi_objective else set()
+    return {
+        "name": cfg.name,
+        "run_dir": str(study.run_dir),
+        "objectives": list(cfg.objectives),
+        "planned": cfg.trials,
+        "ended": sum(r.kind in ("baseline", "sampled") for r in study.records),
+        "counts": study.counts(),
+        "best": [brief(r) for r in full[:top]],
+        "pareto": [brief(r) for r in full if r.trial_id in front_ids],
+        "baselines": [brief(r) for r in study.records if r.kind == "baseline"],
+        "failed": [{"trial_id": r.trial_id, "reason": r.reason} for r in study.records if r.status == "failed"],
+    }
+
+
+def _fmt(x: Any) -> str:
+    if isinstance(x, float):
+        return "nan" if math.isnan(x) else f"{x:.4g}" if abs(x) >= 1e4 else f"{x:.4f}"
+    return str(x)
+
+
+def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
+    s = status_dict(study, top)
+    if as_json:
+        print(json.dumps(s, indent=2))
+        return
+    c = s["counts"]
+    print(f"{s['name']}  ({s['run_dir']})")
+    print(
+        f"trials: {s['ended']}/{s['planned']} ended: {c['complete']} complete, {c['stopped']} stopped, "
+        f"{c['failed']} failed; objectives: {', '.join(s['objectives'])}"
+    )
+    for title, rows in (
+        ("best (full fidelity)", s["best"]),
+        ("Pareto front", s["pareto"]),
+        ("baselines", s["baselines"]),
+    ):
+        if not rows:
+            continue
+        print(f"{title}:")
+        for r in rows:
+            values = "  ".join(f"{o}={_fmt(r[o])}" for o in s["objectives"])
+            print(f"  {r['trial_id']:>10}  {r['kind']:<8} {r['status']:<8} {values}  {r['profile']}")
+    for f in s["failed"]:
+        print(f"failed {f['trial_id']}: {f['reason']}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tlmsearch.tuning.study import load
+
+    print_status(load(args.run_dir), as_json=args.json, top=args.top)
+    return 0
