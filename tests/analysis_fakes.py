@@ -89,5 +89,6 @@ def write_run(run_dir: Path, records: list[dict[str, Any]], arch: str = "transfo
     with (run_dir / "trials.jsonl").open("w") as f:
         for r in records:
             f.write(json.dumps(r) + "\n")
-    (run_dir / "search.yaml").write_text(f"arch: {arch}\npreset: tiny\n")
+    # the tiny preset with 4 layers: the shape of BUDGET, so exports build a valid model
+    (run_dir / "search.yaml").write_text(f"arch: {arch}\npreset: tiny\nmodel: {{n_layers: 4}}\n")
     return run_dir

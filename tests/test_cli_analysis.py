@@ -1,0 +1,156 @@
+"""The verify/compare/report/export commands: one-line errors (fast, synthetic runs) and end to
+end on a tiny real search (slow: Ray plus a few real training runs on the pydoc corpus)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from analysis_fakes import record, search_records, verify_records, write_run
+
+from tlmsearch.cli import main
+
+
+def _err_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err  # one line, no traceback
+    return err[0]
+
+
+# ----------------------------------------------------------------------------- fast, synthetic
+
+
+@pytest.fixture()
+def fake_run(tmp_path: Path) -> Path:
+    return write_run(tmp_path / "run", search_records() + verify_records())
+
+
+def test_report_cli_on_synthetic_run(fake_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(fake_run)]) == 0
+    out = capsys.readouterr().out
+    assert "a better profile was found" in out and (fake_run / "report.html").exists()
+    assert main(["report", str(fake_run), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdicts"][0]["better"] == "knots:k0=3,k1=1"
+
+
+def test_export_cli_best_is_the_verified_winner(fake_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["export", str(fake_run), "--format", "widths", "--stdout"]) == 0
+    captured = capsys.readouterr()
+    winner = next(r for r in verify_records() if r["profile"]["family"] == "knots"
+                  and r["profile"]["params"]["k0"] == 3)
+    assert json.loads(captured.out) == winner["widths"]
+    assert "exact" in captured.err
+    assert main(["export", str(fake_run), "--trial", "s1", "--format", "megatron", "--out", str(fake_run / "m")]) == 0
+    doc = json.loads((fake_run / "m" / "heterogeneous_layers_config.json").read_text())
+    assert [b["ffn"]["ffn_hidden_size"] for b in doc["block_configs"]] == search_records()[3]["widths"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["export", "{run}", "--trial", "nope"], "unknown trial id 'nope'"),
+        (["export", "{run}", "--format", "onnx"], "unsupported export format 'onnx'"),
+        (["export", "{empty}"], "no finished trials"),
+        (["report", "{empty}"], "no finished trials"),
+        (["verify", "{empty}"], "no finished trials"),
+        (["report", "{missing}"], "does not exist"),
+        (["export", "{missing}"], "does not exist"),
+        (["verify", "{missing}"], "does not exist"),
+        (["verify", "{run}", "--threshold", "2"], "--threshold=2.0 must lie in [0, 1)"),
+        (["compare", "--families", "nosuch"], "unknown profile family 'nosuch'"),
+    ],
+)
+def test_user_errors_are_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    run = write_run(tmp_path / "run", search_records())
+    empty = write_run(tmp_path / "empty", [record("x", "uniform", 2.0, status="stopped")])
+    paths = {"run": str(run), "empty": str(empty), "missing": str(tmp_path / "missing")}
+    argv = [a.format(**paths) for a in argv] + (["--runs-dir", str(tmp_path)] if argv[0] == "compare" else [])
+    assert main(argv) == 2
+    line = _err_line(capsys)
+    assert line.startswith(f"tlmsearch {argv[0]}: error:") and message in line
+
+
+# ----------------------------------------------------------------------------- slow, real
+
+
+def _tiny_search(runs: Path) -> Path:
+    import tlmsearch
+    from tlmsearch.config import DataConfig, TrainConfig
+    from tlmsearch.tuning import SearchConfig
+
+    cfg = SearchConfig(
+        name="tiny", runs_dir=str(runs), arch="transformer", preset="tiny", space="knots", sampler="random",
+        scheduler="none", trials=4, max_concurrent=2, baselines=("uniform", "cosine:start=1.5,end=0.5"),
+        train=TrainConfig(steps=6, warmup_steps=2, eval_interval=3, eval_windows=4, batch_size=4),
+        data=DataConfig(corpus="pydoc"),
+    )
+    return tlmsearch.search(cfg, progress=False).run_dir
+
+
+@pytest.mark.slow
+def test_search_verify_report_export_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = _tiny_search(tmp_path / "runs")
+    assert main(["verify", str(run), "--top-k", "2", "--seeds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "verify: " in out and ("cosine is near-optimal" in out or "a better profile was found" in out)
+    verified = [json.loads(x) for x in (run / "trials.jsonl").read_text().splitlines()]
+    verified = [r for r in verified if r["kind"] == "verify"]
+    assert all(r["full_fidelity"] for r in verified)
+    profiles = {tuple(r["widths"]) for r in verified}
+    assert len(verified) == 2 * len(profiles) and 2 <= len(profiles) <= 4  # 2 best + missing baselines, 2 seeds
+    assert {(r["profile"]["family"]) for r in verified} >= {"uniform", "cosine"}
+    assert {r["seed"] for r in verified} == {1, 2}  # fresh seeds, never the search's seed 0
+
+    # a second verify reuses every finished record
+    assert main(["verify", str(run), "--top-k", "2", "--seeds", "2", "--no-report"]) == 0
+    assert f"{len(verified)} reused, 0 trained" in capsys.readouterr().out
+
+    page = (run / "report.html").read_text()
+    for fig_id in ("verdict", "pareto", "widths", "curves", "front-load", "parallel"):
+        assert f'id="fig-{fig_id}"' in page
+    assert not re.search(r"<script[^>]+src=[\"']?https?:", page)
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["evaluation"] == "verify" and summary["verdicts"][0]["n_profiles"] == len(profiles)
+
+    # native export -> tlmsearch train --config builds the same model
+    sampled = next(r for r in map(json.loads, (run / "trials.jsonl").read_text().splitlines())
+                   if r["kind"] == "sampled" and r["status"] == "complete")
+    out_dir = tmp_path / "native"
+    assert main(["export", str(run), "--trial", sampled["trial_id"], "--out", str(out_dir)]) == 0
+    capsys.readouterr()
+    assert main(["train", "--config", str(out_dir / "config.yaml"), "--steps", "1", "--eval-interval", "1",
+                 "--runs-dir", str(tmp_path / "train"), "--name", "rt", "--json"]) == 0
+    trained = json.loads(capsys.readouterr().out)
+    assert trained["model_config"]["mlp_widths"] == sampled["widths"]
+    assert trained["metrics"]["params_total"] == sampled["metrics"]["params_total"]
+    assert yaml.safe_load((out_dir / "config.yaml").read_text())["meta"]["trial_id"] == sampled["trial_id"]
+
+    # gemma3n export loads in transformers with the same widths
+    transformers = pytest.importorskip("transformers")
+    assert main(["export", str(run), "--format", "gemma3n", "--out", str(tmp_path / "g")]) == 0
+    cfg = transformers.Gemma3nTextConfig.from_json_file(str(tmp_path / "g" / "config.json"))
+    best = json.loads((run / "summary.json").read_text())
+    assert sum(cfg.intermediate_size) == sum(sampled["widths"]) and len(cfg.intermediate_size) == 2
+    assert best["verdicts"]
+
+
+@pytest.mark.slow
+def test_compare_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["compare", "--arch", "transformer", "--preset", "tiny", "--families", "uniform", "groups:early",
+            "cosine", "--seeds", "2", "--steps", "4", "--eval-interval", "2", "--corpus", "pydoc",
+            "--name", "cmp", "--runs-dir", str(tmp_path)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "3 profiles x 2 seeds, 6 complete" in out
+    run = tmp_path / "cmp"
+    records = [json.loads(x) for x in (run / "trials.jsonl").read_text().splitlines()]
+    assert sorted(r["kind"] for r in records) == ["compare"] * 6
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["evaluation"] == "compare" and summary["verdicts"][0]["n_profiles"] == 3
+    assert 'id="fig-widths"' in (run / "report.html").read_text()
+    assert main(["export", str(run), "--format", "widths", "--stdout"]) == 0
