@@ -285,6 +285,35 @@ def test_config_round_trips() -> None:
     assert ModelConfig.from_json(cfg.to_json()) == cfg
 
 
+# ------------------------------------------------------------------ autocast and compile on CPU
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURE_NAMES)
+def test_cpu_bf16_autocast_forward_backward(arch: str) -> None:
+    cfg = tiny(arch, options=SMALL_CHUNKS)
+    model = build_model(cfg, seed=0)
+    idx = batch(cfg)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        logits = model(idx)
+    assert logits.dtype == torch.bfloat16
+    loss = F.cross_entropy(logits.float().reshape(-1, cfg.vocab_size), idx.reshape(-1))
+    loss.backward()
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in model.parameters())
+    ref = F.cross_entropy(model(idx).reshape(-1, cfg.vocab_size), idx.reshape(-1))
+    assert abs(loss.item() - ref.item()) < 0.02 * ref.item()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", ARCHITECTURE_NAMES)
+def test_traces_as_one_graph(arch: str) -> None:
+    """torch.compile sees the whole model without graph breaks (dynamo only, no codegen)."""
+    cfg = tiny(arch, options=SMALL_CHUNKS)
+    model = build_model(cfg, seed=0)
+    idx = batch(cfg)
+    compiled = torch.compile(model, backend="eager", fullgraph=True)
+    torch.testing.assert_close(compiled(idx), model(idx), atol=1e-6, rtol=1e-6)
+
+
 # ------------------------------------------------------------------ CUDA
 
 

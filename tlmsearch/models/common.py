@@ -109,6 +109,8 @@ class LanguageModel(nn.Module):
     """
 
     block_cls: Callable[[ModelConfig, int], nn.Module]
+    rope_cos: torch.Tensor
+    rope_sin: torch.Tensor
 
     @staticmethod
     def extra_positions(cfg: ModelConfig) -> int:
@@ -141,8 +143,9 @@ class LanguageModel(nn.Module):
         """Initialise parameters that are not Linear/Embedding weights (blocks may define
         `reset_extra_parameters()` too, e.g. memory initial weights, gate biases)."""
         for module in self.modules():
-            if module is not self and hasattr(module, "reset_extra_parameters"):
-                module.reset_extra_parameters()
+            reset = getattr(module, "reset_extra_parameters", None)
+            if module is not self and callable(reset):
+                reset()
 
     def rope(self, length: int) -> Rope:
         if length <= self.rope_cos.shape[0]:
