@@ -112,8 +112,7 @@ class ProfileSearch(OptunaSearch):
             sampler=make_sampler(cfg),
             study_name=STUDY_NAME,
             storage=storage,
-            seed=cfg.seed,
-        )
+        )  # the seed goes to the sampler
         self._max_steps = cfg.train.steps
         # (name, Optuna params or None when the space cannot express it, Tune config)
         self._pending = list(baselines)

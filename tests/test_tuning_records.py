@@ -1,0 +1,108 @@
+"""Trial records: append-only log, statuses, Study views, progress line (pure, no Ray)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from pathlib import Path
+
+from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.tuning import SearchConfig, Study, TrialRecord, load, read_records
+from tlmsearch.tuning.progress import summary_line
+from tlmsearch.tuning.recorder import build_record
+from tlmsearch.tuning.records import RecordLog
+
+CFG = SearchConfig(
+    name="r", preset="tiny", model={"n_layers": 4}, trials=8, objectives=("val_loss", "params"),
+    base_widths=(32, 96), train=TrainConfig(steps=30, eval_interval=10, warmup_steps=5),
+    data=DataConfig(corpus="pydoc"),
+)  # fmt: skip
+
+
+def curve(*losses: float) -> list[dict[str, float]]:
+    return [{"step": 10.0 * (i + 1), "val_loss": v} for i, v in enumerate(losses)]
+
+
+def test_build_record_statuses_and_fields() -> None:
+    config = {"profile": "cosine:start=1.5,end=0.5", "base_width": 48, "k0": 0.5, "number": 3}
+    full = build_record(CFG, "a", config, {"step": 30, "curve": curve(5, 4, 3), "params_total": 1e4})
+    assert full.status == "complete" and full.full_fidelity and full.metrics["val_loss"] == 3
+    assert full.metrics["params_total"] == 1e4 and full.number == 3 and full.kind == "sampled"
+    assert full.params == {"base_width": 48, "k0": 0.5} and sum(full.widths) == 4 * 48
+    assert full.budget["base_width"] == 48 and full.shape["monotonicity"] == "non-increasing"
+    stopped = build_record(CFG, "b", config, {"step": 10, "curve": curve(5)})
+    assert stopped.status == "stopped" and not stopped.full_fidelity and "step 10 of 30" in stopped.reason
+    failed = build_record(CFG, "c", config, {"failed": 1, "reason": "TrainingDiverged: nan", "step": 0})
+    assert failed.status == "failed" and failed.reason == "TrainingDiverged: nan" and failed.metrics == {}
+    died = build_record(CFG, "d", {**config, "baseline": "uniform"}, None, error="worker died")
+    assert died.status == "failed" and died.kind == "baseline" and died.reason == "worker died"
+    assert TrialRecord.from_dict(json.loads(json.dumps(full.to_dict()))) == full
+
+
+def test_record_log_appends_once_per_trial_and_survives_a_torn_line(tmp_path: Path) -> None:
+    rec = build_record(CFG, "a", {"profile": "uniform"}, {"step": 30, "curve": curve(3)})
+    log = RecordLog(tmp_path)
+    assert log.append(rec) and not log.append(rec)
+    assert not RecordLog(tmp_path).append(rec)  # a resumed driver reads the ids back
+    with (tmp_path / "trials.jsonl").open("a") as f:
+        f.write('{"trial_id": "torn", "numb')  # a crash mid-write
+    other = rec.replace(trial_id="b")
+    assert RecordLog(tmp_path).append(other)
+    assert [r.trial_id for r in read_records(tmp_path)] == ["a", "b"]
+
+
+def _random_records(n: int, seed: int) -> list[TrialRecord]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        status = rng.choice(["complete", "complete", "stopped", "failed"])
+        steps = 30 if status == "complete" else rng.choice([0, 10, 20])
+        loss, params = round(rng.uniform(3, 5), 1), rng.choice([1e4, 2e4, 3e4])
+        metrics = {} if status == "failed" else {"val_loss": loss, "params_total": params}
+        kind = rng.choice(["sampled", "sampled", "baseline", "verify"])
+        record = TrialRecord(
+            trial_id=f"t{i}", kind=kind, status=status, steps=steps, max_steps=30,
+            full_fidelity=status == "complete", metrics=metrics, profile={"family": "uniform", "params": {}},
+        )  # fmt: skip
+        out.append(record)
+    return out
+
+
+def test_pareto_front_matches_brute_force_on_full_fidelity_search_trials() -> None:
+    for seed in range(20):
+        records = _random_records(25, seed)
+        study = Study(Path("."), CFG, records)
+        pool = [r for r in records if r.full_fidelity and r.kind in ("baseline", "sampled")]
+
+        points = {r.trial_id: (r.metrics["val_loss"], r.metrics["params_total"]) for r in pool}
+        expected = {
+            i for i, a in points.items() if not any(b[0] <= a[0] and b[1] <= a[1] and b != a for b in points.values())
+        }
+        assert set(study.pareto_front()["trial_id"]) == expected
+        best = study.best(3)
+        assert list(best["val_loss"]) == sorted(r.metrics["val_loss"] for r in pool)[:3]
+        assert set(best["status"]) <= {"complete"}
+
+
+def test_load_and_dataframe(tmp_path: Path) -> None:
+    CFG.save(tmp_path / "search.yaml")
+    log = RecordLog(tmp_path)
+    for r in _random_records(6, 0):
+        log.append(r)
+    study = load(tmp_path)
+    assert study.config == CFG and len(study.records) == 6
+    df = study.trials
+    assert list(df["trial_id"]) == [f"t{i}" for i in range(6)]
+    assert {"val_loss", "status", "profile", "full_fidelity"} <= set(df.columns)
+    assert sum(study.counts().values()) == sum(r.kind in ("baseline", "sampled") for r in study.records)
+
+
+def test_summary_line_counts_and_best() -> None:
+    records = [r for r in _random_records(10, 1) if r.kind != "verify"]
+    line = summary_line("demo", records, 12, 2, 65.0)
+    assert line.startswith("search demo  1m05s | ") and "/12 ended" in line and "2 running" in line
+    full = [r for r in records if r.full_fidelity]
+    if full:
+        assert f"best val_loss {min(r.metrics['val_loss'] for r in full):.4f}" in line
+    assert list(itertools.islice(line.split(" | "), 1))

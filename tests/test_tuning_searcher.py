@@ -1,0 +1,79 @@
+"""ProfileSearch without a Ray cluster: baselines first, determinism, PRUNED / FAIL bookkeeping."""
+
+from __future__ import annotations
+
+import optuna
+import pytest
+
+from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.tuning import SearchConfig
+from tlmsearch.tuning.searcher import DefineProfile, ProfileSearch, baseline_points, sweep_of
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def config(**changes: object) -> SearchConfig:
+    base = SearchConfig(
+        preset="tiny", model={"n_layers": 4}, trials=8, seed=3,
+        train=TrainConfig(steps=30, eval_interval=10, warmup_steps=5), data=DataConfig(corpus="pydoc"),
+    )  # fmt: skip
+    return base.replace(**changes)
+
+
+def searcher(cfg: SearchConfig) -> ProfileSearch:
+    define = DefineProfile(cfg.space, 4, sweep_of(cfg))
+    return ProfileSearch(define, cfg=cfg, storage=None, baselines=baseline_points(cfg, define))
+
+
+def test_baselines_are_the_first_trials_and_train_exactly_the_baseline() -> None:
+    cfg = config()
+    s = searcher(cfg)
+    configs = [s.suggest(f"t{i}") for i in range(6)]
+    assert [c.get("baseline") for c in configs[:4]] == list(cfg.baselines)
+    assert [c["profile"] for c in configs[:4]] == list(cfg.baselines)
+    assert all("baseline" not in c for c in configs[4:])
+    # knots expresses uniform and linear (they enter the study); the cosines run outside it
+    assert [c.get("number") for c in configs[:4]] == [0, None, 1, None]
+    assert [c["number"] for c in configs[4:]] == [2, 3]
+    assert all(c["profile"].startswith("knots:") for c in configs[4:])
+
+
+def test_same_seed_same_first_profiles_other_seed_others() -> None:
+    first = [c["profile"] for c in (lambda s: [s.suggest(f"t{i}") for i in range(7)])(searcher(config()))]
+    again = [c["profile"] for c in (lambda s: [s.suggest(f"t{i}") for i in range(7)])(searcher(config()))]
+    other = [c["profile"] for c in (lambda s: [s.suggest(f"t{i}") for i in range(7)])(searcher(config(seed=4)))]
+    assert first == again
+    assert first[:4] == other[:4] and first[4:] != other[4:]
+
+
+def test_partial_trials_are_pruned_failed_ones_fail_full_ones_complete() -> None:
+    s = searcher(config(baselines=()))
+    for i in range(3):
+        s.suggest(f"t{i}")
+    s.on_trial_result("t0", {"val_loss": 4.0, "step": 10, "training_iteration": 1})
+    s.on_trial_complete("t0", {"val_loss": 3.9, "step": 30, "training_iteration": 3})
+    s.on_trial_result("t1", {"val_loss": 4.5, "step": 10, "training_iteration": 1})
+    s.on_trial_complete("t1", {"val_loss": 4.5, "step": 10, "training_iteration": 1})  # stopped by ASHA
+    s.on_trial_complete("t2", {"failed": 1, "reason": "TrainingDiverged", "step": 0})
+    states = [t.state for t in s.study.trials]
+    assert states == [optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED, optuna.trial.TrialState.FAIL]
+    assert s.study.best_value == pytest.approx(3.9)
+
+
+def test_multi_objective_front_in_optuna_has_only_full_fidelity_trials() -> None:
+    cfg = config(objectives=("val_loss", "params"), base_widths=(32, 96), sampler="nsga2", baselines=())
+    s = searcher(cfg)
+    configs = [s.suggest(f"t{i}") for i in range(4)]
+    assert all(32 <= c["base_width"] <= 96 and c["base_width"] % 8 == 0 for c in configs)
+    s.on_trial_complete("t0", {"val_loss": 4.0, "params": 9000.0, "step": 30})
+    s.on_trial_complete("t1", {"val_loss": 3.0, "params": 1000.0, "step": 10})  # would dominate, but partial
+    s.on_trial_complete("t2", {"val_loss": 3.5, "params": 12000.0, "step": 30})
+    s.on_trial_complete("t3", {"val_loss": 4.5, "params": 10000.0, "step": 30})  # dominated by t0
+    assert sorted(t.number for t in s.study.best_trials) == [0, 2]
+
+
+def test_sweep_baselines_run_at_the_middle_budget() -> None:
+    cfg = config(objectives=("val_loss", "params"), base_widths=(32, 96), sampler="tpe")
+    s = searcher(cfg)
+    first = s.suggest("t0")
+    assert first["baseline"] == "uniform" and first["base_width"] == 64
