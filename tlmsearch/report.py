@@ -107,11 +107,20 @@ def _pct(iv: Mapping[str, Any] | None) -> str:
     return "{:+.2%} [{}, {}]".format(f[0], *(f"{x:+.2%}" if math.isfinite(x) else "n/a" for x in f[1:]))
 
 
+def _diff(iv: Mapping[str, Any] | None) -> str:
+    if not iv:
+        return "-"
+    lo, hi = (f"{x:+.4f}" if math.isfinite(x) else "n/a" for x in (iv["low"], iv["high"]))
+    return f"{iv['estimate']:+.4f} [{lo}, {hi}]"
+
+
 def _f(x: Any, fmt: str = ".4f") -> str:
     return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, fmt)
 
 
 def render_markdown(summary: Mapping[str, Any]) -> str:
+    from tlmsearch.analysis.verdict import describe_shape
+
     lines = [f"# tlmsearch report: {summary.get('run_dir', '')}", "",
              f"Architecture: **{summary['arch']}**; {summary['n_records']} trial records, "
              f"{summary['finished']} finished at full fidelity.", ""]
@@ -123,22 +132,25 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
                   f"over {v['n_spearman']} profiles (how far the short-trial proxy can be trusted)"]
         if v["better"]:
             lines.append(f"- better profile: `{v['better']}` widths {v['better_widths']}")
-            lines.append(f"- its shape: {json.dumps(v['better_shape'])}")
-        lines += ["", "| rank | profile | seeds | mean ppl | gain vs cosine | gain vs uniform | front-load |",
-                  "|---:|---|---:|---:|---|---|---:|"]
+            lines.append(f"- {describe_shape(v['better_shape']).removeprefix('; ')}")
+        lines += ["", "| rank | profile | seeds | mean loss | mean ppl | gain vs cosine | gain vs uniform | "
+                  "Δ loss vs cosine | Δ ppl vs cosine | front-load |",
+                  "|---:|---|---:|---:|---:|---|---|---|---|---:|"]
         for row in v["table"]:
-            lines.append(f"| {row['rank']} | `{row['label']}` | {row['n_seeds']} | {row['mean_ppl']:.3f} | "
-                         f"{_pct(row['gain_vs_cosine'])} | {_pct(row['gain_vs_uniform'])} | "
+            lines.append(f"| {row['rank']} | `{row['label']}` | {row['n_seeds']} | {row['mean_loss']:.4f} | "
+                         f"{row['mean_ppl']:.3f} | {_pct(row['gain_vs_cosine'])} | {_pct(row['gain_vs_uniform'])} | "
+                         f"{_diff(row.get('loss_diff_vs_cosine'))} | {_diff(row.get('ppl_diff_vs_cosine'))} | "
                          f"{_f(row['front_load'], '.3f')} |")
-        lines += ["", "Gains are ppl_reference / ppl_profile - 1 paired by seed (positive: the profile is better), "
-                  f"with {v['confidence']:.0%} t intervals.", ""]
+        lines += ["", "Gains are ppl_reference / ppl_profile - 1 paired by seed (positive: the profile is better); "
+                  "Δ are profile - cosine paired by seed (negative: the profile is better); "
+                  f"{v['confidence']:.0%} t intervals.", ""]
     for note in summary["notes"]:
         lines += [f"> {note}", ""]
     lines += ["## Best trials", "", "| trial | profile | val_loss | val_ppl | widths |", "|---|---|---:|---:|---|"]
     for b in summary["best"]:
         lines.append(f"| {b['trial_id']} | `{b['profile']}` | {_f(b['val_loss'])} | {_f(b['val_ppl'], '.3f')} | "
                      f"{b['widths']} |")
-    lines += ["", "Export the best: `tlmsearch export RUN_DIR --trial best --format native`", ""]
+    lines += ["", f"Export the best: `tlmsearch export {summary.get('run_dir', 'RUN_DIR')} --format native`", ""]
     return "\n".join(lines)
 
 

@@ -69,7 +69,8 @@ def compare(
     from tlmsearch.analysis.summary import verdicts
     from tlmsearch.config import DataConfig, TrainConfig
     from tlmsearch.profiles import ProfileSpec
-    from tlmsearch.tuning import FixedTrial, SearchConfig, run_fixed
+    from tlmsearch.tuning import SearchConfig
+    from tlmsearch.tuning.runner import FixedTrial, run_fixed
 
     if not profiles:
         raise UserError("compare needs at least one profile, e.g. --families uniform cosine")

@@ -173,7 +173,7 @@ def verdict(
         headline = (
             f"a better profile was found: {better.label} has {better.gain.estimate:.2%} lower perplexity "
             f"than cosine (95% CI {better.gain.low:.2%} to {better.gain.high:.2%}, n={better.n} seeds), "
-            f"more than the {pct} threshold"
+            f"more than the {pct} threshold{describe_shape(better_result.shape)}"
         )
     else:
         headline = (
@@ -187,13 +187,16 @@ def verdict(
 
     table = []
     for rank, r in enumerate(ranked, 1):
-        c = vs_cos.get(r.label)
-        u = vs_uni.get(r.label)
+        vc, vu = vs_cos.get(r.label), vs_uni.get(r.label)
         table.append({
             "rank": rank, "label": r.label, "baseline": r.baseline, "n_seeds": r.n_seeds,
             "mean_loss": r.mean_loss, "mean_ppl": r.mean_ppl,
-            "gain_vs_cosine": c.gain.to_dict() if c else None,
-            "gain_vs_uniform": u.gain.to_dict() if u else None,
+            "gain_vs_cosine": vc.gain.to_dict() if vc else None,
+            "gain_vs_uniform": vu.gain.to_dict() if vu else None,
+            "loss_diff_vs_cosine": vc.loss_diff.to_dict() if vc else None,
+            "loss_diff_vs_uniform": vu.loss_diff.to_dict() if vu else None,
+            "ppl_diff_vs_cosine": vc.ppl_diff.to_dict() if vc else None,
+            "ppl_diff_vs_uniform": vu.ppl_diff.to_dict() if vu else None,
             "front_load": r.shape.get("front_load"), "search_score": r.search_score,
             "widths": list(r.widths),
         })
@@ -206,6 +209,19 @@ def verdict(
         better_shape=dict(better_result.shape) if better_result else None,
         spearman=rho, n_spearman=len(pairs), comparisons=tuple(comparisons), table=tuple(table),
     )
+
+
+def describe_shape(shape: Mapping[str, Any]) -> str:
+    """'; its shape: front-load 0.36, non-increasing, best-fit cosine 1.45 -> 0.55 (RMS residual 0.08)'."""
+    if not shape or "front_load" not in shape:
+        return ""
+    text = f"; its shape: front-load {float(shape['front_load']):.2f}"
+    if shape.get("monotonicity"):
+        text += f", {shape['monotonicity']}"
+    if "cosine_start" in shape:
+        text += (f", best-fit cosine {float(shape['cosine_start']):.2f} -> {float(shape['cosine_end']):.2f}"
+                 f" (RMS residual {float(shape.get('cosine_distance', math.nan)):.2f})")
+    return text
 
 
 def _pct(x: float) -> str:

@@ -114,7 +114,8 @@ def verify(
     """
     from tlmsearch.analysis.summary import verdicts
     from tlmsearch.profiles import ProfileSpec
-    from tlmsearch.tuning import FixedTrial, load, run_fixed
+    from tlmsearch.tuning import load
+    from tlmsearch.tuning.runner import FixedTrial, run_fixed
 
     if top_k < 1 or seeds < 1:
         raise UserError(f"top_k={top_k} and seeds={seeds} must both be >= 1")
