@@ -87,6 +87,36 @@ class Study:
                 return r
         raise KeyError(trial_id)
 
+    # analysis, reports and export: thin delegates to tlmsearch.analysis / report / export
+
+    def verify(self, top_k: int = 5, seeds: int = 3, steps: int | None = None, **kwargs: Any) -> Any:
+        """Re-train the top-k profiles and the baselines with seeds (`tlmsearch.analysis.verify.verify`)."""
+        from tlmsearch.analysis.verify import verify
+
+        result = verify(self, top_k, seeds, steps, **kwargs)
+        self.records = read_records(self.run_dir)
+        return result
+
+    def verdicts(self, threshold: float = 0.01, confidence: float = 0.95) -> list[Any]:
+        """The near-optimality verdicts from the run's verify/compare records (empty before verify)."""
+        from tlmsearch.analysis.summary import EVAL_KINDS, verdicts
+
+        return verdicts(self.records, threshold=threshold, confidence=confidence, arch=self.config.arch,
+                        kinds=EVAL_KINDS)
+
+    def report(self, out_dir: str | Path | None = None, **kwargs: Any) -> dict[str, Path]:
+        """Write report.html, summary.md, summary.json (`tlmsearch.report.write_report`)."""
+        from tlmsearch.report import write_report
+
+        return write_report(self.run_dir, out_dir, **kwargs)
+
+    def export(self, fmt: str = "native", trial: str = "best", out_dir: str | Path | None = None,
+               **kwargs: Any) -> Any:
+        """Export a trial's widths (`tlmsearch.export.export_run`); returns the `Export`."""
+        from tlmsearch.export import export_run
+
+        return export_run(self, trial, fmt, out_dir, **kwargs)[0]
+
     def _frame(self, records: list[TrialRecord]) -> pd.DataFrame:
         import pandas as pd
 
