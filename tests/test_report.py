@@ -118,3 +118,15 @@ def test_report_errors(tmp_path: Path) -> None:
     run = write_run(tmp_path / "stopped", [record("x", "uniform", 2.0, status="stopped")])
     with pytest.raises(UserError, match="no finished trials"):
         write_report(run)
+
+
+def test_study_methods_delegate(tmp_path: Path) -> None:
+    import tlmsearch
+
+    study = tlmsearch.load(write_run(tmp_path / "run", search_records() + verify_records()))
+    (v,) = study.verdicts()
+    assert v.better == "knots:k0=3,k1=1"
+    assert study.report()["html"].exists()
+    ex = study.export("openelm", out_dir=tmp_path / "o")
+    assert ex.exact and (tmp_path / "o" / "config.json").exists()
+    assert study.export("widths", trial="s1", out_dir=tmp_path / "w").built == tuple(search_records()[3]["widths"])
