@@ -130,3 +130,10 @@ def test_study_methods_delegate(tmp_path: Path) -> None:
     ex = study.export("openelm", out_dir=tmp_path / "o")
     assert ex.exact and (tmp_path / "o" / "config.json").exists()
     assert study.export("widths", trial="s1", out_dir=tmp_path / "w").built == tuple(search_records()[3]["widths"])
+
+
+def test_profiles_figure_one_line_per_profile() -> None:
+    fig = plots.profiles_figure({"cosine:start=1.5,end=0.5": [96, 32], "uniform": [64, 64], "x": [80, 48]}, "t")
+    assert [tr.name for tr in fig.data] == ["cosine:start=1.5,end=0.5", "uniform", "x"]
+    assert list(fig.data[2].y) == [80, 48] and list(fig.data[2].x) == [0, 1]
+    assert fig.data[0].line.dash == "dash" and fig.layout.title.text == "t"

@@ -8,7 +8,7 @@ what it draws. plotly is imported only inside the drawing functions.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tlmsearch.analysis.collect import SEARCH_KINDS, as_dict, baseline_name, finished, label, metric, ranked
@@ -144,19 +144,36 @@ def _baseline_widths(name: str, budget: dict[str, Any]) -> list[int]:
     return list(ProfileSpec(family=name).widths(Budget.from_dict(budget)))
 
 
-def plot_widths(source: Any, k: int = 3, kinds: Sequence[str] = SEARCH_KINDS) -> go.Figure:
+def profiles_figure(
+    profiles: Mapping[str, Sequence[int]], title: str = "", roles: Mapping[str, str] | None = None
+) -> go.Figure:
+    """One line per named profile: x = layer, y = MLP hidden width.
+
+    `roles` may mark a name "cosine" or "uniform" (drawn dashed/dotted in fixed colours); names
+    that are themselves "cosine..." or "uniform" get those styles too.
+    """
     import plotly.graph_objects as go
 
-    d = widths_data(source, k=k, kinds=kinds)
+    roles = dict(roles or {})
     fig = go.Figure()
-    for s in d.series:
+    for name, widths in profiles.items():
+        role = roles.get(name) or ("cosine" if name.startswith("cosine") else "uniform" if name == "uniform" else "")
         style = {"cosine": {"dash": "dash", "color": COLORS["cosine"], "width": 3},
-                 "uniform": {"dash": "dot", "color": COLORS["uniform"], "width": 3}}.get(s.role, {"width": 2})
-        value = "" if math.isnan(s.value) else f" ({s.value:.4f})"
-        fig.add_trace(go.Scatter(x=d.layers, y=s.widths, mode="lines+markers", name=s.label + value, line=style))
-    fig.update_layout(title="Width profiles of the best trials over cosine and uniform",
-                      xaxis_title="layer", yaxis_title="MLP hidden width")
+                 "uniform": {"dash": "dot", "color": COLORS["uniform"], "width": 3}}.get(role, {"width": 2})
+        fig.add_trace(go.Scatter(x=list(range(len(widths))), y=list(widths), mode="lines+markers", name=name,
+                                 line=style))
+    fig.update_layout(title=title or "Per-layer MLP widths", xaxis_title="layer", yaxis_title="MLP hidden width")
     return fig
+
+
+def plot_widths(source: Any, k: int = 3, kinds: Sequence[str] = SEARCH_KINDS) -> go.Figure:
+    d = widths_data(source, k=k, kinds=kinds)
+    names = [s.label + ("" if math.isnan(s.value) else f" ({s.value:.4f})") for s in d.series]
+    return profiles_figure(
+        {n: s.widths for n, s in zip(names, d.series, strict=True)},
+        title="Width profiles of the best trials over cosine and uniform",
+        roles={n: s.role for n, s in zip(names, d.series, strict=True)},
+    )
 
 
 # ----------------------------------------------------------------------------- learning curves
