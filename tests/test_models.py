@@ -158,6 +158,19 @@ def test_titans_window_is_causal_and_local() -> None:
     assert changed.nonzero().flatten().tolist() == [5, 6, 7, 8]
 
 
+@pytest.mark.parametrize("arch", ["titans", "hope_attention"])
+def test_recomputed_scan_gives_the_same_loss_and_grads(arch: str) -> None:
+    grads = []
+    for mode in ("never", "always"):
+        cfg = tiny(arch, options=dataclasses.replace(SMALL_CHUNKS, recompute_memory=mode))
+        model = build_model(cfg, seed=0)
+        loss = lm_loss(model, batch(cfg))
+        loss.backward()
+        grads.append([loss.detach()] + [p.grad for p in model.parameters()])
+    for a, b in zip(*grads, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
+
+
 # ------------------------------------------------------------------ chunked inner updates vs autograd
 
 

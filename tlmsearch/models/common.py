@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.nn.functional as F
+import torch.utils.checkpoint
 from torch import nn
 
 from tlmsearch.config import ModelConfig
@@ -165,3 +167,13 @@ def silu_grad(x: torch.Tensor) -> torch.Tensor:
     """d silu(x) / dx = sigmoid(x) * (1 + x * (1 - sigmoid(x)))."""
     s = torch.sigmoid(x)
     return s * (1 + x * (1 - s))
+
+
+def run_scan(fn: Callable[..., torch.Tensor], *args: Any, recompute: str) -> torch.Tensor:
+    """Run a test-time-learning scan, recomputing it during backward (activation checkpointing)
+    when `recompute` is "always", or "auto" on CUDA: then only the scan's inputs are kept, not
+    every chunk's weights, so a layer's weight trajectory lives only during its own backward."""
+    on = recompute == "always" or (recompute == "auto" and args[0].is_cuda)
+    if on and torch.is_grad_enabled():
+        return torch.utils.checkpoint.checkpoint(fn, *args, use_reentrant=False)  # type: ignore[no-any-return]
+    return fn(*args)

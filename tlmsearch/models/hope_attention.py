@@ -35,7 +35,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from tlmsearch.config import ModelConfig
-from tlmsearch.models.common import Attention, LanguageModel, RMSNorm, Rope, SwiGLU, silu_grad
+from tlmsearch.models.common import Attention, LanguageModel, RMSNorm, Rope, SwiGLU, run_scan, silu_grad
 from tlmsearch.models.counts import cms_level_widths
 
 INITIAL_STEP = 0.01  # initial η of the fast levels
@@ -98,6 +98,7 @@ class CMSLevel(nn.Module):
         super().__init__()
         self.period = period
         self.fast = 0 < period < cfg.seq_len
+        self.recompute = cfg.options.recompute_memory
         self.norm = RMSNorm(cfg.d_model, cfg.norm_eps)
         self.mlp = SwiGLU(cfg.d_model, width)
         if self.fast:
@@ -114,11 +115,9 @@ class CMSLevel(nn.Module):
             return z + self.mlp(u)
         k, v = self.w_kv(u).split(u.shape[-1], dim=-1)  # (B, T, C) each
         mlp = self.mlp
-        y = fast_swiglu_scan(
-            u, k, v, mlp.w_gate.weight.t(), mlp.w_up.weight.t(), mlp.w_down.weight.t(),
-            F.softplus(self.lr_raw), self.period,
-        )  # fmt: skip
-        return z + y  # (B, T, C)
+        weights = (mlp.w_gate.weight.t(), mlp.w_up.weight.t(), mlp.w_down.weight.t())
+        args = (u, k, v, *weights, F.softplus(self.lr_raw), self.period)
+        return z + run_scan(fast_swiglu_scan, *args, recompute=self.recompute)  # (B, T, C)
 
 
 class Block(nn.Module):

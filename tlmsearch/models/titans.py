@@ -53,6 +53,7 @@ from tlmsearch.models.common import (
     apply_rope,
     causal_attention,
     merge_heads,
+    run_scan,
     silu_grad,
     split_heads,
 )
@@ -155,6 +156,7 @@ class NeuralMemory(nn.Module):
         self.d_mem = d // self.n_heads
         self.chunk = cfg.options.mem_chunk
         self.theta_max = cfg.options.mem_theta_max
+        self.recompute = cfg.options.recompute_memory
         self.init_std = cfg.init_std
         hidden = cfg.options.mem_expansion * self.d_mem
         self.w_qkv = nn.Linear(d, 3 * d, bias=False)
@@ -182,9 +184,9 @@ class NeuralMemory(nn.Module):
         q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
         g_theta, g_eta, g_alpha = self.w_gates(x).float().transpose(1, 2).split(self.n_heads, dim=1)  # (B, H, T)
         theta = self.theta_max * torch.sigmoid(g_theta)
-        m = memory_scan(
-            q, k, v, theta, F.logsigmoid(g_eta), F.logsigmoid(-g_alpha), self.a2, self.a1, self.chunk
-        )  # (B, H, T, D)
+        log_eta, log_keep = F.logsigmoid(g_eta), F.logsigmoid(-g_alpha)
+        args = (q, k, v, theta, log_eta, log_keep, self.a2, self.a1, self.chunk)
+        m = run_scan(memory_scan, *args, recompute=self.recompute)  # (B, H, T, D)
         return merge_heads(m.to(x.dtype))  # (B, T, C)
 
 
