@@ -93,18 +93,20 @@ def search_scores(records: Iterable[Any], metric_name: str = "val_loss") -> dict
 
 
 def profile_results(records: Iterable[Any], kinds: Sequence[str] = ("verify",)) -> list[ProfileResult]:
-    """One `ProfileResult` per distinct (widths, budget) among finished records of `kinds`.
+    """One `ProfileResult` per distinct (profile, widths, budget) among finished records of `kinds`.
 
-    Several records of the same profile and seed (a re-run) keep the first. The search-time
-    score of the same widths, when the search trained it to full fidelity, is attached.
+    Two profiles that give the same widths (e.g. groups:late and uniform on 2 layers) stay
+    separate rows, as asked. Several records of the same profile and seed (a re-run) keep the
+    first. The search-time score of the same widths, when the search trained it to full
+    fidelity, is attached.
     """
     records = [as_dict(r) for r in records]
     scores = search_scores(records)
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in finished(records, kinds=kinds):
-        groups.setdefault((tuple(r["widths"]), budget_key(r)), []).append(r)
+        groups.setdefault((label(r), tuple(r["widths"]), budget_key(r)), []).append(r)
     out = []
-    for (widths, _), rs in groups.items():
+    for (_, widths, _), rs in groups.items():
         loss: dict[int, float] = {}
         ppl: dict[int, float] = {}
         for r in rs:
