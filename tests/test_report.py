@@ -137,3 +137,14 @@ def test_profiles_figure_one_line_per_profile() -> None:
     assert [tr.name for tr in fig.data] == ["cosine:start=1.5,end=0.5", "uniform", "x"]
     assert list(fig.data[2].y) == [80, 48] and list(fig.data[2].x) == [0, 1]
     assert fig.data[0].line.dash == "dash" and fig.layout.title.text == "t"
+
+
+def test_profiles_with_equal_widths_stay_separate() -> None:
+    from analysis_fakes import BUDGET
+
+    two = BUDGET.replace(n_layers=2)
+    recs = [record(f"{spec}-{s}", spec, 2.0 + 0.01 * s, kind="compare", seed=s, budget=two)
+            for spec in ("uniform", "groups:late", "cosine") for s in range(2)]
+    res = profile_results(recs, kinds=("compare",))
+    assert sorted(r.label for r in res) == ["cosine", "groups:third=late", "uniform"]
+    assert next(r for r in res if r.label == "uniform").widths == next(r for r in res if r.label != "cosine").widths
