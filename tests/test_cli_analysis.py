@@ -85,7 +85,7 @@ def _tiny_search(runs: Path) -> Path:
 
     cfg = SearchConfig(
         name="tiny", runs_dir=str(runs), arch="transformer", preset="tiny", space="knots", sampler="random",
-        scheduler="none", trials=4, max_concurrent=2, baselines=("uniform", "cosine:start=1.5,end=0.5"),
+        scheduler="none", trials=3, max_concurrent=2, baselines=("uniform", "cosine:start=1.5,end=0.5"),
         train=TrainConfig(steps=6, warmup_steps=2, eval_interval=3, eval_windows=4, batch_size=4),
         data=DataConfig(corpus="pydoc"),
     )
@@ -95,19 +95,19 @@ def _tiny_search(runs: Path) -> Path:
 @pytest.mark.slow
 def test_search_verify_report_export_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = _tiny_search(tmp_path / "runs")
-    assert main(["verify", str(run), "--top-k", "2", "--seeds", "2"]) == 0
+    assert main(["verify", str(run), "--top-k", "1", "--seeds", "2"]) == 0
     out = capsys.readouterr().out
     assert "verify: " in out and ("cosine is near-optimal" in out or "a better profile was found" in out)
     verified = [json.loads(x) for x in (run / "trials.jsonl").read_text().splitlines()]
     verified = [r for r in verified if r["kind"] == "verify"]
     assert all(r["full_fidelity"] for r in verified)
     profiles = {tuple(r["widths"]) for r in verified}
-    assert len(verified) == 2 * len(profiles) and 2 <= len(profiles) <= 4  # 2 best + missing baselines, 2 seeds
+    assert len(verified) == 2 * len(profiles) and 2 <= len(profiles) <= 3  # the best + missing baselines, 2 seeds
     assert {(r["profile"]["family"]) for r in verified} >= {"uniform", "cosine"}
     assert {r["seed"] for r in verified} == {1, 2}  # fresh seeds, never the search's seed 0
 
     # a second verify reuses every finished record
-    assert main(["verify", str(run), "--top-k", "2", "--seeds", "2", "--no-report"]) == 0
+    assert main(["verify", str(run), "--top-k", "1", "--seeds", "2", "--no-report"]) == 0
     assert f"{len(verified)} reused, 0 trained" in capsys.readouterr().out
 
     page = (run / "report.html").read_text()
