@@ -15,12 +15,14 @@ import logging
 import os
 import platform
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tlmsearch.errors import ConfigError
 from tlmsearch.tuning.config import SearchConfig
-from tlmsearch.tuning.records import TrialRecord
+from tlmsearch.tuning.records import TrialRecord, read_records
 
 TUNE_DIR = "tune"
 CONFIG_FILE = "search.yaml"
@@ -250,13 +252,25 @@ def _quiet_optuna() -> None:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
-def _fit(tuner: Any, run_dir: Path, resumable: bool = True) -> None:
-    """Run the trials; a Ctrl-C (Tune saves its state first) becomes a KeyboardInterrupt."""
-    results = tuner.fit()  # trial errors are in the records, not raised
-    if results.num_terminated + results.num_errors < len(results):
+def _fit(
+    tuner: Any, run_dir: Path, expected: int, ended: Callable[[], int], cfg: SearchConfig, resumable: bool = True
+) -> None:
+    """Run the trials; a Ctrl-C (Tune saves its state first) becomes a KeyboardInterrupt.
+
+    Every ended trial leaves a record, so fewer records than trials means the run was cut
+    short (unless the time budget ran out).
+    """
+    start = time.time()
+    tuner.fit()  # trial errors are in the records, not raised
+    out_of_time = cfg.time_budget_s and time.time() - start >= 0.95 * cfg.time_budget_s
+    if ended() < expected and not out_of_time:
         hint = f"; resume with: tlmsearch resume {run_dir}" if resumable else ""
         print(f"search interrupted{hint}", file=sys.stderr)
         raise KeyboardInterrupt(f"search interrupted{hint}")
+
+
+def _search_ended(run_dir: Path) -> Callable[[], int]:
+    return lambda: sum(r.kind in ("baseline", "sampled") for r in read_records(run_dir))
 
 
 # ----------------------------------------------------------------------------- public
@@ -280,7 +294,7 @@ def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = Tr
     cfg.save(run_dir / CONFIG_FILE)
     write_environment(run_dir)
     _quiet_optuna()
-    _fit(_new_tuner(cfg, run_dir, progress), run_dir)
+    _fit(_new_tuner(cfg, run_dir, progress), run_dir, cfg.trials, _search_ended(run_dir), cfg)
     return load(run_dir)
 
 
@@ -308,7 +322,7 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
         tuner = tune.Tuner.restore(str(tune_path), _trainable(cfg), resume_unfinished=True, resume_errored=False)
     else:  # killed before Ray saved any state: start again (finished records are kept)
         tuner = _new_tuner(cfg, run_dir, progress)
-    _fit(tuner, run_dir)
+    _fit(tuner, run_dir, cfg.trials, _search_ended(run_dir), cfg)
     return load(run_dir)
 
 
@@ -373,6 +387,6 @@ def run_fixed(
         ),
         run_config=_run_config(cfg, run_dir / "fixed", f"{kind}-{stamp}", callbacks),
     )
-    _fit(tuner, run_dir, resumable=False)
+    _fit(tuner, run_dir, len(items), lambda: len(writer.written), cfg, resumable=False)
     by_index = {int(writer.configs[r.trial_id].get("index", -1)): r for r in writer.written}
     return [by_index[i] for i in range(len(items)) if i in by_index]

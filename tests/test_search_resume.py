@@ -1,0 +1,71 @@
+"""Kill the driver of a running `python -m tlmsearch search` (SIGINT, SIGKILL), then `resume`.
+
+Every trial must end up recorded exactly once. Each case starts its own local Ray in the
+subprocesses (slow: ~1 min per case on 2 cores).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ARGS = [
+    "--preset", "tiny", "--model", "n_layers=4", "--corpus", "pydoc", "--steps", "20", "--eval-interval", "10",
+    "--batch-size", "8", "--train", "eval_windows=8", "--train", "warmup_steps=2", "--trials", "7", "--quiet",
+]  # fmt: skip
+
+
+def _lines(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["sigint", "sigkill"])
+def test_killed_search_resumes_and_records_every_trial_once(tmp_path: Path, sig: signal.Signals) -> None:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    run = tmp_path / "run"
+    cmd = [sys.executable, "-m", "tlmsearch", "search", *ARGS, "--runs-dir", str(tmp_path), "--name", "run"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.time() + 240
+        while not _lines(run / "trials.jsonl"):
+            assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
+            assert time.time() < deadline, "no trial ended in time"
+            time.sleep(0.3)
+        proc.send_signal(sig)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    before = _lines(run / "trials.jsonl")
+    assert 1 <= len(before) < 7, "the search should have been cut short"
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130 and b"tlmsearch resume" in proc.stderr.read()  # type: ignore[union-attr]
+
+    done = subprocess.run(
+        [sys.executable, "-m", "tlmsearch", "resume", str(run), "--quiet", "--json"],
+        env=env, capture_output=True, timeout=400,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    records = _lines(run / "trials.jsonl")
+    ids = [r["trial_id"] for r in records]
+    assert len(records) == 7 and len(set(ids)) == 7
+    assert ids[: len(before)] == [r["trial_id"] for r in before]  # finished trials kept, never rewritten
+    assert sorted(r["baseline"] for r in records if r["kind"] == "baseline") == sorted(
+        ["uniform", "cosine:start=1.5,end=0.5", "linear:start=1.5,end=0.5", "cosine:start=0.5,end=1.5"]
+    )
+    numbers = [r["number"] for r in records if r["number"] >= 0]
+    assert len(numbers) == len(set(numbers))  # no Optuna trial ran twice
+    assert all(r["status"] in ("complete", "stopped") for r in records)
+    status = json.loads(done.stdout)
+    assert status["ended"] == 7
