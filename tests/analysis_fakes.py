@@ -32,14 +32,34 @@ def record(
     curve = [{"step": s, "val_loss": loss + 2.0 * (1 - s / max_steps) ** 2} for s in range(10, steps + 1, 10)]
     params_total = 3 * 32 * sum(widths) + 10_000
     return {
-        "trial_id": trial_id, "number": -1, "kind": kind, "baseline": baseline, "status": status, "reason": None,
-        "params": params or {}, "profile": ps.to_dict(), "widths": list(widths), "budget": budget.to_dict(),
-        "shape": shape_stats(widths).to_dict(), "seed": seed, "steps": steps, "max_steps": max_steps,
-        "full_fidelity": status == "complete", "curve": curve,
-        "metrics": {"val_loss": curve[-1]["val_loss"], "val_ppl": math.exp(curve[-1]["val_loss"]),
-                    "val_bpb": curve[-1]["val_loss"] / math.log(2), "tokens_per_s": 1000.0 + len(trial_id),
-                    "params_total": params_total} if curve else {},
-        "started_at": None, "ended_at": None, "wall_s": 1.0,
+        "trial_id": trial_id,
+        "number": -1,
+        "kind": kind,
+        "baseline": baseline,
+        "status": status,
+        "reason": None,
+        "params": params or {},
+        "profile": ps.to_dict(),
+        "widths": list(widths),
+        "budget": budget.to_dict(),
+        "shape": shape_stats(widths).to_dict(),
+        "seed": seed,
+        "steps": steps,
+        "max_steps": max_steps,
+        "full_fidelity": status == "complete",
+        "curve": curve,
+        "metrics": {
+            "val_loss": curve[-1]["val_loss"],
+            "val_ppl": math.exp(curve[-1]["val_loss"]),
+            "val_bpb": curve[-1]["val_loss"] / math.log(2),
+            "tokens_per_s": 1000.0 + len(trial_id),
+            "params_total": params_total,
+        }
+        if curve
+        else {},
+        "started_at": None,
+        "ended_at": None,
+        "wall_s": 1.0,
     }
 
 
@@ -57,8 +77,13 @@ def search_records(noise: float = 0.02, seed: int = 0) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     out = [
         record("b0", "uniform", TRUE["uniform"] + rng.gauss(0, noise), kind="baseline", baseline="uniform"),
-        record("b1", "cosine:start=1.5,end=0.5", TRUE["cosine:start=1.5,end=0.5"] + rng.gauss(0, noise),
-               kind="baseline", baseline="cosine:start=1.5,end=0.5"),
+        record(
+            "b1",
+            "cosine:start=1.5,end=0.5",
+            TRUE["cosine:start=1.5,end=0.5"] + rng.gauss(0, noise),
+            kind="baseline",
+            baseline="cosine:start=1.5,end=0.5",
+        ),
     ]
     for i, spec in enumerate(["knots:k0=3,k1=1", "knots:k0=1,k1=1.2", "linear:start=1.2,end=0.8"]):
         p = ProfileSpec.parse(spec).params
@@ -67,8 +92,9 @@ def search_records(noise: float = 0.02, seed: int = 0) -> list[dict[str, Any]]:
     return out
 
 
-def verify_records(spread: float = 0.1, noise: float = 0.003, seeds: int = 3, winner_gain: float | None = None
-                   ) -> list[dict[str, Any]]:
+def verify_records(
+    spread: float = 0.1, noise: float = 0.003, seeds: int = 3, winner_gain: float | None = None
+) -> list[dict[str, Any]]:
     """Seed-paired re-evaluations: a shared per-seed offset plus small independent noise."""
     rng = random.Random(1)
     offsets = [rng.gauss(0, spread) for _ in range(seeds)]
@@ -79,8 +105,11 @@ def verify_records(spread: float = 0.1, noise: float = 0.003, seeds: int = 3, wi
     for spec, loss in truth.items():
         for s in range(seeds):
             base = "uniform" if spec == "uniform" else ("cosine" if spec.startswith("cosine") else None)
-            out.append(record(f"v-{spec}-{s}", spec, loss + offsets[s] + rng.gauss(0, noise), kind="verify",
-                              seed=s, baseline=base))
+            out.append(
+                record(
+                    f"v-{spec}-{s}", spec, loss + offsets[s] + rng.gauss(0, noise), kind="verify", seed=s, baseline=base
+                )
+            )
     return out
 
 

@@ -136,13 +136,23 @@ def test_pareto_exhaustive_small_grid() -> None:
 # ----------------------------------------------------------------------------- verdict
 
 
-def _result(label: str, ppl: list[float], *, baseline: str | None = None, search: float | None = None,
-            widths: tuple[int, ...] = (64, 64)) -> ProfileResult:
+def _result(
+    label: str,
+    ppl: list[float],
+    *,
+    baseline: str | None = None,
+    search: float | None = None,
+    widths: tuple[int, ...] = (64, 64),
+) -> ProfileResult:
     family = label.split(":", 1)[0]
     return ProfileResult(
-        label=label, widths=widths, baseline=baseline,
-        loss={s: math.log(p) for s, p in enumerate(ppl)}, ppl=dict(enumerate(ppl)),
-        profile={"family": family, "params": {}}, shape={"front_load": 0.1, "monotonicity": 1.0},
+        label=label,
+        widths=widths,
+        baseline=baseline,
+        loss={s: math.log(p) for s, p in enumerate(ppl)},
+        ppl=dict(enumerate(ppl)),
+        profile={"family": family, "params": {}},
+        shape={"front_load": 0.1, "monotonicity": 1.0},
         search_score=search,
     )
 
@@ -163,8 +173,9 @@ def test_tie_gives_near_optimal() -> None:
 def test_clear_winner_gives_better_profile_found() -> None:
     seeds = [20.0, 22.0, 19.0]
     cos = _result("cosine:start=1.5,end=0.5", seeds)  # recognised without a baseline tag
-    win = _result("knots:a=2", [s / 1.10 * (1 + e) for s, e in zip(seeds, [0.001, -0.002, 0.0], strict=True)],
-                  widths=(100, 28))
+    win = _result(
+        "knots:a=2", [s / 1.10 * (1 + e) for s, e in zip(seeds, [0.001, -0.002, 0.0], strict=True)], widths=(100, 28)
+    )
     uni = _result("uniform", [s * 1.03 for s in seeds])
     v = verdict([uni, cos, win], threshold=0.01)
     assert not v.near_optimal

@@ -39,8 +39,9 @@ def test_report_cli_on_synthetic_run(fake_run: Path, capsys: pytest.CaptureFixtu
 def test_export_cli_best_is_the_verified_winner(fake_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["export", str(fake_run), "--format", "widths", "--stdout"]) == 0
     captured = capsys.readouterr()
-    winner = next(r for r in verify_records() if r["profile"]["family"] == "knots"
-                  and r["profile"]["params"]["k0"] == 3)
+    winner = next(
+        r for r in verify_records() if r["profile"]["family"] == "knots" and r["profile"]["params"]["k0"] == 3
+    )
     assert json.loads(captured.out) == winner["widths"]
     assert "exact" in captured.err
     assert main(["export", str(fake_run), "--trial", "s1", "--format", "megatron", "--out", str(fake_run / "m")]) == 0
@@ -84,8 +85,16 @@ def _tiny_search(runs: Path) -> Path:
     from tlmsearch.tuning import SearchConfig
 
     cfg = SearchConfig(
-        name="tiny", runs_dir=str(runs), arch="transformer", preset="tiny", space="knots", sampler="random",
-        scheduler="none", trials=3, max_concurrent=2, baselines=("uniform", "cosine:start=1.5,end=0.5"),
+        name="tiny",
+        runs_dir=str(runs),
+        arch="transformer",
+        preset="tiny",
+        space="knots",
+        sampler="random",
+        scheduler="none",
+        trials=3,
+        max_concurrent=2,
+        baselines=("uniform", "cosine:start=1.5,end=0.5"),
         train=TrainConfig(steps=6, warmup_steps=2, eval_interval=3, eval_windows=4, batch_size=4),
         data=DataConfig(corpus="pydoc"),
     )
@@ -118,13 +127,33 @@ def test_search_verify_report_export_end_to_end(tmp_path: Path, capsys: pytest.C
     assert summary["evaluation"] == "verify" and summary["verdicts"][0]["n_profiles"] == len(profiles)
 
     # native export -> tlmsearch train --config builds the same model
-    sampled = next(r for r in map(json.loads, (run / "trials.jsonl").read_text().splitlines())
-                   if r["kind"] == "sampled" and r["status"] == "complete")
+    sampled = next(
+        r
+        for r in map(json.loads, (run / "trials.jsonl").read_text().splitlines())
+        if r["kind"] == "sampled" and r["status"] == "complete"
+    )
     out_dir = tmp_path / "native"
     assert main(["export", str(run), "--trial", sampled["trial_id"], "--out", str(out_dir)]) == 0
     capsys.readouterr()
-    assert main(["train", "--config", str(out_dir / "config.yaml"), "--steps", "1", "--eval-interval", "1",
-                 "--runs-dir", str(tmp_path / "train"), "--name", "rt", "--json"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--config",
+                str(out_dir / "config.yaml"),
+                "--steps",
+                "1",
+                "--eval-interval",
+                "1",
+                "--runs-dir",
+                str(tmp_path / "train"),
+                "--name",
+                "rt",
+                "--json",
+            ]
+        )
+        == 0
+    )
     trained = json.loads(capsys.readouterr().out)
     assert trained["model_config"]["mlp_widths"] == sampled["widths"]
     assert trained["metrics"]["params_total"] == sampled["metrics"]["params_total"]
@@ -141,9 +170,29 @@ def test_search_verify_report_export_end_to_end(tmp_path: Path, capsys: pytest.C
 
 @pytest.mark.slow
 def test_compare_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["compare", "--arch", "transformer", "--preset", "tiny", "--families", "uniform", "groups:early",
-            "cosine", "--seeds", "2", "--steps", "4", "--eval-interval", "2", "--corpus", "pydoc",
-            "--name", "cmp", "--runs-dir", str(tmp_path)]
+    argv = [
+        "compare",
+        "--arch",
+        "transformer",
+        "--preset",
+        "tiny",
+        "--families",
+        "uniform",
+        "groups:early",
+        "cosine",
+        "--seeds",
+        "2",
+        "--steps",
+        "4",
+        "--eval-interval",
+        "2",
+        "--corpus",
+        "pydoc",
+        "--name",
+        "cmp",
+        "--runs-dir",
+        str(tmp_path),
+    ]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "3 profiles x 2 seeds, 6 complete" in out

@@ -15,8 +15,9 @@ from tlmsearch.export import FORMATS, decode, export, make_divisible
 
 
 def _model(widths: list[int], d_model: int = 64) -> ModelConfig:
-    return ModelConfig(arch="transformer", d_model=d_model, n_layers=len(widths), n_heads=4,
-                       mlp_widths=tuple(widths), seq_len=32)
+    return ModelConfig(
+        arch="transformer", d_model=d_model, n_layers=len(widths), n_heads=4, mlp_widths=tuple(widths), seq_len=32
+    )
 
 
 WIDTHS = [96, 80, 64, 48, 32]  # a cosine-ish taper, multiples of 16

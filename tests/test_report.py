@@ -29,8 +29,11 @@ def test_pareto_data_single_budget_uses_throughput() -> None:
 def test_pareto_data_budget_sweep_uses_parameters() -> None:
     from analysis_fakes import BUDGET
 
-    recs = [record("a", "uniform", 2.0), record("b", "uniform", 1.9, budget=BUDGET.replace(base_width=96)),
-            record("c", "cosine", 1.95, budget=BUDGET.replace(base_width=96))]
+    recs = [
+        record("a", "uniform", 2.0),
+        record("b", "uniform", 1.9, budget=BUDGET.replace(base_width=96)),
+        record("c", "cosine", 1.95, budget=BUDGET.replace(base_width=96)),
+    ]
     d = plots.pareto_data(recs)
     assert d.x_name == "params_total" and not d.x_maximize
     assert [p.trial_id for p in d.front] == ["a", "b"]
@@ -92,8 +95,14 @@ def test_summary_without_verification_says_what_to_do() -> None:
 def test_figures_return_plotly_figures() -> None:
     go = pytest.importorskip("plotly.graph_objects")
     recs = search_records() + verify_records()
-    for fig in (plots.plot_pareto(recs), plots.plot_widths(recs), plots.plot_curves(recs),
-                plots.plot_front_load(recs), plots.plot_parallel(recs), plots.plot_verdict(verdicts(recs))):
+    for fig in (
+        plots.plot_pareto(recs),
+        plots.plot_widths(recs),
+        plots.plot_curves(recs),
+        plots.plot_front_load(recs),
+        plots.plot_parallel(recs),
+        plots.plot_verdict(verdicts(recs)),
+    ):
         assert isinstance(fig, go.Figure) and fig.data
 
 
@@ -143,8 +152,11 @@ def test_profiles_with_equal_widths_stay_separate() -> None:
     from analysis_fakes import BUDGET
 
     two = BUDGET.replace(n_layers=2)
-    recs = [record(f"{spec}-{s}", spec, 2.0 + 0.01 * s, kind="compare", seed=s, budget=two)
-            for spec in ("uniform", "groups:late", "cosine") for s in range(2)]
+    recs = [
+        record(f"{spec}-{s}", spec, 2.0 + 0.01 * s, kind="compare", seed=s, budget=two)
+        for spec in ("uniform", "groups:late", "cosine")
+        for s in range(2)
+    ]
     res = profile_results(recs, kinds=("compare",))
     assert sorted(r.label for r in res) == ["cosine", "groups:third=late", "uniform"]
     assert next(r for r in res if r.label == "uniform").widths == next(r for r in res if r.label != "cosine").widths

@@ -119,8 +119,9 @@ def export(
 # ----------------------------------------------------------------------------- builders
 
 
-def _native(model: ModelConfig, widths: tuple[int, ...], train: dict, data: dict, source: dict,
-            divisor: int | None) -> tuple[dict[str, Any], list[str]]:
+def _native(
+    model: ModelConfig, widths: tuple[int, ...], train: dict, data: dict, source: dict, divisor: int | None
+) -> tuple[dict[str, Any], list[str]]:
     doc: dict[str, Any] = {"model": model.to_dict()}
     if train:
         doc["train"] = train
@@ -129,8 +130,9 @@ def _native(model: ModelConfig, widths: tuple[int, ...], train: dict, data: dict
     return doc, []
 
 
-def _nemotron(model: ModelConfig, widths: tuple[int, ...], train: dict, data: dict, source: dict,
-              divisor: int | None) -> tuple[dict[str, Any], list[str]]:
+def _nemotron(
+    model: ModelConfig, widths: tuple[int, ...], train: dict, data: dict, source: dict, divisor: int | None
+) -> tuple[dict[str, Any], list[str]]:
     h = model.d_model
     blocks = [
         {
@@ -156,13 +158,16 @@ def _nemotron(model: ModelConfig, widths: tuple[int, ...], train: dict, data: di
     }
     notes = []
     if any(w % 256 for w in widths):
-        notes.append("Nemotron-NAS readers round every FFN width up to a multiple of 256; exact only for "
-                     "profiles whose widths are multiples of 256 (use a budget with multiple_of=256)")
+        notes.append(
+            "Nemotron-NAS readers round every FFN width up to a multiple of 256; exact only for "
+            "profiles whose widths are multiples of 256 (use a budget with multiple_of=256)"
+        )
     return doc, notes
 
 
-def _openelm(model: ModelConfig, widths: tuple[int, ...], train: dict, data: dict, source: dict,
-             divisor: int | None) -> tuple[dict[str, Any], list[str]]:
+def _openelm(
+    model: ModelConfig, widths: tuple[int, ...], train: dict, data: dict, source: dict, divisor: int | None
+) -> tuple[dict[str, Any], list[str]]:
     div = divisor or reduce(math.gcd, widths)
     doc = {
         "architectures": ["OpenELMForCausalLM"],
@@ -190,8 +195,9 @@ def _openelm(model: ModelConfig, widths: tuple[int, ...], train: dict, data: dic
     return doc, notes
 
 
-def _megatron(model: ModelConfig, widths: tuple[int, ...], train: dict, data: dict, source: dict,
-              divisor: int | None) -> tuple[dict[str, Any], list[str]]:
+def _megatron(
+    model: ModelConfig, widths: tuple[int, ...], train: dict, data: dict, source: dict, divisor: int | None
+) -> tuple[dict[str, Any], list[str]]:
     blocks = [
         {
             "attention": {"no_op": False, "replace_with_linear": False, "num_query_groups": model.n_heads},
@@ -210,8 +216,9 @@ def _megatron(model: ModelConfig, widths: tuple[int, ...], train: dict, data: di
     return doc, ["pass to Megatron with --heterogeneous-layers-config-path; --swiglu, no biases"]
 
 
-def _gemma3n(model: ModelConfig, widths: tuple[int, ...], train: dict, data: dict, source: dict,
-             divisor: int | None) -> tuple[dict[str, Any], list[str]]:
+def _gemma3n(
+    model: ModelConfig, widths: tuple[int, ...], train: dict, data: dict, source: dict, divisor: int | None
+) -> tuple[dict[str, Any], list[str]]:
     n = model.n_layers
     doc = {
         "model_type": "gemma3n_text",
@@ -234,14 +241,19 @@ def _gemma3n(model: ModelConfig, widths: tuple[int, ...], train: dict, data: dic
     return doc, ["per-layer widths carry over exactly; Gemma 3n's AltUp/LAuReL/per-layer inputs are not ours"]
 
 
-def _widths(model: ModelConfig, widths: tuple[int, ...], train: dict, data: dict, source: dict,
-            divisor: int | None) -> tuple[list[int], list[str]]:  # type: ignore[override]
+def _widths(
+    model: ModelConfig, widths: tuple[int, ...], train: dict, data: dict, source: dict, divisor: int | None
+) -> tuple[list[int], list[str]]:  # type: ignore[override]
     return list(widths), []
 
 
 _BUILDERS: dict[str, Any] = {
-    "native": _native, "nemotron-nas": _nemotron, "openelm": _openelm, "megatron": _megatron,
-    "gemma3n": _gemma3n, "widths": _widths,
+    "native": _native,
+    "nemotron-nas": _nemotron,
+    "openelm": _openelm,
+    "megatron": _megatron,
+    "gemma3n": _gemma3n,
+    "widths": _widths,
 }
 
 
@@ -353,10 +365,16 @@ def export_run(
     cfg = study.config
     model = search_preset(cfg).model_config(cfg.arch, tuple(rec["widths"]), **model_overrides(cfg))
     steps = int(rec.get("max_steps") or cfg.train.steps)
-    train = cfg.train.replace(seed=int(rec.get("seed", cfg.seed)), steps=steps,
-                              warmup_steps=min(cfg.train.warmup_steps, steps))
-    source = {"run_dir": str(study.run_dir), "trial_id": rec["trial_id"], "profile": label(rec),
-              "val_loss": metric(rec, "val_loss"), "chosen": why}
+    train = cfg.train.replace(
+        seed=int(rec.get("seed", cfg.seed)), steps=steps, warmup_steps=min(cfg.train.warmup_steps, steps)
+    )
+    source = {
+        "run_dir": str(study.run_dir),
+        "trial_id": rec["trial_id"],
+        "profile": label(rec),
+        "val_loss": metric(rec, "val_loss"),
+        "chosen": why,
+    }
     ex = export(model, fmt, train=train.to_dict(), data=cfg.data.to_dict(), source=source, divisor=divisor)
     if fmt == "native":  # keep where it came from, in the section the trainer ignores
         import yaml

@@ -51,8 +51,9 @@ class ParetoData(NamedTuple):
         return sorted((p for p in self.points if p.on_front), key=lambda p: p.x)
 
 
-def pareto_data(source: Any, y: str = "val_loss", x: str | None = None, kinds: Sequence[str] = SEARCH_KINDS
-                ) -> ParetoData:
+def pareto_data(
+    source: Any, y: str = "val_loss", x: str | None = None, kinds: Sequence[str] = SEARCH_KINDS
+) -> ParetoData:
     """Quality (`y`, minimised) against `x`: total parameters when the budget varies across
     trials (budget sweeps, minimised), else throughput `tokens_per_s` (maximised)."""
     recs = finished(_records(source), kinds=kinds, metric_name=y)
@@ -70,32 +71,53 @@ def pareto_data(source: Any, y: str = "val_loss", x: str | None = None, kinds: S
     return ParetoData(x, y, maximize, points)
 
 
-def plot_pareto(source: Any, y: str = "val_loss", x: str | None = None, kinds: Sequence[str] = SEARCH_KINDS
-                ) -> go.Figure:
+def plot_pareto(
+    source: Any, y: str = "val_loss", x: str | None = None, kinds: Sequence[str] = SEARCH_KINDS
+) -> go.Figure:
     import plotly.graph_objects as go
 
     d = pareto_data(source, y=y, x=x, kinds=kinds)
     fig = go.Figure()
     others = [p for p in d.points if p.baseline is None]
-    fig.add_trace(go.Scatter(
-        x=[p.x for p in others], y=[p.y for p in others], mode="markers", name="trials",
-        marker={"color": COLORS["other"], "size": 8}, text=[f"{p.trial_id}: {p.label}" for p in others],
-    ))
+    fig.add_trace(
+        go.Scatter(
+            x=[p.x for p in others],
+            y=[p.y for p in others],
+            mode="markers",
+            name="trials",
+            marker={"color": COLORS["other"], "size": 8},
+            text=[f"{p.trial_id}: {p.label}" for p in others],
+        )
+    )
     front = d.front
-    fig.add_trace(go.Scatter(
-        x=[p.x for p in front], y=[p.y for p in front], mode="lines+markers", name="Pareto front",
-        line={"color": COLORS["best"], "shape": "hv"}, text=[f"{p.trial_id}: {p.label}" for p in front],
-    ))
+    fig.add_trace(
+        go.Scatter(
+            x=[p.x for p in front],
+            y=[p.y for p in front],
+            mode="lines+markers",
+            name="Pareto front",
+            line={"color": COLORS["best"], "shape": "hv"},
+            text=[f"{p.trial_id}: {p.label}" for p in front],
+        )
+    )
     for name in sorted({p.baseline for p in d.points if p.baseline}):
         pts = [p for p in d.points if p.baseline == name]
-        fig.add_trace(go.Scatter(
-            x=[p.x for p in pts], y=[p.y for p in pts], mode="markers", name=f"baseline: {name}",
-            marker={"color": COLORS.get(name, "#2ca02c"), "size": 13, "symbol": "star"},
-            text=[f"{p.trial_id}: {p.label}" for p in pts],
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=[p.x for p in pts],
+                y=[p.y for p in pts],
+                mode="markers",
+                name=f"baseline: {name}",
+                marker={"color": COLORS.get(name, "#2ca02c"), "size": 13, "symbol": "star"},
+                text=[f"{p.trial_id}: {p.label}" for p in pts],
+            )
+        )
     direction = " (higher is better)" if d.x_maximize else ""
-    fig.update_layout(title=f"Pareto front: {d.y_name} vs {d.x_name}", xaxis_title=d.x_name + direction,
-                      yaxis_title=f"{d.y_name} (lower is better)")
+    fig.update_layout(
+        title=f"Pareto front: {d.y_name} vs {d.x_name}",
+        xaxis_title=d.x_name + direction,
+        yaxis_title=f"{d.y_name} (lower is better)",
+    )
     return fig
 
 
@@ -114,8 +136,9 @@ class WidthsData(NamedTuple):
     series: list[WidthSeries]
 
 
-def widths_data(source: Any, k: int = 3, metric_name: str = "val_loss", kinds: Sequence[str] = SEARCH_KINDS
-                ) -> WidthsData:
+def widths_data(
+    source: Any, k: int = 3, metric_name: str = "val_loss", kinds: Sequence[str] = SEARCH_KINDS
+) -> WidthsData:
     """The `k` best finished trials' widths, with cosine and uniform of the same budget."""
     recs = ranked(_records(source), metric_name, kinds)
     series: list[WidthSeries] = []
@@ -158,10 +181,13 @@ def profiles_figure(
     fig = go.Figure()
     for name, widths in profiles.items():
         role = roles.get(name) or ("cosine" if name.startswith("cosine") else "uniform" if name == "uniform" else "")
-        style = {"cosine": {"dash": "dash", "color": COLORS["cosine"], "width": 3},
-                 "uniform": {"dash": "dot", "color": COLORS["uniform"], "width": 3}}.get(role, {"width": 2})
-        fig.add_trace(go.Scatter(x=list(range(len(widths))), y=list(widths), mode="lines+markers", name=name,
-                                 line=style))
+        style = {
+            "cosine": {"dash": "dash", "color": COLORS["cosine"], "width": 3},
+            "uniform": {"dash": "dot", "color": COLORS["uniform"], "width": 3},
+        }.get(role, {"width": 2})
+        fig.add_trace(
+            go.Scatter(x=list(range(len(widths))), y=list(widths), mode="lines+markers", name=name, line=style)
+        )
     fig.update_layout(title=title or "Per-layer MLP widths", xaxis_title="layer", yaxis_title="MLP hidden width")
     return fig
 
@@ -197,8 +223,16 @@ def curves_data(source: Any, metric_name: str = "val_loss", kinds: Sequence[str]
         pts = [(c.get("step"), c.get(metric_name)) for c in r.get("curve") or ()]
         pts = [(float(s), float(v)) for s, v in pts if s is not None and v is not None]
         if pts:
-            out.append(Curve(r["trial_id"], label(r), r.get("status", ""), r.get("kind", ""),
-                             [p[0] for p in pts], [p[1] for p in pts]))
+            out.append(
+                Curve(
+                    r["trial_id"],
+                    label(r),
+                    r.get("status", ""),
+                    r.get("kind", ""),
+                    [p[0] for p in pts],
+                    [p[1] for p in pts],
+                )
+            )
     return out
 
 
@@ -208,12 +242,19 @@ def plot_curves(source: Any, metric_name: str = "val_loss", kinds: Sequence[str]
     fig = go.Figure()
     for c in curves_data(source, metric_name, kinds):
         stopped = c.status != "complete"
-        fig.add_trace(go.Scatter(
-            x=c.steps, y=c.values, mode="lines", name=f"{c.trial_id} {c.label}" + (" (stopped)" if stopped else ""),
-            line={"dash": "dot" if stopped else "solid", "width": 1 if stopped else 2}, opacity=0.5 if stopped else 1,
-        ))
-    fig.update_layout(title=f"Learning curves ({metric_name}); dotted: stopped early",
-                      xaxis_title="step", yaxis_title=metric_name)
+        fig.add_trace(
+            go.Scatter(
+                x=c.steps,
+                y=c.values,
+                mode="lines",
+                name=f"{c.trial_id} {c.label}" + (" (stopped)" if stopped else ""),
+                line={"dash": "dot" if stopped else "solid", "width": 1 if stopped else 2},
+                opacity=0.5 if stopped else 1,
+            )
+        )
+    fig.update_layout(
+        title=f"Learning curves ({metric_name}); dotted: stopped early", xaxis_title="step", yaxis_title=metric_name
+    )
     return fig
 
 
@@ -228,8 +269,9 @@ class ShapePoint(NamedTuple):
     baseline: str | None
 
 
-def front_load_data(source: Any, metric_name: str = "val_loss", kinds: Sequence[str] = SEARCH_KINDS
-                    ) -> list[ShapePoint]:
+def front_load_data(
+    source: Any, metric_name: str = "val_loss", kinds: Sequence[str] = SEARCH_KINDS
+) -> list[ShapePoint]:
     out = []
     for r in finished(_records(source), kinds=kinds, metric_name=metric_name):
         fl = (r.get("shape") or {}).get("front_load")
@@ -246,14 +288,25 @@ def plot_front_load(source: Any, metric_name: str = "val_loss", kinds: Sequence[
     names = ["trials"] + sorted({p.baseline for p in pts if p.baseline})
     for name in names:
         group = [p for p in pts if (p.baseline or "trials") == name]
-        fig.add_trace(go.Scatter(
-            x=[p.front_load for p in group], y=[p.value for p in group], mode="markers", name=name,
-            text=[f"{p.trial_id}: {p.label}" for p in group],
-            marker={"size": 13 if name != "trials" else 8, "symbol": "star" if name != "trials" else "circle",
-                    "color": COLORS.get(name, COLORS["other"] if name == "trials" else "#2ca02c")},
-        ))
-    fig.update_layout(title=f"{metric_name} against front-load index (0.5 = uniform, < 0.5 = wider early)",
-                      xaxis_title="front-load index", yaxis_title=metric_name)
+        fig.add_trace(
+            go.Scatter(
+                x=[p.front_load for p in group],
+                y=[p.value for p in group],
+                mode="markers",
+                name=name,
+                text=[f"{p.trial_id}: {p.label}" for p in group],
+                marker={
+                    "size": 13 if name != "trials" else 8,
+                    "symbol": "star" if name != "trials" else "circle",
+                    "color": COLORS.get(name, COLORS["other"] if name == "trials" else "#2ca02c"),
+                },
+            )
+        )
+    fig.update_layout(
+        title=f"{metric_name} against front-load index (0.5 = uniform, < 0.5 = wider early)",
+        xaxis_title="front-load index",
+        yaxis_title=metric_name,
+    )
     return fig
 
 
@@ -284,9 +337,12 @@ def plot_parallel(source: Any, metric_name: str = "val_loss") -> go.Figure:
     d = parallel_data(source, metric_name)
     dims = [{"label": n, "values": col} for n, col in zip(d.names, d.columns, strict=True)]
     dims.append({"label": d.metric_name, "values": d.color})
-    fig = go.Figure(go.Parcoords(
-        line={"color": d.color, "colorscale": "Viridis_r", "showscale": True} if d.color else {}, dimensions=dims,
-    ))
+    fig = go.Figure(
+        go.Parcoords(
+            line={"color": d.color, "colorscale": "Viridis_r", "showscale": True} if d.color else {},
+            dimensions=dims,
+        )
+    )
     fig.update_layout(title="Sampled parameters of finished trials (colour: " + d.metric_name + ")")
     return fig
 
@@ -306,15 +362,32 @@ def _ci(iv: dict[str, Any] | None) -> str:
 
 
 def verdict_table_data(verdicts: Iterable[Verdict]) -> TableData:
-    header = ["group", "rank", "profile", "seeds", "mean ppl", "gain vs cosine (95% CI)",
-              "gain vs uniform (95% CI)", "front-load"]
+    header = [
+        "group",
+        "rank",
+        "profile",
+        "seeds",
+        "mean ppl",
+        "gain vs cosine (95% CI)",
+        "gain vs uniform (95% CI)",
+        "front-load",
+    ]
     rows = []
     for v in verdicts:
         for row in v.table:
             fl = row.get("front_load")
-            rows.append([v.group, str(row["rank"]), row["label"], str(row["n_seeds"]), f"{row['mean_ppl']:.3f}",
-                         _ci(row.get("gain_vs_cosine")), _ci(row.get("gain_vs_uniform")),
-                         "" if fl is None else f"{fl:.3f}"])
+            rows.append(
+                [
+                    v.group,
+                    str(row["rank"]),
+                    row["label"],
+                    str(row["n_seeds"]),
+                    f"{row['mean_ppl']:.3f}",
+                    _ci(row.get("gain_vs_cosine")),
+                    _ci(row.get("gain_vs_uniform")),
+                    "" if fl is None else f"{fl:.3f}",
+                ]
+            )
     return TableData(header, rows)
 
 
@@ -325,6 +398,9 @@ def plot_verdict(verdicts: Iterable[Verdict]) -> go.Figure:
     d = verdict_table_data(verdicts)
     cols = [list(c) for c in zip(*d.rows, strict=True)] if d.rows else [[] for _ in d.header]
     fig = go.Figure(go.Table(header={"values": d.header}, cells={"values": cols}))
-    fig.update_layout(title="<br>".join(f"{v.group}: {v.headline}" for v in verdicts) or "Verdict",
-                      height=200 + 30 * len(d.rows), title_font_size=12)
+    fig.update_layout(
+        title="<br>".join(f"{v.group}: {v.headline}" for v in verdicts) or "Verdict",
+        height=200 + 30 * len(d.rows),
+        title_font_size=12,
+    )
     return fig

@@ -1,7 +1,7 @@
 """`report.html` (offline: plotly.js embedded), `summary.md` and `summary.json` for a run.
 
-    from tlmsearch.report import write_report
-    paths = write_report("runs/my-search")   # {"html": ..., "markdown": ..., "json": ...}
+from tlmsearch.report import write_report
+paths = write_report("runs/my-search")   # {"html": ..., "markdown": ..., "json": ...}
 """
 
 from __future__ import annotations
@@ -65,8 +65,9 @@ def figures(records: list[dict[str, Any]], verdicts: list[Verdict], kinds: tuple
     }
 
 
-def build(run_dir: str | Path, *, threshold: float = 0.01, confidence: float = 0.95
-          ) -> tuple[dict[str, Any], dict[str, go.Figure]]:
+def build(
+    run_dir: str | Path, *, threshold: float = 0.01, confidence: float = 0.95
+) -> tuple[dict[str, Any], dict[str, go.Figure]]:
     """The summary (plain data) and the figures of a run."""
     from tlmsearch.analysis.collect import finished
     from tlmsearch.analysis.summary import summarize, verdicts
@@ -78,8 +79,7 @@ def build(run_dir: str | Path, *, threshold: float = 0.01, confidence: float = 0
         raise UserError(f"{run_dir} has no finished trials (complete, full fidelity): nothing to report yet")
     summary["run_dir"] = str(run_dir)
     ev = summary["evaluation"]
-    vs = verdicts(records, threshold=threshold, confidence=confidence, arch=summary["arch"],
-                  kinds=(ev,) if ev else ())
+    vs = verdicts(records, threshold=threshold, confidence=confidence, arch=summary["arch"], kinds=(ev,) if ev else ())
     return summary, figures(records, vs, kinds)
 
 
@@ -121,35 +121,54 @@ def _f(x: Any, fmt: str = ".4f") -> str:
 def render_markdown(summary: Mapping[str, Any]) -> str:
     from tlmsearch.analysis.verdict import describe_shape
 
-    lines = [f"# tlmsearch report: {summary.get('run_dir', '')}", "",
-             f"Architecture: **{summary['arch']}**; {summary['n_records']} trial records, "
-             f"{summary['finished']} finished at full fidelity.", ""]
+    lines = [
+        f"# tlmsearch report: {summary.get('run_dir', '')}",
+        "",
+        f"Architecture: **{summary['arch']}**; {summary['n_records']} trial records, "
+        f"{summary['finished']} finished at full fidelity.",
+        "",
+    ]
     for v in summary["verdicts"]:
-        lines += [f"## Verdict ({v['group']})", "", f"**{v['headline']}**", "",
-                  f"- cosine ranks {v['cosine_rank']} of {v['n_profiles']} re-evaluated profiles",
-                  f"- cosine's regret (ppl_cosine - ppl_best) / ppl_best: {_pct(v['regret'])}",
-                  f"- Spearman correlation of search-time and verified scores: {_f(v['spearman'], '.2f')} "
-                  f"over {v['n_spearman']} profiles (how far the short-trial proxy can be trusted)"]
+        lines += [
+            f"## Verdict ({v['group']})",
+            "",
+            f"**{v['headline']}**",
+            "",
+            f"- cosine ranks {v['cosine_rank']} of {v['n_profiles']} re-evaluated profiles",
+            f"- cosine's regret (ppl_cosine - ppl_best) / ppl_best: {_pct(v['regret'])}",
+            f"- Spearman correlation of search-time and verified scores: {_f(v['spearman'], '.2f')} "
+            f"over {v['n_spearman']} profiles (how far the short-trial proxy can be trusted)",
+        ]
         if v["better"]:
             lines.append(f"- better profile: `{v['better']}` widths {v['better_widths']}")
             lines.append(f"- {describe_shape(v['better_shape']).removeprefix('; ')}")
-        lines += ["", "| rank | profile | seeds | mean loss | mean ppl | gain vs cosine | gain vs uniform | "
-                  "Δ loss vs cosine | Δ ppl vs cosine | front-load |",
-                  "|---:|---|---:|---:|---:|---|---|---|---|---:|"]
+        lines += [
+            "",
+            "| rank | profile | seeds | mean loss | mean ppl | gain vs cosine | gain vs uniform | "
+            "Δ loss vs cosine | Δ ppl vs cosine | front-load |",
+            "|---:|---|---:|---:|---:|---|---|---|---|---:|",
+        ]
         for row in v["table"]:
-            lines.append(f"| {row['rank']} | `{row['label']}` | {row['n_seeds']} | {row['mean_loss']:.4f} | "
-                         f"{row['mean_ppl']:.3f} | {_pct(row['gain_vs_cosine'])} | {_pct(row['gain_vs_uniform'])} | "
-                         f"{_diff(row.get('loss_diff_vs_cosine'))} | {_diff(row.get('ppl_diff_vs_cosine'))} | "
-                         f"{_f(row['front_load'], '.3f')} |")
-        lines += ["", "Gains are ppl_reference / ppl_profile - 1 paired by seed (positive: the profile is better); "
-                  "Δ are profile - cosine paired by seed (negative: the profile is better); "
-                  f"{v['confidence']:.0%} t intervals.", ""]
+            lines.append(
+                f"| {row['rank']} | `{row['label']}` | {row['n_seeds']} | {row['mean_loss']:.4f} | "
+                f"{row['mean_ppl']:.3f} | {_pct(row['gain_vs_cosine'])} | {_pct(row['gain_vs_uniform'])} | "
+                f"{_diff(row.get('loss_diff_vs_cosine'))} | {_diff(row.get('ppl_diff_vs_cosine'))} | "
+                f"{_f(row['front_load'], '.3f')} |"
+            )
+        lines += [
+            "",
+            "Gains are ppl_reference / ppl_profile - 1 paired by seed (positive: the profile is better); "
+            "Δ are profile - cosine paired by seed (negative: the profile is better); "
+            f"{v['confidence']:.0%} t intervals.",
+            "",
+        ]
     for note in summary["notes"]:
         lines += [f"> {note}", ""]
     lines += ["## Best trials", "", "| trial | profile | val_loss | val_ppl | widths |", "|---|---|---:|---:|---|"]
     for b in summary["best"]:
-        lines.append(f"| {b['trial_id']} | `{b['profile']}` | {_f(b['val_loss'])} | {_f(b['val_ppl'], '.3f')} | "
-                     f"{b['widths']} |")
+        lines.append(
+            f"| {b['trial_id']} | `{b['profile']}` | {_f(b['val_loss'])} | {_f(b['val_ppl'], '.3f')} | {b['widths']} |"
+        )
     lines += ["", f"Export the best: `tlmsearch export {summary.get('run_dir', 'RUN_DIR')} --format native`", ""]
     return "\n".join(lines)
 
@@ -158,8 +177,10 @@ def render_html(summary: Mapping[str, Any], figs: Mapping[str, go.Figure]) -> st
     """One self-contained page: plotly.js inline once, no network needed."""
     from plotly.offline import get_plotlyjs
 
-    heads = "".join(f"<p class='headline'><b>{html.escape(v['group'])}</b>: {html.escape(v['headline'])}</p>"
-                    for v in summary["verdicts"])
+    heads = "".join(
+        f"<p class='headline'><b>{html.escape(v['group'])}</b>: {html.escape(v['headline'])}</p>"
+        for v in summary["verdicts"]
+    )
     notes = "".join(f"<p class='note'>{html.escape(n)}</p>" for n in summary["notes"])
     sections = []
     for fig_id, title in FIGURES.items():

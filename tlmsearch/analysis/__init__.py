@@ -19,6 +19,16 @@ from tlmsearch.analysis.stats import (
 from tlmsearch.analysis.verdict import Comparison, ProfileResult, Verdict, verdict
 
 __all__ = [
-    "Comparison", "Interval", "ProfileResult", "Verdict", "bootstrap_ci", "dominates", "mean_ci",
-    "paired_difference", "paired_ratio", "pareto_front", "spearman", "verdict",
+    "Comparison",
+    "Interval",
+    "ProfileResult",
+    "Verdict",
+    "bootstrap_ci",
+    "dominates",
+    "mean_ci",
+    "paired_difference",
+    "paired_ratio",
+    "pareto_front",
+    "spearman",
+    "verdict",
 ]

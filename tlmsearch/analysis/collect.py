@@ -32,8 +32,9 @@ def metric(record: Any, name: str = "val_loss") -> float:
     return float(value) if value is not None else math.nan
 
 
-def finished(records: Iterable[Any], kinds: Sequence[str] = SEARCH_KINDS, metric_name: str = "val_loss"
-             ) -> list[dict[str, Any]]:
+def finished(
+    records: Iterable[Any], kinds: Sequence[str] = SEARCH_KINDS, metric_name: str = "val_loss"
+) -> list[dict[str, Any]]:
     """Complete, full-fidelity records of the given kinds that have a finite `metric_name`.
 
     Trials stopped early (ASHA) report partial values and never enter fronts or rankings.
@@ -62,7 +63,7 @@ def label(record: Any) -> str:
 
 
 def baseline_name(record: Any) -> str | None:
-    """"cosine" (the paper's 1.5 -> 0.5 taper), "uniform", another baseline's text, or None."""
+    """ "cosine" (the paper's 1.5 -> 0.5 taper), "uniform", another baseline's text, or None."""
     r = as_dict(record)
     prof = r.get("profile") or {}
     family, params = prof.get("family"), prof.get("params") or {}
@@ -78,8 +79,9 @@ def budget_key(record: Any) -> tuple[int, int]:
     return int(b.get("n_layers", len(as_dict(record).get("widths", ())))), int(b.get("base_width", 0))
 
 
-def ranked(records: Iterable[Any], metric_name: str = "val_loss", kinds: Sequence[str] = SEARCH_KINDS
-           ) -> list[dict[str, Any]]:
+def ranked(
+    records: Iterable[Any], metric_name: str = "val_loss", kinds: Sequence[str] = SEARCH_KINDS
+) -> list[dict[str, Any]]:
     """Finished records of `kinds`, best first (ties keep their order)."""
     return sorted(finished(records, kinds=kinds, metric_name=metric_name), key=lambda r: metric(r, metric_name))
 
@@ -115,9 +117,17 @@ def profile_results(records: Iterable[Any], kinds: Sequence[str] = ("verify",)) 
                 loss[seed] = metric(r, "val_loss")
                 ppl[seed] = metric(r, "val_ppl")
         first = rs[0]
-        out.append(ProfileResult(
-            label=label(first), widths=widths, loss=loss, ppl=ppl, baseline=baseline_name(first),
-            profile=first.get("profile") or {}, shape=first.get("shape") or {},
-            search_score=scores.get(widths), trial_ids=tuple(r["trial_id"] for r in rs),
-        ))
+        out.append(
+            ProfileResult(
+                label=label(first),
+                widths=widths,
+                loss=loss,
+                ppl=ppl,
+                baseline=baseline_name(first),
+                profile=first.get("profile") or {},
+                shape=first.get("shape") or {},
+                search_score=scores.get(widths),
+                trial_ids=tuple(r["trial_id"] for r in rs),
+            )
+        )
     return out

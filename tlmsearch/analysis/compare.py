@@ -85,18 +85,28 @@ def compare(
         train_cfg = train_cfg.replace(steps=steps, warmup_steps=min(train_cfg.warmup_steps, steps))
     run_path = rundir.create_run_dir(runs_dir, name or None, prefix=f"compare-{arch}")
     cfg = SearchConfig(
-        name=run_path.name, runs_dir=str(Path(runs_dir)), arch=arch, preset=preset, model=dict(model or {}),
-        base_width=base_width, space="families", scheduler="none", trials=len(specs) * seeds,
-        cpus_per_trial=cpus_per_trial, gpus_per_trial=gpus_per_trial, seed=seed, baselines=tuple(texts),
-        train=train_cfg, data=DataConfig.from_dict(dict(data or {}), where="data"),
+        name=run_path.name,
+        runs_dir=str(Path(runs_dir)),
+        arch=arch,
+        preset=preset,
+        model=dict(model or {}),
+        base_width=base_width,
+        space="families",
+        scheduler="none",
+        trials=len(specs) * seeds,
+        cpus_per_trial=cpus_per_trial,
+        gpus_per_trial=gpus_per_trial,
+        seed=seed,
+        baselines=tuple(texts),
+        train=train_cfg,
+        data=DataConfig.from_dict(dict(data or {}), where="data"),
     )
     cfg.save(run_path / "search.yaml")
     seed_list = [seed + i for i in range(seeds)]
     rundir.write_json(run_path / COMPARE_FILE, {"profiles": texts, "seeds": seed_list, "steps": train_cfg.steps})
     items = [FixedTrial(spec=s, seed=k, base_width=base_width or None, name=str(s)) for s in specs for k in seed_list]
     new = run_fixed(run_path, cfg, items, kind="compare", address=address, progress=progress)
-    vs = verdicts([as_dict(r) for r in new], threshold=threshold, confidence=confidence, arch=arch,
-                  kinds=("compare",))
+    vs = verdicts([as_dict(r) for r in new], threshold=threshold, confidence=confidence, arch=arch, kinds=("compare",))
     if report and any(r.status == "complete" for r in new):
         from tlmsearch.report import write_report
 

@@ -29,8 +29,13 @@ class Interval:
         return self.low <= value <= self.high
 
     def to_dict(self) -> dict[str, float | int]:
-        return {"estimate": self.estimate, "low": self.low, "high": self.high, "n": self.n,
-                "confidence": self.confidence}
+        return {
+            "estimate": self.estimate,
+            "low": self.low,
+            "high": self.high,
+            "n": self.n,
+            "confidence": self.confidence,
+        }
 
     def __str__(self) -> str:
         return f"{self.estimate:+.4g} [{self.low:+.4g}, {self.high:+.4g}]"

@@ -18,7 +18,7 @@ EVAL_KINDS = ("verify", "compare")
 
 
 def eval_kind(records: Iterable[Any]) -> str | None:
-    """"verify" or "compare": which seed-paired re-evaluations the records hold (None: neither)."""
+    """ "verify" or "compare": which seed-paired re-evaluations the records hold (None: neither)."""
     kinds = {as_dict(r).get("kind") for r in records}
     return next((k for k in EVAL_KINDS if k in kinds), None)
 
@@ -47,10 +47,16 @@ def verdicts(
 
 def _trial_summary(r: Mapping[str, Any]) -> dict[str, Any]:
     return {
-        "trial_id": r["trial_id"], "kind": r.get("kind"), "profile": label(r), "seed": r.get("seed"),
-        "val_loss": _num(metric(r, "val_loss")), "val_ppl": _num(metric(r, "val_ppl")),
-        "val_bpb": _num(metric(r, "val_bpb")), "params_total": _num(metric(r, "params_total")),
-        "widths": list(r.get("widths") or ()), "shape": r.get("shape") or {},
+        "trial_id": r["trial_id"],
+        "kind": r.get("kind"),
+        "profile": label(r),
+        "seed": r.get("seed"),
+        "val_loss": _num(metric(r, "val_loss")),
+        "val_ppl": _num(metric(r, "val_ppl")),
+        "val_bpb": _num(metric(r, "val_bpb")),
+        "params_total": _num(metric(r, "params_total")),
+        "widths": list(r.get("widths") or ()),
+        "shape": r.get("shape") or {},
     }
 
 
@@ -80,8 +86,10 @@ def summarize(
     counts = Counter((r.get("kind"), r.get("status")) for r in recs)
     notes = []
     if kind is None:
-        notes.append("no re-evaluation yet: run `tlmsearch verify RUN_DIR` for the verdict with error bars; "
-                     "a single short trial is never the basis for a claim")
+        notes.append(
+            "no re-evaluation yet: run `tlmsearch verify RUN_DIR` for the verdict with error bars; "
+            "a single short trial is never the basis for a claim"
+        )
     elif not vs:
         notes.append(f"the {kind} trials include no cosine profile: no verdict on cosine")
     return {

@@ -72,9 +72,14 @@ class Comparison:
     gain: Interval  # mean over seeds of ppl_reference / ppl_profile - 1 (positive: profile better)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "reference": self.reference, "n": self.n,
-                "loss_diff": self.loss_diff.to_dict(), "ppl_diff": self.ppl_diff.to_dict(),
-                "gain": self.gain.to_dict()}
+        return {
+            "label": self.label,
+            "reference": self.reference,
+            "n": self.n,
+            "loss_diff": self.loss_diff.to_dict(),
+            "ppl_diff": self.ppl_diff.to_dict(),
+            "gain": self.gain.to_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -101,13 +106,21 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "group": self.group, "near_optimal": self.near_optimal, "headline": self.headline,
-            "threshold": self.threshold, "confidence": self.confidence, "n_profiles": self.n_profiles,
-            "cosine": self.cosine, "best": self.best, "cosine_rank": self.cosine_rank,
-            "regret": self.regret.to_dict(), "better": self.better,
+            "group": self.group,
+            "near_optimal": self.near_optimal,
+            "headline": self.headline,
+            "threshold": self.threshold,
+            "confidence": self.confidence,
+            "n_profiles": self.n_profiles,
+            "cosine": self.cosine,
+            "best": self.best,
+            "cosine_rank": self.cosine_rank,
+            "regret": self.regret.to_dict(),
+            "better": self.better,
             "better_widths": list(self.better_widths) if self.better_widths else None,
             "better_shape": dict(self.better_shape) if self.better_shape else None,
-            "spearman": _finite_or_none(self.spearman), "n_spearman": self.n_spearman,
+            "spearman": _finite_or_none(self.spearman),
+            "n_spearman": self.n_spearman,
             "comparisons": [c.to_dict() for c in self.comparisons],
             "table": [dict(r) for r in self.table],
         }
@@ -188,26 +201,44 @@ def verdict(
     table = []
     for rank, r in enumerate(ranked, 1):
         vc, vu = vs_cos.get(r.label), vs_uni.get(r.label)
-        table.append({
-            "rank": rank, "label": r.label, "baseline": r.baseline, "n_seeds": r.n_seeds,
-            "mean_loss": r.mean_loss, "mean_ppl": r.mean_ppl,
-            "gain_vs_cosine": vc.gain.to_dict() if vc else None,
-            "gain_vs_uniform": vu.gain.to_dict() if vu else None,
-            "loss_diff_vs_cosine": vc.loss_diff.to_dict() if vc else None,
-            "loss_diff_vs_uniform": vu.loss_diff.to_dict() if vu else None,
-            "ppl_diff_vs_cosine": vc.ppl_diff.to_dict() if vc else None,
-            "ppl_diff_vs_uniform": vu.ppl_diff.to_dict() if vu else None,
-            "front_load": r.shape.get("front_load"), "search_score": r.search_score,
-            "widths": list(r.widths),
-        })
+        table.append(
+            {
+                "rank": rank,
+                "label": r.label,
+                "baseline": r.baseline,
+                "n_seeds": r.n_seeds,
+                "mean_loss": r.mean_loss,
+                "mean_ppl": r.mean_ppl,
+                "gain_vs_cosine": vc.gain.to_dict() if vc else None,
+                "gain_vs_uniform": vu.gain.to_dict() if vu else None,
+                "loss_diff_vs_cosine": vc.loss_diff.to_dict() if vc else None,
+                "loss_diff_vs_uniform": vu.loss_diff.to_dict() if vu else None,
+                "ppl_diff_vs_cosine": vc.ppl_diff.to_dict() if vc else None,
+                "ppl_diff_vs_uniform": vu.ppl_diff.to_dict() if vu else None,
+                "front_load": r.shape.get("front_load"),
+                "search_score": r.search_score,
+                "widths": list(r.widths),
+            }
+        )
 
     return Verdict(
-        group=group, near_optimal=better is None, headline=headline, threshold=threshold,
-        confidence=confidence, n_profiles=len(results), cosine=cos.label, best=best.label,
-        cosine_rank=cosine_rank, regret=regret, better=better.label if better else None,
+        group=group,
+        near_optimal=better is None,
+        headline=headline,
+        threshold=threshold,
+        confidence=confidence,
+        n_profiles=len(results),
+        cosine=cos.label,
+        best=best.label,
+        cosine_rank=cosine_rank,
+        regret=regret,
+        better=better.label if better else None,
         better_widths=better_result.widths if better_result else None,
         better_shape=dict(better_result.shape) if better_result else None,
-        spearman=rho, n_spearman=len(pairs), comparisons=tuple(comparisons), table=tuple(table),
+        spearman=rho,
+        n_spearman=len(pairs),
+        comparisons=tuple(comparisons),
+        table=tuple(table),
     )
 
 
@@ -219,8 +250,10 @@ def describe_shape(shape: Mapping[str, Any]) -> str:
     if shape.get("monotonicity"):
         text += f", {shape['monotonicity']}"
     if "cosine_start" in shape:
-        text += (f", best-fit cosine {float(shape['cosine_start']):.2f} -> {float(shape['cosine_end']):.2f}"
-                 f" (RMS residual {float(shape.get('cosine_distance', math.nan)):.2f})")
+        text += (
+            f", best-fit cosine {float(shape['cosine_start']):.2f} -> {float(shape['cosine_end']):.2f}"
+            f" (RMS residual {float(shape.get('cosine_distance', math.nan)):.2f})"
+        )
     return text
 
 

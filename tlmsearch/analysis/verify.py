@@ -24,8 +24,10 @@ from tlmsearch.errors import UserError
 if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.analysis.verdict import Verdict
 
-BASELINES = {"cosine": {"family": "cosine", "params": {"start": 1.5, "end": 0.5}},
-             "uniform": {"family": "uniform", "params": {}}}
+BASELINES = {
+    "cosine": {"family": "cosine", "params": {"start": 1.5, "end": 0.5}},
+    "uniform": {"family": "uniform", "params": {}},
+}
 
 
 @dataclass(frozen=True)
@@ -130,14 +132,20 @@ def verify(
     seed_list = [cfg.seed + 1 + i for i in range(seeds)]
     planned = plan(records, top_k, seed_list, steps)
     todo = [p for p in planned if p.done is None]
-    items = [FixedTrial(spec=ProfileSpec.from_dict(p.profile), seed=p.seed, base_width=p.base_width, name=p.name)
-             for p in todo]
+    items = [
+        FixedTrial(spec=ProfileSpec.from_dict(p.profile), seed=p.seed, base_width=p.base_width, name=p.name)
+        for p in todo
+    ]
     new = run_fixed(study.run_dir, cfg, items, kind="verify", steps=steps, address=address, progress=progress)
     study = load(study.run_dir)
     all_records = [as_dict(r) for r in study.records]
     wanted = {p.label for p in planned}
-    mine = [r for r in finished(all_records, kinds=("verify",))
-            if int(r.get("max_steps", 0)) == steps and int(r["seed"]) in seed_list and label(r) in wanted]
-    vs = verdicts(mine + finished(all_records), threshold=threshold, confidence=confidence, arch=cfg.arch,
-                  kinds=("verify",))
+    mine = [
+        r
+        for r in finished(all_records, kinds=("verify",))
+        if int(r.get("max_steps", 0)) == steps and int(r["seed"]) in seed_list and label(r) in wanted
+    ]
+    vs = verdicts(
+        mine + finished(all_records), threshold=threshold, confidence=confidence, arch=cfg.arch, kinds=("verify",)
+    )
     return VerifyResult(Path(study.run_dir), planned, list(new), vs)

@@ -20,10 +20,18 @@ Profiles are family[:param=value,...] texts as in `tlmsearch profiles`.
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--families", nargs="+", required=True, metavar="SPEC",
-                   help="profiles to train, e.g. uniform groups:early cosine:start=1.5,end=0.5")
-    p.add_argument("--arch", default="transformer",
-                   help="transformer | gated_attention | titans | hope_attention (default transformer)")
+    p.add_argument(
+        "--families",
+        nargs="+",
+        required=True,
+        metavar="SPEC",
+        help="profiles to train, e.g. uniform groups:early cosine:start=1.5,end=0.5",
+    )
+    p.add_argument(
+        "--arch",
+        default="transformer",
+        help="transformer | gated_attention | titans | hope_attention (default transformer)",
+    )
     p.add_argument("--preset", default="cpu-s", help="model shape preset (default cpu-s)")
     p.add_argument("--base-width", type=int, default=0, help="MLP width per layer of the budget (default: preset's)")
     p.add_argument("--seeds", type=int, default=3, help="seeds per profile (default 3)")
@@ -36,8 +44,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpus-per-trial", type=float, default=1.0, help="CPUs per training run (default 1)")
     p.add_argument("--gpus-per-trial", type=float, default=0.0, help="GPUs per training run; fractions share one")
     p.add_argument("--seed", type=int, default=0, help="first seed (seeds are seed, seed+1, ...)")
-    p.add_argument("--threshold", type=float, default=0.01,
-                   help="perplexity gain over cosine that counts as better (default 0.01 = 1%%)")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=0.01,
+        help="perplexity gain over cosine that counts as better (default 0.01 = 1%%)",
+    )
     p.add_argument("--confidence", type=float, default=0.95, help="confidence level of intervals (default 0.95)")
     p.add_argument("--name", help="run name (default compare-<arch>-<date>-<time>)")
     p.add_argument("--runs-dir", default="runs", help="parent folder of run directories (default runs)")
@@ -66,15 +78,28 @@ def run(args: argparse.Namespace) -> int:
         train.setdefault("warmup_steps", min(20, args.steps))
         train.setdefault("eval_interval", min(50, args.steps))
     result = compare(
-        args.families, arch=args.arch, preset=args.preset, seeds=args.seeds, base_width=args.base_width,
-        name=args.name or "", runs_dir=args.runs_dir, train=train, data=data, cpus_per_trial=args.cpus_per_trial,
-        gpus_per_trial=args.gpus_per_trial, seed=args.seed, threshold=args.threshold, confidence=args.confidence,
-        address=args.address, progress=not args.json,
+        args.families,
+        arch=args.arch,
+        preset=args.preset,
+        seeds=args.seeds,
+        base_width=args.base_width,
+        name=args.name or "",
+        runs_dir=args.runs_dir,
+        train=train,
+        data=data,
+        cpus_per_trial=args.cpus_per_trial,
+        gpus_per_trial=args.gpus_per_trial,
+        seed=args.seed,
+        threshold=args.threshold,
+        confidence=args.confidence,
+        address=args.address,
+        progress=not args.json,
     )
     if not args.json:
         done = sum(r.status == "complete" for r in result.records)
-        print(f"compare: {len(result.profiles)} profiles x {len(result.seeds)} seeds, {done} complete "
-              f"-> {result.run_dir}")
+        print(
+            f"compare: {len(result.profiles)} profiles x {len(result.seeds)} seeds, {done} complete -> {result.run_dir}"
+        )
     print_verdicts(result.verdicts, args.json)
     if not result.verdicts and not args.json:
         print("no verdict on cosine: include cosine among --families for one")

@@ -32,8 +32,13 @@ examples:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR", help="a search or compare run directory")
     p.add_argument("--trial", default="best", help="'best' (default) or a trial id from trials.jsonl")
-    p.add_argument("--format", dest="fmt", default="native", metavar="FORMAT",
-                   help="native (default), nemotron-nas, openelm, megatron, gemma3n or widths")
+    p.add_argument(
+        "--format",
+        dest="fmt",
+        default="native",
+        metavar="FORMAT",
+        help="native (default), nemotron-nas, openelm, megatron, gemma3n or widths",
+    )
     p.add_argument("--out", metavar="DIR", help="output folder (default RUN_DIR/export/<trial>-<format>/)")
     p.add_argument("--divisor", type=int, help="openelm: ffn_dim_divisor (default: gcd of the widths, exact)")
     p.add_argument("--stdout", action="store_true", help="print the exported file instead of writing it")
@@ -49,8 +54,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"unsupported export format {args.fmt!r}; choose one of: {', '.join(FORMATS)}")
     if args.divisor is not None and args.divisor < 1:
         raise UserError(f"--divisor={args.divisor} must be >= 1")
-    ex, path, why = export_run(args.run_dir, args.trial, args.fmt, args.out, divisor=args.divisor,
-                               write=not args.stdout)
+    ex, path, why = export_run(
+        args.run_dir, args.trial, args.fmt, args.out, divisor=args.divisor, write=not args.stdout
+    )
     if args.stdout:
         print(ex.text, end="")
         print(ex.summary(), file=sys.stderr)

@@ -22,8 +22,12 @@ examples:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR", help="a search or compare run directory")
     p.add_argument("--out", metavar="DIR", help="where to write the files (default: RUN_DIR)")
-    p.add_argument("--threshold", type=float, default=0.01,
-                   help="perplexity gain over cosine that counts as better (default 0.01 = 1%%)")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=0.01,
+        help="perplexity gain over cosine that counts as better (default 0.01 = 1%%)",
+    )
     p.add_argument("--confidence", type=float, default=0.95, help="confidence level of intervals (default 0.95)")
     p.add_argument("--json", action="store_true", help="print summary.json on stdout")
 

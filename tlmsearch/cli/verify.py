@@ -30,8 +30,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top-k", type=int, default=5, help="distinct best profiles to re-train (default 5)")
     p.add_argument("--seeds", type=int, default=3, help="seeds per profile (default 3)")
     p.add_argument("--steps", type=int, help="training steps (default: the search's full fidelity)")
-    p.add_argument("--threshold", type=float, default=0.01,
-                   help="perplexity gain over cosine that counts as better (default 0.01 = 1%%)")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=0.01,
+        help="perplexity gain over cosine that counts as better (default 0.01 = 1%%)",
+    )
     p.add_argument("--confidence", type=float, default=0.95, help="confidence level of intervals (default 0.95)")
     p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
     p.add_argument("--no-report", action="store_true", help="do not write report.html/summary.* afterwards")
@@ -74,11 +78,21 @@ def run(args: argparse.Namespace) -> int:
     check_levels(args.threshold, args.confidence)
     if not Path(args.run_dir).is_dir():
         raise UserError(f"run directory {args.run_dir!r} does not exist")
-    result = verify(args.run_dir, top_k=args.top_k, seeds=args.seeds, steps=args.steps, threshold=args.threshold,
-                    confidence=args.confidence, address=args.address, progress=not args.json)
+    result = verify(
+        args.run_dir,
+        top_k=args.top_k,
+        seeds=args.seeds,
+        steps=args.steps,
+        threshold=args.threshold,
+        confidence=args.confidence,
+        address=args.address,
+        progress=not args.json,
+    )
     if not args.json:
-        print(f"verify: {len(result.planned)} (profile, seed) runs, {result.reused} reused, "
-              f"{len(result.new_records)} trained")
+        print(
+            f"verify: {len(result.planned)} (profile, seed) runs, {result.reused} reused, "
+            f"{len(result.new_records)} trained"
+        )
     print_verdicts(result.verdicts, args.json)
     if not result.verdicts and not args.json:
         print("no verdict: no finished cosine re-evaluation (see trials.jsonl for failures)")
