@@ -160,3 +160,14 @@ def test_profiles_with_equal_widths_stay_separate() -> None:
     res = profile_results(recs, kinds=("compare",))
     assert sorted(r.label for r in res) == ["cosine", "groups:third=late", "uniform"]
     assert next(r for r in res if r.label == "uniform").widths == next(r for r in res if r.label != "cosine").widths
+
+
+def test_verdict_uses_the_latest_step_count_only() -> None:
+    old = verify_records(winner_gain=0.0)
+    for r in old:
+        r["max_steps"] = 10
+    recs = old + verify_records()  # the latest verify: 40 steps, with a clear winner
+    (v,) = verdicts(recs)
+    assert v.better == "knots:k0=3,k1=1" and all(row["n_seeds"] == 3 for row in v.table)
+    (tie,) = verdicts(verify_records() + old)
+    assert tie.near_optimal

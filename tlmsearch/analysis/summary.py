@@ -31,8 +31,16 @@ def verdicts(
     arch: str = "model",
     kinds: Sequence[str] = EVAL_KINDS,
 ) -> list[Verdict]:
-    """One verdict per budget among the re-evaluated profiles that include cosine."""
+    """One verdict per budget among the re-evaluated profiles that include cosine.
+
+    When re-evaluations were run with different step counts (`verify --steps`), only those with
+    the step count of the latest one are compared: pairs must share the training length.
+    """
     recs = {r["trial_id"]: r for r in map(as_dict, records)}
+    evals = [r for r in recs.values() if r.get("kind") in kinds]
+    if evals:
+        steps = evals[-1].get("max_steps")
+        recs = {k: r for k, r in recs.items() if r.get("kind") not in kinds or r.get("max_steps") == steps}
     by_budget: dict[tuple[int, int], list[Any]] = {}
     for res in profile_results(recs.values(), kinds=kinds):
         by_budget.setdefault(budget_key(recs[res.trial_ids[0]]), []).append(res)
