@@ -6,7 +6,7 @@ value? Each sampler runs an Optuna study on a 2-D width-profile space over sever
 seeds; medians and quartiles of "trials to target" are printed.
 
 The objective is real but replayed, so the benchmark is cheap and exact: `--record` trains the
-small bench model (6 layers, d 64) once for every point of a 7 x 7 grid of the space and
+small bench model (6 layers, d 64) once for every point of a 5 x 5 grid of the space and
 saves the final val_loss of each in `bench/data/sampler_table.json` (with the command and the
 environment); the replay objective is the bilinear interpolation of that table (in the
 space's coordinates), whose minimum is the table's best value, reached at a grid point.
@@ -51,7 +51,7 @@ from bench._common import (
 TABLE_FILE = DATA_DIR / "sampler_table.json"
 SAMPLERS = ("tpe", "gp", "cmaes", "qmc", "random")
 AXIS = (-2.0, 2.0)
-GRID_POINTS = 7
+GRID_POINTS = 5
 # tolerances: relative to the best value (as asked), and as a share of the table's range
 # above the best (a harder, scale-free target: 10 % of the way from the best to the worst)
 REL_TARGETS = (0.01, 0.005)
@@ -75,7 +75,9 @@ def knots3(a: float, b: float) -> Any:
     """The ProfileSpec of grid coordinates (a, b): knots 2**a, 1, 2**b (pchip)."""
     from tlmsearch.profiles import ProfileSpec
 
-    return ProfileSpec(family="knots", params={"k0": 2.0**a, "k1": 1.0, "k2": 2.0**b, "mode": "free", "interp": "pchip"})
+    return ProfileSpec(
+        family="knots", params={"k0": 2.0**a, "k1": 1.0, "k2": 2.0**b, "mode": "free", "interp": "pchip"}
+    )
 
 
 def grid_axis(points: int = GRID_POINTS, bounds: tuple[float, float] = AXIS) -> list[float]:
@@ -136,7 +138,9 @@ def _locate(axis: Sequence[float], x: float) -> tuple[int, float]:
 def synthetic_table(points: int = GRID_POINTS) -> Table:
     """A smooth stand-in with one valley (for --dry and the tests; not a measurement)."""
     axis = grid_axis(points)
-    values = tuple(tuple(2.3 + 0.03 * (a - 1.0) ** 2 + 0.05 * (b + 0.7) ** 2 + 0.01 * a * b for b in axis) for a in axis)
+    values = tuple(
+        tuple(2.3 + 0.03 * (a - 1.0) ** 2 + 0.05 * (b + 0.7) ** 2 + 0.01 * a * b for b in axis) for a in axis
+    )
     return Table(xs=tuple(axis), ys=tuple(axis), values=values)
 
 
@@ -239,8 +243,10 @@ def print_replay(result: dict[str, Any]) -> None:
     random_median = {t: next((s["median"] for s in rows if s["sampler"] == "random"), math.nan)
                      for t, rows in by_target.items()}  # fmt: skip
     for target, rows in by_target.items():
-        print(f"\ntrials to reach val_loss <= {result['targets'][target]:.4f} ({target}); "
-              f"median over {rows[0]['runs']} sampler seeds, a run that never reaches it counts {trials + 1}")  # fmt: skip
+        print(
+            f"\ntrials to reach val_loss <= {result['targets'][target]:.4f} ({target}); median over "
+            f"{rows[0]['runs']} sampler seeds, a run that never reaches it counts {trials + 1}"
+        )
         print(table(
             [[s["sampler"], s["median"], f"{s['q25']:g}-{s['q75']:g}", f"{s['lo']}-{s['hi']}",
               f"{s['reached']}/{s['runs']}", random_median[target] / s["median"]] for s in rows],
@@ -289,9 +295,10 @@ def record(path: Path, points: int, workers: int, steps: int | None) -> None:
     data: dict[str, Any] = {}
     if path.exists():
         data = json.loads(path.read_text())
-        if data.get("xs") != axis or data.get("train") != train_kw:
-            data = {}  # a different grid or training: start over
-    done = {(p["a"], p["b"]): p for p in data.get("points", [])}
+        if data.get("train") != train_kw or data.get("data") != data_kw:
+            data = {}  # different training: start over
+    # points already trained with this training config and lying on this grid are kept
+    done = {(p["a"], p["b"]): p for p in data.get("points", []) if p["a"] in axis and p["b"] in axis}
     data = {
         "description": "final val_loss of real training runs on a grid of the 2-D 'knots3' width-profile space "
         "(bench/bench_samplers.py)",
@@ -348,7 +355,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trials", type=int, default=50, help="trials per study")
     ap.add_argument("--quick", action="store_true", help="3 seeds x 20 trials")
     ap.add_argument("--dry", action="store_true", help="replay a synthetic table (no measurement; smoke test)")
-    ap.add_argument("--out", default="", help="write the figures as JSON here (default bench/data/samplers-latest.json)")
+    ap.add_argument(
+        "--out", default="", help="write the figures as JSON here (default bench/data/samplers-latest.json)"
+    )
     args = ap.parse_args(argv)
 
     info = print_header("bench_samplers: trials each sampler needs to come within x% of the best value")
