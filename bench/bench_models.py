@@ -5,7 +5,9 @@
 
 Each repeat times `--steps` training steps (forward, backward, AdamW) of every family in turn
 (interleaved, order rotated per repeat) so that load from other processes hits all families
-alike; the report is each family's median tokens/s and its ratio to the Transformer's.
+alike; the report is each family's median tokens/s and its ratio to the Transformer's, by
+wall time and by this process's CPU time (the latter is steadier on a shared, oversubscribed
+machine; with one thread the two agree on an idle one).
 Goals (issue 3): Titans >= 0.3x, Hope-attention >= 0.4x, Gated Attention >= 0.9x.
 """
 
@@ -59,24 +61,30 @@ def main() -> None:
         train_step(models[arch], opts[arch], idx)  # warm-up
     tokens = args.batch * p.seq_len * args.steps
     rates: dict[str, list[float]] = {a: [] for a in archs}
+    cpu_rates: dict[str, list[float]] = {a: [] for a in archs}
     for r in range(args.repeats):
         order = archs[r % len(archs) :] + archs[: r % len(archs)]
         for arch in order:
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             for _ in range(args.steps):
                 train_step(models[arch], opts[arch], idx)
             rates[arch].append(tokens / (time.perf_counter() - start))
+            cpu_rates[arch].append(tokens / (time.process_time() - cpu_start))
     base = statistics.median(rates["transformer"])
+    cpu_base = statistics.median(cpu_rates["transformer"])
     print(f"preset {p.name}, batch {args.batch} x seq {p.seq_len}, {args.repeats} repeats x {args.steps} steps, "
           f"{args.threads} thread(s), cosine 1.5->0.5 widths {widths}")  # fmt: skip
-    print(f"{'family':16s} {'params':>10s} {'GFLOP/tok':>10s} {'tokens/s':>10s} {'ratio':>7s}  (per-repeat ratios)")
+    print(
+        f"{'family':16s} {'params':>10s} {'GFLOP/tok':>10s} {'tokens/s':>9s} {'ratio':>6s} "
+        f"{'cpu-tok/s':>9s} {'ratio':>6s}  (per-repeat wall ratios)"
+    )
     for arch in archs:
-        cfg = models[arch].cfg
-        med = statistics.median(rates[arch])
+        cfg = models[arch].cfg  # type: ignore[union-attr]
+        med, cpu_med = statistics.median(rates[arch]), statistics.median(cpu_rates[arch])
         per = " ".join(f"{a / b:.2f}" for a, b in zip(rates[arch], rates["transformer"], strict=True))
         print(
             f"{arch:16s} {count_params(cfg).total:10d} {flops_per_token(cfg) / 1e9:10.4f} "
-            f"{med:10.0f} {med / base:7.2f}  ({per})"
+            f"{med:9.0f} {med / base:6.2f} {cpu_med:9.0f} {cpu_med / cpu_base:6.2f}  ({per})"
         )
 
 

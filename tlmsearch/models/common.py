@@ -177,3 +177,11 @@ def run_scan(fn: Callable[..., torch.Tensor], *args: Any, recompute: str) -> tor
     if on and torch.is_grad_enabled():
         return torch.utils.checkpoint.checkpoint(fn, *args, use_reentrant=False)  # type: ignore[no-any-return]
     return fn(*args)
+
+
+def fp32_baddbmm(x: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """`x + a @ b` in at least float32, even under autocast: test-time-learned weights add up
+    many small steps, which bf16 would round away."""
+    dtype = torch.promote_types(x.dtype, torch.float32)
+    with torch.autocast(x.device.type, enabled=False):
+        return torch.baddbmm(x.to(dtype), a.to(dtype), b.to(dtype))

@@ -35,7 +35,16 @@ import torch.nn.functional as F
 from torch import nn
 
 from tlmsearch.config import ModelConfig
-from tlmsearch.models.common import Attention, LanguageModel, RMSNorm, Rope, SwiGLU, run_scan, silu_grad
+from tlmsearch.models.common import (
+    Attention,
+    LanguageModel,
+    RMSNorm,
+    Rope,
+    SwiGLU,
+    fp32_baddbmm,
+    run_scan,
+    silu_grad,
+)
 from tlmsearch.models.counts import cms_level_widths
 
 INITIAL_STEP = 0.01  # initial η of the fast levels
@@ -79,15 +88,16 @@ def fast_swiglu_scan(
         gate, up = (z_c[i] @ wgu).split(f, dim=-1)  # (B, 2b, F)
         act = F.silu(gate)
         hid = act * up  # (B, 2b, F)
-        out = hid @ wd  # (B, 2b, C)
-        outs.append(out[:, :chunk])
+        out_u, out_k = (hid @ wd).chunk(2, dim=1)  # (B, b, C) each
+        outs.append(out_u)
         # r = -lr * dℓ/dout for ℓ = Σ_t ||out_t - v_t||²; the step is then W += X^T r-like products
-        r = sv_c[i] - (2 * lr) * out[:, chunk:]  # (B, b, C)
+        r = sv_c[i] - (2 * lr) * out_k  # (B, b, C)
         d_hid = r @ wd.transpose(-1, -2)  # (B, b, F)
-        g_k, up_k, act_k = gate[:, chunk:], up[:, chunk:], act[:, chunk:]  # (B, b, F)
+        (_, g_k), (_, up_k), (_, act_k), (_, hid_k) = (x.chunk(2, dim=1) for x in (gate, up, act, hid))  # (B, b, F)
         d_gu = torch.cat((d_hid * up_k * silu_grad(g_k), d_hid * act_k), dim=-1)  # (B, b, 2F)
-        wd = torch.baddbmm(wd.expand(bsz, f, c), hid[:, chunk:].transpose(1, 2), r)  # (B, F, C)
-        wgu = torch.baddbmm(wgu.expand(bsz, c, 2 * f), k_c[i].transpose(1, 2), d_gu)  # (B, C, 2F)
+        # fast weights accumulate in float32 even under autocast
+        wd = fp32_baddbmm(wd.expand(bsz, f, c), hid_k.transpose(1, 2), r)  # (B, F, C)
+        wgu = fp32_baddbmm(wgu.expand(bsz, c, 2 * f), k_c[i].transpose(1, 2), d_gu)  # (B, C, 2F)
     return torch.cat(outs, dim=1)[:, :t]  # (B, T, C)
 
 

@@ -52,6 +52,7 @@ from tlmsearch.models.common import (
     SwiGLU,
     apply_rope,
     causal_attention,
+    fp32_baddbmm,
     merge_heads,
     run_scan,
     silu_grad,
@@ -113,36 +114,37 @@ def memory_scan(
     keep_w, carry_w, coef_w, keep_s, coef_s = chunk_coefficients(
         *(z.to(state).reshape(bh, n, chunk) for z in (theta, log_eta, log_keep))
     )
-    # the factor 2 of dℓ/dM = 2 (M(k) - v) goes into the token coefficients; [W-coef | S-coef]
-    coefs = 2 * torch.stack((coef_w, coef_s), dim=2)[..., None]  # (BH, n, 2, b, 1)
-    w2 = a2.unsqueeze(0).expand(bsz, -1, -1, -1).reshape(bh, d, f)  # (BH, D, F)
-    w1 = a1.unsqueeze(0).expand(bsz, -1, -1, -1).reshape(bh, f, d)  # (BH, F, D)
-    s2 = torch.zeros(bh, d, f, dtype=state, device=q.device)  # momentum ("surprise") of A2
-    s1 = torch.zeros(bh, f, d, dtype=state, device=q.device)
+    # the factor -2 of the step -θ dℓ/dM = -2θ (M(k) - v) goes into the token coefficients
+    coefs = -2 * torch.stack((coef_w, coef_s), dim=2)[..., None]  # (BH, n, 2, b, 1) [W-coef, S-coef]
+    # state (W, S) -> (keep_W W + carry_W S, keep_S S): a 2x2 mix per (BH, chunk)
+    zero = torch.zeros_like(keep_w)
+    mix = torch.stack((torch.stack((keep_w, carry_w), -1), torch.stack((zero, keep_s), -1)), -2)  # (BH, n, 2, 2)
+    # state X = [W ; S] stacked on dim 1; the momentum S starts at zero every sequence
+    x2 = torch.stack((a2.to(state), torch.zeros_like(a2, dtype=state)), 1)  # (H, 2, D, F)
+    x1 = torch.stack((a1.to(state), torch.zeros_like(a1, dtype=state)), 1)  # (H, 2, F, D)
+    x2, x1 = (x.unsqueeze(0).expand(bsz, -1, -1, -1, -1).reshape(bh, 2, -1) for x in (x2, x1))  # (BH, 2, D*F)
     # per-chunk views via unbind (its backward is one stack; indexing would zero-fill per chunk)
-    q_c, k_c, v_c, z_c, coef_c = (x.unbind(1) for x in (qs, ks, vs, zs, coefs))
-    keep_w_c, carry_w_c, keep_s_c = (x[:, :, None, None].unbind(1) for x in (keep_w, carry_w, keep_s))
+    q_c, k_c, v_c, z_c, coef_c, mix_c = (x.unbind(1) for x in (qs, ks, vs, zs, coefs, mix))
     outs = []
     for c in range(n):
+        w2, w1 = x2[:, 0].view(bh, d, f).to(a2.dtype), x1[:, 0].view(bh, f, d).to(a1.dtype)  # W_c
         if c == n - 1:  # the last chunk's update is never read
             qc = q_c[c]  # (BH, b, D)
             outs.append(torch.baddbmm(qc, F.silu(qc @ w2), w1))  # (BH, b, D)
             break
-        z = z_c[c]  # (BH, 2b, D)
-        a = z @ w2  # (BH, 2b, F)
+        a = z_c[c] @ w2  # (BH, 2b, F)
         act = F.silu(a)
-        out = torch.baddbmm(z, act, w1)  # (BH, 2b, D)  M(z) = z + act A1
-        outs.append(out[:, :chunk])
-        a_k, act_k, kc = a[:, chunk:], act[:, chunk:], k_c[c]  # (BH, b, F), (BH, b, F), (BH, b, D)
-        r = out[:, chunk:] - v_c[c]  # (BH, b, D) half of dℓ/dM
+        out_q, out_k = torch.baddbmm(z_c[c], act, w1).chunk(2, dim=1)  # (BH, b, D) each; M(z) = z + act A1
+        outs.append(out_q)
+        act_k, a_k, kc = act.chunk(2, dim=1)[1], a.chunk(2, dim=1)[1], k_c[c]  # (BH, b, F) x2, (BH, b, D)
+        r = out_k - v_c[c]  # (BH, b, D) half of dℓ/dM
         g = (r @ w1.transpose(1, 2)) * silu_grad(a_k)  # (BH, b, F) half of dℓ/da
-        # Σ_i coef_i u_i for u_i = (k_i^T g_i, act_i^T r_i), W and S coefficients in one matmul each
-        cw_cs = coef_c[c]  # (BH, 2, b, 1)
-        upd2 = kc.transpose(1, 2).unsqueeze(0) @ (g.unsqueeze(0) * cw_cs.transpose(0, 1))  # (2, BH, D, F)
-        upd1 = act_k.transpose(1, 2).unsqueeze(0) @ (r.unsqueeze(0) * cw_cs.transpose(0, 1))  # (2, BH, F, D)
-        kw, crw, ks_ = keep_w_c[c], carry_w_c[c], keep_s_c[c]  # (BH, 1, 1)
-        w2, w1 = kw * w2 + crw * s2 - upd2[0], kw * w1 + crw * s1 - upd1[0]
-        s2, s1 = ks_ * s2 - upd2[1], ks_ * s1 - upd1[1]
+        # Σ_i coef_i u_i for u_i = (k_i^T g_i, act_i^T r_i): W and S coefficients in one matmul each
+        cf = coef_c[c]  # (BH, 2, b, 1)
+        upd2 = kc.transpose(1, 2).unsqueeze(1) @ (g.unsqueeze(1) * cf)  # (BH, 2, D, F)
+        upd1 = act_k.transpose(1, 2).unsqueeze(1) @ (r.unsqueeze(1) * cf)  # (BH, 2, F, D)
+        x2 = fp32_baddbmm(upd2.reshape(bh, 2, -1), mix_c[c], x2)  # (BH, 2, D*F)
+        x1 = fp32_baddbmm(upd1.reshape(bh, 2, -1), mix_c[c], x1)  # (BH, 2, F*D)
     return torch.cat(outs, dim=1)[:, :t].reshape(bsz, n_h, t, d)  # (B, H, T, D)
 
 
