@@ -158,6 +158,18 @@ def test_titans_window_is_causal_and_local() -> None:
     assert changed.nonzero().flatten().tolist() == [5, 6, 7, 8]
 
 
+def test_titans_window_keeps_persistent_tokens_visible() -> None:
+    from tlmsearch.models.common import causal_attention
+
+    q, k, v = (torch.randn(1, 1, 12, 4) for _ in range(3))
+    base = causal_attention(q, k, v, window=3, prefix=2)
+    for j, seen_by in ((0, range(12)), (1, range(1, 12)), (5, range(5, 8))):
+        v2 = v.clone()
+        v2[0, 0, j] += 1.0
+        changed = (causal_attention(q, k, v2, window=3, prefix=2) - base).abs().amax(-1)[0, 0] > 1e-6
+        assert changed.nonzero().flatten().tolist() == list(seen_by)
+
+
 @pytest.mark.parametrize("arch", ["titans", "hope_attention"])
 def test_recomputed_scan_gives_the_same_loss_and_grads(arch: str) -> None:
     grads = []

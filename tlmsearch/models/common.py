@@ -50,14 +50,18 @@ def apply_rope(x: torch.Tensor, rope: Rope) -> torch.Tensor:
     return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)  # (B, H, T, D)
 
 
-def causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window: int = 0) -> torch.Tensor:
-    """Causal softmax attention over (B, H, T, D) tensors; `window > 0` limits each query to
-    the `window` most recent positions (itself included)."""
+def causal_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window: int = 0, prefix: int = 0
+) -> torch.Tensor:
+    """Causal softmax attention over (B, H, T, D) tensors. `window > 0` limits each query to
+    the `window` most recent positions (itself included), except that the first `prefix`
+    positions (Titans' persistent tokens) stay visible to every later query."""
     t = q.shape[-2]
     if window <= 0 or window >= t:
         return F.scaled_dot_product_attention(q, k, v, is_causal=True)
     i = torch.arange(t, device=q.device)
-    allowed = (i[None, :] <= i[:, None]) & (i[None, :] > i[:, None] - window)  # (T, T)
+    recent = (i[None, :] > i[:, None] - window) | (i[None, :] < prefix)  # (T, T)
+    allowed = (i[None, :] <= i[:, None]) & recent  # (T, T)
     return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
 
 

@@ -16,7 +16,7 @@ FLOPs per token (training: forward + backward), documented approximation:
           + extra                                # test-time learning inside the layers
 
 - Transformer / Gated Attention: `extra = 0`; `T_ctx = seq_len`.
-- Titans: `T_ctx = seq_len + n_persistent` (or the sliding window if smaller). The neural
+- Titans: `T_ctx = seq_len + n_persistent` (or window + n_persistent if smaller). The neural
   memory applies its weights several times per token: the forward at the chunk-start weights
   on k (2P), the closed-form inner backward (1P), the two weighted outer-product sums that
   form the new weights and momentum (4P), and the read on q (2P): 9P forward, 27P training,
@@ -130,8 +130,8 @@ def flops_per_token(cfg: ModelConfig) -> float:
     extra = 0.0
     if cfg.arch == "titans":
         t_ctx = T + cfg.options.n_persistent
-        if cfg.options.window:
-            t_ctx = min(t_ctx, cfg.options.window)
+        if cfg.options.window:  # the window plus the always-visible persistent tokens
+            t_ctx = min(t_ctx, cfg.options.window + cfg.options.n_persistent)
         extra = 21.0 * titans_memory_params(cfg) * L
     elif cfg.arch == "hope_attention":
         fast = fast_levels(cfg)

@@ -5,7 +5,8 @@ option (`options.titans_variant`).
 Per layer, with x = RMSNorm(h) and x̃ = [P ; x] (N_p learned persistent tokens prepended):
 
 - attention branch: y = causal attention with RoPE over x̃ (sliding window when
-  `options.window > 0` and smaller than the sequence);
+  `options.window > 0` and smaller than the sequence; the persistent tokens stay visible to
+  every query, as in the paper's attention masks);
 - memory branch: q, k, v = SiLU(conv4(x̃ W_{q,k,v})), q and k L2-normalised per memory head;
   gates θ_t = θ_max σ(x̃_t w_θ), η_t = σ(x̃_t w_η), α_t = σ(x̃_t w_α); memory
   M_W(z) = z + act(z A2) A1 with initial weights W_0 = (A2, A1) trained by the outer loop and
@@ -216,7 +217,7 @@ class Block(nn.Module):
     def attend(self, x: torch.Tensor, rope: Rope) -> torch.Tensor:
         q, k, v = self.w_qkv(x).split(x.shape[-1], dim=-1)  # (B, T~, C) each
         q, k, v = (split_heads(z, self.n_heads) for z in (q, k, v))  # (B, H, T~, D)
-        return merge_heads(causal_attention(apply_rope(q, rope), apply_rope(k, rope), v, self.window))
+        return merge_heads(causal_attention(apply_rope(q, rope), apply_rope(k, rope), v, self.window, self.n_p))
 
     def forward(self, h: torch.Tensor, rope: Rope) -> torch.Tensor:
         x = self.attn_norm(h)  # (B, T, C)
