@@ -208,3 +208,14 @@ def test_spearman_between_search_and_verified_scores() -> None:
 def test_verdict_needs_cosine() -> None:
     with pytest.raises(ValueError, match="cosine"):
         verdict([_result("uniform", [1.0, 2.0])])
+
+
+def test_bootstrap_method_in_the_verdict() -> None:
+    seeds = [20.0, 22.0, 19.0, 21.0, 20.5, 19.5]
+    cos = _result("cosine", seeds, baseline="cosine")
+    win = _result("knots:a=2", [s / 1.10 * (1 + 0.001 * (-1) ** i) for i, s in enumerate(seeds)])
+    v = verdict([cos, win], method="bootstrap")
+    assert v.method == "bootstrap" and not v.near_optimal
+    assert v.regret.low <= v.regret.estimate <= v.regret.high
+    with pytest.raises(ValueError, match="method"):
+        verdict([cos, win], method="magic")

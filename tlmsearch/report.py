@@ -66,28 +66,46 @@ def figures(records: list[dict[str, Any]], verdicts: list[Verdict], kinds: tuple
 
 
 def build(
-    run_dir: str | Path, *, threshold: float = 0.01, confidence: float = 0.95
+    run_dir: str | Path, *, threshold: float = 0.01, confidence: float = 0.95, method: str = "t"
 ) -> tuple[dict[str, Any], dict[str, go.Figure]]:
     """The summary (plain data) and the figures of a run."""
     from tlmsearch.analysis.collect import finished
+    from tlmsearch.analysis.stats import METHODS
     from tlmsearch.analysis.summary import summarize, verdicts
 
+    if method not in METHODS:
+        raise UserError(f"interval method {method!r} is not allowed; choose one of: {', '.join(METHODS)}")
     records, config = load_run(run_dir)
-    summary = summarize(records, config, threshold=threshold, confidence=confidence)
     kinds = ("baseline", "sampled") if finished(records) else ("compare",)
     if not finished(records, kinds=kinds + ("verify",)):
         raise UserError(f"{run_dir} has no finished trials (complete, full fidelity): nothing to report yet")
+    summary = summarize(records, config, threshold=threshold, confidence=confidence, method=method)
     summary["run_dir"] = str(run_dir)
     ev = summary["evaluation"]
-    vs = verdicts(records, threshold=threshold, confidence=confidence, arch=summary["arch"], kinds=(ev,) if ev else ())
+    vs = verdicts(
+        records,
+        threshold=threshold,
+        confidence=confidence,
+        arch=summary["arch"],
+        kinds=(ev,) if ev else (),
+        method=method,
+    )
     return summary, figures(records, vs, kinds)
 
 
 def write_report(
-    run_dir: str | Path, out_dir: str | Path | None = None, *, threshold: float = 0.01, confidence: float = 0.95
+    run_dir: str | Path,
+    out_dir: str | Path | None = None,
+    *,
+    threshold: float = 0.01,
+    confidence: float = 0.95,
+    method: str = "t",
 ) -> dict[str, Path]:
-    """Write report.html, summary.md and summary.json into `out_dir` (default: the run dir)."""
-    summary, figs = build(run_dir, threshold=threshold, confidence=confidence)
+    """Write report.html, summary.md and summary.json into `out_dir` (default: the run dir).
+
+    `method` is the interval of the seed-paired statistics: "t" (default) or "bootstrap".
+    """
+    summary, figs = build(run_dir, threshold=threshold, confidence=confidence, method=method)
     out = Path(out_dir or run_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"html": out / "report.html", "markdown": out / "summary.md", "json": out / "summary.json"}
@@ -159,7 +177,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
             "",
             "Gains are ppl_reference / ppl_profile - 1 paired by seed (positive: the profile is better); "
             "Δ are profile - cosine paired by seed (negative: the profile is better); "
-            f"{v['confidence']:.0%} t intervals.",
+            f"{v['confidence']:.0%} {'t' if v.get('method', 't') == 't' else 'bootstrap'} intervals.",
             "",
         ]
     for note in summary["notes"]:

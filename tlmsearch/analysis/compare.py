@@ -55,6 +55,7 @@ def compare(
     seed: int = 0,
     threshold: float = 0.01,
     confidence: float = 0.95,
+    method: str = "t",
     address: str | None = None,
     progress: bool = True,
     report: bool = True,
@@ -106,11 +107,18 @@ def compare(
     rundir.write_json(run_path / COMPARE_FILE, {"profiles": texts, "seeds": seed_list, "steps": train_cfg.steps})
     items = [FixedTrial(spec=s, seed=k, base_width=base_width or None, name=str(s)) for s in specs for k in seed_list]
     new = run_fixed(run_path, cfg, items, kind="compare", address=address, progress=progress)
-    vs = verdicts([as_dict(r) for r in new], threshold=threshold, confidence=confidence, arch=arch, kinds=("compare",))
+    vs = verdicts(
+        [as_dict(r) for r in new],
+        threshold=threshold,
+        confidence=confidence,
+        arch=arch,
+        kinds=("compare",),
+        method=method,
+    )
     if report and any(r.status == "complete" for r in new):
         from tlmsearch.report import write_report
 
-        write_report(run_path, threshold=threshold, confidence=confidence)
+        write_report(run_path, threshold=threshold, confidence=confidence, method=method)
     return CompareResult(run_path, texts, seed_list, list(new), vs)
 
 

@@ -159,20 +159,36 @@ def paired(a: Mapping[int, float], b: Mapping[int, float]) -> tuple[list[int], l
     return seeds, [a[s] for s in seeds], [b[s] for s in seeds]
 
 
-def paired_difference(a: Mapping[int, float], b: Mapping[int, float], confidence: float = 0.95) -> Interval:
-    """Mean over common seeds of a[s] - b[s], with a t interval."""
+METHODS = ("t", "bootstrap")
+
+
+def interval(values: Sequence[float], confidence: float = 0.95, method: str = "t") -> Interval:
+    """Mean with a Student t interval (`method="t"`) or a percentile bootstrap interval."""
+    if method == "t":
+        return mean_ci(values, confidence)
+    if method == "bootstrap":
+        return bootstrap_ci(values, confidence=confidence)
+    raise ValueError(f"method={method!r} is not allowed; choose one of: {', '.join(METHODS)}")
+
+
+def paired_difference(
+    a: Mapping[int, float], b: Mapping[int, float], confidence: float = 0.95, method: str = "t"
+) -> Interval:
+    """Mean over common seeds of a[s] - b[s], with a t (or bootstrap) interval."""
     seeds, xa, xb = paired(a, b)
     if not seeds:
         raise ValueError("no common seeds to pair")
-    return mean_ci([x - y for x, y in zip(xa, xb, strict=True)], confidence)
+    return interval([x - y for x, y in zip(xa, xb, strict=True)], confidence, method)
 
 
-def paired_ratio(a: Mapping[int, float], b: Mapping[int, float], confidence: float = 0.95) -> Interval:
-    """Mean over common seeds of a[s] / b[s] - 1, with a t interval (relative difference)."""
+def paired_ratio(
+    a: Mapping[int, float], b: Mapping[int, float], confidence: float = 0.95, method: str = "t"
+) -> Interval:
+    """Mean over common seeds of a[s] / b[s] - 1 (relative difference), with a t (or bootstrap) interval."""
     seeds, xa, xb = paired(a, b)
     if not seeds:
         raise ValueError("no common seeds to pair")
-    return mean_ci([x / y - 1.0 for x, y in zip(xa, xb, strict=True)], confidence)
+    return interval([x / y - 1.0 for x, y in zip(xa, xb, strict=True)], confidence, method)
 
 
 # ----------------------------------------------------------------------------- ranks

@@ -30,6 +30,7 @@ def verdicts(
     confidence: float = 0.95,
     arch: str = "model",
     kinds: Sequence[str] = EVAL_KINDS,
+    method: str = "t",
 ) -> list[Verdict]:
     """One verdict per budget among the re-evaluated profiles that include cosine.
 
@@ -49,7 +50,7 @@ def verdicts(
         if find(group, "cosine") is None:
             continue
         name = arch if len(by_budget) == 1 else f"{arch} ({n_layers} layers x {base})"
-        out.append(verdict(group, threshold=threshold, confidence=confidence, group=name))
+        out.append(verdict(group, threshold=threshold, confidence=confidence, group=name, method=method))
     return out
 
 
@@ -78,6 +79,7 @@ def summarize(
     *,
     threshold: float = 0.01,
     confidence: float = 0.95,
+    method: str = "t",
     top: int = 5,
 ) -> dict[str, Any]:
     """Everything `summary.json` holds (plain, JSON-ready)."""
@@ -85,7 +87,9 @@ def summarize(
     config = dict(config or {})
     arch = str(config.get("arch", "model"))
     kind = eval_kind(recs)
-    vs = verdicts(recs, threshold=threshold, confidence=confidence, arch=arch, kinds=(kind,) if kind else ())
+    vs = verdicts(
+        recs, threshold=threshold, confidence=confidence, arch=arch, kinds=(kind,) if kind else (), method=method
+    )
     search_kinds = ("compare",) if kind == "compare" and not finished(recs) else ("baseline", "sampled")
     best = sorted(finished(recs, kinds=search_kinds), key=lambda r: metric(r, "val_loss"))
     from tlmsearch.plots import pareto_data
@@ -108,6 +112,7 @@ def summarize(
         "evaluation": kind,
         "threshold": threshold,
         "confidence": confidence,
+        "method": method,
         "verdicts": [v.to_dict() for v in vs],
         "best": [_trial_summary(r) for r in best[:top]],
         "pareto_front": [{"trial_id": p.trial_id, "profile": p.label, "x": p.x, "y": p.y} for p in front],

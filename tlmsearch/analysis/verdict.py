@@ -91,6 +91,7 @@ class Verdict:
     headline: str
     threshold: float
     confidence: float
+    method: str  # interval method: "t" or "bootstrap"
     n_profiles: int
     cosine: str
     best: str  # label with the lowest mean perplexity
@@ -111,6 +112,7 @@ class Verdict:
             "headline": self.headline,
             "threshold": self.threshold,
             "confidence": self.confidence,
+            "method": self.method,
             "n_profiles": self.n_profiles,
             "cosine": self.cosine,
             "best": self.best,
@@ -126,15 +128,15 @@ class Verdict:
         }
 
 
-def compare(result: ProfileResult, reference: ProfileResult, confidence: float = 0.95) -> Comparison:
+def compare(result: ProfileResult, reference: ProfileResult, confidence: float = 0.95, method: str = "t") -> Comparison:
     """Seed-paired comparison of `result` against `reference`."""
     return Comparison(
         label=result.label,
         reference=reference.label,
         n=len(set(result.ppl) & set(reference.ppl)),
-        loss_diff=paired_difference(result.loss, reference.loss, confidence),
-        ppl_diff=paired_difference(result.ppl, reference.ppl, confidence),
-        gain=paired_ratio(reference.ppl, result.ppl, confidence),
+        loss_diff=paired_difference(result.loss, reference.loss, confidence, method),
+        ppl_diff=paired_difference(result.ppl, reference.ppl, confidence, method),
+        gain=paired_ratio(reference.ppl, result.ppl, confidence, method),
     )
 
 
@@ -150,8 +152,13 @@ def verdict(
     threshold: float = 0.01,
     confidence: float = 0.95,
     group: str = "",
+    method: str = "t",
 ) -> Verdict:
-    """Decide whether cosine is near-optimal among `results` (which must include cosine)."""
+    """Decide whether cosine is near-optimal among `results` (which must include cosine).
+
+    `method` is the interval of the paired per-seed values: "t" (Student t, default) or
+    "bootstrap" (percentile bootstrap; needs more seeds than t to mean much).
+    """
     results = [r for r in results if r.n_seeds > 0]
     cos = find(results, COSINE)
     if cos is None:
@@ -168,7 +175,7 @@ def verdict(
         for ref in (cos, uni):
             if ref is None or r is ref or not set(r.ppl) & set(ref.ppl):
                 continue
-            c = compare(r, ref, confidence)
+            c = compare(r, ref, confidence, method)
             comparisons.append(c)
             (vs_cos if ref is cos else vs_uni)[r.label] = c
 
@@ -227,6 +234,7 @@ def verdict(
         headline=headline,
         threshold=threshold,
         confidence=confidence,
+        method=method,
         n_profiles=len(results),
         cosine=cos.label,
         best=best.label,

@@ -107,6 +107,7 @@ def verify(
     *,
     threshold: float = 0.01,
     confidence: float = 0.95,
+    method: str = "t",
     address: str | None = None,
     progress: bool = True,
 ) -> VerifyResult:
@@ -146,6 +147,11 @@ def verify(
         if int(r.get("max_steps", 0)) == steps and int(r["seed"]) in seed_list and label(r) in wanted
     ]
     vs = verdicts(
-        mine + finished(all_records), threshold=threshold, confidence=confidence, arch=cfg.arch, kinds=("verify",)
+        mine + finished(all_records),
+        threshold=threshold,
+        confidence=confidence,
+        arch=cfg.arch,
+        kinds=("verify",),
+        method=method,
     )
     return VerifyResult(Path(study.run_dir), planned, list(new), vs)

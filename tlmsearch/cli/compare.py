@@ -51,6 +51,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="perplexity gain over cosine that counts as better (default 0.01 = 1%%)",
     )
     p.add_argument("--confidence", type=float, default=0.95, help="confidence level of intervals (default 0.95)")
+    p.add_argument(
+        "--interval",
+        choices=("t", "bootstrap"),
+        default="t",
+        help="interval of the seed-paired statistics: t (default, right for few seeds) or bootstrap",
+    )
     p.add_argument("--name", help="run name (default compare-<arch>-<date>-<time>)")
     p.add_argument("--runs-dir", default="runs", help="parent folder of run directories (default runs)")
     p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
@@ -92,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         threshold=args.threshold,
         confidence=args.confidence,
+        method=args.interval,
         address=args.address,
         progress=not args.json,
     )

@@ -29,6 +29,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="perplexity gain over cosine that counts as better (default 0.01 = 1%%)",
     )
     p.add_argument("--confidence", type=float, default=0.95, help="confidence level of intervals (default 0.95)")
+    p.add_argument(
+        "--interval",
+        choices=("t", "bootstrap"),
+        default="t",
+        help="interval of the seed-paired statistics: t (default, right for few seeds) or bootstrap",
+    )
     p.add_argument("--json", action="store_true", help="print summary.json on stdout")
 
 
@@ -39,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
     from tlmsearch.report import write_report
 
     check_levels(args.threshold, args.confidence)
-    paths = write_report(args.run_dir, args.out, threshold=args.threshold, confidence=args.confidence)
+    paths = write_report(
+        args.run_dir, args.out, threshold=args.threshold, confidence=args.confidence, method=args.interval
+    )
     if args.json:
         print(paths["json"].read_text(), end="")
         return 0

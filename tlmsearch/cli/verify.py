@@ -37,6 +37,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="perplexity gain over cosine that counts as better (default 0.01 = 1%%)",
     )
     p.add_argument("--confidence", type=float, default=0.95, help="confidence level of intervals (default 0.95)")
+    p.add_argument(
+        "--interval",
+        choices=("t", "bootstrap"),
+        default="t",
+        help="interval of the seed-paired statistics: t (default, right for few seeds) or bootstrap",
+    )
     p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
     p.add_argument("--no-report", action="store_true", help="do not write report.html/summary.* afterwards")
     p.add_argument("--json", action="store_true", help="print the verdicts as JSON")
@@ -85,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
         steps=args.steps,
         threshold=args.threshold,
         confidence=args.confidence,
+        method=args.interval,
         address=args.address,
         progress=not args.json,
     )
@@ -99,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_report:
         from tlmsearch.report import write_report
 
-        paths = write_report(args.run_dir, threshold=args.threshold, confidence=args.confidence)
+        paths = write_report(args.run_dir, threshold=args.threshold, confidence=args.confidence, method=args.interval)
         if not args.json:
             print(f"wrote {paths['html']}")
     return 0
