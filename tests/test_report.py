@@ -171,3 +171,10 @@ def test_verdict_uses_the_latest_step_count_only() -> None:
     assert v.better == "knots:k0=3,k1=1" and all(row["n_seeds"] == 3 for row in v.table)
     (tie,) = verdicts(verify_records() + old)
     assert tie.near_optimal
+
+
+def test_search_optimism_of_the_favourite() -> None:
+    (v,) = verdicts(search_records(noise=0.0) + verify_records(spread=0.0, noise=0.0))
+    # verified records are built from the same true losses: no optimism without noise
+    assert v.search_best == "knots:k0=3,k1=1"
+    assert v.search_optimism == pytest.approx(0.0, abs=1e-9)

@@ -157,6 +157,11 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
             f"- Spearman correlation of search-time and verified scores: {_f(v['spearman'], '.2f')} "
             f"over {v['n_spearman']} profiles (how far the short-trial proxy can be trusted)",
         ]
+        if v.get("search_best"):
+            lines.append(
+                f"- the search's favourite `{v['search_best']}`: verified val_loss minus search val_loss "
+                f"{_f(v.get('search_optimism'), '+.4f')} (positive: the short trial flattered it)"
+            )
         if v["better"]:
             lines.append(f"- better profile: `{v['better']}` widths {v['better_widths']}")
             lines.append(f"- {describe_shape(v['better_shape']).removeprefix('; ')}")

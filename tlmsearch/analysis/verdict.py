@@ -102,6 +102,10 @@ class Verdict:
     better_shape: Mapping[str, Any] | None
     spearman: float | None  # search-time score vs verified score, over profiles having both
     n_spearman: int
+    # the search's favourite among the re-evaluated profiles: its search-time val_loss against its
+    # mean verified val_loss (positive optimism = the short trial flattered it: the winner's curse)
+    search_best: str | None
+    search_optimism: float | None
     comparisons: tuple[Comparison, ...]
     table: tuple[Mapping[str, Any], ...]  # one row per profile, sorted by mean perplexity
 
@@ -123,6 +127,8 @@ class Verdict:
             "better_shape": dict(self.better_shape) if self.better_shape else None,
             "spearman": _finite_or_none(self.spearman),
             "n_spearman": self.n_spearman,
+            "search_best": self.search_best,
+            "search_optimism": _finite_or_none(self.search_optimism),
             "comparisons": [c.to_dict() for c in self.comparisons],
             "table": [dict(r) for r in self.table],
         }
@@ -204,6 +210,11 @@ def verdict(
 
     pairs = [(r.search_score, r.mean_loss) for r in results if r.search_score is not None]
     rho = spearman([p[0] for p in pairs], [p[1] for p in pairs]) if len(pairs) >= 3 else None
+    scored = [r for r in results if r.search_score is not None]
+    favourite = min(scored, key=lambda r: r.search_score or 0.0) if scored else None
+    optimism = None
+    if favourite is not None and favourite.search_score is not None:
+        optimism = favourite.mean_loss - favourite.search_score
 
     table = []
     for rank, r in enumerate(ranked, 1):
@@ -244,6 +255,8 @@ def verdict(
         better_widths=better_result.widths if better_result else None,
         better_shape=dict(better_result.shape) if better_result else None,
         spearman=rho,
+        search_best=favourite.label if favourite else None,
+        search_optimism=optimism,
         n_spearman=len(pairs),
         comparisons=tuple(comparisons),
         table=tuple(table),
