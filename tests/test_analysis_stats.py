@@ -219,3 +219,13 @@ def test_bootstrap_method_in_the_verdict() -> None:
     assert v.regret.low <= v.regret.estimate <= v.regret.high
     with pytest.raises(ValueError, match="method"):
         verdict([cos, win], method="magic")
+
+
+def test_wide_intervals_are_flagged_in_a_near_optimal_verdict() -> None:
+    cos = _result("cosine", [20.0, 22.0, 19.0], baseline="cosine")
+    noisy = _result("linear", [19.0, 23.5, 18.0])  # better on average, but not with confidence
+    v = verdict([cos, noisy])
+    assert v.near_optimal and v.regret.high > 0.01
+    assert "the intervals are wide" in v.headline
+    tight = verdict([cos, _result("uniform", [20.2, 22.2, 19.2])])
+    assert tight.near_optimal and "wide" not in tight.headline

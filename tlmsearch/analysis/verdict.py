@@ -207,6 +207,11 @@ def verdict(
             f"{confidence:.0%} confidence (cosine ranks {cosine_rank} of {len(results)}; regret "
             f"{regret.estimate:.2%}, CI {_pct(regret.low)} to {_pct(regret.high)})"
         )
+        if regret.high > threshold:  # no proof of a better profile, but not proof of near-optimality either
+            headline += (
+                f"; the intervals are wide: the best profile may still beat cosine by up to {_pct(regret.high)} "
+                "(more seeds or longer runs would narrow them)"
+            )
 
     pairs = [(r.search_score, r.mean_loss) for r in results if r.search_score is not None]
     rho = spearman([p[0] for p in pairs], [p[1] for p in pairs]) if len(pairs) >= 3 else None
