@@ -1,0 +1,248 @@
+"""Profile families: a few parameters -> real-valued relative widths over depth (pure math)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+from tlmsearch.errors import ConfigError
+from tlmsearch.profiles.budget import Budget, project_to_budget
+
+Param = float | str
+
+
+def depths(n: int) -> list[float]:
+    """Relative depth x_l = l / (L - 1) in [0, 1] (0.0 for a single layer)."""
+    return [i / (n - 1) if n > 1 else 0.0 for i in range(n)]
+
+
+def _uniform(n: int, p: Mapping[str, Any]) -> list[float]:
+    return [1.0] * n
+
+
+def _cosine(n: int, p: Mapping[str, Any]) -> list[float]:
+    s, e = p["start"], p["end"]
+    return [e + (s - e) * (1 + math.cos(math.pi * x)) / 2 for x in depths(n)]
+
+
+def _linear(n: int, p: Mapping[str, Any]) -> list[float]:
+    s, e = p["start"], p["end"]
+    return [s + (e - s) * x for x in depths(n)]
+
+
+def _sigmoid(n: int, p: Mapping[str, Any]) -> list[float]:
+    s, e, k, mid = p["start"], p["end"], p["steepness"], p["midpoint"]
+
+    def sig(z: float) -> float:
+        return 1.0 / (1.0 + math.exp(-z))
+
+    g0, g1 = sig(-k * mid), sig(k * (1 - mid))
+    span = g1 - g0 if g1 - g0 > 1e-12 else 1.0
+    return [s + (e - s) * (sig(k * (x - mid)) - g0) / span for x in depths(n)]
+
+
+def _power(n: int, p: Mapping[str, Any]) -> list[float]:
+    return [float(n - i) ** p["exponent"] for i in range(n)]
+
+
+def _groups(n: int, p: Mapping[str, Any]) -> list[float]:
+    third = ("early", "middle", "late").index(p["third"])
+    return [p["factor"] if (3 * i) // n == third else 1.0 for i in range(n)]
+
+
+def _openelm(n: int, p: Mapping[str, Any]) -> list[float]:
+    return _linear(n, p)
+
+
+def _bump(n: int, p: Mapping[str, Any]) -> list[float]:
+    c, w, a = p["centre"], p["width"], p["amplitude"]
+    return [1.0 + a * math.exp(-((x - c) ** 2) / (2 * w * w)) for x in depths(n)]
+
+
+def _knots(n: int, p: Mapping[str, Any]) -> list[float]:
+    ys = [float(p[f"k{i}"]) for i in range(_count(p, "k"))]
+    if p["mode"] == "decreasing":
+        ys = sorted(ys, reverse=True)
+    elif p["mode"] == "increasing":
+        ys = sorted(ys)
+    if len(ys) == 1:
+        return [ys[0]] * n
+    xs = [i / (len(ys) - 1) for i in range(len(ys))]
+    interp = _pchip if p["interp"] == "pchip" else _piecewise_linear
+    return [max(1e-6, v) for v in interp(xs, ys, depths(n))]
+
+
+def _free(n: int, p: Mapping[str, Any]) -> list[float]:
+    k = _count(p, "l")
+    if k != n:
+        raise ConfigError(f"family 'free' needs one logit per layer (l0..l{n - 1}); got {k}")
+    logits = [float(p[f"l{i}"]) for i in range(n)]
+    top = max(logits)
+    return [math.exp(v - top) for v in logits]
+
+
+def _count(p: Mapping[str, Any], prefix: str) -> int:
+    return sum(1 for k in p if k[:1] == prefix and k[1:].isdigit())
+
+
+def _piecewise_linear(xs: list[float], ys: list[float], at: list[float]) -> list[float]:
+    out = []
+    for x in at:
+        i = min(len(xs) - 2, max(0, int(x * (len(xs) - 1))))
+        t = (x - xs[i]) / (xs[i + 1] - xs[i])
+        out.append(ys[i] + t * (ys[i + 1] - ys[i]))
+    return out
+
+
+def _pchip(xs: list[float], ys: list[float], at: list[float]) -> list[float]:
+    """Monotone cubic (Fritsch-Carlson) interpolation: never overshoots the knots."""
+    k = len(xs)
+    h = [xs[i + 1] - xs[i] for i in range(k - 1)]
+    delta = [(ys[i + 1] - ys[i]) / h[i] for i in range(k - 1)]
+    d = [0.0] * k
+    d[0], d[-1] = delta[0], delta[-1]
+    for i in range(1, k - 1):
+        if delta[i - 1] * delta[i] > 0:
+            w1, w2 = 2 * h[i] + h[i - 1], h[i] + 2 * h[i - 1]
+            d[i] = (w1 + w2) / (w1 / delta[i - 1] + w2 / delta[i])
+    for i in range(k - 1):  # keep the end slopes from overshooting
+        if delta[i] == 0:
+            d[i] = d[i + 1] = 0.0
+    out = []
+    for x in at:
+        i = min(k - 2, max(0, int(x * (k - 1))))
+        t = (x - xs[i]) / h[i]
+        h00, h10 = (1 + 2 * t) * (1 - t) ** 2, t * (1 - t) ** 2
+        h01, h11 = t * t * (3 - 2 * t), t * t * (t - 1)
+        out.append(h00 * ys[i] + h10 * h[i] * d[i] + h01 * ys[i + 1] + h11 * h[i] * d[i + 1])
+    return out
+
+
+class Family(NamedTuple):
+    """A profile family: its parameters with defaults, and the relative-width function."""
+
+    name: str
+    description: str
+    defaults: dict[str, Param]
+    fn: Callable[[int, Mapping[str, Any]], list[float]]
+    choices: dict[str, tuple[str, ...]] = {}
+    indexed: str = ""  # prefix of numbered parameters (k0, k1, ... / l0, l1, ...)
+
+
+FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in (
+        Family("uniform", "every layer gets base_width", {}, _uniform),
+        Family(
+            "cosine",
+            "the Tapered LM schedule e + (s - e)(1 + cos(pi l / (L-1)))/2; start < end expands",
+            {"start": 1.5, "end": 0.5},
+            _cosine,
+        ),
+        Family("linear", "straight line from start to end", {"start": 1.5, "end": 0.5}, _linear),
+        Family(
+            "sigmoid",
+            "sigmoid step from start to end around midpoint (relative depth) with steepness",
+            {"start": 1.5, "end": 0.5, "steepness": 10.0, "midpoint": 0.5},
+            _sigmoid,
+        ),
+        Family(
+            "power",
+            "(L - l)^exponent: front-loading strength (0 uniform, > 0 wider early, < 0 wider late)",
+            {"exponent": 1.0},
+            _power,
+        ),
+        Family(
+            "groups",
+            "the paper's controlled experiment: one third of the layers (early/middle/late) "
+            "`factor` times wider than the rest",
+            {"third": "early", "factor": 2.0},
+            _groups,
+            choices={"third": ("early", "middle", "late")},
+        ),
+        Family(
+            "openelm",
+            "OpenELM layer-wise scaling: FFN multipliers rising linearly from start to end",
+            {"start": 0.5, "end": 4.0},
+            _openelm,
+        ),
+        Family(
+            "knots",
+            "values k0..k{K-1} at evenly spaced depths, interpolated (linear or monotone cubic "
+            "'pchip'); mode decreasing/increasing sorts them",
+            {"mode": "free", "interp": "pchip"},
+            _knots,
+            choices={"mode": ("free", "decreasing", "increasing"), "interp": ("linear", "pchip")},
+            indexed="k",
+        ),
+        Family(
+            "bump",
+            "1 + amplitude * Gaussian(centre, width) over relative depth: > 0 middle-heavy, < 0 hourglass",
+            {"centre": 0.5, "width": 0.2, "amplitude": 1.0},
+            _bump,
+        ),
+        Family("free", "softmax of one logit per layer (l0..l{L-1})", {}, _free, indexed="l"),
+    )
+}
+
+
+def resolve_params(family: str, params: Mapping[str, Param]) -> dict[str, Param]:
+    """The family's parameters with defaults filled in, checked for names, types and ranges."""
+    fam = FAMILIES.get(family)
+    if fam is None:
+        raise ConfigError(f"unknown profile family {family!r}; choose one of: {', '.join(FAMILIES)}")
+    out: dict[str, Param] = dict(fam.defaults)
+    for key, value in params.items():
+        indexed = bool(fam.indexed) and key[:1] == fam.indexed and key[1:].isdigit()
+        if key not in fam.defaults and not indexed:
+            allowed = list(fam.defaults) + ([f"{fam.indexed}0, {fam.indexed}1, ..."] if fam.indexed else [])
+            raise ConfigError(f"family {family!r} has no parameter {key!r}; allowed: {', '.join(allowed) or 'none'}")
+        if key in fam.choices:
+            if value not in fam.choices[key]:
+                raise ConfigError(
+                    f"{family}: {key}={value!r} is not allowed; choose one of: {', '.join(fam.choices[key])}"
+                )
+            out[key] = value
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise ConfigError(f"{family}: parameter {key}={value!r} must be a finite number")
+        out[key] = float(value)
+    _check_ranges(family, out)
+    return out
+
+
+def _check_ranges(family: str, p: Mapping[str, Param]) -> None:
+    def need(ok: bool, what: str) -> None:
+        if not ok:
+            raise ConfigError(f"{family}: {what}")
+
+    for key in ("start", "end"):
+        if key in p:
+            need(float(p[key]) > 0, f"{key}={p[key]} must be > 0 (relative width)")
+    if family == "groups":
+        need(float(p["factor"]) > 0, f"factor={p['factor']} must be > 0")
+    if family == "bump":
+        need(float(p["width"]) > 0, f"width={p['width']} must be > 0")
+        need(float(p["amplitude"]) > -1, f"amplitude={p['amplitude']} must be > -1 (widths stay positive)")
+    if family == "sigmoid":
+        need(float(p["steepness"]) > 0, f"steepness={p['steepness']} must be > 0")
+    if family == "knots":
+        k = _count(p, "k")
+        need(k >= 1, "needs knot values k0, k1, ... (at least one)")
+        need(
+            sorted(int(key[1:]) for key in p if key[:1] == "k" and key[1:].isdigit()) == list(range(k)),
+            "knot names must be k0..k{K-1} without gaps",
+        )
+        need(all(float(p[f"k{i}"]) > 0 for i in range(k)), "knot values must be > 0")
+
+
+def relative_widths(family: str, n_layers: int, **params: Param) -> list[float]:
+    """The family's real-valued relative widths for `n_layers` layers (before projection)."""
+    resolved = resolve_params(family, params)
+    return FAMILIES[family].fn(n_layers, resolved)
+
+
+def profile(family: str, budget: Budget, **params: Param) -> tuple[int, ...]:
+    """Integer per-layer widths of `family` with `params`, exactly on `budget`."""
+    return project_to_budget(relative_widths(family, budget.n_layers, **params), budget)
