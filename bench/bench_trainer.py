@@ -73,7 +73,8 @@ def main() -> None:
     print(
         f"{args.arch} {args.preset}: d {model_cfg.d_model}, {model_cfg.n_layers} layers, seq {model_cfg.seq_len}, "
         f"batch {args.batch_size}, {args.steps} steps x {args.repeats} repeats, {args.threads} threads, "
-        f"{flops / 1e6:.1f} MFLOP/token (training)"
+        f"{flops / 1e6:.1f} MFLOP/token (training)",
+        flush=True,
     )
     with thread_count(args.threads):
         for dtype in args.dtypes.split(","):
@@ -92,7 +93,8 @@ def main() -> None:
                 f"{dtype:>9}: tlmsearch.train {o:8,.0f} tok/s (MFU {100 * o * flops / peak:5.1f}%)  "
                 f"bare loop {b:8,.0f} tok/s (MFU {100 * b * flops / peak:5.1f}%)  "
                 f"ratio {o / b:.3f}  [peak {peak / 1e9:.0f} GFLOP/s measured; "
-                f"runs ours {', '.join(f'{v:,.0f}' for v in ours)}; bare {', '.join(f'{v:,.0f}' for v in bare)}]"
+                f"runs ours {', '.join(f'{v:,.0f}' for v in ours)}; bare {', '.join(f'{v:,.0f}' for v in bare)}]",
+                flush=True,
             )
 
 

@@ -95,7 +95,8 @@ def _shakespeare_available() -> bool:
 
 def _load_shakespeare(val_fraction: float) -> CorpusText:
     del val_fraction  # split by play: every tenth play in sorted order
-    train, val = [], []
+    train: list[str] = []
+    val: list[str] = []
     for i, path in enumerate(_shakespeare_plays()):
         text = strip_markdown(_read_text(path))
         (val if i % 10 == 9 else train).append(text)
