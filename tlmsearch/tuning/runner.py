@@ -34,7 +34,6 @@ _RAY_ENV = {
     "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1",  # no per-trial CSV/JSON/TensorBoard files
     "TUNE_DISABLE_STRICT_METRIC_CHECKING": "1",  # a failed trial's last report has no val_loss
     "TUNE_GLOBAL_CHECKPOINT_S": "1",  # save experiment state often: a killed driver loses little
-    "TUNE_MAX_PENDING_TRIALS_PG": "1",
     "RAY_DEDUP_LOGS": "0",
     "RAY_USAGE_STATS_ENABLED": "0",
     "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S": "0",
@@ -242,6 +241,18 @@ def _new_tuner(cfg: SearchConfig, run_dir: Path, progress: bool) -> Any:
     )
 
 
+def _limit_pending(cfg: SearchConfig) -> None:
+    """Let Tune prepare only as many trials as can run at once: every slot starts its actor
+    at the same time, and the sampler does not ask far ahead of the results it learns from."""
+    import ray
+
+    cpus = ray.cluster_resources().get("CPU", 1)
+    slots = max(1, int(cpus // cfg.cpus_per_trial))
+    if cfg.max_concurrent:
+        slots = min(slots, cfg.max_concurrent)
+    os.environ["TUNE_MAX_PENDING_TRIALS_PG"] = str(slots)
+
+
 def _trial_dirname(trial: Any) -> str:
     return f"trial_{trial.trial_id}"
 
@@ -260,6 +271,7 @@ def _fit(
     Every ended trial leaves a record, so fewer records than trials means the run was cut
     short (unless the time budget ran out).
     """
+    _limit_pending(cfg)
     start = time.time()
     tuner.fit()  # trial errors are in the records, not raised
     out_of_time = cfg.time_budget_s and time.time() - start >= 0.95 * cfg.time_budget_s
