@@ -165,6 +165,7 @@ def test_train_starts_seeded() -> None:
     assert a.shape == (5, 2, 4) and a.min() >= 0 and a.max() <= 1000 - 33
     assert np.array_equal(a, train_starts(1000, 32, (5, 2, 4), seed=1))
     assert not np.array_equal(a, train_starts(1000, 32, (5, 2, 4), seed=2))
+    assert not np.array_equal(a, train_starts(1000, 32, (5, 2, 4), seed=1, step=1))
 
 
 def test_gather_windows() -> None:

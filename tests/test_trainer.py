@@ -178,7 +178,7 @@ def test_lr_schedules() -> None:
 def test_grad_accum_matches_a_larger_batch() -> None:
     a = train(tiny(), quick(steps=10, batch_size=8, grad_accum=2), PYDOC)
     b = train(tiny(), quick(steps=10, batch_size=16, grad_accum=1), PYDOC)
-    # same windows per step (batch order is drawn for steps x accum x batch at once): same training
+    # same windows per step (a step draws accum x batch starts from one generator): same training
     assert a.metrics["tokens"] == b.metrics["tokens"]
     assert a.metrics["val_loss"] == pytest.approx(b.metrics["val_loss"], rel=1e-4)
     assert a.metrics["val_loss"] != pytest.approx(train(tiny(), quick(steps=10), PYDOC).metrics["val_loss"], rel=1e-4)

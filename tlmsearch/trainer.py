@@ -17,8 +17,8 @@
 - A non-finite training loss raises `TrainingDiverged` naming the step and the value.
 
 The hot loop does no host synchronisation per step on CUDA (losses stay on the device and are
-checked for finiteness every few steps); batch windows for the whole run are drawn up front
-from the seed.
+checked for finiteness every few steps); the training windows of step k are drawn from a
+generator seeded by (seed, k), so a resumed run reads exactly the batches it would have read.
 """
 
 from __future__ import annotations
@@ -160,8 +160,7 @@ class _Run:
             else contextlib.nullcontext
         )
 
-        # data: every training window of the run, and the fixed validation windows
-        self.starts = train_starts(self.data.train.shape[0], T, (cfg.steps, cfg.grad_accum, cfg.batch_size), cfg.seed)
+        # data: the fixed validation windows (training windows are drawn per step from the seed)
         val_starts = val_windows(self.data.val.shape[0], T, cfg.eval_windows)
         self.val = torch.from_numpy(gather(self.data.val, val_starts, T)).to(self.device)  # (W, T+1)
         if self.data.token_bytes is not None:
@@ -194,6 +193,7 @@ class _Run:
         cfg, T = self.cfg, self.model_cfg.seq_len
         V = self.model_cfg.vocab_size
         check_every = 1 if self.device.type == "cpu" else 16
+        n_train = self.data.train.shape[0]
         checked = self.step
         last_eval = int(self.curve[-1]["step"]) if self.curve else 0
         session_start = time.perf_counter()
@@ -203,8 +203,9 @@ class _Run:
             for group in self.optimizer.param_groups:
                 group["lr"] = lr
             loss_sum = torch.zeros((), device=self.device)
+            starts = train_starts(n_train, T, (cfg.grad_accum, cfg.batch_size), cfg.seed, self.step)
             for micro in range(cfg.grad_accum):
-                window = torch.from_numpy(gather(self.data.train, self.starts[self.step, micro], T))
+                window = torch.from_numpy(gather(self.data.train, starts[micro], T))
                 window = window.to(self.device, non_blocking=True)  # (B, T+1)
                 x, y = window[:, :-1], window[:, 1:]  # (B, T), (B, T)
                 with self.autocast():

@@ -13,8 +13,8 @@ in place (memory-mapped, never copied).
 
 Validation windows are evenly spaced over the validation stream and depend only on (corpus,
 tokenizer, seq_len, number of windows): every trial of a study sees the same ones, whatever
-its seed. Training batches are drawn from a seeded generator for the whole run ahead of time;
-step k always reads the same windows, which makes resuming from a checkpoint exact.
+its seed. Training windows of step k come from a generator seeded by (seed, k): step k always
+reads the same windows, which makes resuming from a checkpoint exact.
 """
 
 from __future__ import annotations
@@ -238,14 +238,20 @@ def val_windows(n_val_tokens: int, seq_len: int, n_windows: int) -> np.ndarray:
     return np.linspace(0, last, n_windows).round().astype(np.int64)
 
 
-def train_starts(n_train_tokens: int, seq_len: int, shape: tuple[int, ...], seed: int) -> np.ndarray:
-    """Start offsets of every training window of a run, shape `shape`, drawn from `seed`."""
+def train_starts(
+    n_train_tokens: int, seq_len: int, shape: tuple[int, ...], seed: int, step: int = 0
+) -> np.ndarray:
+    """Start offsets (shape `shape`) of the training windows of optimizer step `step`.
+
+    Each step has its own generator seeded by (seed, step): step k reads the same windows
+    whatever happened before it, so resuming is exact and nothing is held for the whole run.
+    """
     high = n_train_tokens - seq_len  # a window reads seq_len + 1 tokens
     if high <= 0:
         raise DataError(
             f"the training part has {n_train_tokens} tokens, fewer than seq_len + 1 = {seq_len + 1}"
         )
-    rng = np.random.default_rng([seed, 0x5EED])
+    rng = np.random.default_rng([seed, 0x5EED, step])
     return rng.integers(0, high, size=shape, dtype=np.int64)
 
 
