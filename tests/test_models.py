@@ -186,8 +186,9 @@ def test_recomputed_scan_gives_the_same_loss_and_grads(arch: str) -> None:
 # ------------------------------------------------------------------ chunked inner updates vs autograd
 
 
-def _titans_reference(q, k, v, theta, eta, alpha, a2, a1, chunk):  # type: ignore[no-untyped-def]
-    """Token-by-token Titans memory for one head: (T, D) inputs, per-token autograd gradients."""
+def _titans_reference(q, k, v, theta, eta, alpha, a2, a1, chunk, max_norm, clipped):  # type: ignore[no-untyped-def]
+    """Token-by-token Titans memory for one head: (T, D) inputs, per-token autograd gradients
+    (clipped to Frobenius norm `max_norm` when > 0; clipped tokens are counted in `clipped`)."""
     w2, w1 = a2, a1
     s2, s1 = torch.zeros_like(a2), torch.zeros_like(a1)
     outs = []
@@ -198,13 +199,18 @@ def _titans_reference(q, k, v, theta, eta, alpha, a2, a1, chunk):  # type: ignor
         for t in range(start, min(start + chunk, q.shape[0])):
             loss = (k[t] + F.silu(k[t] @ wc2) @ wc1 - v[t]).pow(2).sum()
             g2, g1 = torch.autograd.grad(loss, (wc2, wc1), create_graph=True)
+            if max_norm > 0:
+                norm = (g2.pow(2).sum() + g1.pow(2).sum()).sqrt()
+                clipped.append(bool(norm > max_norm))
+                g2, g1 = (g * torch.clamp(max_norm / norm, max=1.0) for g in (g2, g1))
             s2, s1 = eta[t] * s2 - theta[t] * g2, eta[t] * s1 - theta[t] * g1
             w2, w1 = (1 - alpha[t]) * w2 + s2, (1 - alpha[t]) * w1 + s1
     return torch.stack(outs)
 
 
+@pytest.mark.parametrize("max_norm", [0.0, 2.0])  # no clipping; clipping some tokens
 @pytest.mark.parametrize("t", [16, 13])  # whole chunks, and a padded last chunk
-def test_titans_chunked_memory_matches_per_token_autograd(t: int) -> None:
+def test_titans_chunked_memory_matches_per_token_autograd(t: int, max_norm: float) -> None:
     torch.manual_seed(0)
     b, h, d, f, chunk = 2, 2, 4, 8, 4
     dt = torch.float64
@@ -215,13 +221,24 @@ def test_titans_chunked_memory_matches_per_token_autograd(t: int) -> None:
     a2 = torch.randn(h, d, f, dtype=dt, requires_grad=True)
     a1 = (0.5 * torch.randn(h, f, d, dtype=dt)).requires_grad_()
     v.requires_grad_()
-    fast = memory_scan(q, k, v, theta, eta.log(), (1 - alpha).log(), a2, a1, chunk)
+    fast = memory_scan(q, k, v, theta, eta.log(), (1 - alpha).log(), a2, a1, chunk, max_norm)
+    clipped: list[bool] = []
     ref = torch.stack(
         [
             torch.stack(
                 [
                     _titans_reference(
-                        q[i, j], k[i, j], v[i, j], theta[i, j], eta[i, j], alpha[i, j], a2[j], a1[j], chunk
+                        q[i, j],
+                        k[i, j],
+                        v[i, j],
+                        theta[i, j],
+                        eta[i, j],
+                        alpha[i, j],
+                        a2[j],
+                        a1[j],
+                        chunk,
+                        max_norm,
+                        clipped,
                     )  # fmt: skip
                     for j in range(h)
                 ]
@@ -230,6 +247,8 @@ def test_titans_chunked_memory_matches_per_token_autograd(t: int) -> None:
         ]
     )
     torch.testing.assert_close(fast, ref, atol=1e-10, rtol=1e-10)
+    if max_norm > 0:
+        assert any(clipped) and not all(clipped)
     assert not torch.allclose(fast[:, :, chunk:], q[:, :, chunk:] + F.silu(q[:, :, chunk:] @ a2[:, None]) @ a1[:, None])
     # the outer gradient flows through the inner updates identically
     w = torch.randn_like(fast)

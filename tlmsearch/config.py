@@ -200,6 +200,7 @@ class ArchOptions(Config):
     mem_expansion: int = 2  # titans: memory MLP hidden = mem_expansion * (d_model / mem_heads)
     mem_chunk: int = 16  # titans: tokens per parallel memory update
     mem_theta_max: float = 0.1  # titans: upper bound of the inner learning rate
+    mem_max_grad_norm: float = 1.0  # titans: clip each token's inner gradient to this norm; 0 = no clipping
     cms_levels: int = 2  # hope_attention: number of CMS levels, fastest first
     cms_periods: tuple[int, ...] = (16, 0)  # hope_attention: update period per level; 0 = never
     cms_shares: tuple[float, ...] = ()  # hope_attention: share of f_l per level; () = equal
@@ -216,6 +217,7 @@ class ArchOptions(Config):
         check_positive("options.mem_expansion", self.mem_expansion)
         check_positive("options.mem_chunk", self.mem_chunk)
         check_positive("options.mem_theta_max", self.mem_theta_max)
+        check_positive("options.mem_max_grad_norm", self.mem_max_grad_norm, allow_zero=True)
         check_positive("options.cms_levels", self.cms_levels)
         check_choice("options.recompute_memory", self.recompute_memory, ("auto", "always", "never"))
         if len(self.cms_periods) != self.cms_levels:

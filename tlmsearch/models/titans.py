@@ -31,6 +31,9 @@ only Python loop is over chunks (each depends on the previous one's weights).
 - memory split into `options.mem_heads` heads (default n_heads), each an MLP over
   d_model/mem_heads channels with hidden `mem_expansion` times that, act = SiLU;
 - gates are linear maps with a bias, initialised so that θ = θ_max/2, η ≈ 0.9, α ≈ 0.01;
+- each token's inner gradient is clipped to Frobenius norm `mem_max_grad_norm` (default 1):
+  without it the chunked momentum updates diverge (weights overflow within a few outer steps
+  at lr 3e-3), because a 2-layer memory's inner curvature grows with its own weights;
 - the causal convs start as the identity (last tap 1); A2 ~ N(0, 1/d_mem), A1 ~ N(0, init_std);
 - the sequence is zero-padded at the end to a whole number of chunks (the last chunk never
   updates, so padding cannot reach real tokens);
@@ -94,12 +97,15 @@ def memory_scan(
     a2: torch.Tensor,
     a1: torch.Tensor,
     chunk: int,
+    max_grad_norm: float = 0.0,
 ) -> torch.Tensor:
     """Read the test-time-trained memory M(z) = z + silu(z A2) A1 at every position.
 
     q, k, v: (B, H, T, D); theta, log_eta (log η), log_keep (log(1 - α)): (B, H, T);
     a2: (H, D, F), a1: (H, F, D) initial weights. Returns m: (B, H, T, D), where tokens of
-    chunk c read the weights W_c left by chunks < c.
+    chunk c read the weights W_c left by chunks < c. With `max_grad_norm > 0` each token's
+    inner gradient u_t is scaled to at most that Frobenius norm (||k^T g|| = ||k|| ||g|| for
+    an outer product, so the norm costs no per-token weight tensor).
     """
     bsz, n_h, t, d = q.shape
     f = a2.shape[-1]
@@ -140,6 +146,10 @@ def memory_scan(
         act_k, a_k, kc = act.chunk(2, dim=1)[1], a.chunk(2, dim=1)[1], k_c[c]  # (BH, b, F) x2, (BH, b, D)
         r = out_k - v_c[c]  # (BH, b, D) half of dℓ/dM
         g = (r @ w1.transpose(1, 2)) * silu_grad(a_k)  # (BH, b, F) half of dℓ/da
+        if max_grad_norm > 0:  # ||u_t||² = 4 (||k_t||² ||g_t||² + ||act_t||² ||r_t||²)
+            sq = 4 * (kc.pow(2).sum(-1) * g.pow(2).sum(-1) + act_k.pow(2).sum(-1) * r.pow(2).sum(-1))  # (BH, b)
+            clip = (max_grad_norm * torch.rsqrt(sq + 1e-12)).clamp(max=1.0).unsqueeze(-1)  # (BH, b, 1)
+            g, r = g * clip, r * clip
         # Σ_i coef_i u_i for u_i = (k_i^T g_i, act_i^T r_i): W and S coefficients in one matmul each
         cf = coef_c[c]  # (BH, 2, b, 1)
         upd2 = kc.transpose(1, 2).unsqueeze(1) @ (g.unsqueeze(1) * cf)  # (BH, 2, D, F)
@@ -160,6 +170,7 @@ class NeuralMemory(nn.Module):
         self.chunk = cfg.options.mem_chunk
         self.theta_max = cfg.options.mem_theta_max
         self.recompute = cfg.options.recompute_memory
+        self.max_grad_norm = cfg.options.mem_max_grad_norm
         self.init_std = cfg.init_std
         hidden = cfg.options.mem_expansion * self.d_mem
         self.w_qkv = nn.Linear(d, 3 * d, bias=False)
@@ -188,7 +199,7 @@ class NeuralMemory(nn.Module):
         g_theta, g_eta, g_alpha = self.w_gates(x).float().transpose(1, 2).split(self.n_heads, dim=1)  # (B, H, T)
         theta = self.theta_max * torch.sigmoid(g_theta)
         log_eta, log_keep = F.logsigmoid(g_eta), F.logsigmoid(-g_alpha)
-        args = (q, k, v, theta, log_eta, log_keep, self.a2, self.a1, self.chunk)
+        args = (q, k, v, theta, log_eta, log_keep, self.a2, self.a1, self.chunk, self.max_grad_norm)
         m = run_scan(memory_scan, *args, recompute=self.recompute)  # (B, H, T, D)
         return merge_heads(m.to(x.dtype))  # (B, T, C)
 
