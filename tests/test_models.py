@@ -262,23 +262,33 @@ def _swiglu(x, wg, wu, wd):  # type: ignore[no-untyped-def]
     return (F.silu(x @ wg) * (x @ wu)) @ wd
 
 
+@pytest.mark.parametrize("max_norm", [0.0, 4.0])  # no clipping; clipping some tokens
 @pytest.mark.parametrize("t", [12, 10])
-def test_hope_fast_level_matches_autograd_steps(t: int) -> None:
+def test_hope_fast_level_matches_autograd_steps(t: int, max_norm: float) -> None:
     torch.manual_seed(0)
     b, c, f, chunk, lr = 2, 4, 6, 4, torch.tensor(0.1, dtype=torch.float64)
     u, k, v = (torch.randn(b, t, c, dtype=torch.float64) for _ in range(3))
     wg, wu, wd = (torch.randn(*s, dtype=torch.float64, requires_grad=True) for s in ((c, f), (c, f), (f, c)))
-    fast = fast_swiglu_scan(u, k, v, wg, wu, wd, lr, chunk)
-    refs = []
+    fast = fast_swiglu_scan(u, k, v, wg, wu, wd, lr, chunk, max_norm)
+    refs, clipped = [], []
     for i in range(b):
         ws = (wg, wu, wd)
         for start in range(0, t, chunk):
             refs.append(_swiglu(u[i, start : start + chunk], *ws))
-            loss = (_swiglu(k[i, start : start + chunk], *ws) - v[i, start : start + chunk]).pow(2).sum()
-            grads = torch.autograd.grad(loss, ws, create_graph=True)
-            ws = tuple(w - lr * g for w, g in zip(ws, grads, strict=True))
+            total = [torch.zeros_like(w) for w in ws]
+            for j in range(start, min(start + chunk, t)):  # token by token
+                loss = (_swiglu(k[i, j], *ws) - v[i, j]).pow(2).sum()
+                grads = torch.autograd.grad(loss, ws, create_graph=True)
+                if max_norm > 0:
+                    norm = sum(g.pow(2).sum() for g in grads).sqrt()
+                    clipped.append(bool(norm > max_norm))
+                    grads = tuple(g * torch.clamp(max_norm / norm, max=1.0) for g in grads)
+                total = [a + g for a, g in zip(total, grads, strict=True)]
+            ws = tuple(w - lr * g for w, g in zip(ws, total, strict=True))
     ref = torch.cat(refs).view(b, t, c)
     torch.testing.assert_close(fast, ref, atol=1e-10, rtol=1e-10)
+    if max_norm > 0:
+        assert any(clipped) and not all(clipped)
     g_fast = torch.autograd.grad(fast.pow(2).sum(), (wg, wu, wd))
     g_ref = torch.autograd.grad(ref.pow(2).sum(), (wg, wu, wd))
     for gf, gr in zip(g_fast, g_ref, strict=True):

@@ -204,6 +204,7 @@ class ArchOptions(Config):
     cms_levels: int = 2  # hope_attention: number of CMS levels, fastest first
     cms_periods: tuple[int, ...] = (16, 0)  # hope_attention: update period per level; 0 = never
     cms_shares: tuple[float, ...] = ()  # hope_attention: share of f_l per level; () = equal
+    cms_max_grad_norm: float = 1.0  # hope_attention: clip each token's fast-level gradient norm; 0 = off
     # titans, hope_attention: recompute the test-time-learning scans during backward instead of
     # keeping every chunk's weights ("auto": on CUDA only; saves most activation memory at GPU scale)
     recompute_memory: str = "auto"
@@ -219,6 +220,7 @@ class ArchOptions(Config):
         check_positive("options.mem_theta_max", self.mem_theta_max)
         check_positive("options.mem_max_grad_norm", self.mem_max_grad_norm, allow_zero=True)
         check_positive("options.cms_levels", self.cms_levels)
+        check_positive("options.cms_max_grad_norm", self.cms_max_grad_norm, allow_zero=True)
         check_choice("options.recompute_memory", self.recompute_memory, ("auto", "always", "never"))
         if len(self.cms_periods) != self.cms_levels:
             raise ConfigError(

@@ -18,6 +18,9 @@ level whose period is 0 or ≥ seq_len is an ordinary MLP trained by the outer l
   η_ℓ = softplus(·) a learned positive scalar (initial value 0.01). Tokens of chunk c read with
   the weights left after chunk c-1; the outer loss backpropagates through the steps. The
   gradient is computed in closed form for the whole chunk (three matmuls), no per-token loop.
+- Each token's fast-level gradient is clipped to Frobenius norm `cms_max_grad_norm`
+  (default 1): without it the steps diverge within a few outer steps at lr 3e-3 (weights and
+  the learned η grow until one chunk's step overflows).
 - Tapering: level ℓ of layer l gets hidden size round(f_l · s_ℓ) with shares s_ℓ
   (`options.cms_shares`, default equal), rounded by largest remainder so the levels of a layer
   sum exactly to f_l (`tlmsearch.models.counts.cms_level_widths`). W_k, W_v (2d² per fast
@@ -59,12 +62,14 @@ def fast_swiglu_scan(
     w_down: torch.Tensor,
     lr: torch.Tensor,
     chunk: int,
+    max_grad_norm: float = 0.0,
 ) -> torch.Tensor:
     """SwiGLU read with weights that take one gradient step per chunk.
 
     u, k, v: (B, T, C); w_gate, w_up: (C, F) and w_down: (F, C) (right-multiplied: y = x W),
     the initial weights; lr: scalar. Tokens of chunk c read the weights left by chunks < c.
-    Returns (B, T, C).
+    With `max_grad_norm > 0` each token's gradient (of all three matrices together) is scaled
+    to at most that Frobenius norm before it enters the chunk's sum. Returns (B, T, C).
     """
     bsz, t, c = u.shape
     f = w_gate.shape[1]
@@ -95,6 +100,10 @@ def fast_swiglu_scan(
         d_hid = r @ wd.transpose(-1, -2)  # (B, b, F)
         (_, g_k), (_, up_k), (_, act_k), (_, hid_k) = (x.chunk(2, dim=1) for x in (gate, up, act, hid))  # (B, b, F)
         d_gu = torch.cat((d_hid * up_k * silu_grad(g_k), d_hid * act_k), dim=-1)  # (B, b, 2F)
+        if max_grad_norm > 0:  # per-token gradients are outer products: ||x^T y|| = ||x|| ||y||
+            sq = k_c[i].pow(2).sum(-1) * d_gu.pow(2).sum(-1) + hid_k.pow(2).sum(-1) * r.pow(2).sum(-1)  # (B, b)
+            clip = (max_grad_norm * lr * torch.rsqrt(sq + 1e-24)).clamp(max=1.0).unsqueeze(-1)  # (B, b, 1)
+            r, d_gu = r * clip, d_gu * clip
         # fast weights accumulate in float32 even under autocast
         wd = fp32_baddbmm(wd.expand(bsz, f, c), hid_k.transpose(1, 2), r)  # (B, F, C)
         wgu = fp32_baddbmm(wgu.expand(bsz, c, 2 * f), k_c[i].transpose(1, 2), d_gu)  # (B, C, 2F)
@@ -109,6 +118,7 @@ class CMSLevel(nn.Module):
         self.period = period
         self.fast = 0 < period < cfg.seq_len
         self.recompute = cfg.options.recompute_memory
+        self.max_grad_norm = cfg.options.cms_max_grad_norm
         self.norm = RMSNorm(cfg.d_model, cfg.norm_eps)
         self.mlp = SwiGLU(cfg.d_model, width)
         if self.fast:
@@ -126,7 +136,7 @@ class CMSLevel(nn.Module):
         k, v = self.w_kv(u).split(u.shape[-1], dim=-1)  # (B, T, C) each
         mlp = self.mlp
         weights = (mlp.w_gate.weight.t(), mlp.w_up.weight.t(), mlp.w_down.weight.t())
-        args = (u, k, v, *weights, F.softplus(self.lr_raw), self.period)
+        args = (u, k, v, *weights, F.softplus(self.lr_raw), self.period, self.max_grad_norm)
         return z + run_scan(fast_swiglu_scan, *args, recompute=self.recompute)  # (B, T, C)
 
 
