@@ -106,7 +106,7 @@ def test_search_verify_report_export_end_to_end(tmp_path: Path, capsys: pytest.C
     run = _tiny_search(tmp_path / "runs")
     assert main(["verify", str(run), "--top-k", "1", "--seeds", "2"]) == 0
     out = capsys.readouterr().out
-    assert "verify: " in out and ("cosine is near-optimal" in out or "a better profile was found" in out)
+    assert "verify: " in out and ("cosine is near-optimal" in out or "a better profile was found" in out), out
     verified = [json.loads(x) for x in (run / "trials.jsonl").read_text().splitlines()]
     verified = [r for r in verified if r["kind"] == "verify"]
     assert all(r["full_fidelity"] for r in verified)
@@ -195,7 +195,7 @@ def test_compare_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     ]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "3 profiles x 2 seeds, 6 complete" in out
+    assert "3 profiles x 2 seeds, 6 complete" in out, out + (tmp_path / "cmp" / "trials.jsonl").read_text()
     run = tmp_path / "cmp"
     records = [json.loads(x) for x in (run / "trials.jsonl").read_text().splitlines()]
     assert sorted(r["kind"] for r in records) == ["compare"] * 6
