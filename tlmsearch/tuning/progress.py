@@ -81,7 +81,7 @@ class ProgressView(Callback):
     def tty(self) -> bool:
         return bool(getattr(self.out, "isatty", lambda: False)())
 
-    def setup(self, **info: Any) -> None:
+    def setup(self, **info: Any) -> None:  # type: ignore[override]
         self._t0 = time.time()
         self._records = [r for r in self.writer.all_records() if r.kind in ("baseline", "sampled")]
 

@@ -126,7 +126,7 @@ class RecordWriter(Callback):
     def all_records(self) -> list[TrialRecord]:
         return read_records(self.run_dir)
 
-    def setup(self, **info: Any) -> None:
+    def setup(self, **info: Any) -> None:  # type: ignore[override]
         self._log = RecordLog(self.run_dir)  # re-read ids: the file may have grown since
 
     def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:

@@ -63,7 +63,7 @@ def ensure_ray(address: str | None = None) -> None:
     logging.getLogger("ray.tune.analysis.experiment_analysis").setLevel(logging.ERROR)
     if ray.is_initialized():
         return
-    quiet = {"log_to_driver": False, "logging_level": logging.WARNING, "include_dashboard": False}
+    quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING, "include_dashboard": False}
     if address:
         try:
             ray.init(address=address, **quiet)

@@ -120,6 +120,7 @@ class ProfileSearch(OptunaSearch):
 
     @property
     def study(self) -> optuna.Study:
+        assert self._ot_study is not None  # created in __init__: the space is given
         return self._ot_study
 
     def suggest(self, trial_id: str) -> dict[str, Any] | None:
@@ -128,7 +129,7 @@ class ProfileSearch(OptunaSearch):
             if point is None:
                 self._outside.add(trial_id)
                 return dict(config)
-            self._ot_study.enqueue_trial(point, user_attrs={"baseline": name}, skip_if_exists=False)
+            self.study.enqueue_trial(point, user_attrs={"baseline": name}, skip_if_exists=False)
         return super().suggest(trial_id)
 
     def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:

@@ -101,8 +101,9 @@ class Study:
         """The near-optimality verdicts from the run's verify/compare records (empty before verify)."""
         from tlmsearch.analysis.summary import EVAL_KINDS, verdicts
 
-        return verdicts(self.records, threshold=threshold, confidence=confidence, arch=self.config.arch,
-                        kinds=EVAL_KINDS)
+        return verdicts(
+            self.records, threshold=threshold, confidence=confidence, arch=self.config.arch, kinds=EVAL_KINDS
+        )
 
     def report(self, out_dir: str | Path | None = None, **kwargs: Any) -> dict[str, Path]:
         """Write report.html, summary.md, summary.json (`tlmsearch.report.write_report`)."""
@@ -110,8 +111,7 @@ class Study:
 
         return write_report(self.run_dir, out_dir, **kwargs)
 
-    def export(self, fmt: str = "native", trial: str = "best", out_dir: str | Path | None = None,
-               **kwargs: Any) -> Any:
+    def export(self, fmt: str = "native", trial: str = "best", out_dir: str | Path | None = None, **kwargs: Any) -> Any:
         """Export a trial's widths (`tlmsearch.export.export_run`); returns the `Export`."""
         from tlmsearch.export import export_run
 
