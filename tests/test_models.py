@@ -119,6 +119,22 @@ class TestFamily:
         assert loss.item() < 0.5 * first
 
 
+@pytest.mark.parametrize("arch", ["titans", "hope_attention"])
+def test_test_time_learning_stays_finite_over_many_chunks(arch: str, clip: float = 1.0) -> None:
+    """Eight chunks per sequence and a high outer learning rate: the inner updates must not
+    diverge (without the per-token gradient clipping they overflow here)."""
+    opts = ArchOptions(mem_max_grad_norm=clip, cms_max_grad_norm=clip)
+    cfg = ModelConfig(arch=arch, d_model=64, n_layers=4, n_heads=2, mlp_widths=(192,) * 4, seq_len=128, options=opts)
+    model = build_model(cfg, seed=0)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    for step in range(8):
+        loss = lm_loss(model, batch(cfg, b=4, seed=step))
+        assert torch.isfinite(loss), step
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
 # ------------------------------------------------------------------ family options and counts
 
 
