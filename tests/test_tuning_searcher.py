@@ -77,3 +77,41 @@ def test_sweep_baselines_run_at_the_middle_budget() -> None:
     s = searcher(cfg)
     first = s.suggest("t0")
     assert first["baseline"] == "uniform" and first["base_width"] == 64
+
+
+@pytest.mark.parametrize("sampler", ["tpe", "gp", "nsga2", "cmaes", "random", "qmc"])
+def test_every_sampler_runs_a_few_rounds(sampler: str) -> None:
+    s = searcher(config(sampler=sampler, baselines=("uniform",)))
+    for i in range(6):
+        c = s.suggest(f"t{i}")
+        assert c["profile"]
+        s.on_trial_complete(f"t{i}", {"val_loss": 4.0 + 0.1 * i, "step": 30})
+    assert len(s.study.trials) == 6
+
+
+@pytest.mark.parametrize("sampler", ["tpe", "gp", "nsga2", "random", "qmc"])
+def test_multi_objective_samplers_run(sampler: str) -> None:
+    cfg = config(sampler=sampler, objectives=("val_loss", "params"), base_widths=(32, 96), baselines=())
+    s = searcher(cfg)
+    for i in range(5):
+        c = s.suggest(f"t{i}")
+        s.on_trial_complete(f"t{i}", {"val_loss": 4.0 - 0.1 * i, "params": 100.0 * c["base_width"], "step": 30})
+    assert len(s.study.best_trials) >= 1
+
+
+@pytest.mark.parametrize("name", ["asha", "hyperband", "none"])
+def test_schedulers(name: str) -> None:
+    from ray.tune.schedulers import AsyncHyperBandScheduler, FIFOScheduler
+
+    from tlmsearch.tuning.runner import _scheduler
+
+    sched = _scheduler(config(scheduler=name, grace_steps=10))
+    if name == "none":
+        assert isinstance(sched, FIFOScheduler)
+    else:
+        assert isinstance(sched, AsyncHyperBandScheduler)
+        assert (
+            sched._max_t == 30
+            and sched._time_attr == "step"
+            and len(sched._brackets) == (3 if name == "hyperband" else 1)
+        )

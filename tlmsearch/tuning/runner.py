@@ -115,6 +115,7 @@ def resolve(cfg: SearchConfig) -> SearchConfig:
     from tlmsearch.tuning.build import budget_for, sweep_widths, trial_shape
 
     space = load_space(cfg.space)
+    _check_sampler_dependencies(cfg.sampler)
     if cfg.base_widths:
         lo, hi, _ = sweep_widths(cfg)
         budget_for(cfg, lo), budget_for(cfg, hi)
@@ -125,6 +126,18 @@ def resolve(cfg: SearchConfig) -> SearchConfig:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         cfg = cfg.replace(name=f"{cfg.arch}-{space.name}-{cfg.sampler}-{stamp}")
     return cfg
+
+
+# samplers that need a package beyond optuna itself
+_SAMPLER_NEEDS = {"cmaes": ("cmaes",), "gp": ("scipy", "torch"), "qmc": ("scipy",)}
+
+
+def _check_sampler_dependencies(sampler: str) -> None:
+    import importlib.util
+
+    missing = [m for m in _SAMPLER_NEEDS.get(sampler, ()) if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ConfigError(f"sampler={sampler!r} needs {', '.join(missing)}: pip install {' '.join(missing)}")
 
 
 def _prepare_local(cfg: SearchConfig) -> None:

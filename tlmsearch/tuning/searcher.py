@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from typing import TYPE_CHECKING, Any
 
 from ray.tune.search.optuna import OptunaSearch
@@ -46,7 +47,9 @@ def make_sampler(cfg: SearchConfig) -> optuna.samplers.BaseSampler:
     if s == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     if s == "qmc":
-        return optuna.samplers.QMCSampler(seed=seed, scramble=True, warn_independent_sampling=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return optuna.samplers.QMCSampler(seed=seed, scramble=True, warn_independent_sampling=False)
     raise AssertionError(s)  # SearchConfig validated it
 
 
