@@ -58,3 +58,15 @@ def test_model_config_overrides() -> None:
         p.model_config("transformer", colour="red")
     with pytest.raises(ConfigError, match="mlp_widths"):
         p.model_config("transformer", (1, 2))
+
+
+def test_presets_and_counts_do_not_import_torch() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from tlmsearch.presets import preset; from tlmsearch.models import count_params, flops_per_token; "
+        "c = preset('340m').model_config('titans'); count_params(c); flops_per_token(c); "
+        "assert 'torch' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
