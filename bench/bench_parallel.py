@@ -48,7 +48,7 @@ SMALL = Workload(
 CPU_S = Workload(
     "cpu-s (d128 L8 seq256)",
     {},  # the preset itself: the default model of a search
-    {"steps": 16, "batch_size": 16, "warmup_steps": 2, "eval_interval": 8, "eval_windows": 16},
+    {"steps": 8, "batch_size": 16, "warmup_steps": 2, "eval_interval": 4, "eval_windows": 16},
 )
 TINY = Workload(
     "tiny (dry run)",
