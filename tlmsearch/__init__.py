@@ -44,6 +44,10 @@ _EXPORTS: dict[str, str] = {
     "search": "tlmsearch.tuning",
     "load": "tlmsearch.tuning",
     "Study": "tlmsearch.tuning",
+    "verify": "tlmsearch.analysis.verify",
+    "compare": "tlmsearch.analysis.compare",
+    "write_report": "tlmsearch.report",
+    "export_run": "tlmsearch.export",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -63,10 +67,14 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
+    from tlmsearch.analysis.compare import compare  # noqa: F401
+    from tlmsearch.analysis.verify import verify  # noqa: F401
     from tlmsearch.config import ArchOptions, Config, DataConfig, ModelConfig, TrainConfig  # noqa: F401
     from tlmsearch.errors import ConfigError, DataError, UserError  # noqa: F401
+    from tlmsearch.export import export_run  # noqa: F401
     from tlmsearch.models import ARCHITECTURES, build_model  # noqa: F401
     from tlmsearch.presets import PRESETS, preset  # noqa: F401
     from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, profile, project_to_budget, shape_stats  # noqa: F401
+    from tlmsearch.report import write_report  # noqa: F401
     from tlmsearch.trainer import TrainingDiverged, TrainResult, train  # noqa: F401
     from tlmsearch.tuning import SearchConfig, Study, load, search  # noqa: F401
