@@ -137,3 +137,17 @@ def test_run_fixed_appends_full_fidelity_records_in_order(tmp_path: Path) -> Non
     assert all(r.kind == "verify" and r.full_fidelity and r.steps == r.max_steps == 10 for r in records)
     lines = (tmp_path / "fixed" / "trials.jsonl").read_text().splitlines()
     assert sorted(json.loads(line)["trial_id"] for line in lines) == sorted(r.trial_id for r in records)
+
+
+@pytest.mark.slow
+def test_time_budget_records_cut_trials_as_stopped(tmp_path: Path) -> None:
+    cfg = tiny(tmp_path, name="budget", trials=12, scheduler="none", time_budget_s=12.0, baselines=("uniform",))
+    cfg = cfg.replace(train=cfg.train.replace(steps=400, eval_interval=20))
+    study = search(cfg, progress=False)  # no KeyboardInterrupt: running out of time is not an interruption
+    assert len(study.records) < 12
+    for r in study.records:
+        assert r.status in ("complete", "stopped")
+        if r.status == "stopped":
+            assert r.reason.startswith("time budget of 12 s reached at step")
+    ot = optuna.load_study(study_name=STUDY_NAME, storage=open_storage(str(tmp_path / "budget")))
+    assert all(t.state.is_finished() for t in ot.trials if t.number in {r.number for r in study.records})

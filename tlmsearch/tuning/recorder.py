@@ -128,6 +128,7 @@ class RecordWriter(Callback):
 
     def setup(self, **info: Any) -> None:  # type: ignore[override]
         self._log = RecordLog(self.run_dir)  # re-read ids: the file may have grown since
+        self._setup_at = time.time()
 
     def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         self._started[trial.trial_id] = time.time()
@@ -138,7 +139,25 @@ class RecordWriter(Callback):
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         self._write(trial, _error_reason(trial))
 
-    def _write(self, trial: Any, error: str | None) -> None:
+    def on_experiment_end(self, trials: list, **info: Any) -> None:
+        """Tune ends trials cut by the time budget without `on_trial_complete`: record them here.
+
+        (After a Ctrl-C the unfinished trials stay unrecorded: `resume` finishes them.)
+        """
+        budget = self.cfg.time_budget_s
+        if not budget or time.time() - getattr(self, "_setup_at", time.time()) < 0.95 * budget:
+            return
+        ran = [t for t in trials if t.trial_id in self._started or "step" in (t.last_result or {})]
+        cut = [t for t in ran if t.trial_id not in self.log.seen]
+        for trial in cut:
+            self._write(trial, None, reason=f"time budget of {budget:g} s reached")
+        numbers = [int(trial_config(t.config).get("number", -1)) for t in cut]
+        if any(n >= 0 for n in numbers):
+            from tlmsearch.tuning.searcher import mark_pruned
+
+            mark_pruned(self.run_dir, [n for n in numbers if n >= 0])
+
+    def _write(self, trial: Any, error: str | None, reason: str | None = None) -> None:
         config = trial_config(trial.config)
         record = build_record(
             self.cfg,
@@ -148,6 +167,8 @@ class RecordWriter(Callback):
             error=error,
             started=self._started.pop(trial.trial_id, None),
         )
+        if reason and record.status == "stopped":
+            record = record.replace(reason=f"{reason} at step {record.steps} of {record.max_steps}")
         if self.log.append(record):
             self.written.append(record)
             self.configs[record.trial_id] = config

@@ -156,6 +156,18 @@ class ProfileSearch(OptunaSearch):
         super().on_trial_complete(trial_id, result, error)
 
 
+def mark_pruned(run_dir: str, numbers: list[int]) -> None:
+    """Tell the study in `run_dir` that these still-running trials were cut short."""
+    import optuna
+
+    study = optuna.load_study(study_name=STUDY_NAME, storage=open_storage(run_dir))
+    for n in numbers:
+        try:
+            study.tell(n, state=optuna.trial.TrialState.PRUNED)
+        except (RuntimeError, ValueError) as exc:  # already finished
+            logger.debug("trial %s: %s", n, exc)
+
+
 def baseline_points(
     cfg: SearchConfig, define: DefineProfile
 ) -> list[tuple[str, dict[str, Any] | None, dict[str, Any]]]:
