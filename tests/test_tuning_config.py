@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tlmsearch.cli import main
@@ -23,7 +25,7 @@ def tiny(**changes: object) -> SearchConfig:
     return base.replace(**changes)
 
 
-def test_round_trip_yaml_and_json(tmp_path: object) -> None:
+def test_round_trip_yaml_and_json() -> None:
     cfg = tiny(objectives=("val_loss", "params"), base_widths=(32, 96), sampler="nsga2")
     assert SearchConfig.from_dict(cfg.to_dict()) == cfg
     assert SearchConfig.from_yaml(cfg.to_yaml()) == cfg
@@ -109,3 +111,21 @@ def test_cli_dry_run_prints_a_loadable_config(capsys: pytest.CaptureFixture[str]
     cfg = SearchConfig.from_yaml(capsys.readouterr().out)
     assert cfg.train.steps == 40 and cfg.trials == 5 and cfg.objectives == ("val_loss", "params")
     assert cfg.base_widths == (32, 96) and cfg.data.corpus == "pydoc" and cfg.name == "x"
+
+
+def test_cli_refuses_to_overwrite_an_existing_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "taken").mkdir()
+    tiny().save(tmp_path / "taken" / "search.yaml")
+    argv = ["search", "--preset", "tiny", "--corpus", "pydoc", "--runs-dir", str(tmp_path), "--name", "taken"]
+    assert main(argv) == 2
+    assert "already holds a search; resume it" in capsys.readouterr().err
+
+
+def test_run_names_are_plain_folder_names() -> None:
+    with pytest.raises(ConfigError, match="run name"):
+        tiny(name="../escape")
+
+
+def test_status_of_a_missing_run_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["status", str(tmp_path)]) == 2
+    assert "is not a search run directory" in capsys.readouterr().err

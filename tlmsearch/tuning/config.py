@@ -108,8 +108,10 @@ class SearchConfig(Config):
         check_positive("seed", self.seed, allow_zero=True)
         if self.grace_steps > self.train.steps:
             raise ConfigError(f"grace_steps={self.grace_steps} must not exceed train.steps={self.train.steps}")
-        if self.name and ("/" in self.name or self.name.startswith(".")):
-            raise ConfigError(f"name={self.name!r} must be a plain folder name (no '/', not starting with '.')")
+        if self.name:
+            from tlmsearch.rundir import check_name
+
+            check_name(self.name)
         from tlmsearch.profiles import ProfileSpec
 
         for text in self.baselines:

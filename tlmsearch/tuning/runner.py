@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 import logging
 import os
-import platform
 import sys
 import time
 from collections.abc import Callable
@@ -21,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.errors import ConfigError
+from tlmsearch.rundir import write_environment
 from tlmsearch.tuning.config import SearchConfig
 from tlmsearch.tuning.records import TrialRecord, read_records
 
@@ -151,31 +150,6 @@ def _prepare_local(cfg: SearchConfig) -> None:
     if train_cfg.device != "cuda":
         with thread_count(train_cfg.threads):
             matmul_peak(resolve_device("cpu"), train_cfg.dtype, cfg.data.cache_path())
-
-
-def write_environment(run_dir: Path) -> None:
-    try:  # the trainer's helper, when present
-        from tlmsearch.rundir import write_environment as write  # type: ignore[attr-defined]
-
-        write(run_dir)
-        return
-    except (ImportError, AttributeError, TypeError):
-        pass
-    import optuna
-    import ray
-    import torch
-
-    env = {
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "torch": torch.__version__,
-        "ray": ray.__version__,
-        "optuna": optuna.__version__,
-        "cpus": os.cpu_count(),
-        "cuda": torch.cuda.is_available(),
-        "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-    }
-    (run_dir / "environment.json").write_text(json.dumps(env, indent=2) + "\n")
 
 
 # ----------------------------------------------------------------------------- tuner
@@ -317,7 +291,7 @@ def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = Tr
         check_resources(cfg, address)
     run_dir.mkdir(parents=True, exist_ok=True)
     cfg.save(run_dir / CONFIG_FILE)
-    write_environment(run_dir)
+    write_environment(run_dir, seeds={"search": cfg.seed})
     _quiet_optuna()
     _fit(_new_tuner(cfg, run_dir, progress), run_dir, cfg.trials, _search_ended(run_dir), cfg)
     return load(run_dir)
