@@ -235,21 +235,33 @@ def replay(
     return {"targets": targets, "summaries": [vars(x) for x in summaries], "trials": trials, "seeds": seeds}
 
 
+def speedup_cell(random_median: float, median: float, trials: int) -> str:
+    """random's median / this sampler's median; '>' when random never got there, '-' when this did not."""
+    if median > trials:
+        return "-"
+    if random_median > trials:
+        return f">{random_median / median:.2f}"
+    return f"{random_median / median:.2f}"
+
+
+def median_cell(median: float, trials: int) -> str:
+    return f">{trials}" if median > trials else f"{median:g}"
+
+
 def print_replay(result: dict[str, Any]) -> None:
     trials = result["trials"]
     by_target: dict[str, list[dict[str, Any]]] = {}
     for s in result["summaries"]:
         by_target.setdefault(s["target"], []).append(s)
-    random_median = {t: next((s["median"] for s in rows if s["sampler"] == "random"), math.nan)
-                     for t, rows in by_target.items()}  # fmt: skip
     for target, rows in by_target.items():
+        random_median = next((s["median"] for s in rows if s["sampler"] == "random"), math.nan)
         print(
             f"\ntrials to reach val_loss <= {result['targets'][target]:.4f} ({target}); median over "
-            f"{rows[0]['runs']} sampler seeds, a run that never reaches it counts {trials + 1}"
+            f"{rows[0]['runs']} sampler seeds; a run that never reaches it within {trials} trials counts {trials + 1}"
         )
         print(table(
-            [[s["sampler"], s["median"], f"{s['q25']:g}-{s['q75']:g}", f"{s['lo']}-{s['hi']}",
-              f"{s['reached']}/{s['runs']}", random_median[target] / s["median"]] for s in rows],
+            [[s["sampler"], median_cell(s["median"], trials), f"{s['q25']:g}-{s['q75']:g}", f"{s['lo']}-{s['hi']}",
+              f"{s['reached']}/{s['runs']}", speedup_cell(random_median, s["median"], trials)] for s in rows],
             ["sampler", "median", "IQR", "min-max", "reached", "random/this"],
         ))  # fmt: skip
 

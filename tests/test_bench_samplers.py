@@ -91,3 +91,10 @@ def test_recorded_table_is_complete_and_on_budget() -> None:
     for p in data["points"]:
         assert p["widths"] == list(bs.knots3(p["a"], p["b"]).widths(budget))
     assert data["command"].startswith("python -m bench.bench_samplers") and data["environment"]["versions"]
+
+
+def test_cells_mark_runs_that_never_reached_the_target() -> None:
+    assert bs.median_cell(51, 50) == ">50" and bs.median_cell(7.5, 50) == "7.5"
+    assert bs.speedup_cell(13.0, 6.5, 50) == "2.00"
+    assert bs.speedup_cell(51.0, 12.0, 50) == ">4.25"  # random never got there within 50 trials
+    assert bs.speedup_cell(51.0, 51.0, 50) == "-"
