@@ -199,6 +199,41 @@ def test_recomputed_scan_gives_the_same_loss_and_grads(arch: str) -> None:
         torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-5)
 
 
+@pytest.mark.parametrize("gate", ["elementwise", "headwise"])
+def test_gate_scales_each_heads_attention_output_before_w_o(gate: str) -> None:
+    """With zero gate logits, sigmoid(0) = 1/2: gated attention is half the plain attention
+    with the same q, k, v and W_o weights."""
+    from tlmsearch.models.common import Attention
+
+    cfg = tiny("gated_attention", options=ArchOptions(gate=gate))
+    model = build_model(cfg, seed=0)
+    gated = model.blocks[0].attn
+    plain = Attention(tiny("transformer"))
+    c = cfg.d_model
+    with torch.no_grad():
+        plain.w_qkv.weight.copy_(gated.w_qkvg.weight[: 3 * c])
+        plain.w_o.weight.copy_(gated.w_o.weight)
+        x = torch.randn(2, cfg.seq_len, c)
+        rope = model.rope(cfg.seq_len)
+        gated.w_qkvg.weight[3 * c :] = 0.0
+        torch.testing.assert_close(gated(x, rope), 0.5 * plain(x, rope))
+        gated.w_qkvg.weight[3 * c :].normal_()  # a real gate differs per channel / per head
+        assert not torch.allclose(gated(x, rope), 0.5 * plain(x, rope))
+
+
+def test_hope_with_one_frozen_level_is_the_transformer() -> None:
+    """A plain Transformer MLP is the one-level, never-updated CMS."""
+    hope = build_model(tiny("hope_attention", options=ArchOptions(cms_levels=1, cms_periods=(0,))), seed=0)
+    transformer = build_model(tiny("transformer"), seed=0)
+    state = {
+        name.replace("levels.0.norm", "mlp_norm").replace("levels.0.mlp", "mlp"): value
+        for name, value in hope.state_dict().items()
+    }
+    transformer.load_state_dict(state)
+    idx = batch(transformer.cfg)
+    torch.testing.assert_close(hope(idx), transformer(idx))
+
+
 # ------------------------------------------------------------------ chunked inner updates vs autograd
 
 
