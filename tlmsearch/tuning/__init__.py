@@ -31,9 +31,9 @@ def resume(run_dir: str, *, address: str | None = None, progress: bool = True) -
 
 def __getattr__(name: str) -> object:
     if name in ("run_fixed", "FixedTrial"):
-        from tlmsearch.tuning import runner
+        from tlmsearch.tuning import fixed
 
-        return getattr(runner, name)
+        return getattr(fixed, name)
     raise AttributeError(f"module 'tlmsearch.tuning' has no attribute {name!r}")
 
 

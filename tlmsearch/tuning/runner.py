@@ -8,7 +8,6 @@ storage every node can reach (a shared filesystem).
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import logging
 import os
@@ -16,12 +15,15 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir import write_environment
 from tlmsearch.tuning.config import SearchConfig
-from tlmsearch.tuning.records import TrialRecord, read_records
+from tlmsearch.tuning.records import read_records
+
+if TYPE_CHECKING:  # pragma: no cover - re-exported lazily below (fixed.py imports this module)
+    from tlmsearch.tuning.fixed import FixedTrial, run_fixed  # noqa: F401
 
 TUNE_DIR = "tune"
 CONFIG_FILE = "search.yaml"
@@ -33,20 +35,9 @@ _RAY_ENV = {
     "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1",  # no per-trial CSV/JSON/TensorBoard files
     "TUNE_DISABLE_STRICT_METRIC_CHECKING": "1",  # a failed trial's last report has no val_loss
     "TUNE_GLOBAL_CHECKPOINT_S": "1",  # save experiment state often: a killed driver loses little
-    "RAY_DEDUP_LOGS": "0",
     "RAY_USAGE_STATS_ENABLED": "0",
     "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S": "0",
 }
-
-
-@dataclasses.dataclass(frozen=True)
-class FixedTrial:
-    """One trial of `run_fixed`: a profile, a seed, optionally a base width and a name."""
-
-    spec: Any  # ProfileSpec
-    seed: int = 0
-    base_width: int | None = None
-    name: str | None = None  # e.g. the baseline this re-evaluates; goes to TrialRecord.baseline
 
 
 # ----------------------------------------------------------------------------- ray
@@ -139,7 +130,7 @@ def _check_sampler_dependencies(sampler: str) -> None:
         raise ConfigError(f"sampler={sampler!r} needs {', '.join(missing)}: pip install {' '.join(missing)}")
 
 
-def _prepare_local(cfg: SearchConfig) -> None:
+def prepare_local(cfg: SearchConfig) -> None:
     """Tokenize the corpus and measure the matmul peak once, before trials race to do it."""
     from tlmsearch.data import prepare
     from tlmsearch.hardware import matmul_peak, resolve_device, thread_count
@@ -155,7 +146,7 @@ def _prepare_local(cfg: SearchConfig) -> None:
 # ----------------------------------------------------------------------------- tuner
 
 
-def _trainable(cfg: SearchConfig) -> Any:
+def trainable_for(cfg: SearchConfig) -> Any:
     from ray import tune
 
     from tlmsearch.tuning.trainable import run_trial
@@ -182,7 +173,7 @@ def _scheduler(cfg: SearchConfig) -> Any:
     )
 
 
-def _run_config(cfg: SearchConfig, run_dir: Path, name: str, callbacks: list) -> Any:
+def run_config(cfg: SearchConfig, run_dir: Path, name: str, callbacks: list) -> Any:
     from ray import tune
 
     return tune.RunConfig(
@@ -219,12 +210,12 @@ def _new_tuner(cfg: SearchConfig, run_dir: Path, progress: bool) -> Any:
         max_concurrent_trials=cfg.max_concurrent or None,
         time_budget_s=cfg.time_budget_s or None,
         reuse_actors=True,
-        trial_dirname_creator=_trial_dirname,
+        trial_dirname_creator=trial_dirname,
     )
     return tune.Tuner(
-        _trainable(cfg),
+        trainable_for(cfg),
         tune_config=tune_config,
-        run_config=_run_config(cfg, run_dir, TUNE_DIR, _callbacks(cfg, run_dir, cfg.trials, progress)),
+        run_config=run_config(cfg, run_dir, TUNE_DIR, _callbacks(cfg, run_dir, cfg.trials, progress)),
     )
 
 
@@ -240,7 +231,7 @@ def _limit_pending(cfg: SearchConfig) -> None:
     os.environ["TUNE_MAX_PENDING_TRIALS_PG"] = str(slots)
 
 
-def _trial_dirname(trial: Any) -> str:
+def trial_dirname(trial: Any) -> str:
     return f"trial_{trial.trial_id}"
 
 
@@ -250,7 +241,7 @@ def _quiet_optuna() -> None:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
-def _fit(
+def fit_trials(
     tuner: Any, run_dir: Path, expected: int, ended: Callable[[], int], cfg: SearchConfig, resumable: bool = True
 ) -> None:
     """Run the trials; a Ctrl-C (Tune saves its state first) becomes a KeyboardInterrupt.
@@ -285,7 +276,7 @@ def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = Tr
         raise ConfigError(f"run directory {run_dir} already holds a search; resume it or choose another name")
     if not address:
         check_resources(cfg)
-        _prepare_local(cfg)
+        prepare_local(cfg)
     ensure_ray(address)
     if address:
         check_resources(cfg, address)
@@ -293,7 +284,7 @@ def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = Tr
     cfg.save(run_dir / CONFIG_FILE)
     write_environment(run_dir, seeds={"search": cfg.seed})
     _quiet_optuna()
-    _fit(_new_tuner(cfg, run_dir, progress), run_dir, cfg.trials, _search_ended(run_dir), cfg)
+    fit_trials(_new_tuner(cfg, run_dir, progress), run_dir, cfg.trials, _search_ended(run_dir), cfg)
     return load(run_dir)
 
 
@@ -318,74 +309,16 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
     _quiet_optuna()
     tune_path = run_dir / TUNE_DIR
     if tune.Tuner.can_restore(str(tune_path)):
-        tuner = tune.Tuner.restore(str(tune_path), _trainable(cfg), resume_unfinished=True, resume_errored=False)
+        tuner = tune.Tuner.restore(str(tune_path), trainable_for(cfg), resume_unfinished=True, resume_errored=False)
     else:  # killed before Ray saved any state: start again (finished records are kept)
         tuner = _new_tuner(cfg, run_dir, progress)
-    _fit(tuner, run_dir, cfg.trials, _search_ended(run_dir), cfg)
+    fit_trials(tuner, run_dir, cfg.trials, _search_ended(run_dir), cfg)
     return load(run_dir)
 
 
-def run_fixed(
-    run_dir: str | Path,
-    search_cfg: SearchConfig,
-    items: list[FixedTrial],
-    kind: str = "verify",
-    steps: int | None = None,
-    *,
-    address: str | None = None,
-    progress: bool = False,
-) -> list[TrialRecord]:
-    """Train a fixed list of (profile, seed) trials in parallel at full fidelity.
+def __getattr__(name: str) -> Any:  # run_fixed and FixedTrial live in tlmsearch.tuning.fixed
+    if name in ("run_fixed", "FixedTrial"):
+        from tlmsearch.tuning import fixed
 
-    No sampler, no early stopping. Each ended trial is appended to `<run_dir>/trials.jsonl`
-    as a record of `kind` ("verify", "compare", ...); returns the new records in `items` order.
-    `steps` overrides `search_cfg.train.steps`.
-    """
-    from ray import tune
-
-    from tlmsearch.tuning.progress import ProgressView
-    from tlmsearch.tuning.recorder import RecordWriter
-
-    if not items:
-        return []
-    cfg = search_cfg if steps is None else search_cfg.replace(train=search_cfg.train.replace(steps=steps))
-    cfg = cfg.replace(name=cfg.name or "fixed")
-    run_dir = Path(run_dir).resolve()
-    run_dir.mkdir(parents=True, exist_ok=True)
-    configs = []
-    for i, item in enumerate(items):
-        config: dict[str, Any] = {
-            "profile": str(item.spec),
-            "seed": int(item.seed),
-            "kind": kind,
-            "number": -1,
-            "index": i,
-        }
-        if item.base_width:
-            config["base_width"] = int(item.base_width)
-        if item.name:
-            config["baseline"] = item.name
-        configs.append(config)
-    if not address:
-        check_resources(cfg)
-        _prepare_local(cfg)
-    ensure_ray(address)
-    if address:
-        check_resources(cfg, address)
-    writer = RecordWriter(run_dir, cfg)
-    callbacks: list = [writer] + ([ProgressView(f"{cfg.name} {kind}", len(items), writer)] if progress else [])
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    tuner = tune.Tuner(
-        _trainable(cfg),
-        param_space={"item": tune.grid_search(configs)},
-        tune_config=tune.TuneConfig(
-            num_samples=1,
-            max_concurrent_trials=cfg.max_concurrent or None,
-            reuse_actors=True,
-            trial_dirname_creator=_trial_dirname,
-        ),
-        run_config=_run_config(cfg, run_dir / "fixed", f"{kind}-{stamp}", callbacks),
-    )
-    _fit(tuner, run_dir, len(items), lambda: len(writer.written), cfg, resumable=False)
-    by_index = {int(writer.configs[r.trial_id].get("index", -1)): r for r in writer.written}
-    return [by_index[i] for i in range(len(items)) if i in by_index]
+        return getattr(fixed, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

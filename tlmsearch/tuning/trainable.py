@@ -4,7 +4,9 @@ The trial's Tune config holds `profile` (a ProfileSpec text) and optionally `bas
 (budget sweeps), `seed`, `baseline`, `number` and `kind`; the search config arrives through
 `tune.with_parameters`. Every evaluation of `tlmsearch.train` is forwarded to
 `ray.tune.report` (flat metrics for the scheduler and the searcher, plus the curve so far)
-together with the trainer's checkpoint, so an interrupted trial resumes where it was.
+together with the trainer's checkpoint whenever it wrote a new one (every evaluation by
+default; `train.checkpoint_interval` spaces them out for big models), so an interrupted trial
+resumes from its last checkpoint.
 
 A trial whose training raises (divergence, a bad shape, anything) reports `failed=1` and the
 reason and then ends normally: the search goes on, the driver records the failure, and Ray's
@@ -34,6 +36,10 @@ def trial_train_config(cfg: SearchConfig, seed: int) -> Any:
     return cfg.train.replace(**changes)
 
 
+def _mtime(path: Path) -> int:
+    return path.stat().st_mtime_ns if path.exists() else 0
+
+
 def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
     """Ray Tune function trainable (bind `search` with `tune.with_parameters`)."""
     import torch
@@ -41,7 +47,7 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
 
     from tlmsearch.models import count_params
     from tlmsearch.profiles import ProfileSpec
-    from tlmsearch.trainer import resolve_vocab, train
+    from tlmsearch.trainer import CHECKPOINT_FILE, resolve_vocab, train
 
     cfg = SearchConfig.from_dict(search)
     config = config["item"] if "item" in config else config  # run_fixed's grid search
@@ -56,21 +62,31 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
         if (work / CURVE_FILE).is_file():
             curve = json.loads((work / CURVE_FILE).read_text())
     static: dict[str, float] = {}
+    saved = [_mtime(work / CHECKPOINT_FILE)]
 
     def report(step: int, metrics: dict[str, float]) -> None:
         curve.append(dict(metrics))
-        (work / CURVE_FILE).write_text(json.dumps(curve))
         flat = {**static, **metrics, "step": int(step), "curve": list(curve)}
         for key, source in OBJECTIVE_METRICS.items():
             if source in flat:
                 flat[key] = flat[source]
-        tune.report(flat, checkpoint=tune.Checkpoint.from_directory(str(work)))
+        checkpoint = None
+        if _mtime(work / CHECKPOINT_FILE) != saved[0]:  # the trainer wrote a new one (train.checkpoint_interval)
+            saved[0] = _mtime(work / CHECKPOINT_FILE)
+            (work / CURVE_FILE).write_text(json.dumps(curve))  # the curve up to the checkpoint's step
+            checkpoint = tune.Checkpoint.from_directory(str(work))
+        tune.report(flat, checkpoint=checkpoint)
 
     try:
         spec = ProfileSpec.parse(config["profile"])
         _, _, model_cfg = trial_shape(cfg, spec, config.get("base_width"))
         model_cfg = resolve_vocab(model_cfg, cfg.data)
-        static["params_total"] = float(count_params(model_cfg).total)
+        counts = count_params(model_cfg)
+        static.update(
+            params_total=float(counts.total),
+            params_non_embedding=float(counts.non_embedding),
+            params_mlp=float(counts.mlp),
+        )
         train(model_cfg, train_cfg, cfg.data, report=report, checkpoint_dir=work)
     except Exception as exc:  # recorded as failed; the search goes on
         reason = f"{type(exc).__name__}: {exc}"

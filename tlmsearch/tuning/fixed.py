@@ -1,0 +1,100 @@
+"""Fixed trials: a given list of (profile, seed) trained in parallel through Ray at full fidelity.
+
+Used by `verify` and `compare` (the analysis commands): no sampler, no early stopping; each
+ended trial is appended to the run directory's `trials.jsonl` with the caller's `kind`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from tlmsearch.tuning.config import SearchConfig
+from tlmsearch.tuning.records import TrialRecord
+from tlmsearch.tuning.runner import (
+    check_resources,
+    ensure_ray,
+    fit_trials,
+    prepare_local,
+    run_config,
+    trainable_for,
+    trial_dirname,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class FixedTrial:
+    """One trial of `run_fixed`: a profile, a seed, optionally a base width and a name."""
+
+    spec: Any  # ProfileSpec
+    seed: int = 0
+    base_width: int | None = None
+    name: str | None = None  # e.g. the baseline this re-evaluates; goes to TrialRecord.baseline
+
+
+def run_fixed(
+    run_dir: str | Path,
+    search_cfg: SearchConfig,
+    items: list[FixedTrial],
+    kind: str = "verify",
+    steps: int | None = None,
+    *,
+    address: str | None = None,
+    progress: bool = False,
+) -> list[TrialRecord]:
+    """Train a fixed list of (profile, seed) trials in parallel at full fidelity.
+
+    No sampler, no early stopping. Each ended trial is appended to `<run_dir>/trials.jsonl`
+    as a record of `kind` ("verify", "compare", ...); returns the new records in `items` order.
+    `steps` overrides `search_cfg.train.steps`.
+    """
+    from ray import tune
+
+    from tlmsearch.tuning.progress import ProgressView
+    from tlmsearch.tuning.recorder import RecordWriter
+
+    if not items:
+        return []
+    cfg = search_cfg if steps is None else search_cfg.replace(train=search_cfg.train.replace(steps=steps))
+    cfg = cfg.replace(name=cfg.name or "fixed")
+    run_dir = Path(run_dir).resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    configs = []
+    for i, item in enumerate(items):
+        config: dict[str, Any] = {
+            "profile": str(item.spec),
+            "seed": int(item.seed),
+            "kind": kind,
+            "number": -1,
+            "index": i,
+        }
+        if item.base_width:
+            config["base_width"] = int(item.base_width)
+        if item.name:
+            config["baseline"] = item.name
+        configs.append(config)
+    if not address:
+        check_resources(cfg)
+        prepare_local(cfg)
+    ensure_ray(address)
+    if address:
+        check_resources(cfg, address)
+    writer = RecordWriter(run_dir, cfg)
+    callbacks: list = [writer] + ([ProgressView(f"{cfg.name} {kind}", len(items), writer)] if progress else [])
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+    tuner = tune.Tuner(
+        trainable_for(cfg),
+        param_space={"item": tune.grid_search(configs)},
+        tune_config=tune.TuneConfig(
+            num_samples=1,
+            max_concurrent_trials=cfg.max_concurrent or None,
+            reuse_actors=True,
+            trial_dirname_creator=trial_dirname,
+        ),
+        run_config=run_config(cfg, run_dir / "fixed", f"{kind}-{stamp}", callbacks),
+    )
+    fit_trials(tuner, run_dir, len(items), lambda: len(writer.written), cfg, resumable=False)
+    by_index = {int(writer.configs[r.trial_id].get("index", -1)): r for r in writer.written}
+    return [by_index[i] for i in range(len(items)) if i in by_index]
