@@ -219,3 +219,15 @@ def test_measured_peak_is_cached(tmp_path: Path) -> None:
         assert peak > 1e8
         assert (tmp_path / "hardware.json").is_file()
         assert hardware.matmul_peak(dev, "float32", tmp_path) == peak
+
+
+def test_batched_finiteness_check_finds_the_first_bad_step() -> None:
+    # the check used on accelerators, where reading every step's loss would synchronise
+    from types import SimpleNamespace
+
+    from tlmsearch.trainer import _Run
+
+    run = SimpleNamespace(losses=torch.tensor([2.0, 1.5, float("inf"), float("nan")]))
+    _Run._check_finite(run, 0, 2)  # type: ignore[arg-type]
+    with pytest.raises(TrainingDiverged, match="step 3: loss = inf"):
+        _Run._check_finite(run, 1, 4)  # type: ignore[arg-type]

@@ -192,7 +192,7 @@ class _Run:
     def loop(self, report: Report | None, progress: Callable[[int], None] | None) -> TrainResult:
         cfg, T = self.cfg, self.model_cfg.seq_len
         V = self.model_cfg.vocab_size
-        check_every = 1 if self.device.type == "cpu" else 16
+        on_cpu, check_every = self.device.type == "cpu", 16
         n_train = self.data.train.shape[0]
         checked = self.step
         last_eval = int(self.curve[-1]["step"]) if self.curve else 0
@@ -202,7 +202,7 @@ class _Run:
             lr = lr_at(self.step, cfg)
             for group in self.optimizer.param_groups:
                 group["lr"] = lr
-            loss_sum = torch.zeros((), device=self.device)
+            loss_sum: torch.Tensor | None = None
             starts = train_starts(n_train, T, (cfg.grad_accum, cfg.batch_size), cfg.seed, self.step)
             for micro in range(cfg.grad_accum):
                 window = torch.from_numpy(gather(self.data.train, starts[micro], T))
@@ -211,19 +211,25 @@ class _Run:
                 with self.autocast():
                     logits = self.forward(x)  # (B, T, V)
                 loss = F.cross_entropy(logits.float().view(-1, V), y.reshape(-1))
-                (loss / cfg.grad_accum).backward()
-                loss_sum += loss.detach()
+                (loss / cfg.grad_accum if cfg.grad_accum > 1 else loss).backward()
+                loss_sum = loss.detach() if loss_sum is None else loss_sum + loss.detach()
             if cfg.grad_clip > 0:
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
             self.optimizer.step()
             self.optimizer.zero_grad(set_to_none=True)
-            self.losses[self.step] = loss_sum / cfg.grad_accum
+            assert loss_sum is not None
+            step_loss = loss_sum / cfg.grad_accum if cfg.grad_accum > 1 else loss_sum
+            self.losses[self.step] = step_loss
             self.step += 1
             if progress is not None:
                 progress(self.step)
 
             evaluate_now = self.step % cfg.eval_interval == 0 or self.step == cfg.steps
-            if self.step - checked >= check_every or evaluate_now:
+            if on_cpu:  # reading a CPU scalar costs no synchronisation
+                value = float(step_loss)
+                if not math.isfinite(value):
+                    raise TrainingDiverged(self.step, value)
+            elif self.step - checked >= check_every or evaluate_now:
                 self._check_finite(checked, self.step)
                 checked = self.step
             ckpt_every = cfg.checkpoint_interval
