@@ -119,7 +119,7 @@ class ProfileSearch(OptunaSearch):
         self._max_steps = cfg.train.steps
         # (name, Optuna params or None when the space cannot express it, Tune config)
         self._pending = list(baselines)
-        self._outside: set[str] = set()
+        self._outside: dict[str, dict[str, Any]] = {}  # trial id -> config of baselines run outside the study
 
     @property
     def study(self) -> optuna.Study:
@@ -127,10 +127,12 @@ class ProfileSearch(OptunaSearch):
         return self._ot_study
 
     def suggest(self, trial_id: str) -> dict[str, Any] | None:
+        if trial_id in self._outside:
+            return dict(self._outside[trial_id])
         if self._pending and trial_id not in self._ot_trials:
             name, point, config = self._pending.pop(0)
             if point is None:
-                self._outside.add(trial_id)
+                self._outside[trial_id] = config
                 return dict(config)
             self.study.enqueue_trial(point, user_attrs={"baseline": name}, skip_if_exists=False)
         return super().suggest(trial_id)
