@@ -52,6 +52,7 @@ def run_fixed(
     """
     from ray import tune
 
+    from tlmsearch.tuning import progress as progress_view
     from tlmsearch.tuning.progress import ProgressView
     from tlmsearch.tuning.recorder import RecordWriter
 
@@ -81,6 +82,7 @@ def run_fixed(
     ensure_ray(address)
     if address:
         check_resources(cfg, address)
+    progress_view.ENABLED = progress
     writer = RecordWriter(run_dir, cfg)
     callbacks: list = [writer] + ([ProgressView(f"{cfg.name} {kind}", len(items), writer)] if progress else [])
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")

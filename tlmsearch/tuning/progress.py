@@ -19,6 +19,9 @@ from ray.tune import Callback
 from tlmsearch.tuning.recorder import RecordWriter
 from tlmsearch.tuning.records import TrialRecord
 
+# switched by search()/resume(): a resumed search keeps the callbacks Ray pickled with it
+ENABLED = True
+
 
 def fmt_elapsed(seconds: float) -> str:
     m, s = divmod(int(seconds), 60)
@@ -86,6 +89,8 @@ class ProgressView(Callback):
         self._records = [r for r in self.writer.all_records() if r.kind in ("baseline", "sampled")]
 
     def _print(self, trials: list, final: bool = False) -> None:
+        if not ENABLED:
+            return
         running = sum(t.status == "RUNNING" for t in trials)
         line = summary_line(self.name, self._records, self.total, running, time.time() - self._t0)
         if self.tty and not final:

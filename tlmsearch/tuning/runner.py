@@ -268,7 +268,10 @@ def _search_ended(run_dir: Path) -> Callable[[], int]:
 
 def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = True) -> Any:
     """Run the search `cfg` describes in `<runs_dir>/<name>/` and return its `Study`."""
+    from tlmsearch.tuning import progress as progress_view
     from tlmsearch.tuning.study import load
+
+    progress_view.ENABLED = progress
 
     cfg = resolve(cfg)
     run_dir = (Path(cfg.runs_dir) / cfg.name).resolve()
@@ -295,8 +298,10 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
     """
     from ray import tune
 
+    from tlmsearch.tuning import progress as progress_view
     from tlmsearch.tuning.study import load
 
+    progress_view.ENABLED = progress
     run_dir = Path(run_dir).resolve()
     if not (run_dir / CONFIG_FILE).is_file():
         raise ConfigError(f"{run_dir} is not a search run directory (no {CONFIG_FILE})")
