@@ -106,3 +106,22 @@ def test_summary_line_counts_and_best() -> None:
     if full:
         assert f"best val_loss {min(r.metrics['val_loss'] for r in full):.4f}" in line
     assert list(itertools.islice(line.split(" | "), 1))
+
+
+def test_status_cli_text_and_json(tmp_path: Path, capsys: object) -> None:
+    from tlmsearch.cli import main
+
+    CFG.save(tmp_path / "search.yaml")
+    log = RecordLog(tmp_path)
+    records = _random_records(12, 3)
+    for r in records:
+        log.append(r)
+    assert main(["status", str(tmp_path), "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)  # type: ignore[attr-defined]
+    own = [r for r in records if r.kind in ("baseline", "sampled")]
+    assert status["ended"] == len(own) and status["planned"] == 8
+    assert status["counts"]["failed"] == sum(r.status == "failed" for r in own)
+    assert {p["trial_id"] for p in status["pareto"]} == set(load(tmp_path).pareto_front()["trial_id"])
+    assert main(["status", str(tmp_path)]) == 0
+    text = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert f"trials: {len(own)}/8 ended" in text and "Pareto front:" in text
