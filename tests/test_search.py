@@ -72,6 +72,8 @@ def test_ci_search_records_every_trial_baselines_first_and_survives_a_raising_tr
     by_start = sorted(records, key=lambda r: r.started_at)
     assert sorted(r.baseline for r in by_start[:4]) == sorted(cfg.baselines)
     assert {r.kind for r in by_start[4:]} == {"sampled"}
+    # early stopping never cuts a baseline short: they are the references of the verdict
+    assert all(r.status == "complete" and r.full_fidelity for r in by_start[:4])
     assert sorted(r.number for r in records if r.kind == "sampled") == [2, 3, 4, 5]
 
     failed = [r for r in records if r.status == "failed"]

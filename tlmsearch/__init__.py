@@ -43,6 +43,7 @@ _EXPORTS: dict[str, str] = {
     "SearchConfig": "tlmsearch.tuning",
     "search": "tlmsearch.tuning",
     "load": "tlmsearch.tuning",
+    "resume": "tlmsearch.tuning",
     "Study": "tlmsearch.tuning",
     "verify": "tlmsearch.analysis.verify",
     "compare": "tlmsearch.analysis.compare",
@@ -77,4 +78,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, profile, project_to_budget, shape_stats  # noqa: F401
     from tlmsearch.report import write_report  # noqa: F401
     from tlmsearch.trainer import TrainingDiverged, TrainResult, train  # noqa: F401
-    from tlmsearch.tuning import SearchConfig, Study, load, search  # noqa: F401
+    from tlmsearch.tuning import SearchConfig, Study, load, resume, search  # noqa: F401

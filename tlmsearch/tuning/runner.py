@@ -51,6 +51,8 @@ def ensure_ray(address: str | None = None) -> None:
 
     # the result grid would warn about the per-trial result files we do not write
     logging.getLogger("ray.tune.analysis.experiment_analysis").setLevel(logging.ERROR)
+    # a local Ray keeps its default token authentication on; its notice saying so is noise here
+    logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
     if ray.is_initialized():
         return
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING, "include_dashboard": False}
@@ -157,12 +159,15 @@ def trainable_for(cfg: SearchConfig) -> Any:
 
 
 def _scheduler(cfg: SearchConfig) -> Any:
-    from ray.tune.schedulers import AsyncHyperBandScheduler, FIFOScheduler
+    from ray.tune.schedulers import FIFOScheduler
+
+    from tlmsearch.tuning.scheduler import BaselineKeepingASHA
 
     if cfg.scheduler == "none":
         return FIFOScheduler()
-    # "hyperband" is asynchronous HyperBand: ASHA with several brackets (no paused trials)
-    return AsyncHyperBandScheduler(
+    # "hyperband" is asynchronous HyperBand: ASHA with several brackets (no paused trials);
+    # baselines are never stopped early: they are the references of the verdict
+    return BaselineKeepingASHA(
         time_attr="step",
         metric=cfg.objectives[0],
         mode=cfg.modes[0],
