@@ -86,7 +86,8 @@ def fast_swiglu_scan(
     wgu = torch.cat((w_gate, w_up), dim=1)  # (C, 2F), then (B, C, 2F) after the first step
     wd = w_down  # (F, C), then (B, F, C)
     # per-chunk views via unbind (its backward is one stack; indexing would zero-fill per chunk)
-    u_c, k_c, z_c, sv_c = (x.unbind(1) for x in (us, ks, zs, scaled_v))
+    k_sq = ks.pow(2).sum(-1)  # (B, n, b) squared key norms, for the per-token gradient norms
+    u_c, k_c, z_c, sv_c, k_sq_c = (x.unbind(1) for x in (us, ks, zs, scaled_v, k_sq))
     outs = []
     for i in range(n):
         if i == n - 1:  # the last chunk's step is never read
@@ -104,7 +105,7 @@ def fast_swiglu_scan(
         (_, g_k), (_, up_k), (_, act_k), (_, hid_k) = (x.chunk(2, dim=1) for x in (gate, up, act, hid))  # (B, b, F)
         d_gu = torch.cat((d_hid * up_k * silu_grad(g_k), d_hid * act_k), dim=-1)  # (B, b, 2F)
         if max_grad_norm > 0:  # per-token gradients are outer products: ||x^T y|| = ||x|| ||y||
-            sq = k_c[i].pow(2).sum(-1) * d_gu.pow(2).sum(-1) + hid_k.pow(2).sum(-1) * r.pow(2).sum(-1)  # (B, b)
+            sq = k_sq_c[i] * d_gu.pow(2).sum(-1) + hid_k.pow(2).sum(-1) * r.pow(2).sum(-1)  # (B, b)
             clip = (max_grad_norm * lr * torch.rsqrt(sq + 1e-24)).clamp(max=1.0).unsqueeze(-1)  # (B, b, 1)
             r, d_gu = r * clip, d_gu * clip
         # fast weights accumulate in float32 even under autocast

@@ -135,7 +135,8 @@ def memory_scan(
     x1 = torch.stack((a1.to(state), torch.zeros_like(a1, dtype=state)), 1)  # (H, 2, F, D)
     x2, x1 = (x.unsqueeze(0).expand(bsz, -1, -1, -1, -1).reshape(bh, 2, -1) for x in (x2, x1))  # (BH, 2, D*F)
     # per-chunk views via unbind (its backward is one stack; indexing would zero-fill per chunk)
-    q_c, k_c, v_c, z_c, coef_c, mix_c = (x.unbind(1) for x in (qs, ks, vs, zs, coefs, mix))
+    k_sq = ks.pow(2).sum(-1)  # (BH, n, b) squared key norms, for the per-token gradient norms
+    q_c, k_c, v_c, z_c, coef_c, mix_c, k_sq_c = (x.unbind(1) for x in (qs, ks, vs, zs, coefs, mix, k_sq))
     outs = []
     for c in range(n):
         w2, w1 = x2[:, 0].view(bh, d, f).to(a2.dtype), x1[:, 0].view(bh, f, d).to(a1.dtype)  # W_c
@@ -151,7 +152,7 @@ def memory_scan(
         r = out_k - v_c[c]  # (BH, b, D) half of dℓ/dM
         g = (r @ w1.transpose(1, 2)) * silu_grad(a_k)  # (BH, b, F) half of dℓ/da
         if max_grad_norm > 0:  # ||u_t||² = 4 (||k_t||² ||g_t||² + ||act_t||² ||r_t||²)
-            sq = 4 * (kc.pow(2).sum(-1) * g.pow(2).sum(-1) + act_k.pow(2).sum(-1) * r.pow(2).sum(-1))  # (BH, b)
+            sq = 4 * (k_sq_c[c] * g.pow(2).sum(-1) + act_k.pow(2).sum(-1) * r.pow(2).sum(-1))  # (BH, b)
             clip = (max_grad_norm * torch.rsqrt(sq + 1e-12)).clamp(max=1.0).unsqueeze(-1)  # (BH, b, 1)
             g, r = g * clip, r * clip
         # Σ_i coef_i u_i for u_i = (k_i^T g_i, act_i^T r_i): W and S coefficients in one matmul each
