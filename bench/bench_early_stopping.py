@@ -86,6 +86,8 @@ def compare(none: Sequence[Trial], asha: Sequence[Trial], k: int = TOP) -> dict[
         out["true_rank_of_asha_best"] = 1 + sorted(truth.values()).index(truth[top_asha[0].key])
         out["regret"] = truth[top_asha[0].key] - top_none[0].val_loss
         full_asha = [t for t in asha if t.full]
+        ranking = sorted(truth, key=lambda key: truth[key])
+        out["true_ranks_of_asha_full"] = sorted(1 + ranking.index(t.key) for t in full_asha)
         out["max_abs_diff_same_trial"] = max((abs(t.val_loss - truth[t.key]) for t in full_asha), default=0.0)
     else:
         out["regret"] = out["best_asha"] - out["best_none"]
@@ -187,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
               f"full fidelity under ASHA, regret {result['regret']:+.4f} nats ({result['regret_pct']:+.2f}%); "
               f"same-trial val_loss differs by at most {result['max_abs_diff_same_trial']:.1e} "
               "between the runs")  # fmt: skip
+        print(f"true ranks of the trials ASHA carried to full fidelity: {result['true_ranks_of_asha_full']}")
     else:
         print(f"best val_loss ASHA - none: {result['regret']:+.4f} nats ({result['regret_pct']:+.2f}%)")
     print(verdict)

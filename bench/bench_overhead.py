@@ -6,7 +6,8 @@ run two ways, side by side in one run, for several trial lengths:
 - plain: one after another in this Python process with `tlmsearch.train` (no checkpoints);
 - ray:   by the search engine, `tlmsearch.tuning.run_fixed` (Ray Tune trial actors, reports,
   a checkpoint at every evaluation, trial records), one trial at a time
-  (`max_concurrent=1`) with the same number of threads (`cpus_per_trial`).
+  (`max_concurrent=1`) with the same number of threads (`cpus_per_trial`, default 1 as in a
+  search: a 2-thread trial on a shared machine measures the other users' load more than Ray).
 
 Both do exactly the same training (same models, seeds, steps and evaluations). The ratio
 ray / plain of wall times is printed with and without Ray's start-up (paid once per search);
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", default="30,10,3", help="target seconds per trial, comma-separated")
     ap.add_argument("--trials", type=int, default=3, help="trials per set (profiles)")
-    ap.add_argument("--threads", type=int, default=0, help="torch threads per trial (0 = all cores)")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads per trial (0 = all cores)")
     ap.add_argument("--quick", action="store_true", help="trials of ~10 and ~3 s, 2 per set")
     ap.add_argument("--dry", action="store_true", help="tiny model, a few steps: a smoke test, not a measurement")
     ap.add_argument("--corpus", default="shakespeare")

@@ -34,7 +34,7 @@ def test_same_profiles_asha_keeps_the_best() -> None:
     assert r["same_profiles"] and r["same_best"]
     assert r["top_overlap"] == 3 and r["true_rank_of_asha_best"] == 1
     assert r["regret"] == 0.0 and r["max_abs_diff_same_trial"] == 0.0
-    assert r["full_fidelity"] == [8, 3]
+    assert r["full_fidelity"] == [8, 3] and r["true_ranks_of_asha_full"] == [1, 2, 3]
 
 
 def test_same_profiles_asha_stopped_the_true_best() -> None:
@@ -48,6 +48,7 @@ def test_same_profiles_asha_stopped_the_true_best() -> None:
     assert not r["same_best"] and r["true_rank_of_asha_best"] == 2
     assert r["regret"] == pytest.approx(0.1) and r["regret_pct"] == pytest.approx(5.0)
     assert r["top_overlap"] == 3  # p1, p2, p3 of the true top 5 (p0..p4)
+    assert r["true_ranks_of_asha_full"] == [2, 3, 4]
 
 
 def test_different_profiles_compare_best_values_only() -> None:
