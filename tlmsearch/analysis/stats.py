@@ -14,6 +14,8 @@ import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from tlmsearch.profiles.shape import ranks, spearman  # noqa: F401  (one rank correlation for the tool)
+
 
 @dataclass(frozen=True)
 class Interval:
@@ -189,37 +191,3 @@ def paired_ratio(
     if not seeds:
         raise ValueError("no common seeds to pair")
     return interval([x / y - 1.0 for x, y in zip(xa, xb, strict=True)], confidence, method)
-
-
-# ----------------------------------------------------------------------------- ranks
-
-
-def ranks(values: Sequence[float]) -> list[float]:
-    """1-based ranks, ties sharing their average rank."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    out = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            out[order[k]] = (i + j) / 2.0 + 1.0
-        i = j + 1
-    return out
-
-
-def spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    """Spearman rank correlation (Pearson on average ranks); nan when undefined."""
-    if len(x) != len(y):
-        raise ValueError(f"spearman needs equal lengths, got {len(x)} and {len(y)}")
-    if len(x) < 2:
-        return math.nan
-    rx, ry = ranks(x), ranks(y)
-    mx, my = statistics.fmean(rx), statistics.fmean(ry)
-    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
-    sxx = sum((a - mx) ** 2 for a in rx)
-    syy = sum((b - my) ** 2 for b in ry)
-    if sxx == 0 or syy == 0:
-        return math.nan
-    return sxy / math.sqrt(sxx * syy)

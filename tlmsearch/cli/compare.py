@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from tlmsearch.cli._options import add_verdict_arguments
+
 HELP = "controlled comparison: train fixed profiles with several seeds, then the verdict and report"
 DESCRIPTION = """\
 Train a fixed list of width profiles (no sampler, no early stopping) with several seeds each, in
@@ -44,19 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpus-per-trial", type=float, default=1.0, help="CPUs per training run (default 1)")
     p.add_argument("--gpus-per-trial", type=float, default=0.0, help="GPUs per training run; fractions share one")
     p.add_argument("--seed", type=int, default=0, help="first seed (seeds are seed, seed+1, ...)")
-    p.add_argument(
-        "--threshold",
-        type=float,
-        default=0.01,
-        help="perplexity gain over cosine that counts as better (default 0.01 = 1%%)",
-    )
-    p.add_argument("--confidence", type=float, default=0.95, help="confidence level of intervals (default 0.95)")
-    p.add_argument(
-        "--interval",
-        choices=("t", "bootstrap"),
-        default="t",
-        help="interval of the seed-paired statistics: t (default, right for few seeds) or bootstrap",
-    )
+    add_verdict_arguments(p)
     p.add_argument("--name", help="run name (default compare-<arch>-<date>-<time>)")
     p.add_argument("--runs-dir", default="runs", help="parent folder of run directories (default runs)")
     p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")

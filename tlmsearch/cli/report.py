@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from tlmsearch.cli._options import add_verdict_arguments
+
 HELP = "write report.html (works offline), summary.md and summary.json for a run directory"
 DESCRIPTION = """\
 Write the answer of a search or comparison run: report.html (plotly embedded, opens without a
@@ -22,19 +24,7 @@ examples:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR", help="a search or compare run directory")
     p.add_argument("--out", metavar="DIR", help="where to write the files (default: RUN_DIR)")
-    p.add_argument(
-        "--threshold",
-        type=float,
-        default=0.01,
-        help="perplexity gain over cosine that counts as better (default 0.01 = 1%%)",
-    )
-    p.add_argument("--confidence", type=float, default=0.95, help="confidence level of intervals (default 0.95)")
-    p.add_argument(
-        "--interval",
-        choices=("t", "bootstrap"),
-        default="t",
-        help="interval of the seed-paired statistics: t (default, right for few seeds) or bootstrap",
-    )
+    add_verdict_arguments(p)
     p.add_argument("--json", action="store_true", help="print summary.json on stdout")
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from tlmsearch.cli._options import add_verdict_arguments
+
 HELP = "re-train the top-k profiles and the baselines with several seeds; is cosine near-optimal?"
 DESCRIPTION = """\
 Short, noisy trials make a search's best trial optimistic (the winner's curse). verify re-trains
@@ -30,19 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top-k", type=int, default=5, help="distinct best profiles to re-train (default 5)")
     p.add_argument("--seeds", type=int, default=3, help="seeds per profile (default 3)")
     p.add_argument("--steps", type=int, help="training steps (default: the search's full fidelity)")
-    p.add_argument(
-        "--threshold",
-        type=float,
-        default=0.01,
-        help="perplexity gain over cosine that counts as better (default 0.01 = 1%%)",
-    )
-    p.add_argument("--confidence", type=float, default=0.95, help="confidence level of intervals (default 0.95)")
-    p.add_argument(
-        "--interval",
-        choices=("t", "bootstrap"),
-        default="t",
-        help="interval of the seed-paired statistics: t (default, right for few seeds) or bootstrap",
-    )
+    add_verdict_arguments(p)
     p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
     p.add_argument("--no-report", action="store_true", help="do not write report.html/summary.* afterwards")
     p.add_argument("--json", action="store_true", help="print the verdicts as JSON")

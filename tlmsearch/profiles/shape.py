@@ -45,7 +45,7 @@ def shape_stats(widths: Sequence[float]) -> ShapeStats:
     return ShapeStats(
         front_load=front,
         monotonicity=mono,
-        spearman=spearman(list(range(n)), list(widths)),
+        spearman=0.0 if mono == "constant" or n < 2 else spearman(list(range(n)), list(widths)),
         first_last_ratio=widths[0] / widths[-1],
         cosine_start=start,
         cosine_end=end,
@@ -75,25 +75,31 @@ def _fit_cosine(rel: list[float]) -> tuple[float, float, float]:
 
 
 def spearman(a: Sequence[float], b: Sequence[float]) -> float:
-    """Spearman rank correlation with average ranks for ties; 0.0 when either side is constant."""
-    ra, rb = _ranks(a), _ranks(b)
+    """Spearman rank correlation (Pearson on average ranks); nan when undefined (a constant
+    side or fewer than two points)."""
+    if len(a) != len(b):
+        raise ValueError(f"spearman needs equal lengths, got {len(a)} and {len(b)}")
+    if len(a) < 2:
+        return math.nan
+    ra, rb = ranks(a), ranks(b)
     n = len(a)
     ma, mb = sum(ra) / n, sum(rb) / n
     cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb, strict=True))
     va = sum((x - ma) ** 2 for x in ra)
     vb = sum((y - mb) ** 2 for y in rb)
-    return 0.0 if va == 0 or vb == 0 else cov / math.sqrt(va * vb)
+    return math.nan if va == 0 or vb == 0 else cov / math.sqrt(va * vb)
 
 
-def _ranks(values: Sequence[float]) -> list[float]:
+def ranks(values: Sequence[float]) -> list[float]:
+    """1-based ranks, ties sharing their average rank."""
     order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
+    out = [0.0] * len(values)
     i = 0
     while i < len(order):
         j = i
         while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
             j += 1
         for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2
+            out[order[k]] = (i + j) / 2 + 1
         i = j + 1
-    return ranks
+    return out
