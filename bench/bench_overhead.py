@@ -14,9 +14,11 @@ ray / plain of wall times is printed with and without Ray's start-up (paid once 
 the goal is <= 1.15 for trials of ~30 s. Trial lengths are set by calibrating the seconds per
 step first; the table shows the measured plain seconds per trial. Ray is started and shut
 down around each ray measurement, so the plain runs never share the machine with idle Ray
-processes, and the order of the two alternates between trial lengths.
+processes; the two ways alternate (plain ray ray plain ... with `--rounds 2`, medians), the
+first one changing between trial lengths.
 
     python -m bench.bench_overhead            # trials of ~30, ~10 and ~3 s, 3 per set (~5 min)
+    python -m bench.bench_overhead --trials 2 --rounds 2   # 2 per set, each way measured twice (~7 min)
     python -m bench.bench_overhead --quick    # trials of ~10 and ~3 s, 2 per set (~2 min)
     python -m bench.bench_overhead --dry      # tiny model, a few steps (smoke test, no figures)
 """
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench._common import SMALL_SHAPE, print_header, save_result, table
+from bench._common import SMALL_SHAPE, median, print_header, save_result, table
 
 GOAL = 1.15
 PROFILES = ("uniform", "cosine:start=1.5,end=0.5", "linear:start=1.5,end=0.5", "cosine:start=0.5,end=1.5")
@@ -89,6 +91,10 @@ def steps_for(seconds: float, sec_per_step: float) -> int:
 # ----------------------------------------------------------------------------- the two ways
 
 
+def fmt(xs: list[float]) -> str:
+    return "/".join(f"{x:.1f}" for x in xs)
+
+
 def run_plain(s: Setup, steps: int, profiles: tuple[str, ...]) -> float:
     """Wall seconds of training `profiles` one after another in this process."""
     from tlmsearch.config import DataConfig
@@ -140,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", default="30,10,3", help="target seconds per trial, comma-separated")
     ap.add_argument("--trials", type=int, default=3, help="trials per set (profiles)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads per trial (0 = all cores)")
+    ap.add_argument("--rounds", type=int, default=1, help="measurements of each way per trial length (medians)")
     ap.add_argument("--quick", action="store_true", help="trials of ~10 and ~3 s, 2 per set")
     ap.add_argument("--dry", action="store_true", help="tiny model, a few steps: a smoke test, not a measurement")
     ap.add_argument("--corpus", default="shakespeare")
@@ -159,30 +166,36 @@ def main(argv: list[str] | None = None) -> int:
         print(f"calibration: {per_step * 1000:.1f} ms per step ({threads} threads)")
         plan = [(sec, steps_for(sec, per_step)) for sec in seconds]
     profiles = tuple(PROFILES[i % len(PROFILES)] for i in range(n_trials))
+    rounds = 1 if (args.dry or args.quick) else args.rounds
 
     rows = []
     for i, (target, steps) in enumerate(plan):
-        if i % 2 == 0:
-            plain = run_plain(s, steps, profiles)
-            with_start, trials_only = run_ray(s, steps, profiles)
-        else:
-            with_start, trials_only = run_ray(s, steps, profiles)
-            plain = run_plain(s, steps, profiles)
+        # plain and ray alternate (P R R P ...), starting with the other one at each trial length
+        order = [m for r in range(rounds) for m in (("plain", "ray") if (i + r) % 2 == 0 else ("ray", "plain"))]
+        plains, starts, onlys = [], [], []
+        for mode in order:
+            if mode == "plain":
+                plains.append(run_plain(s, steps, profiles))
+            else:
+                with_start, trials_only = run_ray(s, steps, profiles)
+                starts.append(with_start)
+                onlys.append(trials_only)
+        plain, with_start, trials_only = median(plains), median(starts), median(onlys)
         row = {
             "target_s": target,
             "steps": steps,
             "trials": n_trials,
             "plain_s_per_trial": plain / n_trials,
-            "plain_s": plain,
-            "ray_s": with_start,
-            "ray_trials_s": trials_only,
+            "plain_s": plains,
+            "ray_s": starts,
+            "ray_trials_s": onlys,
             "ratio": with_start / plain,
             "ratio_without_start": trials_only / plain,
             "overhead_s_per_trial": (trials_only - plain) / n_trials,
         }
         rows.append(row)
-        print(f"  ~{target:g} s trials ({steps} steps): plain {plain:.1f} s, ray {with_start:.1f} s "
-              f"({trials_only:.1f} s without start-up)", flush=True)  # fmt: skip
+        print(f"  ~{target:g} s trials ({steps} steps): plain {fmt(plains)} s, ray {fmt(starts)} s "
+              f"({fmt(onlys)} s without start-up)", flush=True)  # fmt: skip
 
     print(f"\nratio = ray wall / plain wall for the same {n_trials} trials ({s.threads} threads, 1 at a time); "
           f"goal <= {GOAL} at ~30 s trials")  # fmt: skip
