@@ -42,6 +42,8 @@ encode = knots.encode
 def ray_session() -> Iterator[None]:
     import ray
 
+    if ray.is_initialized():
+        ray.shutdown()
     ray.init(num_cpus=2, include_dashboard=False, object_store_memory=80 * 1024**2, log_to_driver=False)
     yield
     ray.shutdown()
