@@ -14,11 +14,9 @@ from typing import Any
 from tlmsearch.tuning.config import SearchConfig
 from tlmsearch.tuning.records import TrialRecord
 from tlmsearch.tuning.runner import (
-    check_resources,
-    ensure_ray,
     fit_trials,
-    prepare_local,
     run_config,
+    start_ray,
     trainable_for,
     trial_dirname,
 )
@@ -76,12 +74,7 @@ def run_fixed(
         if item.name:
             config["baseline"] = item.name
         configs.append(config)
-    if not address:
-        check_resources(cfg)
-        prepare_local(cfg)
-    ensure_ray(address)
-    if address:
-        check_resources(cfg, address)
+    start_ray(cfg, address)
     progress_view.ENABLED = progress
     writer = RecordWriter(run_dir, cfg)
     callbacks: list = [writer] + ([ProgressView(f"{cfg.name} {kind}", len(items), writer)] if progress else [])

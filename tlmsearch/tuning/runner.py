@@ -148,6 +148,17 @@ def prepare_local(cfg: SearchConfig) -> None:
 # ----------------------------------------------------------------------------- tuner
 
 
+def start_ray(cfg: SearchConfig, address: str | None) -> None:
+    """Check the resources a search asks for and start (or join) Ray; on a local Ray the
+    driver prepares the corpus and measures the matmul peak once, before any trial."""
+    if not address:
+        check_resources(cfg)
+        prepare_local(cfg)
+    ensure_ray(address)
+    if address:
+        check_resources(cfg, address)
+
+
 def trainable_for(cfg: SearchConfig) -> Any:
     from ray import tune
 
@@ -282,12 +293,7 @@ def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = Tr
     run_dir = (Path(cfg.runs_dir) / cfg.name).resolve()
     if (run_dir / CONFIG_FILE).exists():
         raise ConfigError(f"run directory {run_dir} already holds a search; resume it or choose another name")
-    if not address:
-        check_resources(cfg)
-        prepare_local(cfg)
-    ensure_ray(address)
-    if address:
-        check_resources(cfg, address)
+    start_ray(cfg, address)
     run_dir.mkdir(parents=True, exist_ok=True)
     cfg.save(run_dir / CONFIG_FILE)
     write_environment(run_dir, seeds={"search": cfg.seed})
