@@ -125,3 +125,21 @@ def test_status_cli_text_and_json(tmp_path: Path, capsys: object) -> None:
     assert main(["status", str(tmp_path)]) == 0
     text = capsys.readouterr().out  # type: ignore[attr-defined]
     assert f"trials: {len(own)}/8 ended" in text and "Pareto front:" in text
+
+
+def test_progress_of_fixed_trials_counts_only_this_session() -> None:
+    """A verify batch shows n/len(items), not the search's earlier records on top."""
+    from tlmsearch.tuning.progress import ProgressView
+
+    class Writer:
+        written: list = []
+
+        def all_records(self) -> list:
+            return [TrialRecord(trial_id="a", kind="sampled"), TrialRecord(trial_id="b", kind="verify")]
+
+    search_view = ProgressView("s", 8, Writer())  # type: ignore[arg-type]
+    search_view.setup()
+    assert [r.trial_id for r in search_view._records] == ["a"]
+    fixed_view = ProgressView("s verify", 4, Writer(), kinds=None)  # type: ignore[arg-type]
+    fixed_view.setup()
+    assert fixed_view._records == []

@@ -77,7 +77,9 @@ def run_fixed(
     start_ray(cfg, address)
     progress_view.ENABLED = progress
     writer = RecordWriter(run_dir, cfg)
-    callbacks: list = [writer] + ([ProgressView(f"{cfg.name} {kind}", len(items), writer)] if progress else [])
+    callbacks: list = [writer] + (
+        [ProgressView(f"{cfg.name} {kind}", len(items), writer, kinds=None)] if progress else []
+    )
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
     tuner = tune.Tuner(
         trainable_for(cfg),

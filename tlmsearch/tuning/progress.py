@@ -62,8 +62,11 @@ class ProgressView(Callback):
         *,
         interval: float | None = None,
         stream: IO[str] | None = None,
+        kinds: tuple[str, ...] | None = ("baseline", "sampled"),
     ) -> None:
-        self.name, self.total, self.writer = name, total, writer
+        """`kinds`: earlier records of these kinds count towards `total` (a resumed search);
+        None counts only the trials of this session (a batch of fixed trials)."""
+        self.name, self.total, self.writer, self.kinds = name, total, writer, kinds
         self.stream = stream
         self.interval = interval
         self._t0 = time.time()
@@ -86,7 +89,8 @@ class ProgressView(Callback):
 
     def setup(self, **info: Any) -> None:  # type: ignore[override]
         self._t0 = time.time()
-        self._records = [r for r in self.writer.all_records() if r.kind in ("baseline", "sampled")]
+        kinds = self.kinds or ()
+        self._records = [r for r in self.writer.all_records() if r.kind in kinds]
 
     def _print(self, trials: list, final: bool = False) -> None:
         if not ENABLED:
