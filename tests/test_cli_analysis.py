@@ -203,3 +203,9 @@ def test_compare_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert summary["evaluation"] == "compare" and summary["verdicts"][0]["n_profiles"] == 3
     assert 'id="fig-widths"' in (run / "report.html").read_text()
     assert main(["export", str(run), "--format", "widths", "--stdout"]) == 0
+
+
+def test_resume_refuses_a_comparison(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = write_run(tmp_path / "cmp", [record("c0", "uniform", 2.0, kind="compare")])
+    assert main(["resume", str(run)]) == 2
+    assert "no search to resume" in _err_line(capsys)

@@ -317,11 +317,13 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
     if not (run_dir / CONFIG_FILE).is_file():
         raise ConfigError(f"{run_dir} is not a search run directory (no {CONFIG_FILE})")
     cfg = SearchConfig.load(run_dir / CONFIG_FILE)
-    if not address:
-        check_resources(cfg)
-    ensure_ray(address)
-    if address:
-        check_resources(cfg, address)
+    kinds = {r.kind for r in read_records(run_dir)}
+    if kinds and not kinds & {"baseline", "sampled"}:
+        raise ConfigError(
+            f"{run_dir} holds no search trials (only {', '.join(sorted(kinds))} runs), so there is no search "
+            "to resume; an interrupted `tlmsearch compare` is re-run under a new --name"
+        )
+    start_ray(cfg, address)
     _quiet_optuna()
     tune_path = run_dir / TUNE_DIR
     if tune.Tuner.can_restore(str(tune_path)):
