@@ -48,7 +48,8 @@ def summary_line(
 
 
 def _short(record: TrialRecord) -> str:
-    return f"#{record.number} {record.profile.get('family', '?')}"
+    family = record.profile.get("family", "?")
+    return f"#{record.number} {family}" if record.number >= 0 else f"{family} seed {record.seed}"
 
 
 class ProgressView(Callback):
