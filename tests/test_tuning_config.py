@@ -10,7 +10,7 @@ from tlmsearch.cli import main
 from tlmsearch.config import DataConfig, TrainConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.tuning import SearchConfig
-from tlmsearch.tuning.build import default_base_width, sweep_widths, trial_shape
+from tlmsearch.resolve import default_base_width, sweep_widths, trial_shape
 from tlmsearch.tuning.runner import resolve
 
 

@@ -11,7 +11,7 @@ from tlmsearch.config import DataConfig, TrainConfig
 from tlmsearch.tuning import SearchConfig, Study, TrialRecord, load, read_records
 from tlmsearch.tuning.progress import summary_line
 from tlmsearch.tuning.recorder import build_record
-from tlmsearch.tuning.records import RecordLog
+from tlmsearch.rundir.records import RecordLog
 
 CFG = SearchConfig(
     name="r", preset="tiny", model={"n_layers": 4}, trials=8, objectives=("val_loss", "params"),

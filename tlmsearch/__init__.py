@@ -40,13 +40,13 @@ _EXPORTS: dict[str, str] = {
     "TrainResult": "tlmsearch.trainer",
     "TrainingDiverged": "tlmsearch.trainer",
     # search and analysis
-    "SearchConfig": "tlmsearch.tuning",
-    "search": "tlmsearch.tuning",
-    "load": "tlmsearch.tuning",
-    "resume": "tlmsearch.tuning",
-    "Study": "tlmsearch.tuning",
-    "verify": "tlmsearch.analysis.verify",
-    "compare": "tlmsearch.analysis.compare",
+    "SearchConfig": "tlmsearch.search_config",
+    "search": "tlmsearch.api",
+    "load": "tlmsearch.api",
+    "resume": "tlmsearch.api",
+    "Study": "tlmsearch.api",
+    "verify": "tlmsearch.tuning.verify",
+    "compare": "tlmsearch.api",
     "write_report": "tlmsearch.report",
     "export_run": "tlmsearch.export",
 }
@@ -68,8 +68,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tlmsearch.analysis.compare import compare  # noqa: F401
-    from tlmsearch.analysis.verify import verify  # noqa: F401
+    from tlmsearch.api import Study, compare, load, resume, search  # noqa: F401
     from tlmsearch.config import ArchOptions, Config, DataConfig, ModelConfig, TrainConfig  # noqa: F401
     from tlmsearch.errors import ConfigError, DataError, UserError  # noqa: F401
     from tlmsearch.export import export_run  # noqa: F401
@@ -77,5 +76,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.presets import PRESETS, preset  # noqa: F401
     from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, profile, project_to_budget, shape_stats  # noqa: F401
     from tlmsearch.report import write_report  # noqa: F401
+    from tlmsearch.search_config import SearchConfig  # noqa: F401
     from tlmsearch.trainer import TrainingDiverged, TrainResult, train  # noqa: F401
-    from tlmsearch.tuning import SearchConfig, Study, load, resume, search  # noqa: F401
+    from tlmsearch.tuning.verify import verify  # noqa: F401

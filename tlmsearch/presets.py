@@ -18,13 +18,11 @@ profiles spread `n_layers * base_width` units over the layers.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tlmsearch.config import ArchOptions, Config, ModelConfig, check_positive
 from tlmsearch.errors import ConfigError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tlmsearch.profiles import Budget
+from tlmsearch.profiles import Budget
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -52,8 +50,6 @@ class Preset(Config):
         self, base_width: int | None = None, min_width: int | None = None, max_width: int | None = None
     ) -> Budget:
         """The budget of MLP hidden units: `n_layers * base_width`, widths multiples of `multiple_of`."""
-        from tlmsearch.profiles import Budget
-
         return Budget(
             n_layers=self.n_layers,
             base_width=self.base_width if base_width is None else base_width,

@@ -13,12 +13,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tlmsearch import plots
+from tlmsearch.analysis.stats import METHODS
+from tlmsearch.analysis.summary import summarize, verdicts
+from tlmsearch.analysis.verdict import Verdict, describe_shape
 from tlmsearch.errors import UserError
+from tlmsearch.rundir.io import read_yaml, write_text
+from tlmsearch.rundir.layout import CONFIG_FILES, REPORT_HTML, SUMMARY_JSON, SUMMARY_MD, TRIALS
+from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished, read_records
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
-
-    from tlmsearch.analysis.verdict import Verdict
 
 # figure id -> section title, in page order
 FIGURES: dict[str, str] = {
@@ -29,32 +34,25 @@ FIGURES: dict[str, str] = {
     "front-load": "Quality against front-load",
     "parallel": "Sampled parameters",
 }
-CONFIG_FILES = ("search.yaml", "compare.yaml")
 
 
-def load_run(run_dir: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The records (plain dicts) and the resolved config (plain dict, {} if none) of a run."""
-    import yaml
-
-    from tlmsearch.tuning.records import TRIALS_FILE, read_records
-
+def load_run(run_dir: str | Path) -> tuple[list[TrialRecord], dict[str, Any]]:
+    """The records and the resolved config (plain dict, {} if none) of a run."""
     path = Path(run_dir)
     if not path.is_dir():
         raise UserError(f"run directory {str(path)!r} does not exist")
-    if not (path / TRIALS_FILE).exists():
-        raise UserError(f"{path} has no {TRIALS_FILE}: not a tlmsearch run directory, or no trial has ended yet")
+    if not (path / TRIALS).exists():
+        raise UserError(f"{path} has no {TRIALS}: not a tlmsearch run directory, or no trial has ended yet")
     config: dict[str, Any] = {}
     for name in CONFIG_FILES:
         if (path / name).exists():
-            config = yaml.safe_load((path / name).read_text()) or {}
+            config = read_yaml(path / name)
             break
-    return [r.to_dict() for r in read_records(path)], config
+    return read_records(path), config
 
 
-def figures(records: list[dict[str, Any]], verdicts: list[Verdict], kinds: tuple[str, ...]) -> dict[str, go.Figure]:
+def figures(records: list[TrialRecord], verdicts: list[Verdict], kinds: tuple[str, ...]) -> dict[str, go.Figure]:
     """Every figure of the report, by id (see `FIGURES`)."""
-    from tlmsearch import plots
-
     return {
         "verdict": plots.plot_verdict(verdicts),
         "pareto": plots.plot_pareto(records, kinds=kinds),
@@ -69,15 +67,11 @@ def build(
     run_dir: str | Path, *, threshold: float = 0.01, confidence: float = 0.95, method: str = "t"
 ) -> tuple[dict[str, Any], dict[str, go.Figure]]:
     """The summary (plain data) and the figures of a run."""
-    from tlmsearch.analysis.collect import finished
-    from tlmsearch.analysis.stats import METHODS
-    from tlmsearch.analysis.summary import summarize, verdicts
-
     if method not in METHODS:
         raise UserError(f"interval method {method!r} is not allowed; choose one of: {', '.join(METHODS)}")
     records, config = load_run(run_dir)
-    kinds = ("baseline", "sampled") if finished(records) else ("compare",)
-    if not finished(records, kinds=kinds + ("verify",)):
+    kinds = SEARCH_KINDS if finished(records) else ("compare",)
+    if not finished(records, kinds=kinds + EVAL_KINDS):
         raise UserError(f"{run_dir} has no finished trials (complete, full fidelity): nothing to report yet")
     summary = summarize(records, config, threshold=threshold, confidence=confidence, method=method)
     summary["run_dir"] = str(run_dir)
@@ -108,10 +102,10 @@ def write_report(
     summary, figs = build(run_dir, threshold=threshold, confidence=confidence, method=method)
     out = Path(out_dir or run_dir)
     out.mkdir(parents=True, exist_ok=True)
-    paths = {"html": out / "report.html", "markdown": out / "summary.md", "json": out / "summary.json"}
-    paths["json"].write_text(json.dumps(json_safe(summary), indent=2) + "\n")
-    paths["markdown"].write_text(render_markdown(summary))
-    paths["html"].write_text(render_html(summary, figs))
+    paths = {"html": out / REPORT_HTML, "markdown": out / SUMMARY_MD, "json": out / SUMMARY_JSON}
+    write_text(paths["json"], json.dumps(json_safe(summary), indent=2) + "\n")
+    write_text(paths["markdown"], render_markdown(summary))
+    write_text(paths["html"], render_html(summary, figs))
     return paths
 
 
@@ -137,8 +131,6 @@ def _f(x: Any, fmt: str = ".4f") -> str:
 
 
 def render_markdown(summary: Mapping[str, Any]) -> str:
-    from tlmsearch.analysis.verdict import describe_shape
-
     lines = [
         f"# tlmsearch report: {summary.get('run_dir', '')}",
         "",

@@ -7,7 +7,6 @@ and import torch/ray only when called.
 
 from __future__ import annotations
 
-from tlmsearch.analysis.pareto import dominates, pareto_front
 from tlmsearch.analysis.stats import (
     Interval,
     bootstrap_ci,
@@ -17,6 +16,7 @@ from tlmsearch.analysis.stats import (
     spearman,
 )
 from tlmsearch.analysis.verdict import Comparison, ProfileResult, Verdict, verdict
+from tlmsearch.pareto import dominates, pareto_front
 
 __all__ = [
     "Comparison",

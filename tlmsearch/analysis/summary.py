@@ -11,15 +11,15 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from tlmsearch.analysis.collect import as_dict, budget_key, finished, label, metric, profile_results
+from tlmsearch.analysis.collect import label, profile_results
+from tlmsearch.analysis.front import pareto_data
 from tlmsearch.analysis.verdict import Verdict, find, verdict
-
-EVAL_KINDS = ("verify", "compare")
+from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, as_records, finished
 
 
 def eval_kind(records: Iterable[Any]) -> str | None:
     """ "verify" or "compare": which seed-paired re-evaluations the records hold (None: neither)."""
-    kinds = {as_dict(r).get("kind") for r in records}
+    kinds = {r.kind for r in as_records(records)}
     return next((k for k in EVAL_KINDS if k in kinds), None)
 
 
@@ -37,14 +37,14 @@ def verdicts(
     When re-evaluations were run with different step counts (`verify --steps`), only those with
     the step count of the latest one are compared: pairs must share the training length.
     """
-    recs = {r["trial_id"]: r for r in map(as_dict, records)}
-    evals = [r for r in recs.values() if r.get("kind") in kinds]
+    recs = {r.trial_id: r for r in as_records(records)}
+    evals = [r for r in recs.values() if r.kind in kinds]
     if evals:
-        steps = evals[-1].get("max_steps")
-        recs = {k: r for k, r in recs.items() if r.get("kind") not in kinds or r.get("max_steps") == steps}
+        steps = evals[-1].max_steps
+        recs = {k: r for k, r in recs.items() if r.kind not in kinds or r.max_steps == steps}
     by_budget: dict[tuple[int, int], list[Any]] = {}
     for res in profile_results(recs.values(), kinds=kinds):
-        by_budget.setdefault(budget_key(recs[res.trial_ids[0]]), []).append(res)
+        by_budget.setdefault(recs[res.trial_ids[0]].budget_key, []).append(res)
     out = []
     for (n_layers, base), group in sorted(by_budget.items()):
         if find(group, "cosine") is None:
@@ -54,18 +54,18 @@ def verdicts(
     return out
 
 
-def _trial_summary(r: Mapping[str, Any]) -> dict[str, Any]:
+def _trial_summary(r: TrialRecord) -> dict[str, Any]:
     return {
-        "trial_id": r["trial_id"],
-        "kind": r.get("kind"),
+        "trial_id": r.trial_id,
+        "kind": r.kind,
         "profile": label(r),
-        "seed": r.get("seed"),
-        "val_loss": _num(metric(r, "val_loss")),
-        "val_ppl": _num(metric(r, "val_ppl")),
-        "val_bpb": _num(metric(r, "val_bpb")),
-        "params_total": _num(metric(r, "params_total")),
-        "widths": list(r.get("widths") or ()),
-        "shape": r.get("shape") or {},
+        "seed": r.seed,
+        "val_loss": _num(r.metric("val_loss")),
+        "val_ppl": _num(r.metric("val_ppl")),
+        "val_bpb": _num(r.metric("val_bpb")),
+        "params_total": _num(r.metric("params_total")),
+        "widths": list(r.widths),
+        "shape": r.shape,
     }
 
 
@@ -83,19 +83,17 @@ def summarize(
     top: int = 5,
 ) -> dict[str, Any]:
     """Everything `summary.json` holds (plain, JSON-ready)."""
-    recs = [as_dict(r) for r in records]
+    recs = as_records(records)
     config = dict(config or {})
     arch = str(config.get("arch", "model"))
     kind = eval_kind(recs)
     vs = verdicts(
         recs, threshold=threshold, confidence=confidence, arch=arch, kinds=(kind,) if kind else (), method=method
     )
-    search_kinds = ("compare",) if kind == "compare" and not finished(recs) else ("baseline", "sampled")
-    best = sorted(finished(recs, kinds=search_kinds), key=lambda r: metric(r, "val_loss"))
-    from tlmsearch.plots import pareto_data
-
+    search_kinds = ("compare",) if kind == "compare" and not finished(recs) else SEARCH_KINDS
+    best = sorted(finished(recs, kinds=search_kinds), key=lambda r: r.metric("val_loss"))
     front = pareto_data(recs, kinds=search_kinds).front
-    counts = Counter((r.get("kind"), r.get("status")) for r in recs)
+    counts = Counter((r.kind, r.status) for r in recs)
     notes = []
     if kind is None:
         notes.append(

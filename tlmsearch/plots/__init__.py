@@ -8,11 +8,10 @@ what it draws. Importing this package does not import plotly.
 
 from __future__ import annotations
 
+from tlmsearch.analysis.front import ParetoData, ParetoPoint, pareto_data
 from tlmsearch.plots.data import (
     Curve,
     ParallelData,
-    ParetoData,
-    ParetoPoint,
     ShapePoint,
     TableData,
     WidthsData,
@@ -20,7 +19,6 @@ from tlmsearch.plots.data import (
     curves_data,
     front_load_data,
     parallel_data,
-    pareto_data,
     verdict_table_data,
     widths_data,
 )

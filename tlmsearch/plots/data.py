@@ -1,7 +1,8 @@
 """Plot data: what each figure of a study draws, as plain NamedTuples (tested without plotly).
 
 Every `*_data` function takes a `Study` (anything with `.records`) or a list of trial records
-(`TrialRecord`s or their dicts); `tlmsearch.plots.figures` draws them.
+(`TrialRecord`s or their dicts); `tlmsearch.plots.figures` draws them. The Pareto data
+(`pareto_data`) is the analysis's (`tlmsearch.analysis.front`): `summary.json` lists it too.
 """
 
 from __future__ import annotations
@@ -10,57 +11,12 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from tlmsearch.analysis.collect import SEARCH_KINDS, as_dict, baseline_name, finished, label, metric, ranked
-from tlmsearch.analysis.pareto import pareto_front
+from tlmsearch.analysis.collect import baseline_name, label, ranked
+from tlmsearch.profiles import Budget, ProfileSpec
+from tlmsearch.rundir.records import SEARCH_KINDS, as_records, finished
 
 if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.analysis.verdict import Verdict
-
-
-def _records(source: Any) -> list[dict[str, Any]]:
-    records = source.records if hasattr(source, "records") else source
-    return [as_dict(r) for r in records]
-
-
-class ParetoPoint(NamedTuple):
-    trial_id: str
-    x: float
-    y: float
-    label: str
-    baseline: str | None
-    on_front: bool
-
-
-class ParetoData(NamedTuple):
-    x_name: str
-    y_name: str
-    x_maximize: bool
-    points: list[ParetoPoint]
-
-    @property
-    def front(self) -> list[ParetoPoint]:
-        """Front points sorted by x (the line to draw)."""
-        return sorted((p for p in self.points if p.on_front), key=lambda p: p.x)
-
-
-def pareto_data(
-    source: Any, y: str = "val_loss", x: str | None = None, kinds: Sequence[str] = SEARCH_KINDS
-) -> ParetoData:
-    """Quality (`y`, minimised) against `x`: total parameters when the budget varies across
-    trials (budget sweeps, minimised), else throughput `tokens_per_s` (maximised)."""
-    recs = finished(_records(source), kinds=kinds, metric_name=y)
-    if x is None:
-        params = {metric(r, "params_total") for r in recs}
-        x = "params_total" if len(params) > 1 else "tokens_per_s"
-    maximize = x in ("tokens_per_s", "mfu")
-    recs = [r for r in recs if math.isfinite(metric(r, x))]
-    xy = [(metric(r, x), metric(r, y)) for r in recs]
-    front = set(pareto_front(xy, minimize=(not maximize, True)))
-    points = [
-        ParetoPoint(r["trial_id"], px, py, label(r), baseline_name(r), i in front)
-        for i, (r, (px, py)) in enumerate(zip(recs, xy, strict=True))
-    ]
-    return ParetoData(x, y, maximize, points)
 
 
 class WidthSeries(NamedTuple):
@@ -79,21 +35,21 @@ def widths_data(
     source: Any, k: int = 3, metric_name: str = "val_loss", kinds: Sequence[str] = SEARCH_KINDS
 ) -> WidthsData:
     """The `k` best finished trials' widths, with cosine and uniform of the same budget."""
-    recs = ranked(_records(source), metric_name, kinds)
+    recs = ranked(as_records(source), metric_name, kinds)
     series: list[WidthSeries] = []
     seen: set[tuple[int, ...]] = set()
     for r in recs:
         if len([s for s in series if s.role == "best"]) >= k:
             break
-        if tuple(r["widths"]) in seen or baseline_name(r) in ("cosine", "uniform"):
+        if tuple(r.widths) in seen or baseline_name(r) in ("cosine", "uniform"):
             continue
-        seen.add(tuple(r["widths"]))
-        series.append(WidthSeries(f"#{r['trial_id']} {label(r)}", "best", list(r["widths"]), metric(r, metric_name)))
-    budget = recs[0].get("budget") if recs else None
+        seen.add(tuple(r.widths))
+        series.append(WidthSeries(f"#{r.trial_id} {label(r)}", "best", list(r.widths), r.metric(metric_name)))
+    budget = recs[0].budget if recs else None
     for name in ("cosine", "uniform"):
         rec = next((r for r in recs if baseline_name(r) == name), None)
         if rec is not None:
-            series.append(WidthSeries(name, name, list(rec["widths"]), metric(rec, metric_name)))
+            series.append(WidthSeries(name, name, list(rec.widths), rec.metric(metric_name)))
         elif budget:
             series.append(WidthSeries(name, name, _baseline_widths(name, budget), math.nan))
     n = max((len(s.widths) for s in series), default=0)
@@ -101,8 +57,6 @@ def widths_data(
 
 
 def _baseline_widths(name: str, budget: dict[str, Any]) -> list[int]:
-    from tlmsearch.profiles import Budget, ProfileSpec
-
     return list(ProfileSpec(family=name).widths(Budget.from_dict(budget)))
 
 
@@ -118,18 +72,18 @@ class Curve(NamedTuple):
 def curves_data(source: Any, metric_name: str = "val_loss", kinds: Sequence[str] = SEARCH_KINDS) -> list[Curve]:
     """One curve per trial of `kinds` that reported at least one evaluation."""
     out = []
-    for r in _records(source):
-        if r.get("kind") not in kinds:
+    for r in as_records(source):
+        if r.kind not in kinds:
             continue
-        pts = [(c.get("step"), c.get(metric_name)) for c in r.get("curve") or ()]
+        pts = [(c.get("step"), c.get(metric_name)) for c in r.curve]
         pts = [(float(s), float(v)) for s, v in pts if s is not None and v is not None]
         if pts:
             out.append(
                 Curve(
-                    r["trial_id"],
+                    r.trial_id,
                     label(r),
-                    r.get("status", ""),
-                    r.get("kind", ""),
+                    r.status,
+                    r.kind,
                     [p[0] for p in pts],
                     [p[1] for p in pts],
                 )
@@ -149,10 +103,10 @@ def front_load_data(
     source: Any, metric_name: str = "val_loss", kinds: Sequence[str] = SEARCH_KINDS
 ) -> list[ShapePoint]:
     out = []
-    for r in finished(_records(source), kinds=kinds, metric_name=metric_name):
-        fl = (r.get("shape") or {}).get("front_load")
+    for r in finished(as_records(source), kinds=kinds, metric_name=metric_name):
+        fl = r.shape.get("front_load")
         if fl is not None:
-            out.append(ShapePoint(r["trial_id"], float(fl), metric(r, metric_name), label(r), baseline_name(r)))
+            out.append(ShapePoint(r.trial_id, float(fl), r.metric(metric_name), label(r), baseline_name(r)))
     return out
 
 
@@ -164,10 +118,10 @@ class ParallelData(NamedTuple):
 
 
 def parallel_data(source: Any, metric_name: str = "val_loss") -> ParallelData:
-    recs = [r for r in finished(_records(source), kinds=("sampled",), metric_name=metric_name) if r.get("params")]
-    names = sorted({k for r in recs for k, v in r["params"].items() if _is_number(v)})
-    columns = [[float(r["params"][n]) if _is_number(r["params"].get(n)) else math.nan for r in recs] for n in names]
-    return ParallelData(names, columns, [metric(r, metric_name) for r in recs], metric_name)
+    recs = [r for r in finished(as_records(source), kinds=("sampled",), metric_name=metric_name) if r.params]
+    names = sorted({k for r in recs for k, v in r.params.items() if _is_number(v)})
+    columns = [[float(r.params[n]) if _is_number(r.params.get(n)) else math.nan for r in recs] for n in names]
+    return ParallelData(names, columns, [r.metric(metric_name) for r in recs], metric_name)
 
 
 def _is_number(v: Any) -> bool:

@@ -9,15 +9,15 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tlmsearch.analysis.collect import SEARCH_KINDS
+from tlmsearch.analysis.front import pareto_data
 from tlmsearch.plots.data import (
     curves_data,
     front_load_data,
     parallel_data,
-    pareto_data,
     verdict_table_data,
     widths_data,
 )
+from tlmsearch.rundir.records import SEARCH_KINDS
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go

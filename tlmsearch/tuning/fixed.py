@@ -11,8 +11,10 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.tuning.config import SearchConfig
-from tlmsearch.tuning.records import TrialRecord
+from tlmsearch.profiles import ProfileSpec
+from tlmsearch.rundir.layout import FIXED_DIR
+from tlmsearch.rundir.records import TrialRecord
+from tlmsearch.search_config import SearchConfig
 from tlmsearch.tuning.runner import (
     fit_trials,
     run_config,
@@ -26,7 +28,7 @@ from tlmsearch.tuning.runner import (
 class FixedTrial:
     """One trial of `run_fixed`: a profile, a seed, optionally a base width and a name."""
 
-    spec: Any  # ProfileSpec
+    spec: ProfileSpec
     seed: int = 0
     base_width: int | None = None
     name: str | None = None  # e.g. the baseline this re-evaluates; goes to TrialRecord.baseline
@@ -90,7 +92,7 @@ def run_fixed(
             reuse_actors=True,
             trial_dirname_creator=trial_dirname,
         ),
-        run_config=run_config(cfg, run_dir / "fixed", f"{kind}-{stamp}", callbacks),
+        run_config=run_config(cfg, run_dir / FIXED_DIR, f"{kind}-{stamp}", callbacks),
     )
     fit_trials(tuner, run_dir, len(items), lambda: len(writer.written), cfg, resumable=False)
     by_index = {int(writer.configs[r.trial_id].get("index", -1)): r for r in writer.written}

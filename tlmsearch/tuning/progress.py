@@ -16,8 +16,8 @@ from typing import IO, Any
 
 from ray.tune import Callback
 
+from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.tuning.recorder import RecordWriter
-from tlmsearch.tuning.records import TrialRecord
 
 # switched by search()/resume(): a resumed search keeps the callbacks Ray pickled with it
 ENABLED = True
@@ -40,10 +40,10 @@ def summary_line(
         f"{counts['failed']} failed",
         f"{running} running",
     ]
-    full = [r for r in records if r.full_fidelity and math.isfinite(r.metrics.get(metric, math.nan))]
+    full = [r for r in records if r.full_fidelity and math.isfinite(r.metric(metric))]
     if full:
-        best = min(full, key=lambda r: r.metrics[metric])
-        parts.append(f"best {metric} {best.metrics[metric]:.4f} ({best.baseline or _short(best)})")
+        best = min(full, key=lambda r: r.metric(metric))
+        parts.append(f"best {metric} {best.metric(metric):.4f} ({best.baseline or _short(best)})")
     return " | ".join(parts)
 
 

@@ -9,9 +9,10 @@ from typing import Any
 
 from ray.tune import Callback
 
-from tlmsearch.tuning.build import budget_for
-from tlmsearch.tuning.config import SearchConfig
-from tlmsearch.tuning.records import RecordLog, TrialRecord, read_records
+from tlmsearch.profiles import ProfileSpec, shape_stats
+from tlmsearch.resolve import budget_for
+from tlmsearch.rundir.records import RecordLog, TrialRecord, read_records
+from tlmsearch.search_config import SearchConfig
 
 # Tune config keys that are ours, not sampled Optuna parameters
 _OWN_KEYS = {"profile", "baseline", "number", "kind", "seed", "index"}
@@ -37,18 +38,27 @@ def build_record(
     started: float | None = None,
     ended: float | None = None,
 ) -> TrialRecord:
-    """The record of one ended trial from its Tune config and its last reported result."""
-    from tlmsearch.profiles import ProfileSpec, shape_stats
+    """The record of one ended trial from its Tune config and its last reported result.
 
+    The model, widths and budget are the ones the worker reported it trained (`trained`);
+    only a trial that failed before it resolved its model has them derived here.
+    """
     result = result or {}
     ended = ended or time.time()
     spec = ProfileSpec.parse(config["profile"])
-    budget = budget_for(cfg, config.get("base_width"))
-    try:
-        widths: tuple[int, ...] = spec.widths(budget)
-        shape = shape_stats(widths).to_dict()
-    except ValueError:  # a profile the budget cannot hold: the trial failed on it too
-        widths, shape = (), {}
+    trained = dict(result.get("trained") or {})
+    model = dict(trained.get("model") or {})
+    widths: tuple[int, ...] = ()
+    if model:
+        budget = dict(trained["budget"])
+        widths = tuple(int(w) for w in model["mlp_widths"])
+    else:
+        budget = budget_for(cfg, config.get("base_width")).to_dict()
+        try:
+            widths = spec.widths(budget_for(cfg, config.get("base_width")))
+        except ValueError:  # a profile the budget cannot hold: the trial failed on it too
+            widths = ()
+    shape = shape_stats(widths).to_dict() if widths else {}
     curve = [dict(c) for c in result.get("curve") or []]
     steps = int(result.get("step", 0) or 0)
     max_steps = cfg.train.steps
@@ -73,7 +83,7 @@ def build_record(
         params={k: v for k, v in config.items() if k not in _OWN_KEYS},
         profile=spec.to_dict(),
         widths=widths,
-        budget=budget.to_dict(),
+        budget=budget,
         shape=shape,
         seed=int(config.get("seed", cfg.seed)),
         steps=steps,
@@ -84,6 +94,9 @@ def build_record(
         started_at=_iso(started),
         ended_at=_iso(ended),
         wall_s=round(ended - started, 3) if started else 0.0,
+        model=model,
+        train=dict(trained.get("train") or {}),
+        data=dict(trained.get("data") or {}),
     )
 
 

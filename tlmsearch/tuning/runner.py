@@ -15,18 +15,20 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from tlmsearch.data import prepare
 from tlmsearch.errors import ConfigError
-from tlmsearch.rundir import write_environment
-from tlmsearch.tuning.config import SearchConfig
-from tlmsearch.tuning.records import read_records
+from tlmsearch.profiles import ProfileSpec
+from tlmsearch.resolve import budget_for, search_preset, sweep_widths, trial_shape
+from tlmsearch.rundir.environment import write_environment
+from tlmsearch.rundir.layout import SEARCH_CONFIG, TUNE_DIR
+from tlmsearch.rundir.records import SEARCH_KINDS, read_records
+from tlmsearch.rundir.study import Study, load
+from tlmsearch.search_config import SearchConfig
+from tlmsearch.spaces import load_space
+from tlmsearch.tuning.trainable import run_trial, trial_train_config
 
-if TYPE_CHECKING:  # pragma: no cover - re-exported lazily below (fixed.py imports this module)
-    from tlmsearch.tuning.fixed import FixedTrial, run_fixed  # noqa: F401
-
-TUNE_DIR = "tune"
-CONFIG_FILE = "search.yaml"
 OBJECT_STORE_BYTES = 128 * 1024**2  # the trials exchange only small dicts
 
 # quiet Ray: our progress line replaces its tables; failures still reach the records
@@ -102,10 +104,6 @@ def check_resources(cfg: SearchConfig, address: str | None = None) -> None:
 
 def resolve(cfg: SearchConfig) -> SearchConfig:
     """`cfg` with a run name, after checking everything that can be checked before Ray starts."""
-    from tlmsearch.profiles import ProfileSpec
-    from tlmsearch.spaces import load_space
-    from tlmsearch.tuning.build import budget_for, sweep_widths, trial_shape
-
     space = load_space(cfg.space)
     _check_sampler_dependencies(cfg.sampler)
     if cfg.base_widths:
@@ -134,9 +132,7 @@ def _check_sampler_dependencies(sampler: str) -> None:
 
 def prepare_local(cfg: SearchConfig) -> None:
     """Tokenize the corpus and measure the matmul peak once, before trials race to do it."""
-    from tlmsearch.data import prepare
     from tlmsearch.hardware import matmul_peak, resolve_device, thread_count
-    from tlmsearch.tuning.trainable import trial_train_config
 
     prepare(cfg.data)
     train_cfg = trial_train_config(cfg, cfg.seed)
@@ -161,8 +157,6 @@ def start_ray(cfg: SearchConfig, address: str | None) -> None:
 
 def trainable_for(cfg: SearchConfig) -> Any:
     from ray import tune
-
-    from tlmsearch.tuning.trainable import run_trial
 
     fn = tune.with_parameters(run_trial, search=cfg.to_dict())
     resources = {"cpu": cfg.cpus_per_trial, "gpu": cfg.gpus_per_trial}
@@ -213,7 +207,6 @@ def _callbacks(cfg: SearchConfig, run_dir: Path, total: int, progress: bool) -> 
 def _new_tuner(cfg: SearchConfig, run_dir: Path, progress: bool) -> Any:
     from ray import tune
 
-    from tlmsearch.tuning.build import search_preset
     from tlmsearch.tuning.searcher import DefineProfile, ProfileSearch, baseline_points, open_storage, sweep_of
 
     define = DefineProfile(cfg.space, search_preset(cfg).n_layers, sweep_of(cfg))
@@ -276,33 +269,32 @@ def fit_trials(
 
 
 def _search_ended(run_dir: Path) -> Callable[[], int]:
-    return lambda: sum(r.kind in ("baseline", "sampled") for r in read_records(run_dir))
+    return lambda: sum(r.kind in SEARCH_KINDS for r in read_records(run_dir))
 
 
 # ----------------------------------------------------------------------------- public
 
 
-def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = True) -> Any:
+def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = True) -> Study:
     """Run the search `cfg` describes in `<runs_dir>/<name>/` and return its `Study`."""
     from tlmsearch.tuning import progress as progress_view
-    from tlmsearch.tuning.study import load
 
     progress_view.ENABLED = progress
 
     cfg = resolve(cfg)
     run_dir = (Path(cfg.runs_dir) / cfg.name).resolve()
-    if (run_dir / CONFIG_FILE).exists():
+    if (run_dir / SEARCH_CONFIG).exists():
         raise ConfigError(f"run directory {run_dir} already holds a search; resume it or choose another name")
     start_ray(cfg, address)
     run_dir.mkdir(parents=True, exist_ok=True)
-    cfg.save(run_dir / CONFIG_FILE)
+    cfg.save(run_dir / SEARCH_CONFIG)
     write_environment(run_dir, seeds={"search": cfg.seed})
     _quiet_optuna()
     fit_trials(_new_tuner(cfg, run_dir, progress), run_dir, cfg.trials, _search_ended(run_dir), cfg)
     return load(run_dir)
 
 
-def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = True) -> Any:
+def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = True) -> Study:
     """Continue an interrupted search without re-running (or re-recording) finished trials.
 
     Restoring unpickles Ray's saved state: resume only run directories you trust.
@@ -310,15 +302,14 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
     from ray import tune
 
     from tlmsearch.tuning import progress as progress_view
-    from tlmsearch.tuning.study import load
 
     progress_view.ENABLED = progress
     run_dir = Path(run_dir).resolve()
-    if not (run_dir / CONFIG_FILE).is_file():
-        raise ConfigError(f"{run_dir} is not a search run directory (no {CONFIG_FILE})")
-    cfg = SearchConfig.load(run_dir / CONFIG_FILE)
+    if not (run_dir / SEARCH_CONFIG).is_file():
+        raise ConfigError(f"{run_dir} is not a search run directory (no {SEARCH_CONFIG})")
+    cfg = SearchConfig.load(run_dir / SEARCH_CONFIG)
     kinds = {r.kind for r in read_records(run_dir)}
-    if kinds and not kinds & {"baseline", "sampled"}:
+    if kinds and not kinds & set(SEARCH_KINDS):
         raise ConfigError(
             f"{run_dir} holds no search trials (only {', '.join(sorted(kinds))} runs), so there is no search "
             "to resume; an interrupted `tlmsearch compare` is re-run under a new --name"
@@ -332,11 +323,3 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
         tuner = _new_tuner(cfg, run_dir, progress)
     fit_trials(tuner, run_dir, cfg.trials, _search_ended(run_dir), cfg)
     return load(run_dir)
-
-
-def __getattr__(name: str) -> Any:  # run_fixed and FixedTrial live in tlmsearch.tuning.fixed
-    if name in ("run_fixed", "FixedTrial"):
-        from tlmsearch.tuning import fixed
-
-        return getattr(fixed, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 from ray.tune.search.optuna import OptunaSearch
 
-from tlmsearch.tuning.build import default_base_width, search_preset, sweep_widths
+from tlmsearch.profiles import ProfileSpec
+from tlmsearch.resolve import default_base_width, search_preset, sweep_widths
+from tlmsearch.rundir.layout import OPTUNA_LOG
+from tlmsearch.search_config import SearchConfig
+from tlmsearch.spaces import SearchSpace, load_space
 
 if TYPE_CHECKING:  # pragma: no cover
     import optuna
 
-    from tlmsearch.spaces import SearchSpace
-    from tlmsearch.tuning.config import SearchConfig
-
 STUDY_NAME = "search"
-OPTUNA_LOG = "optuna.log"
 logger = logging.getLogger(__name__)
 
 
@@ -74,8 +74,6 @@ class DefineProfile:
     @property
     def space(self) -> SearchSpace:
         if self._space is None:
-            from tlmsearch.spaces import load_space
-
             self._space = load_space(self.space_source)
         return self._space
 
@@ -174,8 +172,6 @@ def baseline_points(
     cfg: SearchConfig, define: DefineProfile
 ) -> list[tuple[str, dict[str, Any] | None, dict[str, Any]]]:
     """For each baseline: its name, the Optuna params that reproduce it (or None) and its Tune config."""
-    from tlmsearch.profiles import ProfileSpec
-
     n_layers = search_preset(cfg).n_layers
     out = []
     for text in cfg.baselines:

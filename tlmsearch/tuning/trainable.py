@@ -8,6 +8,11 @@ together with the trainer's checkpoint whenever it wrote a new one (every evalua
 default; `train.checkpoint_interval` spaces them out for big models), so an interrupted trial
 resumes from its last checkpoint.
 
+Every report also carries `trained`: the exact `ModelConfig` (after the tokenizer set its
+vocabulary), `TrainConfig`, `DataConfig` and budget of the trial, resolved once here by
+`tlmsearch.resolve.trial_shape`; the driver stores them in the trial record, so nothing
+downstream re-derives what a trial trained.
+
 A trial whose training raises (divergence, a bad shape, anything) reports `failed=1` and the
 reason and then ends normally: the search goes on, the driver records the failure, and Ray's
 retries (`max_failures`) stay reserved for infrastructure failures (a dead worker).
@@ -22,15 +27,19 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.tuning.build import trial_shape
-from tlmsearch.tuning.config import OBJECTIVE_METRICS, SearchConfig
+from tlmsearch.config import TrainConfig
+from tlmsearch.models import count_params
+from tlmsearch.profiles import ProfileSpec
+from tlmsearch.resolve import trial_shape
+from tlmsearch.search_config import OBJECTIVE_METRICS, SearchConfig
 
 CURVE_FILE = "curve.json"
 
 
-def trial_train_config(cfg: SearchConfig, seed: int) -> Any:
-    """The TrainConfig of one trial: threads = CPUs per trial; CUDA with bf16 for GPU trials."""
-    changes: dict[str, Any] = {"seed": seed, "threads": max(1, int(cfg.cpus_per_trial))}
+def trial_train_config(cfg: SearchConfig, seed: int) -> TrainConfig:
+    """The TrainConfig of one trial: threads = CPUs per trial unless set; CUDA with bf16 for GPU trials."""
+    threads = cfg.train.threads or max(1, int(cfg.cpus_per_trial))
+    changes: dict[str, Any] = {"seed": seed, "threads": threads}
     if cfg.gpus_per_trial > 0:
         changes.update(device="cuda", dtype="bfloat16")
     return cfg.train.replace(**changes)
@@ -45,8 +54,6 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
     import torch
     from ray import tune
 
-    from tlmsearch.models import count_params
-    from tlmsearch.profiles import ProfileSpec
     from tlmsearch.trainer import CHECKPOINT_FILE, resolve_vocab, train
 
     cfg = SearchConfig.from_dict(search)
@@ -62,11 +69,12 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
         if (work / CURVE_FILE).is_file():
             curve = json.loads((work / CURVE_FILE).read_text())
     static: dict[str, float] = {}
+    trained: dict[str, Any] = {}  # what this trial trains, exactly (see the module docstring)
     saved = [_mtime(work / CHECKPOINT_FILE)]
 
     def report(step: int, metrics: dict[str, float]) -> None:
         curve.append(dict(metrics))
-        flat = {**static, **metrics, "step": int(step), "curve": list(curve)}
+        flat = {**static, **metrics, "step": int(step), "curve": list(curve), "trained": trained}
         for key, source in OBJECTIVE_METRICS.items():
             if source in flat:
                 flat[key] = flat[source]
@@ -79,8 +87,11 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
 
     try:
         spec = ProfileSpec.parse(config["profile"])
-        _, _, model_cfg = trial_shape(cfg, spec, config.get("base_width"))
+        budget, _, model_cfg = trial_shape(cfg, spec, config.get("base_width"))
         model_cfg = resolve_vocab(model_cfg, cfg.data)
+        trained.update(
+            model=model_cfg.to_dict(), train=train_cfg.to_dict(), data=cfg.data.to_dict(), budget=budget.to_dict()
+        )
         counts = count_params(model_cfg)
         static.update(
             params_total=float(counts.total),
@@ -98,6 +109,7 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
                 "reason": reason + where,
                 "step": int(curve[-1]["step"]) if curve else 0,
                 "curve": list(curve),
+                "trained": trained,
             }
         )
     finally:

@@ -1,4 +1,8 @@
-"""`Study`: a search run directory read back — records, a DataFrame, best trials, Pareto front."""
+"""`Study`: a search run directory read back — records, a DataFrame, best trials, Pareto front.
+
+Plain data over the run directory: re-evaluation, reports and exports are functions of the
+layers above that take a `Study` (`tlmsearch.api.Study` adds them back as methods).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,16 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tlmsearch.config import ModelConfig
 from tlmsearch.errors import ConfigError
-from tlmsearch.tuning.config import OBJECTIVE_METRICS, OBJECTIVES, SearchConfig
-from tlmsearch.tuning.records import TrialRecord, read_records
+from tlmsearch.pareto import pareto_front
+from tlmsearch.resolve import model_overrides, search_preset
+from tlmsearch.rundir.layout import SEARCH_CONFIG
+from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord, read_records
+from tlmsearch.search_config import OBJECTIVE_METRICS, OBJECTIVES, SearchConfig
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-
-SEARCH_KINDS = ("baseline", "sampled")
 
 
 class Study:
@@ -55,7 +61,7 @@ class Study:
             r
             for r in self.records
             if r.kind in SEARCH_KINDS
-            and r.full_fidelity
+            and r.finished()
             and all(math.isfinite(objective_value(r, o)) for o in self.objectives)
         ]
 
@@ -69,8 +75,6 @@ class Study:
 
         With one objective this is the best trial (or several with exactly equal loss).
         """
-        from tlmsearch.analysis.pareto import pareto_front
-
         pool = self.full_fidelity()
         points = [[objective_value(r, o) for o in self.objectives] for r in pool]
         minimize = [OBJECTIVES[o] == "min" for o in self.objectives]
@@ -87,35 +91,15 @@ class Study:
                 return r
         raise KeyError(trial_id)
 
-    # analysis, reports and export: thin delegates to tlmsearch.analysis / report / export
-
-    def verify(self, top_k: int = 5, seeds: int = 3, steps: int | None = None, **kwargs: Any) -> Any:
-        """Re-train the top-k profiles and the baselines with seeds (`tlmsearch.analysis.verify.verify`)."""
-        from tlmsearch.analysis.verify import verify
-
-        result = verify(self, top_k, seeds, steps, **kwargs)
-        self.records = read_records(self.run_dir)
-        return result
-
-    def verdicts(self, threshold: float = 0.01, confidence: float = 0.95) -> list[Any]:
-        """The near-optimality verdicts from the run's verify/compare records (empty before verify)."""
-        from tlmsearch.analysis.summary import EVAL_KINDS, verdicts
-
-        return verdicts(
-            self.records, threshold=threshold, confidence=confidence, arch=self.config.arch, kinds=EVAL_KINDS
-        )
-
-    def report(self, out_dir: str | Path | None = None, **kwargs: Any) -> dict[str, Path]:
-        """Write report.html, summary.md, summary.json (`tlmsearch.report.write_report`)."""
-        from tlmsearch.report import write_report
-
-        return write_report(self.run_dir, out_dir, **kwargs)
-
-    def export(self, fmt: str = "native", trial: str = "best", out_dir: str | Path | None = None, **kwargs: Any) -> Any:
-        """Export a trial's widths (`tlmsearch.export.export_run`); returns the `Export`."""
-        from tlmsearch.export import export_run
-
-        return export_run(self, trial, fmt, out_dir, **kwargs)[0]
+    def model_of(self, record: TrialRecord) -> ModelConfig:
+        """The exact model a trial trained: the record's own, or (records written before the
+        worker returned it) re-derived from the search config the one way the trial did."""
+        if record.model_config is not None:
+            return record.model_config
+        if not record.widths:
+            raise ConfigError(f"trial {record.trial_id!r} has no widths (status {record.status})")
+        cfg = self.config
+        return search_preset(cfg).model_config(cfg.arch, tuple(record.widths), **model_overrides(cfg))
 
     def _frame(self, records: list[TrialRecord]) -> pd.DataFrame:
         import pandas as pd
@@ -124,8 +108,7 @@ class Study:
 
 
 def objective_value(record: TrialRecord, objective: str) -> float:
-    value = record.metrics.get(OBJECTIVE_METRICS[objective])
-    return float(value) if isinstance(value, int | float) else math.nan
+    return record.metric(OBJECTIVE_METRICS[objective])
 
 
 _BASE_COLUMNS = [
@@ -135,9 +118,7 @@ _BASE_COLUMNS = [
 
 
 def _row(r: TrialRecord) -> dict[str, Any]:
-    from tlmsearch.profiles import ProfileSpec
-
-    spec = ProfileSpec.from_dict(r.profile) if r.profile else None
+    spec = r.spec if r.profile else None
     row: dict[str, Any] = {
         "trial_id": r.trial_id, "number": r.number, "kind": r.kind, "baseline": r.baseline,
         "status": r.status, "reason": r.reason, "profile": str(spec) if spec else None,
@@ -162,10 +143,8 @@ def _columns(records: list[TrialRecord]) -> list[str]:
 
 def load(run_dir: str | Path) -> Study:
     """Read a search run directory (its `search.yaml` and `trials.jsonl`)."""
-    from tlmsearch.tuning.runner import CONFIG_FILE
-
     run_dir = Path(run_dir)
-    path = run_dir / CONFIG_FILE
+    path = run_dir / SEARCH_CONFIG
     if not path.is_file():
-        raise ConfigError(f"{run_dir} is not a search run directory (no {CONFIG_FILE})")
+        raise ConfigError(f"{run_dir} is not a search run directory (no {SEARCH_CONFIG})")
     return Study(run_dir, SearchConfig.load(path), read_records(run_dir))

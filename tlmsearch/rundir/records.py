@@ -3,21 +3,32 @@
 The driver appends a record as each trial ends (flushed at once), so a crash never loses a
 finished trial; the file is never rewritten. `trial_id` is unique within a run directory and
 `RecordLog.append` skips ids already present, so a resumed search never writes a trial twice.
+
+Everything above this module reads records through `TrialRecord` attributes; this module holds
+the one definition of a finished trial (`TrialRecord.finished`, `finished`) and the one metric
+getter (`TrialRecord.metric`). `as_records` accepts plain dicts too (as read from a file).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.config import Config, check_choice
+from tlmsearch.config import Config, ModelConfig, check_choice
+from tlmsearch.profiles import ProfileSpec
+from tlmsearch.rundir.io import read_jsonl
+from tlmsearch.rundir.layout import TRIALS
 
 KINDS: tuple[str, ...] = ("baseline", "sampled", "verify", "compare")
+SEARCH_KINDS: tuple[str, ...] = ("baseline", "sampled")  # the search's own trials
+EVAL_KINDS: tuple[str, ...] = ("verify", "compare")  # seed-paired re-evaluations
 STATUSES: tuple[str, ...] = ("complete", "stopped", "failed")
-TRIALS_FILE = "trials.jsonl"
+TRIALS_FILE = TRIALS
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -44,41 +55,80 @@ class TrialRecord(Config):
     started_at: str | None = None  # ISO times
     ended_at: str | None = None
     wall_s: float = 0.0
+    # what the worker trained, exactly (ModelConfig / TrainConfig / DataConfig dicts);
+    # {} in records written before the worker returned them
+    model: dict[str, Any] = dataclasses.field(default_factory=dict)
+    train: dict[str, Any] = dataclasses.field(default_factory=dict)
+    data: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_choice("kind", self.kind, KINDS)
         check_choice("status", self.status, STATUSES)
 
     @property
-    def spec(self) -> Any:
+    def spec(self) -> ProfileSpec:
         """The trained profile as a `ProfileSpec`."""
-        from tlmsearch.profiles import ProfileSpec
-
         return ProfileSpec.from_dict(self.profile)
+
+    @property
+    def model_config(self) -> ModelConfig | None:
+        """The exact model the worker trained (None for a record written before records held it)."""
+        return ModelConfig.from_dict(self.model) if self.model else None
+
+    @property
+    def base_width(self) -> int:
+        return int(self.budget.get("base_width", 0))
+
+    @property
+    def budget_key(self) -> tuple[int, int]:
+        """(n_layers, base width): the budget a record was trained under."""
+        return int(self.budget.get("n_layers", len(self.widths))), self.base_width
+
+    def metric(self, name: str = "val_loss") -> float:
+        """The final value of metric `name` (nan when missing; val_ppl from val_loss if needed)."""
+        value = self.metrics.get(name)
+        if value is None and name == "val_ppl" and self.metrics.get("val_loss") is not None:
+            value = math.exp(self.metrics["val_loss"])
+        return float(value) if isinstance(value, int | float) else math.nan
+
+    def finished(self, metric_name: str = "val_loss") -> bool:
+        """Complete, at full fidelity, with a finite `metric_name`.
+
+        Trials stopped early (ASHA) report partial values and never enter fronts or rankings.
+        """
+        return self.status == "complete" and self.full_fidelity and math.isfinite(self.metric(metric_name))
+
+
+def as_record(record: TrialRecord | dict[str, Any]) -> TrialRecord:
+    """A `TrialRecord` from a record or its plain dict (the one place dicts become records)."""
+    return record if isinstance(record, TrialRecord) else TrialRecord.from_dict(record)
+
+
+def as_records(source: Any) -> list[TrialRecord]:
+    """The records of a `Study` (anything with `.records`) or of an iterable of records/dicts."""
+    records = source.records if hasattr(source, "records") else source
+    return [as_record(r) for r in records]
+
+
+def finished(
+    records: Iterable[TrialRecord | dict[str, Any]],
+    kinds: Sequence[str] = SEARCH_KINDS,
+    metric_name: str = "val_loss",
+) -> list[TrialRecord]:
+    """The finished records (`TrialRecord.finished`) of the given kinds, in order."""
+    return [r for r in as_records(records) if r.kind in kinds and r.finished(metric_name)]
 
 
 def read_records(run_dir: str | Path) -> list[TrialRecord]:
     """All records of a run directory, in the order they ended (a torn last line is skipped)."""
-    path = Path(run_dir) / TRIALS_FILE
-    if not path.exists():
-        return []
-    records = []
-    for line in path.read_text().splitlines():
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError:  # a line cut short by a crash mid-write
-            continue
-        records.append(TrialRecord.from_dict(data))
-    return records
+    return [TrialRecord.from_dict(data) for data in read_jsonl(Path(run_dir) / TRIALS)]
 
 
 class RecordLog:
     """Append-only `trials.jsonl` writer that never writes the same trial id twice."""
 
     def __init__(self, run_dir: str | Path) -> None:
-        self.path = Path(run_dir) / TRIALS_FILE
+        self.path = Path(run_dir) / TRIALS
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.seen: set[str] = {r.trial_id for r in read_records(run_dir)}
         if self.path.exists() and self.path.stat().st_size:

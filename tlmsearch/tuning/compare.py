@@ -3,29 +3,33 @@ stopping) into a new run directory, then judge them with the verify statistics a
 
 The paper's experiment (uniform vs one third of the layers wider early/middle/late vs cosine):
 
-    from tlmsearch.analysis.compare import compare
+    from tlmsearch.tuning.compare import compare
     result = compare(["uniform", "groups:early", "groups:middle", "groups:late", "cosine"],
                      arch="transformer", preset="cpu-s", seeds=3)
 
 The run directory holds `search.yaml` (a SearchConfig whose baselines are the compared
 profiles, so `tlmsearch.load`, `report` and `export` read it like a search), `compare.json`
-(profiles and seeds) and `trials.jsonl` with records of kind "compare".
+(profiles and seeds) and `trials.jsonl` with records of kind "compare". The report is written
+by the public `tlmsearch.compare` (`tlmsearch.api`): training does not write reports.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from tlmsearch.analysis.summary import verdicts
+from tlmsearch.analysis.verdict import Verdict
+from tlmsearch.config import DataConfig, TrainConfig
 from tlmsearch.errors import UserError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tlmsearch.analysis.verdict import Verdict
-
-COMPARE_FILE = "compare.json"
+from tlmsearch.profiles import ProfileSpec
+from tlmsearch.rundir.io import write_json
+from tlmsearch.rundir.layout import COMPARE, SEARCH_CONFIG, create_run_dir
+from tlmsearch.rundir.records import TrialRecord
+from tlmsearch.search_config import SearchConfig
+from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 
 
 @dataclass(frozen=True)
@@ -33,7 +37,7 @@ class CompareResult:
     run_dir: Path
     profiles: list[str]
     seeds: list[int]
-    records: list[Any]  # TrialRecords of this comparison
+    records: list[TrialRecord]  # the records of this comparison
     verdicts: list[Verdict]  # empty when cosine is not among the profiles
 
 
@@ -58,21 +62,12 @@ def compare(
     method: str = "t",
     address: str | None = None,
     progress: bool = True,
-    report: bool = True,
 ) -> CompareResult:
     """Train every profile in `profiles` (ProfileSpec texts) with seeds seed..seed+seeds-1.
 
     `train`/`data` are TrainConfig/DataConfig fields, `model` ModelConfig or preset overrides.
-    Writes the run directory and (with `report`) report.html, summary.md and summary.json.
+    Writes the run directory (no report: see `tlmsearch.compare`).
     """
-    from tlmsearch import rundir
-    from tlmsearch.analysis.collect import as_dict
-    from tlmsearch.analysis.summary import verdicts
-    from tlmsearch.config import DataConfig, TrainConfig
-    from tlmsearch.profiles import ProfileSpec
-    from tlmsearch.tuning import SearchConfig
-    from tlmsearch.tuning.runner import FixedTrial, run_fixed
-
     if not profiles:
         raise UserError("compare needs at least one profile, e.g. --families uniform cosine")
     if seeds < 1:
@@ -84,7 +79,7 @@ def compare(
     train_cfg = TrainConfig.from_dict(dict(train or {}), where="train")
     if steps is not None:
         train_cfg = train_cfg.replace(steps=steps, warmup_steps=min(train_cfg.warmup_steps, steps))
-    run_path = rundir.create_run_dir(runs_dir, name or None, prefix=f"compare-{arch}")
+    run_path = create_run_dir(runs_dir, name or None, prefix=f"compare-{arch}")
     cfg = SearchConfig(
         name=run_path.name,
         runs_dir=str(Path(runs_dir)),
@@ -102,27 +97,17 @@ def compare(
         train=train_cfg,
         data=DataConfig.from_dict(dict(data or {}), where="data"),
     )
-    cfg.save(run_path / "search.yaml")
+    cfg.save(run_path / SEARCH_CONFIG)
     seed_list = [seed + i for i in range(seeds)]
-    rundir.write_json(run_path / COMPARE_FILE, {"profiles": texts, "seeds": seed_list, "steps": train_cfg.steps})
+    write_json(run_path / COMPARE, {"profiles": texts, "seeds": seed_list, "steps": train_cfg.steps})
     items = [FixedTrial(spec=s, seed=k, base_width=base_width or None, name=str(s)) for s in specs for k in seed_list]
     new = run_fixed(run_path, cfg, items, kind="compare", address=address, progress=progress)
     vs = verdicts(
-        [as_dict(r) for r in new],
+        new,
         threshold=threshold,
         confidence=confidence,
         arch=arch,
         kinds=("compare",),
         method=method,
     )
-    if report and any(r.status == "complete" for r in new):
-        from tlmsearch.report import write_report
-
-        write_report(run_path, threshold=threshold, confidence=confidence, method=method)
     return CompareResult(run_path, texts, seed_list, list(new), vs)
-
-
-def read_compare(run_dir: str | Path) -> dict[str, Any]:
-    """The profiles and seeds of a comparison run directory ({} when it is not one)."""
-    path = Path(run_dir) / COMPARE_FILE
-    return json.loads(path.read_text()) if path.exists() else {}

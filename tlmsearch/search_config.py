@@ -1,8 +1,14 @@
-"""`SearchConfig`: everything that defines a search, saved as `runs/<name>/search.yaml`."""
+"""`SearchConfig`: everything that defines a search, saved as `runs/<name>/search.yaml`.
+
+It sits on the bottom layer (beside the model/train/data configs) because everything above
+reads it: the run directory (`Study` loads `search.yaml`), the resolver of a trial's model,
+the search engine and the CLI.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from tlmsearch.config import (
@@ -14,6 +20,9 @@ from tlmsearch.config import (
     check_positive,
 )
 from tlmsearch.errors import ConfigError
+from tlmsearch.profiles import ProfileSpec
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 SAMPLERS: tuple[str, ...] = ("tpe", "gp", "nsga2", "cmaes", "random", "qmc")
 SCHEDULERS: tuple[str, ...] = ("asha", "hyperband", "none")
@@ -29,6 +38,15 @@ DEFAULT_BASELINES: tuple[str, ...] = (
     "linear:start=1.5,end=0.5",
     "cosine:start=0.5,end=1.5",
 )
+
+
+def check_name(name: str) -> str:
+    """`name` when it is a valid run name (a run directory's name), else a `ConfigError`."""
+    if not _NAME.match(name):
+        raise ConfigError(
+            f"run name {name!r} is not allowed; use letters, digits, '.', '_' and '-' (not starting with . - _)"
+        )
+    return name
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -109,11 +127,7 @@ class SearchConfig(Config):
         if self.grace_steps > self.train.steps:
             raise ConfigError(f"grace_steps={self.grace_steps} must not exceed train.steps={self.train.steps}")
         if self.name:
-            from tlmsearch.rundir import check_name
-
             check_name(self.name)
-        from tlmsearch.profiles import ProfileSpec
-
         for text in self.baselines:
             ProfileSpec.parse(text)  # raises ConfigError naming the bad baseline
 

@@ -1,0 +1,55 @@
+"""The Pareto front of a run's finished trials: quality against size or speed.
+
+What `summary.json` lists and the report's Pareto figure draws (`tlmsearch.plots` draws it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from tlmsearch.analysis.collect import baseline_name, label
+from tlmsearch.pareto import pareto_front
+from tlmsearch.rundir.records import SEARCH_KINDS, as_records, finished
+
+
+class ParetoPoint(NamedTuple):
+    trial_id: str
+    x: float
+    y: float
+    label: str
+    baseline: str | None
+    on_front: bool
+
+
+class ParetoData(NamedTuple):
+    x_name: str
+    y_name: str
+    x_maximize: bool
+    points: list[ParetoPoint]
+
+    @property
+    def front(self) -> list[ParetoPoint]:
+        """Front points sorted by x (the line to draw)."""
+        return sorted((p for p in self.points if p.on_front), key=lambda p: p.x)
+
+
+def pareto_data(
+    source: Any, y: str = "val_loss", x: str | None = None, kinds: Sequence[str] = SEARCH_KINDS
+) -> ParetoData:
+    """Quality (`y`, minimised) against `x`: total parameters when the budget varies across
+    trials (budget sweeps, minimised), else throughput `tokens_per_s` (maximised)."""
+    recs = finished(as_records(source), kinds=kinds, metric_name=y)
+    if x is None:
+        params = {r.metric("params_total") for r in recs}
+        x = "params_total" if len(params) > 1 else "tokens_per_s"
+    maximize = x in ("tokens_per_s", "mfu")
+    recs = [r for r in recs if math.isfinite(r.metric(x))]
+    xy = [(r.metric(x), r.metric(y)) for r in recs]
+    front = set(pareto_front(xy, minimize=(not maximize, True)))
+    points = [
+        ParetoPoint(r.trial_id, px, py, label(r), baseline_name(r), i in front)
+        for i, (r, (px, py)) in enumerate(zip(recs, xy, strict=True))
+    ]
+    return ParetoData(x, y, maximize, points)

@@ -1,0 +1,122 @@
+"""The public entry points that span layers: a `Study` with its verbs, searches and comparisons.
+
+`tlmsearch.rundir.Study` is plain data over a run directory; this `Study` adds what a user does
+with one (re-evaluate, report, export), each a call of the layer that owns it. `search`,
+`resume` and `load` return this `Study`; `compare` trains (`tlmsearch.tuning.compare`) and
+then writes the report. Everything here sits above `tuning`, `report` and `export`, which
+never import each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tlmsearch import rundir
+from tlmsearch.analysis.summary import verdicts
+from tlmsearch.analysis.verdict import Verdict
+from tlmsearch.export import Export, export_run
+from tlmsearch.report import write_report
+from tlmsearch.rundir.records import EVAL_KINDS, read_records
+from tlmsearch.search_config import SearchConfig
+from tlmsearch.tuning import runner
+from tlmsearch.tuning.compare import CompareResult
+from tlmsearch.tuning.compare import compare as train_and_compare
+from tlmsearch.tuning.verify import VerifyResult
+from tlmsearch.tuning.verify import verify as _verify
+
+
+class Study(rundir.Study):
+    """The trials of one run directory (`tlmsearch.load(run_dir)`), with its verbs.
+
+    `records` holds every `TrialRecord` in the order trials ended; `trials` is the same as a
+    pandas DataFrame (one row per record; metrics, shape statistics and sampled parameters
+    flattened into columns). `best`, `pareto_front` and `baselines` consider the search's own
+    trials (kinds baseline and sampled), and the first two only trials that reached full
+    fidelity (all steps, status complete) — ASHA-stopped trials never count.
+    """
+
+    def verify(self, top_k: int = 5, seeds: int = 3, steps: int | None = None, **kwargs: Any) -> VerifyResult:
+        """Re-train the top-k profiles and the baselines with seeds (`tlmsearch.tuning.verify.verify`)."""
+        result = _verify(self, top_k, seeds, steps, **kwargs)
+        self.records = read_records(self.run_dir)
+        return result
+
+    def verdicts(self, threshold: float = 0.01, confidence: float = 0.95) -> list[Verdict]:
+        """The near-optimality verdicts from the run's verify/compare records (empty before verify)."""
+        return verdicts(
+            self.records, threshold=threshold, confidence=confidence, arch=self.config.arch, kinds=EVAL_KINDS
+        )
+
+    def report(self, out_dir: str | Path | None = None, **kwargs: Any) -> dict[str, Path]:
+        """Write report.html, summary.md, summary.json (`tlmsearch.report.write_report`)."""
+        return write_report(self.run_dir, out_dir, **kwargs)
+
+    def export(
+        self, fmt: str = "native", trial: str = "best", out_dir: str | Path | None = None, **kwargs: Any
+    ) -> Export:
+        """Export a trial's widths (`tlmsearch.export.export_run`); returns the `Export`."""
+        return export_run(self, trial, fmt, out_dir, **kwargs)[0]
+
+
+def _with_verbs(study: rundir.Study) -> Study:
+    return Study(study.run_dir, study.config, study.records)
+
+
+def load(run_dir: str | Path) -> Study:
+    """Read a search run directory (its `search.yaml` and `trials.jsonl`)."""
+    return _with_verbs(rundir.load(run_dir))
+
+
+def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = True) -> Study:
+    """Run the search `cfg` describes (locally, or on the Ray cluster at `address`)."""
+    return _with_verbs(runner.search(cfg, address=address, progress=progress))
+
+
+def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = True) -> Study:
+    """Continue an interrupted search in `run_dir` without re-running finished trials."""
+    return _with_verbs(runner.resume(run_dir, address=address, progress=progress))
+
+
+def compare(
+    profiles: Sequence[str],
+    *,
+    arch: str = "transformer",
+    preset: str = "cpu-s",
+    seeds: int = 3,
+    steps: int | None = None,
+    base_width: int = 0,
+    name: str = "",
+    runs_dir: str | Path = "runs",
+    model: Mapping[str, Any] | None = None,
+    train: Mapping[str, Any] | None = None,
+    data: Mapping[str, Any] | None = None,
+    cpus_per_trial: float = 1.0,
+    gpus_per_trial: float = 0.0,
+    seed: int = 0,
+    threshold: float = 0.01,
+    confidence: float = 0.95,
+    method: str = "t",
+    address: str | None = None,
+    progress: bool = True,
+    report: bool = True,
+) -> CompareResult:
+    """Train every profile in `profiles` (ProfileSpec texts) with seeds seed..seed+seeds-1
+    (`tlmsearch.tuning.compare.compare`), then, with `report`, write report.html, summary.md
+    and summary.json into the new run directory.
+
+    `train`/`data` are TrainConfig/DataConfig fields, `model` ModelConfig or preset overrides.
+    """
+    result = train_and_compare(
+        profiles, arch=arch, preset=preset, seeds=seeds, steps=steps, base_width=base_width, name=name,
+        runs_dir=runs_dir, model=model, train=train, data=data, cpus_per_trial=cpus_per_trial,
+        gpus_per_trial=gpus_per_trial, seed=seed, threshold=threshold, confidence=confidence, method=method,
+        address=address, progress=progress,
+    )  # fmt: skip
+    if report and any(r.status == "complete" for r in result.records):
+        write_report(result.run_dir, threshold=threshold, confidence=confidence, method=method)
+    return result
+
+
+__all__ = ["Study", "compare", "load", "resume", "search"]

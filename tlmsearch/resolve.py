@@ -1,0 +1,99 @@
+"""The one resolver from a search config and a profile to the budget, widths and model of a trial.
+
+    budget, widths, model = trial_shape(cfg, ProfileSpec.parse("cosine"), base_width=None)
+
+The worker calls it once per trial (then sets the tokenizer's vocabulary) and returns the exact
+`ModelConfig` it trained, which the trial record stores; the driver validates baselines with it
+before Ray starts, and `export` falls back to it only for records written before records
+carried their model. Pure: presets and profiles only, no torch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from tlmsearch.config import DataConfig, ModelConfig
+from tlmsearch.errors import ConfigError
+from tlmsearch.presets import Preset, preset
+from tlmsearch.profiles import Budget, ProfileSpec
+from tlmsearch.search_config import SearchConfig
+
+_SHAPE_FIELDS = frozenset(f.name for f in dataclasses.fields(Preset)) - {"name"}
+
+
+def shaped_preset(preset_name: str, overrides: Mapping[str, Any], data: DataConfig | None = None) -> Preset:
+    """Preset `preset_name` with the shape fields of `overrides` applied; with a BPE `data`
+    config and no `vocab_size` override, the preset's vocabulary is the BPE vocabulary."""
+    base = preset(preset_name)
+    shape = {k: v for k, v in overrides.items() if k in _SHAPE_FIELDS}
+    if data is not None and data.tokenizer == "bpe" and "vocab_size" not in shape:
+        shape["vocab_size"] = data.bpe_vocab
+    return base.replace(**shape) if shape else base
+
+
+def model_fields(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of `overrides` that are ModelConfig fields rather than preset shape fields."""
+    return {k: v for k, v in overrides.items() if k not in _SHAPE_FIELDS | {"name"}}
+
+
+def resolve_model(
+    preset_name: str,
+    arch: str,
+    overrides: Mapping[str, Any],
+    spec: ProfileSpec,
+    base_width: int | None = None,
+    data: DataConfig | None = None,
+) -> tuple[Budget, tuple[int, ...], ModelConfig]:
+    """THE resolver: preset + overrides + profile (+ base width) -> budget, exact-sum widths, model.
+
+    `base_width` None is the (shaped) preset's. Every path that builds a model from a profile
+    (a search trial, `tlmsearch train --family`, an old record's export) goes through here.
+    """
+    p = shaped_preset(preset_name, overrides, data)
+    budget = p.budget(base_width=base_width or p.base_width)
+    widths = spec.widths(budget)
+    return budget, widths, p.model_config(arch, widths, **model_fields(overrides))
+
+
+def search_preset(cfg: SearchConfig) -> Preset:
+    """The preset with the shape overrides of `cfg.model` applied (and the tokenizer's vocab)."""
+    return shaped_preset(cfg.preset, cfg.model, cfg.data)
+
+
+def model_overrides(cfg: SearchConfig) -> dict[str, Any]:
+    """The `cfg.model` entries that are ModelConfig fields rather than preset shape fields."""
+    return model_fields(cfg.model)
+
+
+def sweep_widths(cfg: SearchConfig) -> tuple[int, int, int]:
+    """(low, high, step) of the base widths a budget sweep samples, snapped to `multiple_of`."""
+    m = search_preset(cfg).multiple_of
+    low, high = cfg.base_widths
+    lo, hi = -(-low // m) * m, (high // m) * m
+    if lo >= hi:
+        raise ConfigError(
+            f"base_widths={list(cfg.base_widths)} holds fewer than two multiples of {m} (the preset's multiple_of)"
+        )
+    return lo, hi, m
+
+
+def default_base_width(cfg: SearchConfig) -> int:
+    """The base width of a fixed budget, or the middle of a sweep (where baselines run)."""
+    if cfg.base_widths:
+        lo, hi, m = sweep_widths(cfg)
+        return lo + ((hi - lo) // (2 * m)) * m
+    return cfg.base_width or search_preset(cfg).base_width
+
+
+def budget_for(cfg: SearchConfig, base_width: int | None = None) -> Budget:
+    return search_preset(cfg).budget(base_width=base_width or default_base_width(cfg))
+
+
+def trial_shape(
+    cfg: SearchConfig, spec: ProfileSpec, base_width: int | None = None
+) -> tuple[Budget, tuple[int, ...], ModelConfig]:
+    """The budget, the exact-sum widths and the model one trial of search `cfg` trains (before
+    the tokenizer sets `vocab_size`: the worker does that, and records the result)."""
+    return resolve_model(cfg.preset, cfg.arch, cfg.model, spec, base_width or default_base_width(cfg), cfg.data)

@@ -1,0 +1,82 @@
+"""Readers and writers of run-directory files.
+
+Whole files are written atomically (a temporary file, then a rename), so a reader never sees
+half a file; JSON-lines files only ever grow by complete lines (one `write` of a line ending
+in a newline), and readers skip a last line torn by a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tlmsearch.rundir.layout import COMPARE
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """Write `text` to `path` atomically."""
+    path = Path(path)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+    return path
+
+
+def write_json(path: str | Path, data: Any) -> Path:
+    return write_text(path, json.dumps(data, indent=2, default=_plain) + "\n")
+
+
+def append_jsonl(path: str | Path, record: Mapping[str, Any]) -> None:
+    """Append one complete line (a single write, so a crash tears at most the last line)."""
+    with open(path, "a") as fh:
+        fh.write(json.dumps(dict(record), default=_plain) + "\n")
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """Every complete line of a JSON-lines file ([] when there is none; a torn line is skipped)."""
+    path = Path(path)
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:  # a line cut short by a crash mid-write
+            continue
+    return out
+
+
+def write_config(run_dir: str | Path, sections: Mapping[str, Any], filename: str = "config.yaml") -> Path:
+    """Write the resolved config (sections of plain data or `Config` objects) as YAML or JSON."""
+    plain = {k: (v.to_dict() if hasattr(v, "to_dict") else v) for k, v in sections.items()}
+    path = Path(run_dir) / filename
+    text = yaml.safe_dump(plain, sort_keys=False) if path.suffix in (".yaml", ".yml") else json.dumps(plain, indent=2)
+    return write_text(path, text)
+
+
+def read_yaml(path: str | Path) -> dict[str, Any]:
+    """A YAML mapping ({} for an empty file)."""
+    return yaml.safe_load(Path(path).read_text()) or {}
+
+
+def read_compare(run_dir: str | Path) -> dict[str, Any]:
+    """The profiles and seeds of a comparison run directory ({} when it is not one)."""
+    path = Path(run_dir) / COMPARE
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, tuple | set):
+        return list(value)
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")

@@ -1,0 +1,70 @@
+"""Where everything lies in a run directory: every file name in one place, and creating one.
+
+runs/<name>/
+  search.yaml        the resolved SearchConfig (searches, comparisons)
+  config.yaml        the resolved run config of `tlmsearch train`
+  environment.json   seeds, versions, git commit, host, device
+  trials.jsonl       one TrialRecord per ended trial (append-only)
+  metrics.jsonl      the evaluations of `tlmsearch train`
+  compare.json       the profiles and seeds of a comparison
+  optuna.log         the Optuna journal (the sampler's state)
+  tune/              Ray Tune's experiment folder of the search
+  fixed/             Ray Tune's folders of fixed-trial batches (verify, compare)
+  report.html, summary.md, summary.json   the report
+  export/<trial>-<format>/                exported configs
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+
+from tlmsearch.errors import ConfigError
+from tlmsearch.search_config import check_name
+
+SEARCH_CONFIG = "search.yaml"
+RUN_CONFIG = "config.yaml"
+ENVIRONMENT = "environment.json"
+TRIALS = "trials.jsonl"
+METRICS = "metrics.jsonl"
+SUMMARY_JSON = "summary.json"
+SUMMARY_MD = "summary.md"
+REPORT_HTML = "report.html"
+COMPARE = "compare.json"
+OPTUNA_LOG = "optuna.log"
+TUNE_DIR = "tune"
+FIXED_DIR = "fixed"
+EXPORT_DIR = "export"
+# files that hold a run's resolved config, in the order they are looked for
+CONFIG_FILES = (SEARCH_CONFIG, "compare.yaml")
+
+
+def default_name(prefix: str = "run") -> str:
+    return f"{prefix}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+
+
+def create_run_dir(
+    runs_dir: str | Path, name: str | None = None, *, prefix: str = "run", exist_ok: bool = False
+) -> Path:
+    """Create `runs_dir/name` (a unique timestamped name when `name` is None) and return it.
+
+    An explicit name that already exists is a `ConfigError` unless `exist_ok`; a default name
+    gets a `-2`, `-3`, ... suffix instead.
+    """
+    root = Path(runs_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    if name is not None:
+        path = root / check_name(name)
+        if path.exists() and not exist_ok:
+            raise ConfigError(f"run directory {path} already exists; choose another name")
+        path.mkdir(exist_ok=True)
+        return path
+    base = default_name(prefix)
+    for i in range(1, 1000):
+        path = root / (base if i == 1 else f"{base}-{i}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+    raise ConfigError(f"cannot find a free run name under {root} for {base}")
