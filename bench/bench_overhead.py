@@ -99,8 +99,8 @@ def run_plain(s: Setup, steps: int, profiles: tuple[str, ...]) -> float:
     """Wall seconds of training `profiles` one after another in this process."""
     from tlmsearch.config import DataConfig
     from tlmsearch.profiles import ProfileSpec
+    from tlmsearch.resolve import trial_shape
     from tlmsearch.trainer import train
-    from tlmsearch.tuning.build import trial_shape
 
     cfg = search_config(s, steps, "unused")
     t0 = time.perf_counter()

@@ -164,7 +164,7 @@ def trials_to_target(values: Sequence[float], target: float) -> int | None:
 
 def make_sampler(name: str, seed: int, trials: int) -> Any:
     """The sampler exactly as `tlmsearch.search` builds it for `SearchConfig(sampler=name, seed=seed)`."""
-    from tlmsearch.tuning.config import SearchConfig
+    from tlmsearch.search_config import SearchConfig
     from tlmsearch.tuning.searcher import make_sampler as engine_sampler
 
     return engine_sampler(SearchConfig(sampler=name, seed=seed, trials=trials))

@@ -15,6 +15,7 @@ import optuna
 import pytest
 
 from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.data import prepare
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.tuning import FixedTrial, SearchConfig, load, run_fixed, search
 from tlmsearch.tuning.searcher import OPTUNA_LOG, STUDY_NAME, open_storage
@@ -91,6 +92,10 @@ def test_ci_search_records_every_trial_baselines_first_and_survives_a_raising_tr
         assert math.isfinite(r.metrics["val_loss"]) and r.metrics["params_total"] > 0
         assert r.full_fidelity == (r.status == "complete") == (r.steps == 30)
         assert ProfileSpec.from_dict(r.profile).widths(study_budget(r)) == r.widths
+        # the worker returned what it trained: the exact model (vocabulary set by the tokenizer) and configs
+        assert r.model_config is not None and r.model_config.mlp_widths == r.widths
+        assert r.model_config.arch == cfg.arch and r.model_config.vocab_size == prepare(cfg.data).vocab_size
+        assert r.train["steps"] == 30 and r.train["seed"] == r.seed and r.data == cfg.data.to_dict()
     assert any(r.status == "complete" for r in records)
 
     # Optuna saw stopped trials as PRUNED and the raising one as FAIL (never COMPLETE with a partial loss)

@@ -7,11 +7,11 @@ import json
 import random
 from pathlib import Path
 
-from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.rundir.records import RecordLog
 from tlmsearch.tuning import SearchConfig, Study, TrialRecord, load, read_records
 from tlmsearch.tuning.progress import summary_line
 from tlmsearch.tuning.recorder import build_record
-from tlmsearch.rundir.records import RecordLog
 
 CFG = SearchConfig(
     name="r", preset="tiny", model={"n_layers": 4}, trials=8, objectives=("val_loss", "params"),
@@ -143,3 +143,47 @@ def test_progress_of_fixed_trials_counts_only_this_session() -> None:
     fixed_view = ProgressView("s verify", 4, Writer(), kinds=None)  # type: ignore[arg-type]
     fixed_view.setup()
     assert fixed_view._records == []
+
+
+def test_record_stores_what_the_worker_trained_and_old_records_still_read(tmp_path: Path) -> None:
+    """The record keeps the worker's exact ModelConfig/TrainConfig/DataConfig; export and
+    `Study.model_of` read it, and a record written before records held it re-derives it."""
+    from tlmsearch.export import export_run
+    from tlmsearch.profiles import ProfileSpec
+    from tlmsearch.resolve import trial_shape
+
+    budget, widths, model = trial_shape(CFG, ProfileSpec.parse("cosine"), 48)
+    model = model.replace(vocab_size=97)  # what the tokenizer set in the worker: not the preset's
+    trained = {"model": model.to_dict(), "train": CFG.train.to_dict(), "data": CFG.data.to_dict()}
+    trained["budget"] = budget.to_dict()
+    config = {"profile": "cosine", "base_width": 48, "number": 0}
+    new = build_record(CFG, "new", config, {"step": 30, "curve": curve(4, 3), "trained": trained})
+    assert new.model_config == model and new.widths == widths == model.mlp_widths
+    assert new.train == CFG.train.to_dict() and new.data == CFG.data.to_dict() and new.budget == budget.to_dict()
+    assert TrialRecord.from_dict(json.loads(json.dumps(new.to_dict()))) == new
+
+    line = new.to_dict()
+    for key in ("model", "train", "data"):  # a trials.jsonl line from before these fields
+        del line[key]
+    old = TrialRecord.from_dict({**line, "trial_id": "old", "metrics": {"val_loss": 9.0}})
+    assert old.model == {} and old.model_config is None
+
+    CFG.save(tmp_path / "search.yaml")
+    log = RecordLog(tmp_path)
+    log.append(new)
+    log.append(old)
+    study = load(tmp_path)
+    assert study.model_of(study.record("new")) == model
+    derived = study.model_of(study.record("old"))  # the preset's vocabulary: what exports wrote before
+    assert derived.mlp_widths == widths and derived.vocab_size != 97
+    assert derived == model.replace(vocab_size=derived.vocab_size)
+    ex, _, why = export_run(study, "best", "native", write=False)
+    assert "lowest search val_loss (3.0000" in why and ModelConfig.from_dict(json_or_yaml(ex.text)["model"]) == model
+    ex, _, _ = export_run(study, "old", "native", write=False)
+    assert ModelConfig.from_dict(json_or_yaml(ex.text)["model"]) == derived
+
+
+def json_or_yaml(text: str) -> dict:
+    import yaml
+
+    return yaml.safe_load(text)

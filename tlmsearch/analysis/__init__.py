@@ -1,8 +1,10 @@
-"""Analysis of search runs: paired statistics, Pareto fronts, the near-optimality verdict,
-re-evaluation with seeds (`verify`) and controlled comparisons (`compare`).
+"""Analysis of search runs: pure functions over trial records.
 
-The statistics, Pareto and verdict modules are pure Python; `verify` and `compare` train models
-and import torch/ray only when called.
+Paired statistics (`stats`), the near-optimality verdict (`verdict`), records to inputs
+(`collect`), what a re-evaluation trains (`plan`), Pareto fronts (`front`; the maths is
+`tlmsearch.pareto`) and the run's answer as plain data (`summary`). Nothing here trains or
+writes files: re-evaluation and comparisons train in `tlmsearch.tuning`, reports are
+`tlmsearch.report`'s.
 """
 
 from __future__ import annotations

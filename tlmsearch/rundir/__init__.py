@@ -12,9 +12,9 @@ reports or exports: those read and write run directories through it. No torch im
 
 from __future__ import annotations
 
-from tlmsearch.rundir.environment import PACKAGES, environment, git_info, write_environment
 from tlmsearch.rundir.io import append_jsonl, read_compare, read_jsonl, write_config, write_json, write_text
 from tlmsearch.rundir.layout import create_run_dir, default_name
+from tlmsearch.rundir.provenance import PACKAGES, environment, git_info, write_environment
 from tlmsearch.rundir.records import (
     EVAL_KINDS,
     KINDS,

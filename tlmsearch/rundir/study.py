@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 class Study:
-    """The trials of one run directory (`tlmsearch.load(run_dir)`).
+    """The trials of one run directory, as plain data (`tlmsearch.rundir.load(run_dir)`).
 
     `records` holds every `TrialRecord` in the order trials ended; `trials` is the same as a
     pandas DataFrame (one row per record; metrics, shape statistics and sampled parameters

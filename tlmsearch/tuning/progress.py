@@ -9,14 +9,13 @@ trial end otherwise):
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from typing import IO, Any
 
 from ray.tune import Callback
 
-from tlmsearch.rundir.records import TrialRecord
+from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord
 from tlmsearch.tuning.recorder import RecordWriter
 
 # switched by search()/resume(): a resumed search keeps the callbacks Ray pickled with it
@@ -40,7 +39,7 @@ def summary_line(
         f"{counts['failed']} failed",
         f"{running} running",
     ]
-    full = [r for r in records if r.full_fidelity and math.isfinite(r.metric(metric))]
+    full = [r for r in records if r.finished(metric)]
     if full:
         best = min(full, key=lambda r: r.metric(metric))
         parts.append(f"best {metric} {best.metric(metric):.4f} ({best.baseline or _short(best)})")
@@ -63,7 +62,7 @@ class ProgressView(Callback):
         *,
         interval: float | None = None,
         stream: IO[str] | None = None,
-        kinds: tuple[str, ...] | None = ("baseline", "sampled"),
+        kinds: tuple[str, ...] | None = SEARCH_KINDS,
     ) -> None:
         """`kinds`: earlier records of these kinds count towards `total` (a resumed search);
         None counts only the trials of this session (a batch of fixed trials)."""

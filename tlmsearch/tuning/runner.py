@@ -21,8 +21,8 @@ from tlmsearch.data import prepare
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import budget_for, search_preset, sweep_widths, trial_shape
-from tlmsearch.rundir.environment import write_environment
 from tlmsearch.rundir.layout import SEARCH_CONFIG, TUNE_DIR
+from tlmsearch.rundir.provenance import write_environment
 from tlmsearch.rundir.records import SEARCH_KINDS, read_records
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.search_config import SearchConfig

@@ -1,4 +1,4 @@
-"""`environment.json`: what is needed to trust or reproduce a run.
+"""`environment.json` (provenance): what is needed to trust or reproduce a run.
 
 Seeds, the versions of python, torch, numpy, optuna, ray and tlmsearch (read from package
 metadata: nothing heavy is imported), the git commit of the source tree when there is one (and
