@@ -183,6 +183,16 @@ def check_range(name: str, value: float, low: float, high: float) -> None:
         raise ConfigError(f"{name}={value!r} must lie in [{low}, {high}]")
 
 
+def option(default: Any, help: str, *, choices: tuple[str, ...] = ()) -> Any:
+    """A dataclass field with a default plus its command-line help (and allowed values).
+
+    The CLI derives one flag per field from this metadata (`tlmsearch.cli._config_args`), so
+    the help a user reads is written once, beside the field it describes.
+    """
+    metadata = {"help": help, "choices": choices}
+    return dataclasses.field(default=default, metadata=metadata)
+
+
 # ----------------------------------------------------------------------------- model
 
 
@@ -300,26 +310,26 @@ TOKENIZERS: tuple[str, ...] = ("byte", "bpe")
 class TrainConfig(Config):
     """One short training trial. Defaults suit a search trial on a CPU (a few hundred steps)."""
 
-    steps: int = 300  # optimizer steps
-    batch_size: int = 16  # sequences per micro-batch
-    grad_accum: int = 1  # micro-batches per optimizer step
-    lr: float = 2e-3  # peak learning rate
-    min_lr_ratio: float = 0.1  # final lr = min_lr_ratio * lr (cosine, wsd)
-    warmup_steps: int = 20  # linear warmup from 0 (capped at steps)
-    schedule: str = "cosine"  # "cosine" | "wsd" (warmup-stable-decay) | "constant"
-    decay_fraction: float = 0.2  # wsd: share of the steps spent in the final linear decay
-    weight_decay: float = 0.1  # AdamW, applied to matrices and embeddings only
-    betas: tuple[float, float] = (0.9, 0.95)
-    eps: float = 1e-8
-    grad_clip: float = 1.0  # max global gradient norm; 0 = no clipping
-    eval_interval: int = 50  # evaluate every this many steps (and always at the last step)
-    eval_windows: int = 32  # number of fixed validation windows of seq_len tokens
-    dtype: str = "float32"  # "float32" | "bfloat16" (autocast)
-    device: str = "auto"  # "auto" | "cpu" | "cuda"
-    compile: bool = False  # torch.compile the model
-    threads: int = 0  # torch intra-op threads for this trial; 0 = leave torch's default
-    seed: int = 0  # model init and batch order
-    checkpoint_interval: int = 0  # steps between checkpoints (with checkpoint_dir); 0 = at every evaluation
+    steps: int = option(300, "optimizer steps; warmup and eval interval keep their own values")
+    batch_size: int = option(16, "sequences per micro-batch")
+    grad_accum: int = option(1, "micro-batches per optimizer step")
+    lr: float = option(2e-3, "peak learning rate")
+    min_lr_ratio: float = option(0.1, "final lr = min_lr_ratio * lr (cosine, wsd)")
+    warmup_steps: int = option(20, "linear warmup from 0 (capped at steps)")
+    schedule: str = option("cosine", "learning-rate schedule (wsd = warmup-stable-decay)", choices=SCHEDULES)
+    decay_fraction: float = option(0.2, "wsd: share of the steps spent in the final linear decay")
+    weight_decay: float = option(0.1, "AdamW weight decay, applied to matrices and embeddings only")
+    betas: tuple[float, float] = option((0.9, 0.95), "AdamW betas")
+    eps: float = option(1e-8, "AdamW epsilon")
+    grad_clip: float = option(1.0, "max global gradient norm; 0 = no clipping")
+    eval_interval: int = option(50, "evaluate every this many steps (and always at the last step)")
+    eval_windows: int = option(32, "number of fixed validation windows of seq_len tokens")
+    dtype: str = option("float32", "float32, or bfloat16 autocast", choices=DTYPES)
+    device: str = option("auto", "where to train", choices=DEVICES)
+    compile: bool = option(False, "torch.compile the model")
+    threads: int = option(0, "torch intra-op threads per run; 0 = torch's default (Ray trials: CPUs per trial)")
+    seed: int = option(0, "seed of model init and batch order (the first seed where a command trains several)")
+    checkpoint_interval: int = option(0, "steps between checkpoints; 0 = at every evaluation")
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "grad_accum", "lr", "eval_interval", "eval_windows", "eps"):
@@ -349,11 +359,13 @@ class DataConfig(Config):
     "hf:NAME[:CONFIG]" (Hugging Face `datasets`, needs the library and a network or its cache).
     """
 
-    corpus: str = "shakespeare"
-    tokenizer: str = "byte"  # "byte" (vocab 256, bits per byte exact) | "bpe" (byte-level BPE)
-    bpe_vocab: int = 4096  # vocab size when tokenizer == "bpe"
-    val_fraction: float = 0.1  # held-out share where a corpus has no natural split
-    cache_dir: str = ""  # "" = $TLMSEARCH_CACHE, else ~/.cache/tlmsearch
+    corpus: str = option("shakespeare", "shakespeare, bible-web, pydoc, text:PATH, tokens:PATH or hf:NAME[:CONFIG]")
+    tokenizer: str = option(
+        "byte", "byte (vocab 256, bits per byte exact) or bpe (byte-level BPE); the CLI also takes bpe:VOCAB"
+    )
+    bpe_vocab: int = option(4096, "vocab size when tokenizer is bpe")
+    val_fraction: float = option(0.1, "held-out share where a corpus has no natural split")
+    cache_dir: str = option("", "cache of corpora and tokenizers; empty = $TLMSEARCH_CACHE, else ~/.cache/tlmsearch")
 
     def __post_init__(self) -> None:
         if not self.corpus:

@@ -3,12 +3,12 @@
 Short, noisy trials make the search's best trial optimistic (the winner's curse), so the top-k
 distinct finished search profiles are trained again with fresh seeds, together with cosine and
 uniform at each of their budgets. A (profile, budget, seed) already re-trained with the same
-step count is marked done and reused.
+step count and the same training and data settings (`same_training`) is marked done and reused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,12 +58,41 @@ def _baseline_of(profile: dict[str, Any]) -> str | None:
     return name if name in BASELINES else None
 
 
-def plan(records: Iterable[Any], top_k: int, seeds: list[int], steps: int) -> list[Planned]:
-    """Every (profile, seed) to verify; those with a finished verify record of `steps` are marked done."""
+# TrainConfig fields that say how a trial ran, not what it learned from: never block a reuse
+RESOURCE_FIELDS: tuple[str, ...] = ("seed", "threads", "device", "checkpoint_interval")
+
+
+def same_training(record: Any, train: Mapping[str, Any], data: Mapping[str, Any], overridden: bool) -> bool:
+    """Whether `record` was trained with the TrainConfig/DataConfig dicts `train` and `data`.
+
+    Seeds, threads, device and checkpointing are not compared, nor the data cache folder.
+    Records written before records carried their configs (empty `train`) count as the
+    search's own settings: they match only when nothing was `overridden`.
+    """
+    if not record.train:
+        return not overridden
+
+    def strip(d: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+        return {k: v for k, v in d.items() if k not in keys}
+
+    return strip(record.train, RESOURCE_FIELDS) == strip(train, RESOURCE_FIELDS) and strip(
+        record.data, ("cache_dir",)
+    ) == strip(data, ("cache_dir",))
+
+
+def plan(
+    records: Iterable[Any],
+    top_k: int,
+    seeds: list[int],
+    steps: int,
+    reusable: Callable[[Any], bool] = lambda r: True,
+) -> list[Planned]:
+    """Every (profile, seed) to verify; those with a finished verify record of `steps` (and
+    `reusable`, e.g. `same_training`) are marked done."""
     records = list(records)
     done: dict[tuple[str, int, int], str] = {}
     for r in finished(records, kinds=("verify",)):
-        if r.max_steps == steps:
+        if r.max_steps == steps and reusable(r):
             done.setdefault((label(r), r.base_width, r.seed), r.trial_id)
     out = []
     for prof, base, name in choose_profiles(records, top_k):

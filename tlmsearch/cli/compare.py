@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
+from tlmsearch.cli._config_args import (
+    add_model_arguments,
+    add_training_arguments,
+    apply_overrides,
+    parse_pairs,
+    training_overrides,
+)
 from tlmsearch.cli._options import add_verdict_arguments
+from tlmsearch.cli.verify import check_levels, print_verdicts
+from tlmsearch.config import DataConfig, TrainConfig
 
 HELP = "controlled comparison: train fixed profiles with several seeds, then the verdict and report"
 DESCRIPTION = """\
@@ -29,63 +39,50 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         help="profiles to train, e.g. uniform groups:early cosine:start=1.5,end=0.5",
     )
-    p.add_argument(
-        "--arch",
-        default="transformer",
-        help="transformer | gated_attention | titans | hope_attention (default transformer)",
-    )
-    p.add_argument("--preset", default="cpu-s", help="model shape preset (default cpu-s)")
-    p.add_argument("--base-width", type=int, default=0, help="MLP width per layer of the budget (default: preset's)")
-    p.add_argument("--seeds", type=int, default=3, help="seeds per profile (default 3)")
-    p.add_argument("--steps", type=int, help="training steps per run (default: TrainConfig's)")
-    p.add_argument("--lr", type=float, help="peak learning rate")
-    p.add_argument("--batch-size", type=int, help="sequences per micro-batch")
-    p.add_argument("--eval-interval", type=int, help="steps between evaluations")
-    p.add_argument("--corpus", help="shakespeare (default), bible-web, pydoc, text:PATH, tokens:PATH")
-    p.add_argument("--tokenizer", metavar="KIND", help="byte (default), bpe or bpe:VOCAB")
-    p.add_argument("--cpus-per-trial", type=float, default=1.0, help="CPUs per training run (default 1)")
-    p.add_argument("--gpus-per-trial", type=float, default=0.0, help="GPUs per training run; fractions share one")
-    p.add_argument("--seed", type=int, default=0, help="first seed (seeds are seed, seed+1, ...)")
+    p.add_argument("--seeds", type=int, default=3, help="seeds per profile: --seed, --seed+1, ... (default: 3)")
+    add_model_arguments(p)
+    add_training_arguments(p)
+    g = p.add_argument_group("resources and output")
+    g.add_argument("--cpus-per-trial", type=float, default=1.0, help="CPUs per training run (default: 1)")
+    g.add_argument("--gpus-per-trial", type=float, default=0.0, help="GPUs per training run; fractions share one")
+    g.add_argument("--name", help="run name (default: compare-<arch>-<date>-<time>)")
+    g.add_argument("--runs-dir", default="runs", help="parent folder of run directories (default: runs)")
+    g.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
+    g.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     add_verdict_arguments(p)
-    p.add_argument("--name", help="run name (default compare-<arch>-<date>-<time>)")
-    p.add_argument("--runs-dir", default="runs", help="parent folder of run directories (default runs)")
-    p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
-    p.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+
+
+def compare_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of `compare` that the flags describe (no Ray, no files).
+
+    Training and data flags mean what they mean in `train` and `search`: `--steps` sets the
+    step count only, `--seed` is the first of the seeds.
+    """
+    train, data = training_overrides(args)
+    train_cfg = apply_overrides(TrainConfig(), train, "train")
+    return {
+        "arch": args.arch or "transformer",
+        "preset": args.preset or "cpu-s",
+        "seeds": args.seeds,
+        "base_width": args.base_width or 0,
+        "name": args.name or "",
+        "runs_dir": args.runs_dir,
+        "model": parse_pairs(args.model_pairs, "--model"),
+        "train": train_cfg.to_dict(),
+        "data": apply_overrides(DataConfig(), data, "data").to_dict(),
+        "cpus_per_trial": args.cpus_per_trial,
+        "gpus_per_trial": args.gpus_per_trial,
+        "seed": train_cfg.seed,
+    }
 
 
 def run(args: argparse.Namespace) -> int:
-    from tlmsearch.analysis.compare import compare
-    from tlmsearch.cli.verify import check_levels, print_verdicts
+    from tlmsearch.api import compare
 
     check_levels(args.threshold, args.confidence)
-    train: dict = {}
-    for flag in ("lr", "batch_size", "eval_interval"):
-        if getattr(args, flag) is not None:
-            train[flag] = getattr(args, flag)
-    data: dict = {}
-    if args.corpus:
-        data["corpus"] = args.corpus
-    if args.tokenizer:
-        from tlmsearch.cli.train import parse_tokenizer
-
-        data.update(parse_tokenizer(args.tokenizer))
-    if args.steps is not None:
-        train["steps"] = args.steps
-        train.setdefault("warmup_steps", min(20, args.steps))
-        train.setdefault("eval_interval", min(50, args.steps))
     result = compare(
         args.families,
-        arch=args.arch,
-        preset=args.preset,
-        seeds=args.seeds,
-        base_width=args.base_width,
-        name=args.name or "",
-        runs_dir=args.runs_dir,
-        train=train,
-        data=data,
-        cpus_per_trial=args.cpus_per_trial,
-        gpus_per_trial=args.gpus_per_trial,
-        seed=args.seed,
+        **compare_arguments(args),
         threshold=args.threshold,
         confidence=args.confidence,
         method=args.interval,

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from typing import Any
+
+from tlmsearch.cli._config_args import parse_tokenizer
+from tlmsearch.config import DataConfig
+from tlmsearch.errors import ConfigError
 
 HELP = "list the training corpora, or prepare one ahead of time"
 DESCRIPTION = """\
@@ -32,8 +37,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tlmsearch.errors import ConfigError
-
     if args.action == "list":
         if args.corpus:
             raise ConfigError("`tlmsearch data` lists corpora; to prepare one: tlmsearch data prepare NAME")
@@ -44,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from tlmsearch.data.corpora import BUILTIN, KINDS
+    from tlmsearch.data.corpora import BUILTIN, KINDS  # numpy: kept off the --help path
 
     rows: list[dict[str, Any]] = [
         {
@@ -70,11 +73,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _prepare(args: argparse.Namespace) -> int:
-    import time
-
-    from tlmsearch.cli.train import parse_tokenizer
-    from tlmsearch.config import DataConfig
-    from tlmsearch.data import prepare
+    from tlmsearch.data import prepare  # numpy: kept off the --help path
 
     fields: dict[str, Any] = {"corpus": args.corpus, **parse_tokenizer(args.tokenizer)}
     if args.cache_dir:

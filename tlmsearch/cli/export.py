@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-HELP = "export a trial's per-layer widths: native, nemotron-nas, openelm, megatron, gemma3n, widths"
-DESCRIPTION = """\
+from tlmsearch.errors import UserError
+from tlmsearch.export import export_run
+from tlmsearch.export_formats import FORMATS, get_format
+
+HELP = f"export a trial's per-layer widths: {', '.join(FORMATS)}"
+_FORMAT_LINES = "\n".join(
+    f"  {f.name:<13} {f.description}\n  {'':<13} widths: {f.exact_rule}" for f in FORMATS.values()
+)
+DESCRIPTION = f"""\
 Export the width schedule of one trial (default: the best) to a training-config format.
 
-formats:
-  native        tlmsearch run config (model/train/data); train it with `tlmsearch train --config FILE`
-  nemotron-nas  DeciLM / Nemotron-NAS config.json, per-layer block_configs (ffn_mult); readers round
-                widths up to a multiple of 256
-  openelm       OpenELM config.json, per-layer ffn_multipliers (ffn_dim_divisor = gcd of the widths)
-  megatron      Megatron Core heterogeneous-layers JSON, per-block ffn_hidden_size (exact)
-  gemma3n       transformers Gemma3nTextConfig config.json, per-layer intermediate_size (exact)
-  widths        a plain JSON list
+formats (and when their readers build exactly the exported widths):
+{_FORMAT_LINES}
 
 "best" is the profile with the lowest mean verified perplexity when the run has been verified
 (or is a comparison), else the finished search trial with the lowest val_loss. Where a format's
@@ -37,21 +39,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         dest="fmt",
         default="native",
         metavar="FORMAT",
-        help="native (default), nemotron-nas, openelm, megatron, gemma3n or widths",
+        help=f"one of: {', '.join(FORMATS)} (default: native)",
     )
-    p.add_argument("--out", metavar="DIR", help="output folder (default RUN_DIR/export/<trial>-<format>/)")
+    p.add_argument("--out", metavar="DIR", help="output folder (default: RUN_DIR/export/<trial>-<format>/)")
     p.add_argument("--divisor", type=int, help="openelm: ffn_dim_divisor (default: gcd of the widths, exact)")
     p.add_argument("--stdout", action="store_true", help="print the exported file instead of writing it")
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
-    from tlmsearch.errors import UserError
-    from tlmsearch.export import FORMATS, export_run
-
-    if args.fmt not in FORMATS:
-        raise UserError(f"unsupported export format {args.fmt!r}; choose one of: {', '.join(FORMATS)}")
+    get_format(args.fmt)  # one line naming the allowed formats
     if args.divisor is not None and args.divisor < 1:
         raise UserError(f"--divisor={args.divisor} must be >= 1")
     ex, path, why = export_run(

@@ -7,6 +7,12 @@ import json
 import sys
 from typing import Any
 
+from tlmsearch.errors import ConfigError
+from tlmsearch.plots import profiles_figure
+from tlmsearch.presets import preset
+from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, shape_stats
+from tlmsearch.spaces import builtin_spaces, load_space
+
 HELP = "show per-layer MLP widths of profile families under one exact budget"
 DESCRIPTION = """\
 Show the integer per-layer MLP widths that profile families give under one budget
@@ -25,8 +31,6 @@ examples:
 
 
 def _families_help() -> str:
-    from tlmsearch.profiles import FAMILIES
-
     lines = []
     for fam in FAMILIES.values():
         params = ", ".join(f"{k}={v}" for k, v in fam.defaults.items())
@@ -56,15 +60,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tlmsearch.errors import ConfigError
-    from tlmsearch.profiles import Budget, ProfileSpec, shape_stats
-
     if args.spaces:
         return _list_spaces(args.layers or 12)
     layers, base, multiple = args.layers, args.base_width, args.multiple_of
     if args.preset:
-        from tlmsearch.presets import preset
-
         pre = preset(args.preset)
         layers = layers or pre.n_layers
         base = base or pre.base_width
@@ -83,8 +82,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(_tables(budget, rows))
     if args.plot:
-        from tlmsearch.plots import profiles_figure
-
         fig = profiles_figure({r["profile"]: r["widths"] for r in rows}, title=_budget_line(budget))
         fig.write_html(args.plot, include_plotlyjs=True)
         print(f"plot written to {args.plot}", file=sys.stderr)
@@ -92,8 +89,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _list_spaces(n_layers: int) -> int:
-    from tlmsearch.spaces import builtin_spaces, load_space
-
     print(f"built-in search spaces (dimension at {n_layers} layers; or pass a .py file to --space):")
     for name in builtin_spaces():
         space = load_space(name)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from tlmsearch.cli._options import add_verdict_arguments
+from tlmsearch.cli.verify import check_levels
+from tlmsearch.report import write_report
 
 HELP = "write report.html (works offline), summary.md and summary.json for a run directory"
 DESCRIPTION = """\
@@ -29,11 +32,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
-    from tlmsearch.cli.verify import check_levels
-    from tlmsearch.report import write_report
-
     check_levels(args.threshold, args.confidence)
     paths = write_report(
         args.run_dir, args.out, threshold=args.threshold, confidence=args.confidence, method=args.interval

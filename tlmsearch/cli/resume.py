@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from tlmsearch.cli.status import print_status
+
 HELP = "continue an interrupted search (Ctrl-C, crash) without re-running finished trials"
 DESCRIPTION = """\
 Continue the search in RUN_DIR where it stopped: finished trials are kept (and never recorded
@@ -25,7 +27,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tlmsearch.cli.status import print_status
     from tlmsearch.tuning import resume
 
     study = resume(args.run_dir, address=args.address, progress=not args.quiet)

@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from tlmsearch.cli._config_args import add_model_arguments, add_training_arguments, parse_pairs, training_overrides
+from tlmsearch.cli.status import print_status
+from tlmsearch.search_config import SAMPLERS, SCHEDULERS, SearchConfig
+
 HELP = "search per-layer width profiles: parallel trials on Ray Tune, Optuna sampler, early stopping"
 DESCRIPTION = """\
 Search how to spread a fixed budget of MLP width over the layers: Ray Tune runs real short
@@ -22,20 +26,20 @@ examples:
   tlmsearch resume runs/<name>     # after Ctrl-C or a crash
   tlmsearch status runs/<name>
 
-samplers: tpe gp nsga2 cmaes random qmc; schedulers: asha hyperband (async, 3 brackets) none;
+samplers: {samplers}; schedulers: {schedulers} (hyperband: async, 3 brackets);
 objectives: val_loss, plus optionally params (needs --base-widths) or tokens_per_s.
-"""
+Training and data flags mean what they mean in `train`, `compare` and `verify`; --seed is
+also the sampler's seed.
+""".format(samplers=" ".join(SAMPLERS), schedulers=" ".join(SCHEDULERS))
 
-# flag dest -> SearchConfig field (top level)
+# flag dest -> SearchConfig field (top level); the model, training and data flags are shared
 _TOP = {
     "name": "name", "runs_dir": "runs_dir", "arch": "arch", "preset": "preset", "base_width": "base_width",
     "base_widths": "base_widths", "space": "space", "sampler": "sampler", "scheduler": "scheduler",
     "reduction_factor": "reduction_factor", "grace_steps": "grace_steps", "trials": "trials",
     "time_budget": "time_budget_s", "max_concurrent": "max_concurrent", "cpus_per_trial": "cpus_per_trial",
-    "gpus_per_trial": "gpus_per_trial", "max_failures": "max_failures", "seed": "seed",
+    "gpus_per_trial": "gpus_per_trial", "max_failures": "max_failures",
 }  # fmt: skip
-_TRAIN = {"steps": "steps", "eval_interval": "eval_interval", "batch_size": "batch_size", "lr": "lr"}
-_DATA = {"corpus": "corpus", "tokenizer": "tokenizer"}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -43,64 +47,41 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", help="run name: the run directory is RUNS_DIR/NAME (default: generated)")
     p.add_argument("--runs-dir", help="parent of run directories (default: runs)")
     p.add_argument("--address", help="join this Ray cluster ('auto' or host:port); default: start Ray locally")
-    g = p.add_argument_group("model and budget")
-    g.add_argument("--arch", help="transformer, gated_attention, titans, hope_attention")
-    g.add_argument("--preset", help="model shape preset, e.g. tiny, cpu-s, cpu-m, 170m")
-    g.add_argument("--model", action="append", metavar="KEY=VALUE", help="override a model field (repeatable)")
-    g.add_argument("--base-width", type=int, help="fixed budget: MLP width per layer (default: the preset's)")
-    g.add_argument("--base-widths", type=int, nargs=2, metavar=("LOW", "HIGH"), help="budget sweep range")
+    add_model_arguments(p)
     g = p.add_argument_group("search")
+    g.add_argument("--base-widths", type=int, nargs=2, metavar=("LOW", "HIGH"), help="budget sweep range")
     g.add_argument("--space", help="search space name (see `tlmsearch profiles --spaces`) or a .py file")
-    g.add_argument("--sampler", help="tpe, gp, nsga2, cmaes, random, qmc")
-    g.add_argument("--objectives", help="comma-separated: val_loss[,params|tokens_per_s]")
-    g.add_argument("--scheduler", help="asha, hyperband, none")
-    g.add_argument("--reduction-factor", type=int, help="ASHA/HyperBand reduction factor (default 3)")
+    g.add_argument("--sampler", help=f"{', '.join(SAMPLERS)} (default: tpe)")
+    g.add_argument("--objectives", help="comma-separated: val_loss[,params|tokens_per_s] (default: val_loss)")
+    g.add_argument("--scheduler", help=f"{', '.join(SCHEDULERS)} (default: asha)")
+    g.add_argument("--reduction-factor", type=int, help="ASHA/HyperBand reduction factor (default: 3)")
     g.add_argument("--grace-steps", type=int, help="no early stopping before this many steps")
-    g.add_argument("--trials", type=int, help="number of trials, baselines included")
+    g.add_argument("--trials", type=int, help="number of trials, baselines included (default: 32)")
     g.add_argument("--time-budget", type=float, metavar="SECONDS", help="stop the search after this long")
     g.add_argument("--max-concurrent", type=int, help="trials at once (default: as resources allow)")
-    g.add_argument("--cpus-per-trial", type=float)
-    g.add_argument("--gpus-per-trial", type=float, help="fractions share a GPU, e.g. 0.5")
-    g.add_argument("--max-failures", type=int, help="retries of a trial whose worker died")
-    g.add_argument("--seed", type=int, help="sampler seed and training seed")
+    g.add_argument("--cpus-per-trial", type=float, help="CPUs per trial, also its torch threads (default: 1)")
+    g.add_argument("--gpus-per-trial", type=float, help="fractions share a GPU, e.g. 0.5 (default: 0)")
+    g.add_argument("--max-failures", type=int, help="retries of a trial whose worker died (default: 2)")
     g.add_argument(
         "--baseline", action="append", metavar="PROFILE", help="a baseline (repeatable; replaces the defaults)"
     )
     g.add_argument("--no-baselines", action="store_true", help="seed no baselines")
-    g = p.add_argument_group("training and data")
-    g.add_argument("--steps", type=int, help="training steps of a full trial")
-    g.add_argument("--eval-interval", type=int, help="evaluate (and report to the scheduler) every N steps")
-    g.add_argument("--batch-size", type=int)
-    g.add_argument("--lr", type=float)
-    g.add_argument("--train", action="append", metavar="KEY=VALUE", help="any TrainConfig field (repeatable)")
-    g.add_argument("--corpus", help="shakespeare, bible-web, pydoc, text:PATH, tokens:PATH, hf:NAME")
-    g.add_argument("--tokenizer", help="byte or bpe")
-    g.add_argument("--data", action="append", metavar="KEY=VALUE", help="any DataConfig field (repeatable)")
+    add_training_arguments(p)
     g = p.add_argument_group("output")
     g.add_argument("--dry-run", action="store_true", help="print the resolved config and exit")
     g.add_argument("--quiet", action="store_true", help="no progress line")
     g.add_argument("--json", action="store_true", help="print the final status as JSON")
 
 
-def _pairs(items: list[str] | None, flag: str) -> dict[str, Any]:
-    import yaml
+def build_config(args: argparse.Namespace) -> SearchConfig:
+    """The SearchConfig that `--config` plus the flags describe.
 
-    from tlmsearch.errors import ConfigError
-
-    out: dict[str, Any] = {}
-    for item in items or []:
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise ConfigError(f"{flag} {item!r}: write KEY=VALUE")
-        out[key.strip()] = yaml.safe_load(value)
-    return out
-
-
-def build_config(args: argparse.Namespace) -> Any:
-    """The SearchConfig that `--config` plus the flags describe."""
-    from tlmsearch.tuning.config import SearchConfig
-
-    data: dict[str, Any] = SearchConfig.load(args.config).to_dict() if args.config else {}
+    `--seed` is the training seed of every trial and, in a search, also the sampler's seed
+    (`SearchConfig.seed`); the other training and data flags replace single fields of
+    `SearchConfig.train` / `.data`.
+    """
+    base = SearchConfig.load(args.config) if args.config else SearchConfig()
+    data: dict[str, Any] = base.to_dict()
     for dest, field in _TOP.items():
         value = getattr(args, dest, None)
         if value is not None:
@@ -111,13 +92,14 @@ def build_config(args: argparse.Namespace) -> Any:
         data["baselines"] = []
     elif args.baseline:
         data["baselines"] = list(args.baseline)
-    if args.model:
-        data["model"] = {**data.get("model", {}), **_pairs(args.model, "--model")}
-    for section, flags, extra in (("train", _TRAIN, args.train), ("data", _DATA, args.data)):
-        values = {f: getattr(args, d) for d, f in flags.items() if getattr(args, d) is not None}
-        values.update(_pairs(extra, f"--{section}"))
-        if values:
-            data[section] = {**data.get(section, {}), **values}
+    pairs = parse_pairs(args.model_pairs, "--model")
+    if pairs:
+        data["model"] = {**data.get("model", {}), **pairs}
+    train, data_overrides = training_overrides(args)
+    if "seed" in train:
+        data["seed"] = train["seed"]
+    data["train"] = {**data["train"], **train}
+    data["data"] = {**data["data"], **data_overrides}
     return SearchConfig.from_dict(data)
 
 
@@ -128,7 +110,6 @@ def run(args: argparse.Namespace) -> int:
 
         print(resolve(cfg).to_yaml(), end="")
         return 0
-    from tlmsearch.cli.status import print_status
     from tlmsearch.tuning import search
 
     study = search(cfg, address=args.address, progress=not args.quiet)

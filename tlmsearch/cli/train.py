@@ -1,25 +1,13 @@
 """`tlmsearch train`: one training run into `runs/<name>/`.
 
-Run config files (`--config FILE`, YAML or JSON; also what `runs/<name>/config.yaml` holds and
-what `tlmsearch export --format native` writes) have up to four top-level sections:
+Run config files (`--config FILE`, YAML or JSON) are `tlmsearch.runconfig.RunConfig`s: sections
+model / train / data / meta; the model is a full ModelConfig or a preset + profile spec (see
+that module and the README's "Config files"). `runs/<name>/config.yaml` and
+`tlmsearch export --format native` write the same format.
 
-    model:                       # either a full ModelConfig ...
-      arch: transformer
-      d_model: 128
-      n_layers: 8
-      n_heads: 4
-      mlp_widths: [528, 512, ...]
-      seq_len: 256
-      vocab_size: 256            # replaced by the tokenizer's vocab when they differ
-      options: {...}             # ArchOptions, optional
-    # ... or a preset plus a width profile, with optional ModelConfig overrides:
-    # model: {preset: cpu-s, arch: titans, family: "cosine:start=1.5,end=0.5", base_width: 352}
-    train: {steps: 300, lr: 0.002, seed: 0, ...}     # TrainConfig fields, all optional
-    data: {corpus: shakespeare, tokenizer: byte}     # DataConfig fields, all optional
-    meta: {...}                                      # free-form notes; ignored when read
-
-Command-line flags override the file: `--arch/--preset/--family/--base-width` rebuild the model
-from the preset; `--steps`, `--lr`, `--seed`, ... replace single fields.
+Command-line flags override the file: `--arch/--preset/--family/--base-width/--model` rebuild
+the model from the preset (a full ModelConfig in the file keeps only its arch); every training
+and data flag (see `tlmsearch.cli._config_args`) replaces one field.
 
 The run directory receives `config.yaml` (the resolved config, itself a valid `--config`),
 `environment.json`, `metrics.jsonl` (one line per evaluation), `summary.json` and
@@ -35,6 +23,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tlmsearch import rundir
+from tlmsearch.cli._config_args import (
+    add_model_arguments,
+    add_training_arguments,
+    apply_overrides,
+    parse_pairs,
+    parse_tokenizer,
+    training_overrides,
+)
+from tlmsearch.config import ModelConfig
+from tlmsearch.errors import ConfigError
+from tlmsearch.runconfig import ModelSpec, RunConfig
+
 HELP = "train one model on real text and record its metrics in runs/<name>/"
 DESCRIPTION = """\
 Train one model (a preset shape, an architecture and a width profile) on real text, with
@@ -48,39 +49,19 @@ examples:
   tlmsearch train --name my-run --resume          # continue an interrupted run
 
 corpora: shakespeare (default), bible-web, pydoc, text:PATH, tokens:PATH, hf:NAME[:CONFIG]
-(see `tlmsearch data`). Config file format: see the docstring of tlmsearch.cli.train.
+(see `tlmsearch data`). Config file format: README, "Config files".
 """
 
-TOP_LEVEL = ("model", "train", "data", "meta")
-SPEC_KEYS = ("preset", "family", "base_width")
+__all__ = ["add_arguments", "parse_tokenizer", "resolve_configs", "run"]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", metavar="FILE", help="run config (YAML/JSON with model/train/data sections)")
-    g = p.add_argument_group("model")
-    g.add_argument("--arch", help="transformer | gated_attention | titans | hope_attention (default transformer)")
-    g.add_argument("--preset", help="model shape preset (default cpu-s): tiny, cpu-s, cpu-m, 170m, ...")
-    g.add_argument("--family", metavar="SPEC", help="width profile, e.g. cosine:start=1.5,end=0.5 (default uniform)")
-    g.add_argument("--base-width", type=int, help="uniform MLP width per layer of the budget (default: preset's)")
-    g = p.add_argument_group("training")
-    g.add_argument("--steps", type=int, help="optimizer steps")
-    g.add_argument("--lr", type=float, help="peak learning rate")
-    g.add_argument("--batch-size", type=int, help="sequences per micro-batch")
-    g.add_argument("--grad-accum", type=int, help="micro-batches per optimizer step")
-    g.add_argument("--schedule", choices=("cosine", "wsd", "constant"), help="learning-rate schedule")
-    g.add_argument("--dtype", choices=("float32", "bfloat16"), help="float32 or bfloat16 autocast")
-    g.add_argument("--device", choices=("auto", "cpu", "cuda"), help="where to train (default auto)")
-    g.add_argument("--compile", action="store_true", default=None, help="torch.compile the model")
-    g.add_argument("--threads", type=int, help="torch threads for this run (0 = torch's default)")
-    g.add_argument("--eval-interval", type=int, help="steps between evaluations")
-    g.add_argument("--eval-windows", type=int, help="number of fixed validation windows")
-    g.add_argument("--seed", type=int, help="seed of model init and batch order")
-    g = p.add_argument_group("data")
-    g.add_argument("--corpus", help="shakespeare (default), bible-web, pydoc, text:PATH, tokens:PATH, hf:NAME")
-    g.add_argument("--tokenizer", metavar="KIND", help="byte (default), bpe or bpe:VOCAB (e.g. bpe:4096)")
+    p.add_argument("--config", metavar="FILE", help="run config (YAML/JSON with model/train/data/meta sections)")
+    add_model_arguments(p, family=True)
+    add_training_arguments(p)
     g = p.add_argument_group("output")
     g.add_argument("--name", help="run name (default: train-<date>-<time>)")
-    g.add_argument("--runs-dir", default="runs", help="parent folder of run directories (default runs)")
+    g.add_argument("--runs-dir", default="runs", help="parent folder of run directories (default: runs)")
     g.add_argument("--resume", action="store_true", help="continue the run --name from its checkpoint")
     g.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
 
@@ -88,101 +69,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 # ----------------------------------------------------------------------------- config resolution
 
 
-def parse_tokenizer(text: str) -> dict[str, Any]:
-    """'byte' | 'bpe' | 'bpe:4096' -> DataConfig fields."""
-    from tlmsearch.errors import ConfigError
-
-    kind, _, vocab = text.partition(":")
-    if kind == "byte" and not vocab:
-        return {"tokenizer": "byte"}
-    if kind == "bpe":
-        if not vocab:
-            return {"tokenizer": "bpe"}
-        if vocab.isdigit():
-            return {"tokenizer": "bpe", "bpe_vocab": int(vocab)}
-    raise ConfigError(f"tokenizer {text!r} is not allowed; use byte, bpe or bpe:VOCAB (e.g. bpe:4096)")
-
-
-def read_config_file(path: str | Path) -> dict[str, Any]:
-    """The sections of a run config file (see the module docstring)."""
-    import yaml
-
-    from tlmsearch.errors import ConfigError
-
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
-    try:
-        doc = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: not valid YAML/JSON ({str(exc).splitlines()[0]})") from None
-    if doc is None:
-        doc = {}
-    if not isinstance(doc, dict):
-        raise ConfigError(f"{path}: expected a mapping with sections {', '.join(TOP_LEVEL)}")
-    unknown = sorted(set(doc) - set(TOP_LEVEL))
-    if unknown:
-        raise ConfigError(f"{path}: unknown section(s) {', '.join(unknown)}; allowed: {', '.join(TOP_LEVEL)}")
-    for key in TOP_LEVEL:
-        if doc.get(key) is not None and not isinstance(doc[key], dict):
-            raise ConfigError(f"{path}: section {key!r} must be a mapping")
-    return {k: dict(doc.get(k) or {}) for k in TOP_LEVEL}
-
-
-def model_from_spec(spec: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """ModelConfig from {preset, arch, family, base_width, **overrides}; returns (cfg, meta)."""
-    from tlmsearch.presets import preset
-    from tlmsearch.profiles import ProfileSpec
-
-    spec = dict(spec)
-    p = preset(str(spec.pop("preset", None) or "cpu-s"))
-    arch = str(spec.pop("arch", None) or "transformer")
-    family = ProfileSpec.parse(str(spec.pop("family", None) or "uniform"))
-    base_width = spec.pop("base_width", None)
-    widths = family.widths(p.budget(base_width))
-    cfg = p.model_config(arch, widths, **spec)
-    meta = {"preset": p.name, "arch": arch, "family": str(family), "base_width": base_width or p.base_width}
-    return cfg, meta
+def resolve_run_config(args: argparse.Namespace) -> Any:
+    """The RunConfig that --config plus the flags describe (the model not yet resolved)."""
+    run = RunConfig.load(args.config) if args.config else RunConfig()
+    model = run.model
+    spec_flags = {"preset": args.preset, "arch": args.arch, "family": args.family, "base_width": args.base_width}
+    pairs = parse_pairs(args.model_pairs, "--model")
+    if any(v is not None for v in spec_flags.values()) or (pairs and isinstance(model, ModelSpec)):
+        spec = ModelSpec(arch=model.arch) if isinstance(model, ModelConfig) else model
+        model = spec.replace(**spec_flags, **pairs)
+    elif pairs:  # a full ModelConfig: replace its fields (validated like the file)
+        model = apply_overrides(model, pairs, "model")
+    train, data = training_overrides(args)
+    return run.replace(
+        model=model,
+        train=apply_overrides(run.train, train, "train"),
+        data=apply_overrides(run.data, data, "data"),
+    )
 
 
 def resolve_configs(args: argparse.Namespace) -> tuple[Any, Any, Any, dict[str, Any]]:
     """(ModelConfig, TrainConfig, DataConfig, meta) from --config and the flags."""
-    from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
-
-    doc = read_config_file(args.config) if args.config else {k: {} for k in TOP_LEVEL}
-    model_doc = doc["model"]
-    flags = {"preset": args.preset, "arch": args.arch, "family": args.family, "base_width": args.base_width}
-    meta: dict[str, Any] = {}
-    if any(v is not None for v in flags.values()) or not model_doc or any(k in model_doc for k in SPEC_KEYS):
-        if model_doc and not any(k in model_doc for k in SPEC_KEYS):
-            # a full ModelConfig in the file: flags rebuild the model, keeping the arch by default
-            model_doc = {"arch": model_doc.get("arch")}
-        spec = {**model_doc, **{k: v for k, v in flags.items() if v is not None}}
-        model_cfg, meta = model_from_spec(spec)
-    else:
-        model_cfg = ModelConfig.from_dict(model_doc, where="model")
-
-    train_doc = dict(doc["train"])
-    for flag, field in (
-        ("steps", "steps"), ("lr", "lr"), ("batch_size", "batch_size"), ("grad_accum", "grad_accum"),
-        ("schedule", "schedule"), ("dtype", "dtype"), ("device", "device"), ("compile", "compile"),
-        ("threads", "threads"), ("eval_interval", "eval_interval"), ("eval_windows", "eval_windows"),
-        ("seed", "seed"),
-    ):  # fmt: skip
-        value = getattr(args, flag)
-        if value is not None:
-            train_doc[field] = value
-    train_cfg = TrainConfig.from_dict(train_doc, where="train")
-
-    data_doc = dict(doc["data"])
-    if args.corpus is not None:
-        data_doc["corpus"] = args.corpus
-    if args.tokenizer is not None:
-        data_doc.update(parse_tokenizer(args.tokenizer))
-    data_cfg = DataConfig.from_dict(data_doc, where="data")
-    return model_cfg, train_cfg, data_cfg, {**doc["meta"], **meta}
+    run = resolve_run_config(args)
+    model_cfg, meta = run.resolved()
+    return model_cfg, run.train, run.data, meta
 
 
 # ----------------------------------------------------------------------------- progress display
@@ -235,9 +145,6 @@ class Progress:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tlmsearch import rundir
-    from tlmsearch.errors import ConfigError
-
     model_cfg, train_cfg, data_cfg, meta = resolve_configs(args)
     runs_dir = Path(args.runs_dir)
     if args.resume:
@@ -256,7 +163,8 @@ def run(args: argparse.Namespace) -> int:
     from tlmsearch.trainer import TrainingDiverged, resolve_vocab, train
 
     model_cfg = resolve_vocab(model_cfg, data_cfg)
-    rundir.write_config(run_dir, {"model": model_cfg, "train": train_cfg, "data": data_cfg, "meta": meta})
+    resolved = RunConfig(model=model_cfg, train=train_cfg, data=data_cfg, meta=meta)
+    rundir.write_config(run_dir, resolved.to_dict())
     from tlmsearch.hardware import resolve_device
 
     device = resolve_device(train_cfg.device)

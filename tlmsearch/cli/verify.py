@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
+from pathlib import Path
+from typing import Any
 
+from tlmsearch.cli._config_args import add_training_arguments, training_overrides
 from tlmsearch.cli._options import add_verdict_arguments
+from tlmsearch.errors import UserError
+from tlmsearch.report import json_safe, write_report
 
 HELP = "re-train the top-k profiles and the baselines with several seeds; is cosine near-optimal?"
 DESCRIPTION = """\
@@ -21,6 +27,11 @@ lower bound above --threshold; otherwise "cosine is near-optimal".
 Records go to RUN_DIR/trials.jsonl with kind "verify"; running verify again reuses finished ones.
 Then `tlmsearch report RUN_DIR` draws everything.
 
+Training and data flags (as in `train` and `search`) replace single fields of the search's
+settings for the re-training: --steps defaults to the search's full fidelity, --seed to the
+search's seed + 1 (the first of the fresh seeds). Finished verify records are reused only
+when they were trained with the same settings.
+
 examples:
   tlmsearch verify runs/my-search --top-k 5 --seeds 3
   tlmsearch verify runs/my-search --top-k 3 --seeds 5 --steps 1000 --threshold 0.02
@@ -29,18 +40,22 @@ examples:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR", help="a search run directory")
-    p.add_argument("--top-k", type=int, default=5, help="distinct best profiles to re-train (default 5)")
-    p.add_argument("--seeds", type=int, default=3, help="seeds per profile (default 3)")
-    p.add_argument("--steps", type=int, help="training steps (default: the search's full fidelity)")
+    p.add_argument("--top-k", type=int, default=5, help="distinct best profiles to re-train (default: 5)")
+    p.add_argument("--seeds", type=int, default=3, help="seeds per profile (default: 3)")
     add_verdict_arguments(p)
     p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
     p.add_argument("--no-report", action="store_true", help="do not write report.html/summary.* afterwards")
     p.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    add_training_arguments(p, default_text={"seed": "the search's seed + 1", "*": "the search's"})
+
+
+def verify_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of `verify` that the training and data flags describe."""
+    train, data = training_overrides(args)
+    return {"steps": train.pop("steps", None), "train": train, "data": data}
 
 
 def check_levels(threshold: float, confidence: float) -> None:
-    from tlmsearch.errors import UserError
-
     if not 0.0 <= threshold < 1.0:
         raise UserError(f"--threshold={threshold} must lie in [0, 1) (a relative perplexity gain, 0.01 = 1%)")
     if not 0.0 < confidence < 1.0:
@@ -48,10 +63,6 @@ def check_levels(threshold: float, confidence: float) -> None:
 
 
 def print_verdicts(verdicts: list, as_json: bool) -> None:
-    import json
-
-    from tlmsearch.report import json_safe
-
     if as_json:
         print(json.dumps(json_safe([v.to_dict() for v in verdicts]), indent=2))
         return
@@ -66,10 +77,7 @@ def print_verdicts(verdicts: list, as_json: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from tlmsearch.analysis.verify import verify
-    from tlmsearch.errors import UserError
+    from tlmsearch.tuning.verify import verify
 
     check_levels(args.threshold, args.confidence)
     if not Path(args.run_dir).is_dir():
@@ -78,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         args.run_dir,
         top_k=args.top_k,
         seeds=args.seeds,
-        steps=args.steps,
+        **verify_arguments(args),
         threshold=args.threshold,
         confidence=args.confidence,
         method=args.interval,
@@ -94,8 +102,6 @@ def run(args: argparse.Namespace) -> int:
     if not result.verdicts and not args.json:
         print("no verdict: no finished cosine re-evaluation (see trials.jsonl for failures)")
     if not args.no_report:
-        from tlmsearch.report import write_report
-
         paths = write_report(args.run_dir, threshold=args.threshold, confidence=args.confidence, method=args.interval)
         if not args.json:
             print(f"wrote {paths['html']}")

@@ -14,18 +14,22 @@ run again. Which profiles and seeds: `tlmsearch.analysis.plan`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tlmsearch.analysis.collect import label
-from tlmsearch.analysis.plan import Planned, plan
+from tlmsearch.analysis.plan import RESOURCE_FIELDS, Planned, plan, same_training
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict
 from tlmsearch.errors import UserError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.records import TrialRecord, finished
 from tlmsearch.rundir.study import Study, load
+from tlmsearch.search_config import SearchConfig
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
+from tlmsearch.tuning.trainable import trial_train_config
 
 
 @dataclass(frozen=True)
@@ -40,12 +44,38 @@ class VerifyResult:
         return sum(p.done is not None for p in self.planned)
 
 
+def retrain_config(
+    cfg: SearchConfig,
+    *,
+    seeds: int,
+    steps: int | None = None,
+    train: Mapping[str, Any] | None = None,
+    data: Mapping[str, Any] | None = None,
+) -> tuple[SearchConfig, list[int]]:
+    """The search config a re-evaluation trains with, and its seeds (pure).
+
+    `train`/`data` replace single TrainConfig/DataConfig fields of the search's settings (the
+    CLI's training flags); `steps` defaults to the search's full fidelity. The seeds start at
+    `train["seed"]` when given, else at the search's seed + 1: fresh, never the seed the search
+    selected on.
+    """
+    changes = dict(train or {})
+    if steps is not None:
+        changes["steps"] = steps
+    first = int(changes.get("seed", cfg.seed + 1))
+    new_train = cfg.train.from_dict({**cfg.train.to_dict(), **changes, "seed": first}, where="train")
+    new_data = cfg.data.from_dict({**cfg.data.to_dict(), **(data or {})}, where="data")
+    return cfg.replace(train=new_train, data=new_data), [first + i for i in range(seeds)]
+
+
 def verify(
     study: Study | str | Path,
     top_k: int = 5,
     seeds: int = 3,
     steps: int | None = None,
     *,
+    train: Mapping[str, Any] | None = None,
+    data: Mapping[str, Any] | None = None,
     threshold: float = 0.01,
     confidence: float = 0.95,
     method: str = "t",
@@ -54,7 +84,9 @@ def verify(
 ) -> VerifyResult:
     """Re-train the top-k profiles and the baselines with `seeds` fresh seeds; return the verdicts.
 
-    `study` is a `Study` or a run directory. `steps` overrides the full-fidelity step count.
+    `study` is a `Study` or a run directory. `steps` overrides the full-fidelity step count;
+    `train`/`data` override single fields of the search's training and data settings (see
+    `retrain_config`). Finished verify records are reused only when trained the same way.
     """
     if top_k < 1 or seeds < 1:
         raise UserError(f"top_k={top_k} and seeds={seeds} must both be >= 1")
@@ -63,25 +95,33 @@ def verify(
     study = load(study) if isinstance(study, str | Path) else study
     if not finished(study.records):
         raise UserError(f"{study.run_dir} has no finished trials (complete, full fidelity): nothing to verify")
-    cfg = study.config
-    steps = steps or cfg.train.steps
-    seed_list = [cfg.seed + 1 + i for i in range(seeds)]
-    planned = plan(study.records, top_k, seed_list, steps)
+    cfg, seed_list = retrain_config(study.config, seeds=seeds, steps=steps, train=train, data=data)
+    steps = cfg.train.steps
+    wanted_train, wanted_data = trial_train_config(cfg, seed_list[0]).to_dict(), cfg.data.to_dict()
+    # seeds, steps and resources are matched elsewhere or do not change what a trial learns
+    overridden = any(k not in (*RESOURCE_FIELDS, "steps") for k in train or {}) or any(
+        k != "cache_dir" for k in data or {}
+    )
+
+    def reusable(r: TrialRecord) -> bool:
+        return same_training(r, wanted_train, wanted_data, overridden)
+
+    planned = plan(study.records, top_k, seed_list, steps, reusable)
     items = [
         FixedTrial(spec=ProfileSpec.from_dict(p.profile), seed=p.seed, base_width=p.base_width, name=p.name)
         for p in planned
         if p.done is None
     ]
-    new = run_fixed(study.run_dir, cfg, items, kind="verify", steps=steps, address=address, progress=progress)
+    new = run_fixed(study.run_dir, cfg, items, kind="verify", address=address, progress=progress)
     all_records = load(study.run_dir).records
     wanted = {p.label for p in planned}
     mine = [
         r
         for r in finished(all_records, kinds=("verify",))
-        if r.max_steps == steps and r.seed in seed_list and label(r) in wanted
+        if r.max_steps == steps and r.seed in seed_list and label(r) in wanted and reusable(r)
     ]
     vs = verdicts(
-        mine + finished(all_records),
+        mine + [r for r in finished(all_records) if r.kind != "verify" or reusable(r)],
         threshold=threshold,
         confidence=confidence,
         arch=cfg.arch,

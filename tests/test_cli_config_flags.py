@@ -1,0 +1,140 @@
+"""The training commands share one set of flags derived from TrainConfig and DataConfig.
+
+Every field of both configs is walked through the parser of each command that trains
+(`train`, `search`, `compare`, `verify`) and must land, with the given value, in the config
+that command trains with. No training, no Ray: only parsing and config resolution.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import typing
+from typing import Any
+
+import pytest
+
+from tlmsearch.cli import build_parser
+from tlmsearch.config import Config, DataConfig, TrainConfig
+from tlmsearch.search_config import SearchConfig
+
+COMMANDS = ("train", "search", "compare", "verify")
+# valid non-default samples for free-text fields (a new one falls back to "sample")
+TEXT_SAMPLES = {"corpus": "pydoc", "tokenizer": "bpe", "cache_dir": "/tmp/tlmsearch-cache"}
+
+
+def sample(cls: type[Config], field: dataclasses.Field[Any]) -> tuple[list[str], Any]:
+    """(flag tokens, expected value): a valid value that differs from the default."""
+    hint = typing.get_type_hints(cls)[field.name]
+    default = field.default
+    flag = "--" + field.name.replace("_", "-")
+    choices = field.metadata.get("choices") or ()
+    if choices:
+        value = next(c for c in choices if c != default)
+        return [flag, value], value
+    if hint is bool:
+        return ([flag] if not default else ["--no-" + flag[2:]]), not default
+    if hint is int:
+        return [flag, str(default + 1)], default + 1
+    if hint is float:
+        return [flag, repr(default / 2)], default / 2
+    if hint is str:
+        value = TEXT_SAMPLES.get(field.name, "sample")
+        return [flag, value], value
+    if typing.get_origin(hint) is tuple:
+        value = tuple(v / 2 for v in default)
+        return [flag, *map(repr, value)], value
+    raise AssertionError(f"{cls.__name__}.{field.name}: no sample for type {hint}")
+
+
+def search_config() -> SearchConfig:
+    return SearchConfig(preset="tiny", train=TrainConfig(steps=30, eval_interval=10), data=DataConfig(corpus="pydoc"))
+
+
+def resolve(command: str, argv: list[str]) -> tuple[TrainConfig, DataConfig]:
+    """The TrainConfig and DataConfig `command` would train with, given `argv` (its flags)."""
+    parser = build_parser()
+    if command == "train":
+        from tlmsearch.cli.train import resolve_configs
+
+        _, train, data, _ = resolve_configs(parser.parse_args(["train", "--preset", "tiny", *argv]))
+        return train, data
+    if command == "search":
+        from tlmsearch.cli.search import build_config
+
+        cfg = build_config(parser.parse_args(["search", "--preset", "tiny", *argv]))
+        assert cfg.seed == cfg.train.seed  # --seed seeds the sampler and every trial's training
+        return cfg.train, cfg.data
+    if command == "compare":
+        from tlmsearch.cli.compare import compare_arguments
+
+        kw = compare_arguments(parser.parse_args(["compare", "--families", "uniform", *argv]))
+        train = TrainConfig.from_dict(kw["train"])
+        assert kw["seed"] == train.seed  # the first of the seeds
+        return train, DataConfig.from_dict(kw["data"])
+    from tlmsearch.cli.verify import verify_arguments
+    from tlmsearch.tuning.verify import retrain_config
+
+    kw = verify_arguments(parser.parse_args(["verify", "runs/x", *argv]))
+    cfg, seeds = retrain_config(search_config(), seeds=2, **kw)
+    assert seeds[0] == cfg.train.seed
+    return cfg.train, cfg.data
+
+
+FIELDS = [(cls, f) for cls in (TrainConfig, DataConfig) for f in dataclasses.fields(cls)]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize(("cls", "field"), FIELDS, ids=[f"{c.__name__}.{f.name}" for c, f in FIELDS])
+def test_every_field_lands_in_the_config(command: str, cls: type[Config], field: dataclasses.Field[Any]) -> None:
+    argv, expected = sample(cls, field)
+    train, data = resolve(command, argv)
+    assert getattr(train if cls is TrainConfig else data, field.name) == expected, (command, argv)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_key_value_pairs_and_tokenizer_vocab(command: str) -> None:
+    train, data = resolve(command, ["--train", "eps=1e-7", "--data", "val_fraction=0.2", "--tokenizer", "bpe:512"])
+    assert train.eps == 1e-7 and data.val_fraction == 0.2
+    assert (data.tokenizer, data.bpe_vocab) == ("bpe", 512)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_steps_sets_only_the_step_count(command: str) -> None:
+    base, _ = resolve(command, [])
+    train, _ = resolve(command, ["--steps", "7"])
+    assert train.steps == 7
+    assert (train.warmup_steps, train.eval_interval) == (base.warmup_steps, base.eval_interval)
+
+
+def test_every_field_has_help_and_shows_its_default() -> None:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for command in COMMANDS:
+        text = " ".join(sub.choices[command].format_help().split())
+        for cls, field in FIELDS:
+            assert field.metadata.get("help"), f"{cls.__name__}.{field.name} has no help"
+            flag = "--" + field.name.replace("_", "-")
+            assert flag in text, (command, flag)
+        steps_help = "--steps STEPS optimizer steps; warmup and eval interval keep their own values"
+        assert steps_help + (" (default: the search's)" if command == "verify" else " (default: 300)") in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--schedule", "linear"], "invalid choice: 'linear'"),
+        (["--steps", "many"], "invalid int value: 'many'"),
+        (["--train", "nosuch=1"], "unknown field(s) nosuch"),
+    ],
+)
+def test_bad_values_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from tlmsearch.cli import main
+
+    for command in ("train", "search"):
+        try:
+            code = main([command, "--preset", "tiny", "--dry-run" if command == "search" else "--json", *argv])
+        except SystemExit as exc:  # argparse's own errors
+            code = int(exc.code or 0)
+        err = capsys.readouterr().err.strip()
+        assert code == 2 and message in err.splitlines()[-1] and "Traceback" not in err

@@ -1,0 +1,299 @@
+"""The export formats: ONE table, `FORMATS`, name -> `Format` (like `profiles.FAMILIES`).
+
+A format is a writer (model + widths -> the document a reader reads, plus notes), the reader's
+documented rule for the widths it builds from that document (`decode`), when that rule is
+exact, and how the document is serialized. `tlmsearch.export` writes and checks every format
+through this table and the CLI's `--format` choices and help read it, so a new format is one
+`Format(...)` row here (and a row in the README's export table).
+
+Readers' rules:
+- native: tlmsearch's own `RunConfig` (model + train + data + meta); `tlmsearch train --config`.
+- nemotron-nas: DeciLM / Nemotron-NAS `config.json`, `block_configs[i].ffn.ffn_mult`; the reader
+  builds `roundup_to_256(int(2 * ffn_mult * hidden_size / 3))`, exact for multiples of 256.
+- openelm: OpenELM `config.json`, per-layer `ffn_multipliers`; the reader builds
+  `make_divisible(ffn_multipliers[i] * model_dim, ffn_dim_divisor)`. A two-entry list is read as
+  linspace end points rounded to 2 decimals, which matters for 2-layer models.
+- megatron: Megatron Core heterogeneous-layers JSON (`--heterogeneous-layers-config-path`) with a
+  direct `ffn_hidden_size` per block: exact.
+- gemma3n: transformers `Gemma3nTextConfig` with a per-layer `intermediate_size` list: exact
+  (widths only: Gemma 3n's other components are not ours).
+- widths: a plain JSON list of per-layer widths.
+
+Pure Python: no torch, no transformers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import reduce
+from typing import Any, NamedTuple
+
+from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.errors import UserError
+from tlmsearch.runconfig import RunConfig
+
+
+@dataclass(frozen=True)
+class ExportInput:
+    """What a writer gets: the model, its widths and what a format may record beside them."""
+
+    model: ModelConfig
+    widths: tuple[int, ...]
+    train: Mapping[str, Any] = field(default_factory=dict)  # TrainConfig fields (native)
+    data: Mapping[str, Any] = field(default_factory=dict)  # DataConfig fields (native)
+    source: Mapping[str, Any] = field(default_factory=dict)  # run dir, trial id, profile, ...
+    divisor: int | None = None  # openelm: ffn_dim_divisor; None = the gcd of the widths (exact)
+
+
+def _json(doc: Any) -> str:
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def _yaml(doc: Any) -> str:
+    import yaml
+
+    return str(yaml.safe_dump(doc, sort_keys=False))
+
+
+class Format(NamedTuple):
+    """One export format: how to write it and how its reader reads the widths back."""
+
+    name: str
+    filename: str
+    description: str
+    exact_rule: str  # when the reader builds exactly the requested widths
+    write: Callable[[ExportInput], tuple[Any, list[str]]]  # -> (document, notes)
+    decode: Callable[[Any], tuple[int, ...]]  # document -> the widths the reader builds
+    dump: Callable[[Any], str] = _json  # document -> file text
+
+
+# ----------------------------------------------------------------------------- writers
+
+
+def _native(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
+    run = RunConfig(
+        model=x.model,
+        train=TrainConfig.from_dict(dict(x.train), where="train"),
+        data=DataConfig.from_dict(dict(x.data), where="data"),
+        meta=dict(x.source),
+    )
+    return run.to_dict(), []
+
+
+def _nemotron(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
+    model, h = x.model, x.model.d_model
+    blocks = [
+        {
+            "attention": {"no_op": False, "replace_with_linear": False, "n_heads_in_group": 1},
+            "ffn": {"no_op": False, "replace_with_linear": False, "ffn_mult": 1.5 * w / h},
+        }
+        for w in x.widths
+    ]
+    doc = {
+        "architectures": ["DeciLMForCausalLM"],
+        "model_type": "nemotron-nas",
+        "hidden_size": h,
+        "num_hidden_layers": model.n_layers,
+        "num_attention_heads": model.n_heads,
+        "vocab_size": model.vocab_size,
+        "max_position_embeddings": model.seq_len,
+        "rms_norm_eps": model.norm_eps,
+        "rope_theta": model.rope_theta,
+        "tie_word_embeddings": model.tie_embeddings,
+        "hidden_act": "silu",
+        "block_configs": blocks,
+        "tlmsearch": {**x.source, "mlp_widths": list(x.widths)},
+    }
+    notes = []
+    if any(w % 256 for w in x.widths):
+        notes.append(
+            "Nemotron-NAS readers round every FFN width up to a multiple of 256; exact only for "
+            "profiles whose widths are multiples of 256 (use a budget with multiple_of=256)"
+        )
+    return doc, notes
+
+
+def _openelm(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
+    model = x.model
+    div = x.divisor or reduce(math.gcd, x.widths)
+    doc = {
+        "architectures": ["OpenELMForCausalLM"],
+        "model_type": "openelm",
+        "model_dim": model.d_model,
+        "num_transformer_layers": model.n_layers,
+        "head_dim": model.head_dim,
+        "num_query_heads": None,
+        "num_gqa_groups": 1,
+        "qkv_multipliers": 1.0,
+        "ffn_multipliers": [w / model.d_model for w in x.widths],
+        "ffn_with_glu": True,
+        "ffn_dim_divisor": div,
+        "activation_fn_name": "swish",
+        "normalization_layer_name": "rms_norm",
+        "share_input_output_layers": model.tie_embeddings,
+        "vocab_size": model.vocab_size,
+        "max_context_length": model.seq_len,
+        "rope_freq_constant": int(model.rope_theta),
+        "tlmsearch": {**x.source, "mlp_widths": list(x.widths)},
+    }
+    notes = [f"ffn_dim_divisor={div}"]
+    if model.n_layers == 2:
+        notes.append("OpenELM reads a 2-entry ffn_multipliers list as linspace end points rounded to 2 decimals")
+    return doc, notes
+
+
+def _megatron(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
+    model = x.model
+    blocks = [
+        {
+            "attention": {"no_op": False, "replace_with_linear": False, "num_query_groups": model.n_heads},
+            "ffn": {"no_op": False, "replace_with_linear": False, "ffn_hidden_size": w},
+        }
+        for w in x.widths
+    ]
+    doc = {
+        "hidden_size": model.d_model,
+        "num_hidden_layers": model.n_layers,
+        "num_attention_heads": model.n_heads,
+        "vocab_size": model.vocab_size,
+        "block_configs": blocks,
+        "tlmsearch": {**x.source, "mlp_widths": list(x.widths)},
+    }
+    return doc, ["pass to Megatron with --heterogeneous-layers-config-path; --swiglu, no biases"]
+
+
+def _gemma3n(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
+    model, n = x.model, x.model.n_layers
+    doc = {
+        "model_type": "gemma3n_text",
+        "hidden_size": model.d_model,
+        "num_hidden_layers": n,
+        "intermediate_size": list(x.widths),
+        "num_attention_heads": model.n_heads,
+        "num_key_value_heads": model.n_heads,
+        "head_dim": model.head_dim,
+        "vocab_size": model.vocab_size,
+        "vocab_size_per_layer_input": model.vocab_size,
+        "max_position_embeddings": model.seq_len,
+        "rms_norm_eps": model.norm_eps,
+        "tie_word_embeddings": model.tie_embeddings,
+        "hidden_activation": "silu",
+        "layer_types": ["full_attention"] * n,
+        "num_kv_shared_layers": 0,
+        "activation_sparsity_pattern": [0.0] * n,
+    }
+    return doc, ["per-layer widths carry over exactly; Gemma 3n's AltUp/LAuReL/per-layer inputs are not ours"]
+
+
+def _widths(x: ExportInput) -> tuple[list[int], list[str]]:
+    return list(x.widths), []
+
+
+# ----------------------------------------------------------------------------- readers' rules
+
+
+def _find_multiple(n: int, k: int) -> int:
+    return n if n % k == 0 else n + k - (n % k)
+
+
+def make_divisible(v: float, divisor: int, min_value: float | None = None) -> int:
+    """OpenELM's (MobileNet's) rounding: nearest multiple of `divisor`, never more than 10% down."""
+    min_value = divisor if min_value is None else min_value
+    new_v = max(min_value, int(v + divisor / 2) // divisor * divisor)
+    if new_v < 0.9 * v:
+        new_v += divisor
+    return int(new_v)
+
+
+def _decode_nemotron(doc: Any) -> tuple[int, ...]:
+    h = doc["hidden_size"]
+    return tuple(_find_multiple(int(2 * b["ffn"]["ffn_mult"] * h / 3), 256) for b in doc["block_configs"])
+
+
+def _decode_openelm(doc: Any) -> tuple[int, ...]:
+    mults: Sequence[float] = doc["ffn_multipliers"]
+    n = doc["num_transformer_layers"]
+    if isinstance(mults, int | float):
+        mults = [float(mults)] * n
+    elif len(mults) == 2:  # OpenELM: two numbers are linspace end points, rounded to 2 decimals
+        mults = [round(mults[0] + (mults[1] - mults[0]) * i / max(n - 1, 1), 2) for i in range(n)]
+    return tuple(make_divisible(m * doc["model_dim"], doc["ffn_dim_divisor"]) for m in mults)
+
+
+def _decode_gemma3n(doc: Any) -> tuple[int, ...]:
+    size = doc["intermediate_size"]
+    return tuple(int(w) for w in size) if isinstance(size, list) else (int(size),) * doc["num_hidden_layers"]
+
+
+# ----------------------------------------------------------------------------- the table
+
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format(
+            "native",
+            "config.yaml",
+            "tlmsearch run config (model + train + data + meta), for `tlmsearch train --config`",
+            "exact",
+            _native,
+            lambda doc: tuple(int(w) for w in doc["model"]["mlp_widths"]),
+            _yaml,
+        ),
+        Format(
+            "nemotron-nas",
+            "config.json",
+            "DeciLM / Nemotron-NAS config.json with per-layer block_configs (ffn_mult)",
+            "exact for widths that are multiples of 256 (readers round up to one)",
+            _nemotron,
+            _decode_nemotron,
+        ),
+        Format(
+            "openelm",
+            "config.json",
+            "OpenELM config.json with per-layer ffn_multipliers",
+            "exact with ffn_dim_divisor = gcd of the widths (the default)",
+            _openelm,
+            _decode_openelm,
+        ),
+        Format(
+            "megatron",
+            "heterogeneous_layers_config.json",
+            "Megatron Core heterogeneous-layers JSON with per-block ffn_hidden_size",
+            "exact",
+            _megatron,
+            lambda doc: tuple(int(b["ffn"]["ffn_hidden_size"]) for b in doc["block_configs"]),
+        ),
+        Format(
+            "gemma3n",
+            "config.json",
+            "transformers Gemma3nTextConfig config.json with a per-layer intermediate_size list",
+            "exact",
+            _gemma3n,
+            _decode_gemma3n,
+        ),
+        Format(
+            "widths",
+            "widths.json",
+            "a plain JSON list of per-layer MLP widths",
+            "exact",
+            _widths,
+            lambda doc: tuple(int(w) for w in doc),
+        ),
+    )
+}
+
+
+def get_format(name: str) -> Format:
+    """The format `name`; a `UserError` naming the allowed ones otherwise."""
+    fmt = FORMATS.get(name)
+    if fmt is None:
+        raise UserError(f"unsupported export format {name!r}; choose one of: {', '.join(FORMATS)}")
+    return fmt
+
+
+def decode(fmt: str, doc: Any) -> tuple[int, ...]:
+    """The per-layer widths a reader of format `fmt` builds from document `doc`."""
+    return get_format(fmt).decode(doc)
