@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from tlmsearch.rundir.layout import COMPARE
+from tlmsearch.rundir.layout import COMPARE, RUN_CONFIG
 
 
 def write_text(path: str | Path, text: str) -> Path:
@@ -53,7 +53,7 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     return out
 
 
-def write_config(run_dir: str | Path, sections: Mapping[str, Any], filename: str = "config.yaml") -> Path:
+def write_config(run_dir: str | Path, sections: Mapping[str, Any], filename: str = RUN_CONFIG) -> Path:
     """Write the resolved config (sections of plain data or `Config` objects) as YAML or JSON."""
     plain = {k: (v.to_dict() if hasattr(v, "to_dict") else v) for k, v in sections.items()}
     path = Path(run_dir) / filename
