@@ -54,17 +54,22 @@ def resolve_model(
     p = shaped_preset(preset_name, overrides, data)
     budget = p.budget(base_width=base_width or p.base_width)
     widths = spec.widths(budget)
-    return budget, widths, p.model_config(arch, widths, **model_fields(overrides))
+    return budget, widths, _model(p, arch, widths, overrides)
+
+
+def _model(p: Preset, arch: str, widths: tuple[int, ...], overrides: Mapping[str, Any]) -> ModelConfig:
+    return p.model_config(arch, widths, **model_fields(overrides))
+
+
+def search_model(cfg: SearchConfig, widths: tuple[int, ...]) -> ModelConfig:
+    """The model of search `cfg` with given widths, before the tokenizer sets `vocab_size`: how
+    a record written before records carried their model is read back (`Study.model_of`)."""
+    return _model(search_preset(cfg), cfg.arch, tuple(widths), cfg.model)
 
 
 def search_preset(cfg: SearchConfig) -> Preset:
     """The preset with the shape overrides of `cfg.model` applied (and the tokenizer's vocab)."""
     return shaped_preset(cfg.preset, cfg.model, cfg.data)
-
-
-def model_overrides(cfg: SearchConfig) -> dict[str, Any]:
-    """The `cfg.model` entries that are ModelConfig fields rather than preset shape fields."""
-    return model_fields(cfg.model)
 
 
 def sweep_widths(cfg: SearchConfig) -> tuple[int, int, int]:

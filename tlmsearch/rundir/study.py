@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from tlmsearch.config import ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.pareto import pareto_front
-from tlmsearch.resolve import model_overrides, search_preset
+from tlmsearch.resolve import search_model
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord, read_records
 from tlmsearch.search_config import OBJECTIVE_METRICS, OBJECTIVES, SearchConfig
@@ -98,8 +98,7 @@ class Study:
             return record.model_config
         if not record.widths:
             raise ConfigError(f"trial {record.trial_id!r} has no widths (status {record.status})")
-        cfg = self.config
-        return search_preset(cfg).model_config(cfg.arch, tuple(record.widths), **model_overrides(cfg))
+        return search_model(self.config, record.widths)
 
     def _frame(self, records: list[TrialRecord]) -> pd.DataFrame:
         import pandas as pd
