@@ -138,3 +138,28 @@ def test_bad_values_exit_2(argv: list[str], message: str, capsys: pytest.Capture
             code = int(exc.code or 0)
         err = capsys.readouterr().err.strip()
         assert code == 2 and message in err.splitlines()[-1] and "Traceback" not in err
+
+
+def test_help_path_imports_only_the_bottom_layer() -> None:
+    """`tlmsearch --help` builds every parser from the configs alone: no run-directory readers,
+    analysis, report or training code, and none of numpy/scipy/yaml (each costs time at every call)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tlmsearch.cli\n"
+        "tlmsearch.cli.build_parser()\n"
+        "roots = ('tlmsearch', 'numpy', 'scipy', 'yaml')\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in roots)))\n"
+    )
+    loaded = set(
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    )
+    above = {
+        m
+        for m in loaded
+        if m.split(".")[1:2]
+        and m.split(".")[1]
+        in ("analysis", "rundir", "report", "plots", "export", "tuning", "api", "trainer", "data", "models", "hardware")
+    }
+    assert above == set() and not {"numpy", "scipy", "yaml"} & loaded, sorted(loaded)

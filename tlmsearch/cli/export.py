@@ -6,7 +6,6 @@ import argparse
 import sys
 
 from tlmsearch.errors import UserError
-from tlmsearch.export import export_run
 from tlmsearch.export_formats import FORMATS, get_format
 
 HELP = f"export a trial's per-layer widths: {', '.join(FORMATS)}"
@@ -47,6 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tlmsearch.export import export_run  # reads run directories: not needed for --help
+
     get_format(args.fmt)  # one line naming the allowed formats
     if args.divisor is not None and args.divisor < 1:
         raise UserError(f"--divisor={args.divisor} must be >= 1")

@@ -8,7 +8,6 @@ import sys
 from typing import Any
 
 from tlmsearch.errors import ConfigError
-from tlmsearch.plots import profiles_figure
 from tlmsearch.presets import preset
 from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, shape_stats
 from tlmsearch.spaces import builtin_spaces, load_space
@@ -82,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(_tables(budget, rows))
     if args.plot:
+        from tlmsearch.plots import profiles_figure  # plotly on use; not needed for --help
+
         fig = profiles_figure({r["profile"]: r["widths"] for r in rows}, title=_budget_line(budget))
         fig.write_html(args.plot, include_plotlyjs=True)
         print(f"plot written to {args.plot}", file=sys.stderr)

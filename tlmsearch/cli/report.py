@@ -7,7 +7,6 @@ import json
 
 from tlmsearch.cli._options import add_verdict_arguments
 from tlmsearch.cli.verify import check_levels
-from tlmsearch.report import write_report
 
 HELP = "write report.html (works offline), summary.md and summary.json for a run directory"
 DESCRIPTION = """\
@@ -32,6 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tlmsearch.report import write_report  # not needed for --help
+
     check_levels(args.threshold, args.confidence)
     paths = write_report(
         args.run_dir, args.out, threshold=args.threshold, confidence=args.confidence, method=args.interval

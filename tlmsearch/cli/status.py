@@ -7,8 +7,6 @@ import json
 import math
 from typing import Any
 
-from tlmsearch.rundir.study import load, objective_value
-
 HELP = "show a search's progress: trials complete / stopped / failed, best so far, Pareto front"
 DESCRIPTION = """\
 Summarise the search in RUN_DIR from its trials.jsonl: how many trials ended and how, the
@@ -29,6 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
     """The status of a study as plain data (what `--json` prints)."""
+    from tlmsearch.rundir.study import objective_value  # run-directory readers: not needed for --help
+
     cfg = study.config
 
     def brief(r: Any) -> dict[str, Any]:
@@ -87,5 +87,7 @@ def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tlmsearch.rundir.study import load
+
     print_status(load(args.run_dir), as_json=args.json, top=args.top)
     return 0

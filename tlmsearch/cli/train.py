@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tlmsearch import rundir
 from tlmsearch.cli._config_args import (
     add_model_arguments,
     add_training_arguments,
@@ -145,6 +144,8 @@ class Progress:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tlmsearch import rundir  # run-directory writers: not needed for --help
+
     model_cfg, train_cfg, data_cfg, meta = resolve_configs(args)
     runs_dir = Path(args.runs_dir)
     if args.resume:

@@ -10,7 +10,6 @@ from typing import Any
 from tlmsearch.cli._config_args import add_training_arguments, training_overrides
 from tlmsearch.cli._options import add_verdict_arguments
 from tlmsearch.errors import UserError
-from tlmsearch.report import json_safe, write_report
 
 HELP = "re-train the top-k profiles and the baselines with several seeds; is cosine near-optimal?"
 DESCRIPTION = """\
@@ -64,6 +63,8 @@ def check_levels(threshold: float, confidence: float) -> None:
 
 def print_verdicts(verdicts: list, as_json: bool) -> None:
     if as_json:
+        from tlmsearch.report import json_safe  # not needed for --help
+
         print(json.dumps(json_safe([v.to_dict() for v in verdicts]), indent=2))
         return
     for v in verdicts:
@@ -102,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
     if not result.verdicts and not args.json:
         print("no verdict: no finished cosine re-evaluation (see trials.jsonl for failures)")
     if not args.no_report:
+        from tlmsearch.report import write_report
+
         paths = write_report(args.run_dir, threshold=args.threshold, confidence=args.confidence, method=args.interval)
         if not args.json:
             print(f"wrote {paths['html']}")
