@@ -120,10 +120,12 @@ class RunConfig(Config):
                 raise ConfigError(f"{where}: section {key!r} must be a mapping")
         doc = {k: dict(v) for k, v in data.items() if v is not None}
         model_doc = doc.pop("model", {})
-        model_cls: type[Config] = ModelConfig if "mlp_widths" in model_doc else ModelSpec
-        model = model_cls.from_dict(model_doc, where="model")
-        rest = super().from_dict(doc, where=where)
-        return dataclasses.replace(rest, model=model)  # type: ignore[return-value]
+        model: ModelConfig | ModelSpec = (
+            ModelConfig.from_dict(model_doc, where="model")
+            if "mlp_widths" in model_doc
+            else ModelSpec.from_dict(model_doc, where="model")
+        )
+        return dataclasses.replace(super().from_dict(doc, where=where), model=model)
 
     @classmethod
     def load(cls, path: str | Path) -> Self:

@@ -1,9 +1,11 @@
 """The `tlmsearch` command line: a thin layer over the Python API.
 
 Each subcommand lives in its own module under `tlmsearch.cli` and exposes `HELP` (one line),
-`add_arguments(parser)` and `run(args) -> int`. Those modules import only argparse-level
-things at import time; torch, ray and plotly are imported inside `run`, so `tlmsearch --help`
-answers at once.
+`add_arguments(parser)` and `run(args) -> int`. The commands that train share one set of model,
+training and data flags derived from the config dataclasses (`tlmsearch.cli._config_args`).
+At import time those modules load only the bottom layer (configs, presets, profiles, spaces,
+the export-format table); everything else (run directories, reports, torch, Ray) is imported
+inside `run`, so `tlmsearch --help` answers at once.
 """
 
 from __future__ import annotations
