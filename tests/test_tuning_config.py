@@ -9,8 +9,8 @@ import pytest
 from tlmsearch.cli import main
 from tlmsearch.config import DataConfig, TrainConfig
 from tlmsearch.errors import ConfigError
-from tlmsearch.tuning import SearchConfig
 from tlmsearch.resolve import default_base_width, sweep_widths, trial_shape
+from tlmsearch.tuning import SearchConfig
 from tlmsearch.tuning.runner import resolve
 
 

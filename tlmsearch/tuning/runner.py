@@ -66,7 +66,10 @@ def ensure_ray(address: str | None = None) -> None:
         return
     from tlmsearch.hardware import cpu_count
 
-    ray.init(num_cpus=cpu_count(), num_gpus=_local_gpus(), object_store_memory=OBJECT_STORE_BYTES, **quiet)
+    # address="local": a fresh instance of our own, never some other Ray found on the machine
+    ray.init(
+        address="local", num_cpus=cpu_count(), num_gpus=_local_gpus(), object_store_memory=OBJECT_STORE_BYTES, **quiet
+    )
 
 
 def _local_gpus() -> int:
