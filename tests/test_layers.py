@@ -17,7 +17,9 @@ Layers, bottom to top (see design.md "Layout"):
 Function-level imports of the package's own modules are allowed only for modules that are
 heavy themselves (they import torch, ray, optuna, plotly, pandas, scipy or numpy when
 imported, or import such a module then): one rule for lazy heavy imports, which keeps
-`import tlmsearch` and `tlmsearch --help` light.
+`import tlmsearch` light. The command line is the exception: each command imports what it
+needs inside the command, so that the parsers build from the bottom layer alone and
+`tlmsearch --help` stays fast (tests/test_cli_config_flags.py checks that path).
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ LAYERS: dict[str, int] = {
     "tuning": 3,
     "api": 4, "cli": 5, "__main__": 5, "": 5,  # "" is tlmsearch/__init__.py: the lazy public API
 }  # fmt: skip
+# the command line defers whatever a command needs into the command: its parsers build from
+# the bottom layer alone, so `tlmsearch --help` stays fast (tests/test_cli_config_flags.py)
+DEFERRING = ("cli", "__main__")
 # siblings on one layer that must not import each other: (importer, imported)
 FORBIDDEN_SIDEWAYS = {("tuning", p) for p in ("report", "plots", "export", "export_formats")} | {
     (p, "tuning") for p in ("report", "plots", "export", "export_formats")
@@ -197,6 +202,8 @@ def lazy_light_imports(detail: dict[str, list[tuple[str, str, int]]], heavy: set
     (importing `a.b.c` loads the packages `a.b` too: heavy if any of them is)."""
     lines: dict[tuple[str, int], list[str]] = {}
     for mod, items in detail.items():
+        if package_of(mod) in DEFERRING:
+            continue
         for t, where, line in items:
             if where == IN_FUNCTION and t != "tlmsearch":
                 lines.setdefault((mod, line), []).append(t)
