@@ -120,8 +120,9 @@ def test_search_verify_report_export_end_to_end(tmp_path: Path, capsys: pytest.C
     assert f"{len(verified)} reused, 0 trained" in capsys.readouterr().out
 
     page = (run / "report.html").read_text()
-    for fig_id in ("verdict", "pareto", "widths", "curves", "front-load", "parallel"):
+    for fig_id in ("pareto", "widths", "curves", "front-load", "parallel"):
         assert f'id="fig-{fig_id}"' in page
+    assert "id='verdict-table'" in page  # the verdict table is HTML: every row visible, nothing cut
     assert not re.search(r"<script[^>]+src=[\"']?https?:", page)
     summary = json.loads((run / "summary.json").read_text())
     assert summary["evaluation"] == "verify" and summary["verdicts"][0]["n_profiles"] == len(profiles)

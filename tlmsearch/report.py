@@ -25,10 +25,9 @@ from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, fini
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
 
-# figure id -> section title, in page order
+# figure id -> section title, in page order (the verdict table comes first, as HTML)
 FIGURES: dict[str, str] = {
-    "verdict": "Verdict: is cosine tapering near-optimal?",
-    "pareto": "Pareto front",
+    "pareto": "Ranking and Pareto front",
     "widths": "Width profiles of the best trials",
     "curves": "Learning curves",
     "front-load": "Quality against front-load",
@@ -51,11 +50,27 @@ def load_run(run_dir: str | Path) -> tuple[list[TrialRecord], dict[str, Any]]:
     return read_records(path), config
 
 
-def figures(records: list[TrialRecord], verdicts: list[Verdict], kinds: tuple[str, ...]) -> dict[str, go.Figure]:
+def quality_figure(records: list[TrialRecord], kinds: tuple[str, ...], objectives: tuple[str, ...]) -> go.Figure:
+    """The figure that follows the declared objectives: a Pareto front of the two objectives
+    when there are two; quality against parameters in a budget sweep; otherwise a ranking
+    (one objective at one budget: a front against measured speed would only show load)."""
+    metric_of = {"params": "params_total"}
+    if len(objectives) >= 2:
+        return plots.plot_pareto(records, y=objectives[0], x=metric_of.get(objectives[1], objectives[1]), kinds=kinds)
+    if len({r.metric("params_total") for r in finished(records, kinds=kinds)}) > 1:
+        return plots.plot_pareto(records, x="params_total", kinds=kinds)
+    return plots.plot_ranking(records, kinds=kinds)
+
+
+def figures(
+    records: list[TrialRecord],
+    verdicts: list[Verdict],
+    kinds: tuple[str, ...],
+    objectives: tuple[str, ...] = ("val_loss",),
+) -> dict[str, go.Figure]:
     """Every figure of the report, by id (see `FIGURES`)."""
     return {
-        "verdict": plots.plot_verdict(verdicts),
-        "pareto": plots.plot_pareto(records, kinds=kinds),
+        "pareto": quality_figure(records, kinds, objectives),
         "widths": plots.plot_widths(records, kinds=kinds),
         "curves": plots.plot_curves(records, kinds=kinds),
         "front-load": plots.plot_front_load(records, kinds=kinds),
@@ -84,7 +99,14 @@ def build(
         kinds=(ev,) if ev else (),
         method=method,
     )
-    return summary, figures(records, vs, kinds)
+    summary["verdict_table"] = _verdict_table(vs)
+    objectives = tuple(config.get("objectives") or ("val_loss",))
+    return summary, figures(records, vs, kinds, objectives)
+
+
+def _verdict_table(vs: list[Verdict]) -> dict[str, Any]:
+    d = plots.verdict_table_data(vs)
+    return {"header": list(d.header), "rows": [list(r) for r in d.rows]}
 
 
 def write_report(
@@ -188,8 +210,39 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+_CSS = (
+    "body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em;overflow-wrap:anywhere}"
+    ".headline{font-size:1.15em}.note{color:#a15c00}"
+    "table{border-collapse:collapse;margin:.5em 0;font-size:.9em;width:100%}"
+    "th,td{border:1px solid #ccc;padding:4px 6px;text-align:left;vertical-align:top}"
+    "th{background:#f3f3f3}code{font-size:.95em;word-break:break-all}"
+    "section{margin-bottom:1.5em}.plot{width:100%}"
+)
+
+
+def _html_table(table: Mapping[str, Any], table_id: str) -> str:
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in table["header"])
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in table["rows"])
+    return f"<table id='{table_id}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def markdown_to_html(text: str) -> str:
+    """The summary's Markdown as HTML (tables included), escaping any raw HTML in it."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
+
+
+def _section_title(fig_id: str, fig: go.Figure) -> str:
+    if fig_id == "pareto":
+        title = str(fig.layout.title.text or "")
+        return "Pareto front" if title.startswith("Pareto") else "Ranking of finished trials"
+    return FIGURES[fig_id]
+
+
 def render_html(summary: Mapping[str, Any], figs: Mapping[str, go.Figure]) -> str:
-    """One self-contained page: plotly.js inline once, no network needed."""
+    """One self-contained page: plotly.js inline once, no network needed. Texts and tables are
+    HTML (they wrap and are never cut); figures size themselves from their content."""
     from plotly.offline import get_plotlyjs
 
     heads = "".join(
@@ -197,21 +250,37 @@ def render_html(summary: Mapping[str, Any], figs: Mapping[str, go.Figure]) -> st
         for v in summary["verdicts"]
     )
     notes = "".join(f"<p class='note'>{html.escape(n)}</p>" for n in summary["notes"])
+    table = summary.get("verdict_table") or {"header": [], "rows": []}
+    verdict = (
+        "<section><h2>Verdict: is cosine tapering near-optimal?</h2>"
+        + (heads or "<p>No verdict yet.</p>")
+        + notes
+        + (_html_table(table, "verdict-table") if table["rows"] else "")
+        + "</section>"
+    )
     sections = []
-    for fig_id, title in FIGURES.items():
+    for fig_id in FIGURES:
         fig = figs[fig_id]
-        div = fig.to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{fig_id}", default_height="480px")
-        sections.append(f"<section><h2>{html.escape(title)}</h2>{div}</section>")
-    md = html.escape(render_markdown(summary))
+        height = fig.layout.height or 480
+        div = fig.to_html(
+            full_html=False,
+            include_plotlyjs=False,
+            div_id=f"fig-{fig_id}",
+            default_height=f"{height}px",
+            default_width="100%",
+            config={"responsive": True, "displaylogo": False},
+        )
+        sections.append(f"<section><h2>{html.escape(_section_title(fig_id, fig))}</h2>{div}</section>")
+    md = markdown_to_html(render_markdown(summary).split("\n", 1)[-1])  # the page has its own title
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>tlmsearch report: {html.escape(str(summary.get('run_dir', '')))}</title>"
-        "<style>body{font-family:sans-serif;max-width:1100px;margin:auto;padding:1em}"
-        ".headline{font-size:1.15em}.note{color:#a15c00}pre{white-space:pre-wrap;font-size:.85em}</style>"
+        f"<style>{_CSS}</style>"
         f"<script type='text/javascript'>{get_plotlyjs()}</script></head><body>"
         f"<h1>tlmsearch report</h1><p>{html.escape(str(summary.get('run_dir', '')))} &middot; "
         f"architecture {html.escape(str(summary['arch']))} &middot; {summary['finished']} finished trials</p>"
-        f"{heads}{notes}{''.join(sections)}<section><h2>Summary</h2><pre>{md}</pre></section></body></html>\n"
+        f"{verdict}{''.join(sections)}<section id='summary'><h2>Summary</h2>{md}</section></body></html>\n"
     )
 
 

@@ -24,7 +24,41 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from tlmsearch.analysis.verdict import Verdict
 
-COLORS = {"cosine": "#d62728", "uniform": "#7f7f7f", "best": "#1f77b4", "other": "#9ecae1"}
+from tlmsearch.plots.style import COLORS, baseline_style, draw_order, layout_for, short_name, table_height
+
+
+def _baseline_traces(points: Sequence[Any], x: str, y: str) -> list[dict[str, Any]]:
+    """One scatter trace (as keyword arguments) per baseline, each with its own marker,
+    cosine last so that it is drawn on top."""
+    names = draw_order(sorted({p.baseline for p in points if p.baseline}))
+    out = []
+    for i, name in enumerate(names):
+        pts = [p for p in points if p.baseline == name]
+        st = baseline_style(name, i)
+        out.append(
+            {
+                "x": [getattr(p, x) for p in pts],
+                "y": [getattr(p, y) for p in pts],
+                "mode": "markers",
+                "name": f"baseline: {short_name(name)}",
+                "marker": {
+                    "color": st.color,
+                    "size": st.size,
+                    "symbol": st.symbol,
+                    "line": {"width": 1, "color": "#222"},
+                },
+                "text": [f"{p.trial_id}: {p.label}" for p in pts],
+                "hovertemplate": "%{text}<br>%{x}, %{y}<extra></extra>",
+            }
+        )
+    return out
+
+
+def _finish(fig: go.Figure, **layout: Any) -> go.Figure:
+    """Title and axes, with the legend under the plot and the height from the legend's rows."""
+    fig.update_layout(**layout)
+    fig.update_layout(**layout_for([tr.name or "" for tr in fig.data if tr.showlegend is not False]))
+    return fig
 
 
 def plot_pareto(
@@ -56,25 +90,15 @@ def plot_pareto(
             text=[f"{p.trial_id}: {p.label}" for p in front],
         )
     )
-    for name in sorted({p.baseline for p in d.points if p.baseline}):
-        pts = [p for p in d.points if p.baseline == name]
-        fig.add_trace(
-            go.Scatter(
-                x=[p.x for p in pts],
-                y=[p.y for p in pts],
-                mode="markers",
-                name=f"baseline: {name}",
-                marker={"color": COLORS.get(name, "#2ca02c"), "size": 13, "symbol": "star"},
-                text=[f"{p.trial_id}: {p.label}" for p in pts],
-            )
-        )
-    direction = " (higher is better)" if d.x_maximize else ""
-    fig.update_layout(
+    for kw in _baseline_traces(d.points, "x", "y"):
+        fig.add_trace(go.Scatter(**kw))
+    direction = " (higher is better)" if d.x_maximize else " (lower is better)"
+    return _finish(
+        fig,
         title=f"Pareto front: {d.y_name} vs {d.x_name}",
         xaxis_title=d.x_name + direction,
         yaxis_title=f"{d.y_name} (lower is better)",
     )
-    return fig
 
 
 def profiles_figure(
@@ -83,7 +107,8 @@ def profiles_figure(
     """One line per named profile: x = layer, y = MLP hidden width.
 
     `roles` may mark a name "cosine" or "uniform" (drawn dashed/dotted in fixed colours); names
-    that are themselves "cosine..." or "uniform" get those styles too.
+    that are themselves "cosine..." or "uniform" get those styles too. Long names are shortened
+    in the legend; the full name is in the hover text.
     """
     import plotly.graph_objects as go
 
@@ -96,10 +121,17 @@ def profiles_figure(
             "uniform": {"dash": "dot", "color": COLORS["uniform"], "width": 3},
         }.get(role, {"width": 2})
         fig.add_trace(
-            go.Scatter(x=list(range(len(widths))), y=list(widths), mode="lines+markers", name=name, line=style)
+            go.Scatter(
+                x=list(range(len(widths))),
+                y=list(widths),
+                mode="lines+markers",
+                name=short_name(name),
+                line=style,
+                text=[name] * len(widths),
+                hovertemplate="%{text}<br>layer %{x}: %{y}<extra></extra>",
+            )
         )
-    fig.update_layout(title=title or "Per-layer MLP widths", xaxis_title="layer", yaxis_title="MLP hidden width")
-    return fig
+    return _finish(fig, title=title or "Per-layer MLP widths", xaxis_title="layer", yaxis_title="MLP hidden width")
 
 
 def plot_widths(source: Any, k: int = 3, kinds: Sequence[str] = SEARCH_KINDS) -> go.Figure:
@@ -118,20 +150,25 @@ def plot_curves(source: Any, metric_name: str = "val_loss", kinds: Sequence[str]
     fig = go.Figure()
     for c in curves_data(source, metric_name, kinds):
         stopped = c.status != "complete"
+        full = f"{c.trial_id} {c.label}" + (" (stopped)" if stopped else "")
         fig.add_trace(
             go.Scatter(
                 x=c.steps,
                 y=c.values,
                 mode="lines",
-                name=f"{c.trial_id} {c.label}" + (" (stopped)" if stopped else ""),
+                name=short_name(full),
                 line={"dash": "dot" if stopped else "solid", "width": 1 if stopped else 2},
                 opacity=0.5 if stopped else 1,
+                text=[full] * len(c.steps),
+                hovertemplate="%{text}<br>step %{x}: %{y}<extra></extra>",
             )
         )
-    fig.update_layout(
-        title=f"Learning curves ({metric_name}); dotted: stopped early", xaxis_title="step", yaxis_title=metric_name
+    return _finish(
+        fig,
+        title=f"Learning curves ({metric_name}); dotted: stopped early",
+        xaxis_title="step",
+        yaxis_title=metric_name,
     )
-    return fig
 
 
 def plot_front_load(source: Any, metric_name: str = "val_loss", kinds: Sequence[str] = SEARCH_KINDS) -> go.Figure:
@@ -139,29 +176,55 @@ def plot_front_load(source: Any, metric_name: str = "val_loss", kinds: Sequence[
 
     pts = front_load_data(source, metric_name, kinds)
     fig = go.Figure()
-    names = ["trials"] + sorted({p.baseline for p in pts if p.baseline})
-    for name in names:
-        group = [p for p in pts if (p.baseline or "trials") == name]
-        fig.add_trace(
-            go.Scatter(
-                x=[p.front_load for p in group],
-                y=[p.value for p in group],
-                mode="markers",
-                name=name,
-                text=[f"{p.trial_id}: {p.label}" for p in group],
-                marker={
-                    "size": 13 if name != "trials" else 8,
-                    "symbol": "star" if name != "trials" else "circle",
-                    "color": COLORS.get(name, COLORS["other"] if name == "trials" else "#2ca02c"),
-                },
-            )
+    trials = [p for p in pts if not p.baseline]
+    fig.add_trace(
+        go.Scatter(
+            x=[p.front_load for p in trials],
+            y=[p.value for p in trials],
+            mode="markers",
+            name="trials",
+            text=[f"{p.trial_id}: {p.label}" for p in trials],
+            marker={"size": 8, "symbol": "circle", "color": COLORS["other"]},
         )
-    fig.update_layout(
+    )
+    for kw in _baseline_traces(pts, "front_load", "value"):
+        fig.add_trace(go.Scatter(**kw))
+    return _finish(
+        fig,
         title=f"{metric_name} against front-load index (0.5 = uniform, < 0.5 = wider early)",
         xaxis_title="front-load index",
         yaxis_title=metric_name,
     )
-    return fig
+
+
+def plot_ranking(source: Any, metric_name: str = "val_loss", kinds: Sequence[str] = SEARCH_KINDS) -> go.Figure:
+    """Finished trials ranked by `metric_name` (lower is better), baselines with their own
+    markers: the figure of a single-objective search at one budget, where a front against
+    measured speed would only show machine load."""
+    import plotly.graph_objects as go
+
+    pts = sorted(front_load_data(source, metric_name, kinds), key=lambda p: p.value)
+    ranked = [p._replace(front_load=float(i + 1)) for i, p in enumerate(pts)]  # x = rank
+    fig = go.Figure()
+    trials = [p for p in ranked if not p.baseline]
+    fig.add_trace(
+        go.Scatter(
+            x=[p.front_load for p in trials],
+            y=[p.value for p in trials],
+            mode="markers",
+            name="trials",
+            text=[f"{p.trial_id}: {p.label}" for p in trials],
+            marker={"size": 9, "symbol": "circle", "color": COLORS["other"], "line": {"width": 1, "color": "#225"}},
+        )
+    )
+    for kw in _baseline_traces(ranked, "front_load", "value"):
+        fig.add_trace(go.Scatter(**kw))
+    return _finish(
+        fig,
+        title=f"Finished trials ranked by {metric_name} (one training seed each)",
+        xaxis_title="rank (1 = best)",
+        yaxis_title=f"{metric_name} (lower is better)",
+    )
 
 
 def plot_parallel(source: Any, metric_name: str = "val_loss") -> go.Figure:
@@ -176,20 +239,44 @@ def plot_parallel(source: Any, metric_name: str = "val_loss") -> go.Figure:
             dimensions=dims,
         )
     )
-    fig.update_layout(title="Sampled parameters of finished trials (colour: " + d.metric_name + ")")
+    fig.update_layout(
+        title="Sampled parameters of finished trials (colour: " + d.metric_name + ")",
+        height=480,
+        margin={"l": 60, "r": 60, "t": 90, "b": 40},
+    )
     return fig
 
 
+# characters per line of each verdict-table column before a cell wraps (for the height)
+_TABLE_CHARS = (18, 5, 30, 6, 9, 26, 26, 10)
+
+
 def plot_verdict(verdicts: Iterable[Verdict]) -> go.Figure:
+    """The verdict table as a plotly table, tall enough for every (wrapped) row. The HTML
+    report renders the same rows as an HTML table; this figure is for notebooks."""
     import plotly.graph_objects as go
 
     verdicts = list(verdicts)
     d = verdict_table_data(verdicts)
     cols = [list(c) for c in zip(*d.rows, strict=True)] if d.rows else [[] for _ in d.header]
-    fig = go.Figure(go.Table(header={"values": d.header}, cells={"values": cols}))
+    fig = go.Figure(
+        go.Table(
+            columnwidth=list(_TABLE_CHARS[: len(d.header)]),
+            header={"values": d.header, "align": "left"},
+            cells={"values": cols, "align": "left"},
+        )
+    )
+    titles = [f"{v.group}: {v.headline}" for v in verdicts]
+    title_lines = sum(max(1, -(-len(t) // 110)) for t in titles) or 1
     fig.update_layout(
-        title="<br>".join(f"{v.group}: {v.headline}" for v in verdicts) or "Verdict",
-        height=200 + 30 * len(d.rows),
-        title_font_size=12,
+        title={"text": "<br>".join(_wrap(t, 110) for t in titles) or "Verdict", "font": {"size": 12}},
+        height=table_height(d.rows, _TABLE_CHARS) + 18 * title_lines,
+        margin={"l": 10, "r": 10, "t": 30 + 18 * title_lines, "b": 10},
     )
     return fig
+
+
+def _wrap(text: str, width: int) -> str:
+    import textwrap
+
+    return "<br>".join(textwrap.wrap(text, width)) or text
