@@ -36,3 +36,31 @@ def mlp_hidden_sizes(model: nn.Module) -> tuple[int, ...]:
         mlps = [level.mlp for level in block.levels] if hasattr(block, "levels") else [block.mlp]
         sizes.append(sum(mlp.w_gate.out_features for mlp in mlps))
     return tuple(sizes)
+
+
+def weight_decay_split(model: nn.Module) -> tuple[list[str], list[str]]:
+    """Names of the parameters AdamW decays, and of those it leaves alone.
+
+    The rule (spec, "Amendments after review"): weight decay pulls the matrices of the model
+    proper towards zero, and nothing else. Decayed: the weights of `nn.Linear` and
+    `nn.Embedding` modules (the embedding is the tied LM head). Not decayed: norms' scales,
+    biases (Titans' gate biases set the initial θ, η, α), convolution taps (Titans' causal
+    convs start as the identity), raw parameters such as Titans' memory initial weights and
+    persistent tokens and Hope's step sizes, whose zero is no neutral value, and any parameter a
+    module names in a `no_weight_decay()` method (names local to that module). A tied tensor
+    is listed once.
+    """
+    decay: list[str] = []
+    keep: list[str] = []
+    seen: set[int] = set()
+    for module_name, module in model.named_modules():
+        opt_out = getattr(module, "no_weight_decay", None)
+        excluded = set(opt_out()) if callable(opt_out) else set()
+        matrix_module = isinstance(module, nn.Linear | nn.Embedding)
+        for name, p in module.named_parameters(recurse=False):
+            if id(p) in seen or not p.requires_grad:
+                continue
+            seen.add(id(p))
+            full = f"{module_name}.{name}" if module_name else name
+            (decay if matrix_module and name == "weight" and name not in excluded else keep).append(full)
+    return decay, keep
