@@ -63,6 +63,11 @@ def architecture(name: str) -> ArchSpec[Any]:
     return spec
 
 
+def summaries() -> dict[str, str]:
+    """Registered name -> one-line summary (for CLI help and docs)."""
+    return {name: architecture(name).summary for name in ARCHITECTURES}
+
+
 class ArchitectureNames(Sequence[str]):
     """The registered names, read live from `ARCHITECTURES`; `in` also accepts the import path
     of an `ArchSpec` outside the package, so checks like `arch in ARCHITECTURE_NAMES` (and
