@@ -19,10 +19,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from tlmsearch.architectures import ArchSpec, linear_flops
 from tlmsearch.config import ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.models.common import LanguageModel, RMSNorm, Rope, SwiGLU
-from tlmsearch.models.spec import ArchSpec, linear_flops
 
 
 class ToyBlock(nn.Module):

@@ -16,12 +16,11 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, Self, TypeVar, Union, get_args, get_origin
 
-from tlmsearch.errors import ConfigError
-
 # The architecture registry (torch-free; it imports nothing from this module). ARCHITECTURE_NAMES,
 # the registered families' names (a live view), is re-exported for the CLI and search configs.
-from tlmsearch.models.registry import ARCHITECTURE_NAMES as ARCHITECTURE_NAMES
-from tlmsearch.models.registry import architecture
+from tlmsearch.architectures import ARCHITECTURE_NAMES as ARCHITECTURE_NAMES
+from tlmsearch.architectures import architecture
+from tlmsearch.errors import ConfigError
 
 C = TypeVar("C", bound="Config")
 

@@ -5,10 +5,11 @@
 
 Every family is `embedding -> blocks -> RMSNorm -> LM head`; block l is built as
 `Block(cfg, l)` and its MLP has hidden width `cfg.mlp_widths[l]` (Hope-attention: its CMS
-levels' widths sum to it). `ARCHITECTURES` (name -> import path of the family's `ArchSpec`) is
-the one registry; `count_params(cfg)` and `flops_per_token(cfg)` are exact and need no model.
-Importing this package does not import torch: `build_model` and `mlp_hidden_sizes` are loaded
-from `tlmsearch.models.build` on first use. How to add a family: `tlmsearch/models/README.md`.
+levels' widths sum to it). `ARCHITECTURES` (name -> import path of the family's `ArchSpec`,
+re-exported from `tlmsearch.architectures`) is the one registry; `count_params(cfg)` and
+`flops_per_token(cfg)` are exact and need no model. Importing this package does not import
+torch: `build_model` and `mlp_hidden_sizes` are loaded from `tlmsearch.models.build` on first
+use. How to add a family: `tlmsearch/models/README.md`.
 """
 
 from __future__ import annotations
@@ -16,10 +17,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from tlmsearch.architectures import ARCHITECTURE_NAMES, ARCHITECTURES, ArchSpec, architecture
 from tlmsearch.models.counts import ParamCounts, count_params, flops_per_token, forward_flops
 from tlmsearch.models.hope_attention_spec import cms_level_widths
-from tlmsearch.models.registry import ARCHITECTURE_NAMES, ARCHITECTURES, architecture
-from tlmsearch.models.spec import ArchSpec
 
 _LAZY = {"build_model", "mlp_hidden_sizes"}  # they import torch
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from tlmsearch.architectures import architecture, import_object
 from tlmsearch.config import ModelConfig
-from tlmsearch.models.registry import architecture, import_object
 
 
 def model_class(arch: str) -> type[nn.Module]:

@@ -1,8 +1,8 @@
 """Exact parameter counts and training FLOPs per token, for every family (no torch).
 
 The shared chassis is counted here; each architecture adds its own block terms through its
-`ArchSpec` (`<name>_spec.py`). A test builds every family and compares the parameters, and
-another runs `torch.utils.flop_counter.FlopCounterMode` over a training step.
+`ArchSpec` (`<name>_spec.py`, registered in `tlmsearch.architectures`). A test builds every
+family and compares the parameters, and another runs `torch.utils.flop_counter.FlopCounterMode` over a training step.
 
 Parameters
 - `mlp`: the tapered MLP hidden units' parameters, `3 * d * sum(mlp_widths)` (SwiGLU). For
@@ -18,7 +18,7 @@ FLOPs per token (training: forward + backward), for one sequence of T = seq_len 
     training = 3 · forward                                          # per token: / T
 
 FLOPs are those of matrix products and convolutions, two per multiply-add, as they run in
-float32 on the math attention backend (see `spec.py`). The backward of a product of two
+float32 on the math attention backend (see `tlmsearch.architectures`). The backward of a product of two
 tensors that both need a gradient costs two products of the same size, and in these models
 every product has two such factors (weights, activations and the test-time-learned weights,
 which depend on the weights), so backward = 2 · forward. Not counted: elementwise work, and
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from tlmsearch.models.registry import architecture
+from tlmsearch.architectures import architecture
 
 if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.config import ModelConfig

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tlmsearch.models.spec import ArchSpec, attention_flops, chunks, linear_flops
+from tlmsearch.architectures import ArchSpec, attention_flops, chunks, linear_flops
 
 if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.config import ModelConfig
