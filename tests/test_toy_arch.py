@@ -55,6 +55,27 @@ def test_unregistered_names_and_bad_paths_are_config_errors() -> None:
             preset("tiny").model_config(bad)
 
 
+def test_a_fresh_process_finds_the_toy_from_a_saved_search_config(tmp_path: Path) -> None:
+    """What a Ray trial worker does, without Ray: a new interpreter that registered nothing
+    reads the saved search config (its `arch` is the import path) and counts the model."""
+    import subprocess
+    import sys
+
+    from tlmsearch.tuning import SearchConfig
+
+    cfg = SearchConfig(name="toy", arch=TOY, preset="tiny")
+    saved = cfg.save(tmp_path / "search.yaml")
+    script = (
+        "from tlmsearch.tuning import SearchConfig; from tlmsearch.presets import preset; "
+        "from tlmsearch.models import count_params; "
+        f"c = SearchConfig.load({str(saved)!r}); "
+        "print(c.arch, count_params(preset(c.preset).model_config(c.arch)).total)"
+    )
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    expected = count_params(preset("tiny").model_config(TOY)).total
+    assert out.stdout.split() == [TOY, str(expected)]
+
+
 @pytest.fixture
 def ray_session() -> Iterator[None]:
     import ray
