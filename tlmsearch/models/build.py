@@ -48,7 +48,8 @@ def weight_decay_split(model: nn.Module) -> tuple[list[str], list[str]]:
     convs start as the identity), raw parameters such as Titans' memory initial weights and
     persistent tokens and Hope's step sizes, whose zero is no neutral value, and any parameter a
     module names in a `no_weight_decay()` method (names local to that module). A tied tensor
-    is listed once.
+    is listed once. Hope-attention's fast CMS levels keep their SwiGLU matrices decayed: they
+    are the tapered MLP's matrices, decayed in every family alike, so profiles compare fairly.
     """
     decay: list[str] = []
     keep: list[str] = []
