@@ -12,14 +12,15 @@ import dataclasses
 import json
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, Self, TypeVar, Union, get_args, get_origin
 
+# The architecture registry (torch-free; it imports nothing from this module). ARCHITECTURE_NAMES,
+# the registered families' names (a live view), is re-exported for the CLI and search configs.
+from tlmsearch.architectures import ARCHITECTURE_NAMES as ARCHITECTURE_NAMES
+from tlmsearch.architectures import architecture
 from tlmsearch.errors import ConfigError
-
-# Names of the architecture families; tlmsearch.models.ARCHITECTURES has exactly these keys.
-ARCHITECTURE_NAMES: tuple[str, ...] = ("transformer", "gated_attention", "titans", "hope_attention")
 
 C = TypeVar("C", bound="Config")
 
@@ -165,8 +166,9 @@ def _from_plain(value: Any, hint: Any, where: str) -> Any:
 # ----------------------------------------------------------------------------- validation
 
 
-def check_choice(name: str, value: object, allowed: Iterable[object]) -> None:
-    allowed = tuple(allowed)
+def check_choice(name: str, value: object, allowed: Collection[object]) -> None:
+    """`value in allowed` (a container's own `in`: `ARCHITECTURE_NAMES` also accepts import
+    paths of architectures outside the package), else a ConfigError listing `allowed`."""
     if value not in allowed:
         raise ConfigError(f"{name}={value!r} is not allowed; choose one of: {', '.join(map(str, allowed))}")
 
@@ -266,7 +268,7 @@ class ModelConfig(Config):
     options: ArchOptions = dataclasses.field(default_factory=ArchOptions)
 
     def __post_init__(self) -> None:
-        check_choice("arch", self.arch, ARCHITECTURE_NAMES)
+        spec = architecture(self.arch)  # a ConfigError naming the registered families
         for name in ("d_model", "n_layers", "n_heads", "seq_len", "vocab_size"):
             check_positive(name, getattr(self, name))
         if self.d_model % self.n_heads:
@@ -284,14 +286,10 @@ class ModelConfig(Config):
             raise ConfigError(f"mlp_widths={self.mlp_widths} must all be positive integers")
         if self.options.mem_heads and self.d_model % self.options.mem_heads:
             raise ConfigError(f"options.mem_heads={self.options.mem_heads} does not divide d_model={self.d_model}")
-        if self.arch == "hope_attention" and min(self.mlp_widths) < self.options.cms_levels:
-            raise ConfigError(
-                f"mlp_widths={self.mlp_widths}: hope_attention needs every width >= "
-                f"options.cms_levels={self.options.cms_levels} (one unit per CMS level)"
-            )
         check_positive("init_std", self.init_std)
         check_positive("rope_theta", self.rope_theta)
         check_positive("norm_eps", self.norm_eps)
+        spec.validate(self)  # the architecture's own checks (tlmsearch.models.<arch>_spec)
 
     @property
     def head_dim(self) -> int:

@@ -3,7 +3,7 @@
     result = train(model_cfg, TrainConfig(steps=300), DataConfig(corpus="shakespeare"),
                    report=lambda step, m: print(step, m["val_loss"]))
 
-- AdamW (weight decay on matrices and embeddings only), linear warmup then cosine, WSD
+- AdamW (weight decay on Linear and Embedding weights only), linear warmup then cosine, WSD
   (warmup-stable-decay) or constant learning rate; global-norm gradient clipping; gradient
   accumulation; bf16 autocast (CPU and CUDA); optional `torch.compile`; the torch thread
   count set for the trial and restored afterwards; full seeding (model init and batch order
@@ -42,6 +42,7 @@ from tlmsearch.data import TokenData, gather, prepare, train_starts, val_windows
 from tlmsearch.errors import ConfigError
 from tlmsearch.hardware import matmul_peak, resolve_device, thread_count, torch_dtype
 from tlmsearch.models import build_model, count_params, flops_per_token
+from tlmsearch.models.build import weight_decay_split
 
 Report = Callable[[int, dict[str, float]], None]
 CHECKPOINT_FILE = "checkpoint.pt"
@@ -104,11 +105,13 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
 
 
 def make_optimizer(model: nn.Module, cfg: TrainConfig, device: torch.device) -> torch.optim.Optimizer:
-    """AdamW with weight decay on tensors of rank >= 2 only (nanoGPT convention)."""
-    params = [p for p in model.parameters() if p.requires_grad]
+    """AdamW with weight decay on the model's matrices only (`weight_decay_split`: Linear and
+    Embedding weights; not norms, biases, conv taps, memory initial weights, persistent tokens)."""
+    params = dict(model.named_parameters())
+    decay, keep = weight_decay_split(model)
     groups = [
-        {"params": [p for p in params if p.dim() >= 2], "weight_decay": cfg.weight_decay},
-        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+        {"params": [params[n] for n in decay], "weight_decay": cfg.weight_decay},
+        {"params": [params[n] for n in keep], "weight_decay": 0.0},
     ]
     kwargs: dict[str, Any] = {"lr": cfg.lr, "betas": cfg.betas, "eps": cfg.eps}
     if device.type in ("cpu", "cuda"):

@@ -26,7 +26,7 @@ level whose period is 0 or ≥ seq_len is an ordinary MLP trained by the outer l
   recomputes the scan in backward (default: on CUDA) instead of keeping every chunk's weights.
 - Tapering: level ℓ of layer l gets hidden size round(f_l · s_ℓ) with shares s_ℓ
   (`options.cms_shares`, default equal), rounded by largest remainder so the levels of a layer
-  sum exactly to f_l (`tlmsearch.models.counts.cms_level_widths`). W_k, W_v (2d² per fast
+  sum exactly to f_l (`tlmsearch.models.hope_attention_spec.cms_level_widths`). W_k, W_v (2d² per fast
   level) and η are fixed overhead, the same in every profile.
 - Each level has its own pre-norm; the level output projection W_down is scaled like every
   residual-stream output (N(0, init_std / sqrt(2L))).
@@ -51,7 +51,7 @@ from tlmsearch.models.common import (
     run_scan,
     silu_grad,
 )
-from tlmsearch.models.counts import cms_level_widths
+from tlmsearch.models.hope_attention_spec import cms_level_widths
 
 INITIAL_STEP = 0.01  # initial η of the fast levels
 
@@ -90,18 +90,20 @@ def fast_swiglu_scan(
     u_c, k_c, z_c, sv_c, k_sq_c = (x.unbind(1) for x in (us, ks, zs, scaled_v, k_sq))
     outs = []
     for i in range(n):
+        # read the fast weights (kept in >= float32) in the activations' dtype (bf16 models)
+        wgu_r, wd_r = wgu.to(u.dtype), wd.to(u.dtype)
         if i == n - 1:  # the last chunk's step is never read
-            gate, up = (u_c[i] @ wgu).split(f, dim=-1)  # (B, b, F)
-            outs.append((F.silu(gate) * up) @ wd)  # (B, b, C)
+            gate, up = (u_c[i] @ wgu_r).split(f, dim=-1)  # (B, b, F)
+            outs.append((F.silu(gate) * up) @ wd_r)  # (B, b, C)
             break
-        gate, up = (z_c[i] @ wgu).split(f, dim=-1)  # (B, 2b, F)
+        gate, up = (z_c[i] @ wgu_r).split(f, dim=-1)  # (B, 2b, F)
         act = F.silu(gate)
         hid = act * up  # (B, 2b, F)
-        out_u, out_k = (hid @ wd).chunk(2, dim=1)  # (B, b, C) each
+        out_u, out_k = (hid @ wd_r).chunk(2, dim=1)  # (B, b, C) each
         outs.append(out_u)
         # r = -lr * dℓ/dout for ℓ = Σ_t ||out_t - v_t||²; the step is then W += X^T r-like products
         r = sv_c[i] - (2 * lr) * out_k  # (B, b, C)
-        d_hid = r @ wd.transpose(-1, -2)  # (B, b, F)
+        d_hid = r @ wd_r.transpose(-1, -2)  # (B, b, F)
         (_, g_k), (_, up_k), (_, act_k), (_, hid_k) = (x.chunk(2, dim=1) for x in (gate, up, act, hid))  # (B, b, F)
         d_gu = torch.cat((d_hid * up_k * silu_grad(g_k), d_hid * act_k), dim=-1)  # (B, b, 2F)
         if max_grad_norm > 0:  # per-token gradients are outer products: ||x^T y|| = ||x|| ||y||

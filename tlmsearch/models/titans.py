@@ -66,7 +66,7 @@ from tlmsearch.models.common import (
     silu_grad,
     split_heads,
 )
-from tlmsearch.models.counts import mem_heads
+from tlmsearch.models.titans_spec import mem_heads
 
 
 def chunk_coefficients(
@@ -156,7 +156,7 @@ def memory_scan(
             clip = (max_grad_norm * torch.rsqrt(sq + 1e-12)).clamp(max=1.0).unsqueeze(-1)  # (BH, b, 1)
             g, r = g * clip, r * clip
         # Σ_i coef_i u_i for u_i = (k_i^T g_i, act_i^T r_i): W and S coefficients in one matmul each
-        cf = coef_c[c]  # (BH, 2, b, 1)
+        cf = coef_c[c].to(g.dtype)  # (BH, 2, b, 1) in the activations' dtype (bf16 models)
         upd2 = kc.transpose(1, 2).unsqueeze(1) @ (g.unsqueeze(1) * cf)  # (BH, 2, D, F)
         upd1 = act_k.transpose(1, 2).unsqueeze(1) @ (r.unsqueeze(1) * cf)  # (BH, 2, F, D)
         x2 = fp32_baddbmm(upd2.reshape(bh, 2, -1), mix_c[c], x2)  # (BH, 2, D*F)
@@ -201,7 +201,8 @@ class NeuralMemory(nn.Module):
         q, k, v = F.silu(qkv.transpose(1, 2)).split(c, dim=-1)  # (B, T, C) each
         q, k, v = (split_heads(z, self.n_heads) for z in (q, k, v))  # (B, H, T, D)
         q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
-        g_theta, g_eta, g_alpha = self.w_gates(x).float().transpose(1, 2).split(self.n_heads, dim=1)  # (B, H, T)
+        gates = self.w_gates(x).to(torch.promote_types(x.dtype, torch.float32))  # >= fp32; float64 stays
+        g_theta, g_eta, g_alpha = gates.transpose(1, 2).split(self.n_heads, dim=1)  # (B, H, T)
         theta = self.theta_max * torch.sigmoid(g_theta)
         log_eta, log_keep = F.logsigmoid(g_eta), F.logsigmoid(-g_alpha)
         args = (q, k, v, theta, log_eta, log_keep, self.a2, self.a1, self.chunk, self.max_grad_norm)

@@ -1,0 +1,67 @@
+"""`build_model` and `mlp_hidden_sizes` (import torch; re-exported lazily by the package)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from tlmsearch.architectures import architecture, import_object
+from tlmsearch.config import ModelConfig
+
+
+def model_class(arch: str) -> type[nn.Module]:
+    """The `nn.Module` class of architecture `arch` (imports its module)."""
+    cls = import_object(architecture(arch).model)
+    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
+        raise TypeError(f"{architecture(arch).model} is not an nn.Module class")
+    return cls
+
+
+def build_model(cfg: ModelConfig, *, seed: int | None = None) -> nn.Module:
+    """Build the model `cfg` describes (on CPU, float32). With `seed`, initialise under
+    `torch.manual_seed(seed)` without disturbing the global RNG state afterwards."""
+    cls = model_class(cfg.arch)
+    if seed is None:
+        return cls(cfg)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return cls(cfg)
+
+
+def mlp_hidden_sizes(model: nn.Module) -> tuple[int, ...]:
+    """Each block's tapered MLP hidden units, read off the built modules (Hope-attention:
+    the sum over its CMS levels)."""
+    sizes = []
+    for block in model.blocks:  # type: ignore[union-attr]
+        mlps = [level.mlp for level in block.levels] if hasattr(block, "levels") else [block.mlp]
+        sizes.append(sum(mlp.w_gate.out_features for mlp in mlps))
+    return tuple(sizes)
+
+
+def weight_decay_split(model: nn.Module) -> tuple[list[str], list[str]]:
+    """Names of the parameters AdamW decays, and of those it leaves alone.
+
+    The rule (spec, "Amendments after review"): weight decay pulls the matrices of the model
+    proper towards zero, and nothing else. Decayed: the weights of `nn.Linear` and
+    `nn.Embedding` modules (the embedding is the tied LM head). Not decayed: norms' scales,
+    biases (Titans' gate biases set the initial θ, η, α), convolution taps (Titans' causal
+    convs start as the identity), raw parameters such as Titans' memory initial weights and
+    persistent tokens and Hope's step sizes, whose zero is no neutral value, and any parameter a
+    module names in a `no_weight_decay()` method (names local to that module). A tied tensor
+    is listed once. Hope-attention's fast CMS levels keep their SwiGLU matrices decayed: they
+    are the tapered MLP's matrices, decayed in every family alike, so profiles compare fairly.
+    """
+    decay: list[str] = []
+    keep: list[str] = []
+    seen: set[int] = set()
+    for module_name, module in model.named_modules():
+        opt_out = getattr(module, "no_weight_decay", None)
+        excluded = set(opt_out()) if callable(opt_out) else set()
+        matrix_module = isinstance(module, nn.Linear | nn.Embedding)
+        for name, p in module.named_parameters(recurse=False):
+            if id(p) in seen or not p.requires_grad:
+                continue
+            seen.add(id(p))
+            full = f"{module_name}.{name}" if module_name else name
+            (decay if matrix_module and name == "weight" and name not in excluded else keep).append(full)
+    return decay, keep
