@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent / "tlmsearch"
 HEAVY = ("torch", "ray", "optuna", "plotly", "pandas", "scipy", "numpy")
 
 # package (first component below tlmsearch) -> layer; higher may import lower, never the reverse
-LOWER = ("errors", "config", "runconfig", "search_config", "resolve", "pareto", "profiles", "presets", "models",
+LOWER = ("errors", "architectures", "config", "runconfig", "search_config", "resolve", "pareto", "profiles", "presets",
+         "models", "planning",
          "data", "hardware", "trainer", "spaces")  # fmt: skip
 LAYERS: dict[str, int] = {
     **dict.fromkeys(LOWER, 0),
