@@ -12,7 +12,7 @@ import dataclasses
 import json
 import types
 import typing
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Self, TypeVar, Union, get_args, get_origin
 
@@ -185,7 +185,7 @@ def check_range(name: str, value: float, low: float, high: float) -> None:
         raise ConfigError(f"{name}={value!r} must lie in [{low}, {high}]")
 
 
-def option(default: Any, help: str, *, choices: tuple[str, ...] = ()) -> Any:
+def option(default: Any, help: str, *, choices: Sequence[str] = ()) -> Any:
     """A dataclass field with a default plus its command-line help (and allowed values).
 
     The CLI derives one flag per field from this metadata (`tlmsearch.cli._config_args`), so
