@@ -94,6 +94,17 @@ def search_scores(records: Iterable[Any], metric_name: str = "val_loss") -> dict
     return {w: statistics.fmean(v) for w, v in by.items()}
 
 
+def search_steps(records: Iterable[Any]) -> dict[tuple[int, ...], int]:
+    """Training steps of the finished search records per distinct widths tuple (the largest when
+    several differ): what a search-time score was measured after."""
+    out: dict[tuple[int, ...], int] = {}
+    for r in finished(records):
+        if r.get("max_steps") is not None:
+            w = tuple(r["widths"])
+            out[w] = max(out.get(w, 0), int(r["max_steps"]))
+    return out
+
+
 def profile_results(records: Iterable[Any], kinds: Sequence[str] = ("verify",)) -> list[ProfileResult]:
     """One `ProfileResult` per distinct (profile, widths, budget) among finished records of `kinds`.
 
@@ -104,6 +115,7 @@ def profile_results(records: Iterable[Any], kinds: Sequence[str] = ("verify",)) 
     """
     records = [as_dict(r) for r in records]
     scores = search_scores(records)
+    steps = search_steps(records)
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in finished(records, kinds=kinds):
         groups.setdefault((label(r), tuple(r["widths"]), budget_key(r)), []).append(r)
@@ -128,6 +140,8 @@ def profile_results(records: Iterable[Any], kinds: Sequence[str] = ("verify",)) 
                 shape=first.get("shape") or {},
                 search_score=scores.get(widths),
                 trial_ids=tuple(r["trial_id"] for r in rs),
+                steps=int(first["max_steps"]) if first.get("max_steps") is not None else None,
+                search_steps=steps.get(widths) if widths in scores else None,
             )
         )
     return out

@@ -53,9 +53,11 @@ def compare(
     cpus_per_trial: float = 1.0,
     gpus_per_trial: float = 0.0,
     seed: int = 0,
-    threshold: float = 0.01,
-    confidence: float = 0.95,
+    threshold: float | None = None,
+    confidence: float | None = None,
     method: str = "t",
+    margin: float | None = None,
+    alpha: float | None = None,
     address: str | None = None,
     progress: bool = True,
     report: bool = True,
@@ -77,6 +79,11 @@ def compare(
         raise UserError("compare needs at least one profile, e.g. --families uniform cosine")
     if seeds < 1:
         raise UserError(f"seeds={seeds} must be >= 1")
+    from tlmsearch.analysis.stats import check_method
+    from tlmsearch.analysis.verdict import resolve_levels
+
+    margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
+    check_method(method, seeds)  # before any training: the bootstrap needs enough seeds
     specs = [ProfileSpec.parse(p) for p in profiles]  # ConfigError names a bad one
     texts = [str(s) for s in specs]
     if len(set(texts)) != len(texts):
@@ -109,8 +116,8 @@ def compare(
     new = run_fixed(run_path, cfg, items, kind="compare", address=address, progress=progress)
     vs = verdicts(
         [as_dict(r) for r in new],
-        threshold=threshold,
-        confidence=confidence,
+        margin=margin,
+        alpha=alpha,
         arch=arch,
         kinds=("compare",),
         method=method,
@@ -118,7 +125,7 @@ def compare(
     if report and any(r.status == "complete" for r in new):
         from tlmsearch.report import write_report
 
-        write_report(run_path, threshold=threshold, confidence=confidence, method=method)
+        write_report(run_path, margin=margin, alpha=alpha, method=method)
     return CompareResult(run_path, texts, seed_list, list(new), vs)
 
 

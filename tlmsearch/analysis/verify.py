@@ -105,23 +105,30 @@ def verify(
     seeds: int = 3,
     steps: int | None = None,
     *,
-    threshold: float = 0.01,
-    confidence: float = 0.95,
+    threshold: float | None = None,
+    confidence: float | None = None,
     method: str = "t",
+    margin: float | None = None,
+    alpha: float | None = None,
     address: str | None = None,
     progress: bool = True,
 ) -> VerifyResult:
     """Re-train the top-k profiles and the baselines with `seeds` fresh seeds; return the verdicts.
 
     `study` is a `Study` or a run directory. `steps` overrides the full-fidelity step count.
+    `margin` (old name `threshold`) and `alpha` (or `confidence` = 1 - alpha) decide the verdict.
     """
+    from tlmsearch.analysis.stats import check_method
     from tlmsearch.analysis.summary import verdicts
+    from tlmsearch.analysis.verdict import resolve_levels
     from tlmsearch.profiles import ProfileSpec
     from tlmsearch.tuning import load
     from tlmsearch.tuning.runner import FixedTrial, run_fixed
 
     if top_k < 1 or seeds < 1:
         raise UserError(f"top_k={top_k} and seeds={seeds} must both be >= 1")
+    margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
+    check_method(method, seeds)  # before any training: the bootstrap needs enough seeds
     if steps is not None and steps < 1:
         raise UserError(f"steps={steps} must be >= 1")
     study = load(study) if isinstance(study, str | Path) else study
@@ -148,8 +155,8 @@ def verify(
     ]
     vs = verdicts(
         mine + finished(all_records),
-        threshold=threshold,
-        confidence=confidence,
+        margin=margin,
+        alpha=alpha,
         arch=cfg.arch,
         kinds=("verify",),
         method=method,

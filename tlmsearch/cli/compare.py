@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from tlmsearch.cli._options import add_verdict_arguments
+from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
 
 HELP = "controlled comparison: train fixed profiles with several seeds, then the verdict and report"
 DESCRIPTION = """\
 Train a fixed list of width profiles (no sampler, no early stopping) with several seeds each, in
 parallel through Ray, into a new run directory; then compare them paired by seed against cosine
-and uniform (95% t intervals, cosine's rank and regret, the verdict) and write report.html,
+and uniform (intervals, cosine's rank and regret, and the three-outcome verdict against --margin
+at level --alpha) and write report.html,
 summary.md and summary.json there.
 
 The paper's controlled experiment:
@@ -55,9 +56,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.analysis.compare import compare
-    from tlmsearch.cli.verify import check_levels, print_verdicts
+    from tlmsearch.cli.verify import print_verdicts
 
-    check_levels(args.threshold, args.confidence)
+    margin, alpha = verdict_levels(args)
     train: dict = {}
     for flag in ("lr", "batch_size", "eval_interval"):
         if getattr(args, flag) is not None:
@@ -86,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
         cpus_per_trial=args.cpus_per_trial,
         gpus_per_trial=args.gpus_per_trial,
         seed=args.seed,
-        threshold=args.threshold,
-        confidence=args.confidence,
+        margin=margin,
+        alpha=alpha,
         method=args.interval,
         address=args.address,
         progress=not args.json,

@@ -186,14 +186,18 @@ def _ci(iv: dict[str, Any] | None) -> str:
 
 
 def verdict_table_data(verdicts: Iterable[Verdict]) -> TableData:
+    from tlmsearch.analysis.headline import level
+
+    verdicts = list(verdicts)
+    ci = ", ".join(sorted({level(v.confidence) for v in verdicts})) or "-"
     header = [
         "group",
         "rank",
         "profile",
         "seeds",
         "mean ppl",
-        "gain vs cosine (95% CI)",
-        "gain vs uniform (95% CI)",
+        f"gain vs cosine ({ci} CI)",
+        f"gain vs uniform ({ci} CI)",
         "front-load",
     ]
     rows = []
