@@ -83,7 +83,7 @@ def test_bootstrap_ci_is_deterministic_and_brackets_the_mean() -> None:
 
 
 def test_bca_coverage_is_poor_below_the_minimum_and_near_nominal_at_it() -> None:
-    """The coverage simulation behind MIN_BOOTSTRAP_SEEDS (bench/bootstrap_coverage.py has the
+    """The coverage simulation behind MIN_BOOTSTRAP_SEEDS (`python -m bench.bench_verdict` has the
     full table): 400 normal studies a size, scipy's BCa at 95%, Monte-Carlo SE about 1.2 points."""
     np = pytest.importorskip("numpy")
     from scipy import stats
@@ -241,8 +241,9 @@ def test_search_rank_correlation_is_named_for_what_it_measures() -> None:
     assert v_same.search_optimism is not None
     longer = [dataclasses.replace(r, steps=1200, search_steps=300) for r in rs]
     v_long = verdict(longer)
-    assert v_long.rank_correlation_measures.startswith("proxy fidelity") and "300 -> 1200" in v_long.rank_correlation_measures
-    assert v_long.search_optimism is None and v_long.to_dict()["search_optimism"] is None  # unlike with unlike: left out
+    what = v_long.rank_correlation_measures
+    assert what.startswith("proxy fidelity") and "300 -> 1200" in what
+    assert v_long.search_optimism is None and v_long.to_dict()["search_optimism"] is None  # unlike with unlike
 
 
 def test_verdict_needs_cosine() -> None:

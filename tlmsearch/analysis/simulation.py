@@ -1,6 +1,6 @@
 """Simulated studies with a known truth, run through the tool's own procedure (pilot, seed plan,
 cap, one decision), vectorised over studies. The error rates of the verdict are measured with
-it, in the tests and in `bench/verdict_error_rates.py`.
+it, in the tests and in `bench/bench_verdict.py`.
 
 Model of one study: m candidates and cosine, seed s shared by all profiles. The per-seed log
 perplexity of each profile carries independent noise of sd `sd_pair / sqrt(2)`, so each paired
@@ -17,13 +17,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from tlmsearch.analysis.decision import OUTCOMES, decide, log_margin
-from tlmsearch.analysis.planning import sd_limits
+from tlmsearch.analysis.planning import final_seeds, sd_limits
 
 
 @dataclass(frozen=True)
 class Simulated:
     outcome: np.ndarray  # (S,) codes into OUTCOMES
-    n_seeds: np.ndarray  # (S,) seeds each study used
+    n_seeds: np.ndarray  # (S,) seeds each study trained (pilot included)
+    gains: np.ndarray  # (S, m, N) the simulated paired log gains, seeds in training order
+    start: np.ndarray  # (S,) first seed index the decision used
+    used: np.ndarray  # (S,) seeds the decision used
 
     def rate(self, outcome: str) -> float:
         return float(np.mean(self.outcome == OUTCOMES.index(outcome)))
@@ -66,12 +69,12 @@ def simulate(
         total = n
     else:  # the planner's rule (planning.plan_seeds), vectorised over studies
         sd_hat = d[..., :pilot_seeds].std(axis=-1, ddof=1).max(axis=-1)  # (S,)
-        limits = sd_limits(log_margin(margin), alpha / m, power ** (1.0 / m), max_seeds)
-        planned = np.searchsorted(limits, sd_hat, side="left")
         if reuse_pilot:  # classic internal pilot: n in all, the pilot's seeds among them
-            n = total = np.clip(planned, pilot_seeds, max_seeds)
+            limits = sd_limits(log_margin(margin), alpha / m, power ** (1.0 / m), max_seeds)
+            n = total = np.clip(np.searchsorted(limits, sd_hat, side="left"), pilot_seeds, max_seeds)
         else:
-            n = np.clip(planned, 2, max_seeds - pilot_seeds)
+            room = max_seeds - pilot_seeds
+            n = final_seeds(sd_hat, margin=margin, alpha=alpha, n_candidates=m, power=power, room=room)
             total, start = pilot_seeds + n, np.full(n_studies, pilot_seeds)
     idx = np.arange(n_max)[None, None, :]
     mask = (idx >= start[:, None, None]) & (idx < (start + n)[:, None, None])
@@ -81,4 +84,4 @@ def simulate(
         var = (((d - mean[..., None]) ** 2) * mask).sum(-1) / (nn - 1)
         se = np.sqrt(var / nn)
     out = decide(mean, se, nn - 1, margin=margin, alpha=alpha)
-    return Simulated(out["outcome"], total)
+    return Simulated(out["outcome"], total, d, start, n)
