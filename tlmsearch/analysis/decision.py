@@ -129,8 +129,8 @@ def _finish(
     low: np.ndarray,
     high: np.ndarray,
 ) -> dict[str, np.ndarray]:
-    any_better = shown_better.any(axis=-1)
-    all_within = within.all(axis=-1)
+    any_better = np.asarray(shown_better.any(axis=-1))
+    all_within = np.asarray(within.all(axis=-1))
     outcome = np.where(any_better, BETTER, np.where(all_within, NEAR_OPTIMAL, INCONCLUSIVE))
     return {
         "outcome": outcome,

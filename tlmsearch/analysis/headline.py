@@ -75,9 +75,14 @@ def headline(
     lead = ""
     if top is not None and top.label in vs_cos:
         g = vs_cos[top.label].gain
-        lead = f"; the best candidate by mean, {top.label}, gains {pct(g.estimate)} [{pct(g.low)}, {pct(g.high)}]"
+        lead = (
+            f"; the best candidate by mean, {top.label}, gains {pct(g.estimate)} [{pct(g.low)}, {pct(g.high)}] "
+            f"({level(g.confidence)} interval)"
+        )
     if to_decide is not None:
-        more = f"about {to_decide} seeds per profile would decide it if the observed spread holds"
+        more = (
+            f"about {to_decide} seeds per profile would decide it if the spread observed over {n_seeds} seeds holds"
+        )
     elif n_seeds < 2:
         more = "one seed gives no spread: run at least 2 seeds (better: `verify` plans them)"
     else:

@@ -10,8 +10,8 @@ once, and there is no alpha to spend.
 Why not also reuse the pilot seeds in the decision (the classic internal pilot, Wittes and
 Brittain 1990)? Because the simulation of that design (`python -m bench.bench_verdict`,
 design "reuse-pilot") finds it liberal at these small sizes: with one candidate, pilot 3,
-margin 1%, alpha 0.05 and paired sd 0.01, the false "better" rate is 0.079 (40000 studies,
-Monte-Carlo SE 0.0013) and the false "near_optimal" rate 0.058, because a small pilot sd both
+margin 1%, alpha 0.05 and paired sd 0.01, the false "better" rate is 0.080 (40000 studies,
+Monte-Carlo SE 0.0014) and the false "near_optimal" rate 0.058, because a small pilot sd both
 shortens the study and shrinks the final variance estimate. Keeping the pilot out holds both at
 or below 0.05 in every simulated cell (design "planned") and costs the pilot's seeds.
 

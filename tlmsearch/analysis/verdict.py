@@ -419,7 +419,7 @@ def verdict(
     )
 
 
-def _decide(stats_: list[tuple[float, ...]], margin: float, alpha: float, method: str) -> dict[str, Any]:
+def _decide(stats_: Sequence[tuple[float, ...]], margin: float, alpha: float, method: str) -> dict[str, Any]:
     import numpy as np
 
     if not stats_:
@@ -430,7 +430,7 @@ def _decide(stats_: list[tuple[float, ...]], margin: float, alpha: float, method
     return decision.decide(arr[:, 0], arr[:, 1], arr[:, 2], margin=margin, alpha=alpha)
 
 
-def _regret(stats_: list[tuple[float, ...]], n: int, confidence: float) -> Interval:
+def _regret(stats_: Sequence[tuple[float, ...]], n: int, confidence: float) -> Interval:
     """max_j gain_j with [max_j low_j, max_j high_j]: the Bonferroni bounds hold for all j at
     once with probability >= 1 - 2 alpha, and so then does this interval for the maximum."""
     if not stats_:
