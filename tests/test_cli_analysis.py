@@ -49,6 +49,16 @@ def test_export_cli_best_is_the_verified_winner(fake_run: Path, capsys: pytest.C
     assert [b["ffn"]["ffn_hidden_size"] for b in doc["block_configs"]] == search_records()[3]["widths"]
 
 
+def test_report_cli_margin_alpha_and_their_old_names(fake_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(fake_run), "--json", "--margin", "0.02", "--alpha", "0.1"]) == 0
+    (v,) = json.loads(capsys.readouterr().out)["verdicts"]
+    assert v["margin"] == 0.02 and v["alpha"] == 0.1 and v["outcome"] in ("better", "near_optimal", "inconclusive")
+    assert "alpha 0.1" in v["headline"] and v["near_optimal"] == (v["outcome"] == "near_optimal")
+    assert main(["report", str(fake_run), "--json", "--threshold", "0.02", "--confidence", "0.9"]) == 0
+    (old,) = json.loads(capsys.readouterr().out)["verdicts"]
+    assert old["margin"] == 0.02 and old["alpha"] == pytest.approx(0.1) and old["outcome"] == v["outcome"]
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

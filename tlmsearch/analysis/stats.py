@@ -27,7 +27,11 @@ from tlmsearch.errors import ConfigError
 
 METHODS = ("t", "bootstrap")
 MIN_BOOTSTRAP_SEEDS = 20  # from the coverage simulation above
-MIN_RANK_POINTS = 10  # fewest (x, y) pairs for a bootstrap interval of a rank correlation
+# Fewest (x, y) pairs for a bootstrap interval of a rank correlation. Simulated (bivariate normal,
+# 400 studies a cell, BCa with 999 resamples, nominal 95%): at n=10 the interval covers the true
+# Spearman rho 0.96 / 0.96 / 0.98 of the time for rho = 0 / 0.6 / 0.9 (n=8: 0.95 / 0.95 / 0.995;
+# n=5: BCa is often undefined and covers 0.94-1.0); 10 keeps a margin.
+MIN_RANK_POINTS = 10
 
 
 @dataclass(frozen=True)
@@ -217,6 +221,8 @@ def rank_correlation(
     min_n: int = MIN_RANK_POINTS,
 ) -> RankCorrelation:
     """Spearman's rho of x and y with a BCa bootstrap interval resampling the (x, y) pairs."""
+    import warnings
+
     import numpy as np
     from scipy import stats
 
@@ -225,20 +231,34 @@ def rank_correlation(
     if n < min_n or math.isnan(rho):
         return RankCorrelation(rho, n, None)
 
-    def stat(xs: Any, ys: Any) -> float:
-        return spearman(list(xs), list(ys))
-
-    res = stats.bootstrap(
-        (np.asarray(x, float), np.asarray(y, float)),
-        stat,
-        paired=True,
-        vectorized=False,
-        confidence_level=confidence,
-        n_resamples=n_resamples,
-        method="BCa",
-        rng=np.random.default_rng(seed),
-    )
+    with warnings.catch_warnings():  # a degenerate resample set gives nan bounds, handled below
+        warnings.simplefilter("ignore")
+        res = stats.bootstrap(
+            (np.asarray(x, float), np.asarray(y, float)),
+            _spearman_rows,
+            paired=True,
+            vectorized=True,
+            confidence_level=confidence,
+            n_resamples=n_resamples,
+            method="BCa",
+            rng=np.random.default_rng(seed),
+        )
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if math.isnan(low) or math.isnan(high):  # degenerate resamples (ties everywhere): no interval
         return RankCorrelation(rho, n, None)
     return RankCorrelation(rho, n, Interval(rho, low, high, n, confidence))
+
+
+def _spearman_rows(x: Any, y: Any, axis: int = -1) -> Any:
+    """Spearman's rho along `axis` for stacks of resamples (vectorised; a constant row gives 0,
+    the value of no association, instead of nan so that BCa's jackknife stays defined)."""
+    import numpy as np
+    from scipy import stats
+
+    rx = stats.rankdata(x, axis=axis)
+    ry = stats.rankdata(y, axis=axis)
+    rx = rx - rx.mean(axis=axis, keepdims=True)
+    ry = ry - ry.mean(axis=axis, keepdims=True)
+    den = np.sqrt((rx * rx).sum(axis=axis) * (ry * ry).sum(axis=axis))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (rx * ry).sum(axis=axis) / np.where(den > 0, den, 1.0), 0.0)
