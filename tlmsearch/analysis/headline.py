@@ -44,6 +44,7 @@ def headline(
     to_decide: int | None,
     max_p_within: float,
     method: str,
+    all_within: bool = False,
 ) -> str:
     from tlmsearch.analysis.verdict import describe_shape
 
@@ -58,10 +59,15 @@ def headline(
     if outcome == "better" and better is not None:
         g = better.gain
         verb = "also clears" if clears else "does not clear"
+        within = (
+            f"; every candidate's gain is also shown below the {mpct} margin: cosine is within it"
+            if all_within and not clears
+            else ""
+        )
         return (
             f"a better profile than cosine exists: {better.label} has {g.estimate:.2%} lower perplexity "
             f"({level(g.confidence)} interval {pct(g.low)} to {pct(g.high)}; {tests}); its lower bound "
-            f"{verb} the {mpct} margin{describe_shape(better_result.shape if better_result else {})}"
+            f"{verb} the {mpct} margin{within}{describe_shape(better_result.shape if better_result else {})}"
         )
     if outcome == "near_optimal":
         return (

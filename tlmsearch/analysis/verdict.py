@@ -388,6 +388,7 @@ def verdict(
         to_decide=to_decide,
         max_p_within=max((c.p_within or math.nan for c in vs_cos.values()), default=math.nan),
         method=method,
+        all_within=bool(decided["all_within"]) if m else False,
     )
     return Verdict(
         group=group,
