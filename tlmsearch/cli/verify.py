@@ -8,20 +8,23 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.cli._config_args import add_training_arguments, training_overrides
-from tlmsearch.cli._options import add_verdict_arguments
+from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
 from tlmsearch.errors import UserError
 
 HELP = "re-train the top-k profiles and the baselines with several seeds; is cosine near-optimal?"
 DESCRIPTION = """\
 Short, noisy trials make a search's best trial optimistic (the winner's curse). verify re-trains
 the top-k distinct profiles of RUN_DIR and the cosine (1.5 -> 0.5) and uniform baselines at full
-fidelity with fresh seeds, in parallel through Ray, and compares them paired by seed: mean
-difference in val loss and perplexity against cosine and uniform with 95% t intervals, cosine's
-rank and regret (ppl_cosine - ppl_best) / ppl_best, and the Spearman correlation between search
-scores and verified scores (how far the short-trial proxy can be trusted).
+fidelity with fresh seeds, in parallel through Ray, and compares them paired by seed against
+cosine and uniform, with every candidate's interval, cosine's rank and regret, and the Spearman
+correlation between search scores and verified scores (with what it measures: seed-to-seed
+reliability at the same length, or proxy fidelity when --steps is longer than the search).
 
-Verdict: "a better profile was found" when some profile's perplexity gain over cosine has a 95%
-lower bound above --threshold; otherwise "cosine is near-optimal".
+Three outcomes, decided against --margin (declared before the data, default 1% perplexity) at
+level --alpha (default 0.05), with one-sided t tests Holm-corrected over the candidates:
+"better" (some candidate's gain over cosine is shown above 0; the headline says whether it also
+clears the margin), "near_optimal" (every candidate's gain is shown below the margin) or
+"inconclusive" (neither; with the seeds the observed spread says would decide it).
 
 Records go to RUN_DIR/trials.jsonl with kind "verify"; running verify again reuses finished ones.
 Then `tlmsearch report RUN_DIR` draws everything.
@@ -33,7 +36,7 @@ when they were trained with the same settings.
 
 examples:
   tlmsearch verify runs/my-search --top-k 5 --seeds 3
-  tlmsearch verify runs/my-search --top-k 3 --seeds 5 --steps 1000 --threshold 0.02
+  tlmsearch verify runs/my-search --top-k 3 --seeds 5 --steps 1000 --margin 0.02 --alpha 0.05
 """
 
 
@@ -54,33 +57,34 @@ def verify_arguments(args: argparse.Namespace) -> dict[str, Any]:
     return {"steps": train.pop("steps", None), "train": train, "data": data}
 
 
-def check_levels(threshold: float, confidence: float) -> None:
-    if not 0.0 <= threshold < 1.0:
-        raise UserError(f"--threshold={threshold} must lie in [0, 1) (a relative perplexity gain, 0.01 = 1%)")
-    if not 0.0 < confidence < 1.0:
-        raise UserError(f"--confidence={confidence} must lie in (0, 1)")
-
-
 def print_verdicts(verdicts: list, as_json: bool) -> None:
     if as_json:
         from tlmsearch.report import json_safe  # not needed for --help
 
         print(json.dumps(json_safe([v.to_dict() for v in verdicts]), indent=2))
         return
+    from tlmsearch.analysis.headline import level, pct
+
     for v in verdicts:
-        print(f"\n{v.group}: {v.headline}")
+        print(f"\n{v.group}: [{v.outcome}] {v.headline}")
+        print(f"  gains over cosine, {level(v.confidence)} intervals:")
         for row in v.table:
             g = row["gain_vs_cosine"]
-            gain = f"{g['estimate']:+.2%} [{g['low']:+.2%}, {g['high']:+.2%}]" if g else "(reference)"
+            gain = f"{pct(g['estimate'])} [{pct(g['low'])}, {pct(g['high'])}]" if g else "(reference)"
             print(f"  {row['rank']:>2}. {row['label']:<40} ppl {row['mean_ppl']:.3f}  vs cosine {gain}")
-        if v.spearman is not None:
-            print(f"  search vs verified rank correlation (Spearman): {v.spearman:.2f} over {v.n_spearman} profiles")
+        rc = v.rank_correlation
+        if rc is not None and v.spearman is not None:
+            ci = f" [{rc.interval.low:.2f}, {rc.interval.high:.2f}]" if rc.interval else " (no interval: too few)"
+            print(
+                f"  Spearman of search vs verified scores: {v.spearman:.2f}{ci} over {rc.n} profiles; it measures "
+                f"{v.rank_correlation_measures}"
+            )
 
 
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.tuning.verify import verify
 
-    check_levels(args.threshold, args.confidence)
+    margin, alpha = verdict_levels(args)
     if not Path(args.run_dir).is_dir():
         raise UserError(f"run directory {args.run_dir!r} does not exist")
     result = verify(
@@ -88,8 +92,8 @@ def run(args: argparse.Namespace) -> int:
         top_k=args.top_k,
         seeds=args.seeds,
         **verify_arguments(args),
-        threshold=args.threshold,
-        confidence=args.confidence,
+        margin=margin,
+        alpha=alpha,
         method=args.interval,
         address=args.address,
         progress=not args.json,
@@ -105,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_report:
         from tlmsearch.report import write_report
 
-        paths = write_report(args.run_dir, threshold=args.threshold, confidence=args.confidence, method=args.interval)
+        paths = write_report(args.run_dir, margin=margin, alpha=alpha, method=args.interval)
         if not args.json:
             print(f"wrote {paths['html']}")
     return 0

@@ -21,8 +21,9 @@ from typing import Any
 
 from tlmsearch.analysis.collect import label
 from tlmsearch.analysis.plan import RESOURCE_FIELDS, Planned, plan, same_training
+from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import verdicts
-from tlmsearch.analysis.verdict import Verdict
+from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.errors import UserError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.records import TrialRecord, finished
@@ -76,9 +77,11 @@ def verify(
     *,
     train: Mapping[str, Any] | None = None,
     data: Mapping[str, Any] | None = None,
-    threshold: float = 0.01,
-    confidence: float = 0.95,
+    threshold: float | None = None,
+    confidence: float | None = None,
     method: str = "t",
+    margin: float | None = None,
+    alpha: float | None = None,
     address: str | None = None,
     progress: bool = True,
 ) -> VerifyResult:
@@ -87,9 +90,12 @@ def verify(
     `study` is a `Study` or a run directory. `steps` overrides the full-fidelity step count;
     `train`/`data` override single fields of the search's training and data settings (see
     `retrain_config`). Finished verify records are reused only when trained the same way.
+    `margin` (old name `threshold`) and `alpha` (or `confidence` = 1 - alpha) decide the verdict.
     """
     if top_k < 1 or seeds < 1:
         raise UserError(f"top_k={top_k} and seeds={seeds} must both be >= 1")
+    margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
+    check_method(method, seeds)  # before any training: the bootstrap needs enough seeds
     if steps is not None and steps < 1:
         raise UserError(f"steps={steps} must be >= 1")
     study = load(study) if isinstance(study, str | Path) else study
@@ -122,8 +128,8 @@ def verify(
     ]
     vs = verdicts(
         mine + [r for r in finished(all_records) if r.kind != "verify" or reusable(r)],
-        threshold=threshold,
-        confidence=confidence,
+        margin=margin,
+        alpha=alpha,
         arch=cfg.arch,
         kinds=("verify",),
         method=method,
