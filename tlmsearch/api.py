@@ -37,8 +37,11 @@ class Study(rundir.Study):
     fidelity (all steps, status complete) — ASHA-stopped trials never count.
     """
 
-    def verify(self, top_k: int = 5, seeds: int = 3, steps: int | None = None, **kwargs: Any) -> VerifyResult:
-        """Re-train the top-k profiles and the baselines with seeds (`tlmsearch.tuning.verify.verify`)."""
+    def verify(
+        self, top_k: int = 5, seeds: int | str = "auto", steps: int | None = None, **kwargs: Any
+    ) -> VerifyResult:
+        """Re-train the top-k profiles and the baselines with planned (`"auto"`) or N seeds
+        (`tlmsearch.tuning.verify.verify`)."""
         result = _verify(self, top_k, seeds, steps, **kwargs)
         self.records = read_records(self.run_dir)
         return result

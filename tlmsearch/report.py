@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 from tlmsearch import plots
 from tlmsearch.analysis.headline import describe_shape, level
 from tlmsearch.analysis.stats import check_method
-from tlmsearch.analysis.summary import summarize, verdicts
+from tlmsearch.analysis.summary import decision_seeds, summarize, verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.errors import UserError
-from tlmsearch.rundir.io import read_yaml, write_text
+from tlmsearch.rundir.io import read_verify, read_yaml, write_text
 from tlmsearch.rundir.layout import CONFIG_FILES, REPORT_HTML, SUMMARY_JSON, SUMMARY_MD, TRIALS
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished, read_records
 
@@ -80,7 +80,8 @@ def build(
     kinds = SEARCH_KINDS if finished(records) else ("compare",)
     if not finished(records, kinds=kinds + EVAL_KINDS):
         raise UserError(f"{run_dir} has no finished trials (complete, full fidelity): nothing to report yet")
-    summary = summarize(records, config, margin=margin, alpha=alpha, method=method)
+    plan = read_verify(run_dir)
+    summary = summarize(records, config, margin=margin, alpha=alpha, method=method, verify_plan=plan)
     summary["run_dir"] = str(run_dir)
     ev = summary["evaluation"]
     vs = verdicts(
@@ -90,6 +91,7 @@ def build(
         arch=summary["arch"],
         kinds=(ev,) if ev else (),
         method=method,
+        seeds=decision_seeds(records, plan) if ev == "verify" else None,
     )
     return summary, figures(records, vs, kinds)
 
@@ -150,6 +152,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
         f"{summary['finished']} finished at full fidelity.",
         "",
     ]
+    lines += _plan_markdown(summary.get("verify_plan"))
     for v in summary["verdicts"]:
         lines += _verdict_markdown(v)
     for note in summary["notes"]:
@@ -161,6 +164,28 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
         )
     lines += ["", f"Export the best: `tlmsearch export {summary.get('run_dir', 'RUN_DIR')} --format native`", ""]
     return "\n".join(lines)
+
+
+def _plan_markdown(plan: Mapping[str, Any] | None) -> list[str]:
+    """The seeds the verdict stands on: the pilot (spread only) and the fresh seeds that decide."""
+    if not plan:
+        return []
+    seeds = plan["decision_seeds"]
+    text = f"Decided on {len(seeds)} seeds per profile ({seeds[0]}..{seeds[-1]})"
+    p = plan.get("plan")
+    if plan.get("pilot_seeds") and p:
+        pilot = plan["pilot_seeds"]
+        text += (
+            f", planned from a pilot of {len(pilot)} seeds ({pilot[0]}..{pilot[-1]}; their paired spread "
+            f"{p['sd']:.4f} nats set the number of seeds and never enters the decision): target "
+            f"{p['power']:.0%} power to show cosine within the margin if all candidates equal it"
+        )
+        if p.get("capped"):
+            need = p.get("needed") or "very many"
+            text += f"; capped at {p['n_seeds']} seeds in all (the target needs {need} fresh seeds)"
+    else:
+        text += " (a fixed number of seeds, all deciding)"
+    return [text + ".", ""]
 
 
 def _verdict_markdown(v: Mapping[str, Any]) -> list[str]:

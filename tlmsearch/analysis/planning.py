@@ -187,6 +187,16 @@ def plan_seeds(
     )
 
 
+def at_least(plan: SeedPlan, final: int) -> SeedPlan:
+    """`plan` with at least `final` fresh seeds (e.g. the bootstrap's minimum), bound recomputed."""
+    from dataclasses import replace
+
+    if plan.final_seeds >= final:
+        return plan
+    a1 = plan.alpha / plan.n_candidates
+    return replace(plan, n_seeds=plan.pilot_seeds + final, half_width=_half_width(plan.sd, final, a1))
+
+
 def _half_width(sd: float, n: int, a1: float) -> float:
     from scipy import stats
 

@@ -89,14 +89,24 @@ def summarize(
     top: int = 5,
     margin: float | None = None,
     alpha: float | None = None,
+    verify_plan: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Everything `summary.json` holds (plain, JSON-ready)."""
+    """Everything `summary.json` holds (plain, JSON-ready).
+
+    `verify_plan` is what the last verify wrote (`rundir.io.read_verify`): when it matches the
+    step count of the latest verify records, only its decision seeds decide (a pilot's seeds set
+    the number of seeds and never enter the decision).
+    """
     margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
     recs = as_records(records)
     config = dict(config or {})
     arch = str(config.get("arch", "model"))
     kind = eval_kind(recs)
-    vs = verdicts(recs, margin=margin, alpha=alpha, arch=arch, kinds=(kind,) if kind else (), method=method)
+    plan = verify_plan if kind == "verify" and _plan_applies(recs, verify_plan) else None
+    seeds = plan["decision_seeds"] if plan else None
+    vs = verdicts(
+        recs, margin=margin, alpha=alpha, arch=arch, kinds=(kind,) if kind else (), method=method, seeds=seeds
+    )
     search_kinds = ("compare",) if kind == "compare" and not finished(recs) else SEARCH_KINDS
     best = sorted(finished(recs, kinds=search_kinds), key=lambda r: r.metric("val_loss"))
     front = pareto_data(recs, kinds=search_kinds).front
@@ -119,6 +129,7 @@ def summarize(
         "threshold": margin,
         "alpha": alpha,
         "method": method,
+        "verify_plan": dict(plan) if plan else None,
         "verdicts": [v.to_dict() for v in vs],
         "best": [_trial_summary(r) for r in best[:top]],
         "pareto_front": [{"trial_id": p.trial_id, "profile": p.label, "x": p.x, "y": p.y} for p in front],
@@ -126,4 +137,18 @@ def summarize(
     }
 
 
-__all__ = ["eval_kind", "summarize", "verdicts"]
+def _plan_applies(records: Sequence[TrialRecord], plan: Mapping[str, Any] | None) -> bool:
+    """Whether a verify plan describes the latest verify records (same step count)."""
+    if not plan or not plan.get("decision_seeds"):
+        return False
+    latest = [r for r in records if r.kind == "verify"]
+    return bool(latest) and latest[-1].max_steps == plan.get("steps")
+
+
+def decision_seeds(records: Iterable[Any], verify_plan: Mapping[str, Any] | None) -> list[int] | None:
+    """The seeds a verify plan says decide, when it applies to the records (else None: all)."""
+    recs = as_records(records)
+    return list(verify_plan["decision_seeds"]) if verify_plan and _plan_applies(recs, verify_plan) else None
+
+
+__all__ = ["decision_seeds", "eval_kind", "summarize", "verdicts"]

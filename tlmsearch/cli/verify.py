@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,16 @@ settings for the re-training: --steps defaults to the search's full fidelity, --
 search's seed + 1 (the first of the fresh seeds). Finished verify records are reused only
 when they were trained with the same settings.
 
+Seeds: with --seeds auto (default) a pilot of --pilot-seeds seeds (default 3) of every profile
+measures the spread of the paired gains over cosine; the planner then computes how many fresh
+seeds make the one-sided bounds tight against the margin (80% power to show cosine within the
+margin when every candidate equals it; pilot + fresh <= --max-seeds), prints the plan with its
+cost estimated from the pilot's wall time, trains them and decides once on the fresh seeds only
+(the pilot sets the number and never enters the decision, so the tests keep their level).
+--seeds N trains N seeds that all decide.
+
 examples:
+  tlmsearch verify runs/my-search --top-k 5
   tlmsearch verify runs/my-search --top-k 5 --seeds 3
   tlmsearch verify runs/my-search --top-k 3 --seeds 5 --steps 1000 --margin 0.02 --alpha 0.05
 """
@@ -43,7 +53,20 @@ examples:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR", help="a search run directory")
     p.add_argument("--top-k", type=int, default=5, help="distinct best profiles to re-train (default: 5)")
-    p.add_argument("--seeds", type=int, default=3, help="seeds per profile (default: 3)")
+    p.add_argument(
+        "--seeds",
+        default="auto",
+        metavar="auto|N",
+        help="auto (default): a pilot of --pilot-seeds seeds measures the paired spread, then the fresh seeds "
+        "that decide are planned, printed and run (the pilot never enters the decision); N: N seeds, all deciding",
+    )
+    p.add_argument(
+        "--max-seeds",
+        type=int,
+        default=20,
+        help="cap on seeds per profile with --seeds auto, pilot included (default: 20; at least --pilot-seeds + 2)",
+    )
+    p.add_argument("--pilot-seeds", type=int, default=3, help="pilot seeds with --seeds auto (default: 3; >= 2)")
     add_verdict_arguments(p)
     p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
     p.add_argument("--no-report", action="store_true", help="do not write report.html/summary.* afterwards")
@@ -82,15 +105,24 @@ def print_verdicts(verdicts: list, as_json: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tlmsearch.analysis.pilot import check_plan_options, parse_seeds
+    from tlmsearch.analysis.stats import check_method
     from tlmsearch.tuning.verify import verify
 
     margin, alpha = verdict_levels(args)
+    seeds = parse_seeds(args.seeds)
+    check_plan_options(seeds, pilot_seeds=args.pilot_seeds, max_seeds=args.max_seeds, method=args.interval)
+    if seeds != "auto":
+        check_method(args.interval, int(seeds))
     if not Path(args.run_dir).is_dir():
         raise UserError(f"run directory {args.run_dir!r} does not exist")
     result = verify(
         args.run_dir,
         top_k=args.top_k,
-        seeds=args.seeds,
+        seeds=seeds,
+        max_seeds=args.max_seeds,
+        pilot_seeds=args.pilot_seeds,
+        announce=lambda text: print(text, file=sys.stderr if args.json else sys.stdout, flush=True),
         **verify_arguments(args),
         margin=margin,
         alpha=alpha,
@@ -99,9 +131,11 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.json,
     )
     if not args.json:
+        decided = f"{len(result.seeds)} seeds ({result.seeds[0]}..{result.seeds[-1]})" if result.seeds else "no seeds"
+        pilot = f" after a pilot of {len(result.pilot)}" if result.pilot else ""
         print(
             f"verify: {len(result.planned)} (profile, seed) runs, {result.reused} reused, "
-            f"{len(result.new_records)} trained"
+            f"{len(result.new_records)} trained; decided on {decided}{pilot}"
         )
     print_verdicts(result.verdicts, args.json)
     if not result.verdicts and not args.json:

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from tlmsearch.rundir.layout import COMPARE, RUN_CONFIG
+from tlmsearch.rundir.layout import COMPARE, RUN_CONFIG, VERIFY
 
 
 def write_text(path: str | Path, text: str) -> Path:
@@ -69,6 +69,12 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
 def read_compare(run_dir: str | Path) -> dict[str, Any]:
     """The profiles and seeds of a comparison run directory ({} when it is not one)."""
     path = Path(run_dir) / COMPARE
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def read_verify(run_dir: str | Path) -> dict[str, Any]:
+    """The seeds the last verify of a run decided on, its pilot and seed plan ({} when none)."""
+    path = Path(run_dir) / VERIFY
     return json.loads(path.read_text()) if path.exists() else {}
 
 
