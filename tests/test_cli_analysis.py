@@ -130,8 +130,10 @@ def test_search_verify_report_export_end_to_end(tmp_path: Path, capsys: pytest.C
     verified = [json.loads(x) for x in (run / "trials.jsonl").read_text().splitlines()]
     verified = [r for r in verified if r["kind"] == "verify"]
     assert all(r["full_fidelity"] for r in verified)
-    profiles = {tuple(r["widths"]) for r in verified}
-    assert len(verified) == 2 * len(profiles) and 2 <= len(profiles) <= 3  # the best + missing baselines, 2 seeds
+    profiles = {json.dumps(r["profile"], sort_keys=True) for r in verified}
+    # the best, then the missing ones of cosine, uniform and the 3 controls; 2 seeds each
+    assert len(verified) == 2 * len(profiles) and 5 <= len(profiles) <= 6
+    assert {r["profile"]["family"] for r in verified} >= {"bowtie", "linear"}
     assert {(r["profile"]["family"]) for r in verified} >= {"uniform", "cosine"}
     assert {r["seed"] for r in verified} == {1, 2}  # fresh seeds, never the search's seed 0
 

@@ -15,11 +15,13 @@ from tlmsearch.errors import UserError
 HELP = "re-train the top-k profiles and the baselines with several seeds; is cosine near-optimal?"
 DESCRIPTION = """\
 Short, noisy trials make a search's best trial optimistic (the winner's curse). verify re-trains
-the top-k distinct profiles of RUN_DIR and the cosine (1.5 -> 0.5) and uniform baselines at full
-fidelity with fresh seeds, in parallel through Ray, and compares them paired by seed against
-cosine and uniform, with every candidate's interval, cosine's rank and regret, and the Spearman
-correlation between search scores and verified scores (with what it measures: seed-to-seed
-reliability at the same length, or proxy fidelity when --steps is longer than the search).
+the top-k distinct profiles of RUN_DIR, the cosine (1.5 -> 0.5) and uniform baselines and the
+controls the field argues about (expanding cosine 0.5 -> 1.5, linear 1.5 -> 0.5, the bowtie
+hourglass of Variable-Width Transformers) at full fidelity with fresh seeds, in parallel
+through Ray, and compares them paired by seed against cosine and uniform, with every
+candidate's interval, cosine's rank and regret, and the Spearman correlation between search
+scores and verified scores (with what it measures: seed-to-seed reliability at the same
+length, or proxy fidelity when --steps is longer than the search).
 
 Three outcomes, decided against --margin (declared before the data, default 1% perplexity) at
 level --alpha (default 0.05), with one-sided t tests Holm-corrected over the candidates:
