@@ -229,3 +229,20 @@ def test_verify_auto_plans_prints_runs_and_decides_on_fresh_seeds(
     assert main(["verify", str(run), "--top-k", "1", "--pilot-seeds", "2", "--max-seeds", "5", "--no-report"]) == 0
     assert f"{len(verified)} reused, 0 trained" in capsys.readouterr().out
     assert json.loads((run / VERIFY).read_text())["decision_seeds"] == fresh
+
+
+def test_api_verify_refuses_bad_seed_options_before_training(tmp_path: Path) -> None:
+    import tlmsearch
+
+    run = write_run(tmp_path / "run", search_records())
+    for kwargs, message in [
+        ({"max_seeds": 4}, "--max-seeds=4 leaves fewer than 2 fresh seeds"),
+        ({"seeds": "some"}, "must be 'auto' or an integer"),
+        ({"method": "bootstrap"}, "needs at least 20 deciding seeds"),
+        ({"margin": 0.0}, "margin=0.0 must lie in (0, 1)"),
+        ({"alpha": 0.6}, "alpha=0.6 must lie in (0, 0.5)"),
+    ]:
+        with pytest.raises(ConfigError) as err:
+            tlmsearch.verify(run, **kwargs)
+        assert message in str(err.value)
+    assert not (run / VERIFY).exists() and not (run / "fixed").exists()

@@ -3,8 +3,9 @@
 Paired statistics (`stats`, on scipy.stats), the three-outcome verdict against a declared
 margin (`decision` decides, `verdict` assembles, `headline` words it), the seed planner
 (`planning`) and its whole-procedure simulation (`simulation`), records to inputs
-(`collect`), what a re-evaluation trains (`plan`), Pareto fronts (`front`; the maths is
-`tlmsearch.pareto`) and the run's answer as plain data (`summary`). Nothing here trains or
+(`collect`), what a re-evaluation trains (`plan`) and with how many seeds (`pilot`), Pareto
+fronts (`front`; the maths is `tlmsearch.pareto`) and the run's answer as plain data
+(`summary`). Nothing here trains or
 writes files: re-evaluation and comparisons train in `tlmsearch.tuning`, reports are
 `tlmsearch.report`'s.
 """
