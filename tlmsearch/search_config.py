@@ -18,6 +18,7 @@ from tlmsearch.config import (
     TrainConfig,
     check_choice,
     check_positive,
+    option,
 )
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
@@ -60,26 +61,26 @@ class SearchConfig(Config):
     `multiple_of`. The baselines (profile texts) are the first trials of every search.
     """
 
-    name: str = ""  # run name; "" = "<arch>-<space>-<sampler>-<YYYYmmdd-HHMMSS>"
-    runs_dir: str = "runs"  # the run directory is <runs_dir>/<name>
-    arch: str = "transformer"
-    preset: str = "cpu-s"
-    model: dict[str, Any] = dataclasses.field(default_factory=dict)  # ModelConfig overrides
-    base_width: int = 0  # fixed budget: MLP width per layer; 0 = the preset's
-    base_widths: tuple[int, ...] = ()  # budget sweep: (low, high); () = fixed budget
-    space: str = "knots"  # search space: a name in search_spaces/ or a path to a .py file
-    sampler: str = "tpe"
-    objectives: tuple[str, ...] = ("val_loss",)
-    scheduler: str = "asha"
-    reduction_factor: int = 3  # ASHA / HyperBand: keep 1 / reduction_factor at each rung
-    grace_steps: int = 0  # no early stop before this many steps; 0 = one eval interval
-    trials: int = 32  # total trials, baselines included
-    time_budget_s: float = 0.0  # stop the search after this long; 0 = no limit
-    max_concurrent: int = 0  # trials at once; 0 = as many as the resources allow
-    cpus_per_trial: float = 1.0
-    gpus_per_trial: float = 0.0  # fractions share one GPU between trials
-    max_failures: int = 2  # retries of a trial whose worker died (infrastructure failure)
-    seed: int = 0  # sampler seed and training seed of every trial
+    name: str = option("", "run name: the run directory is RUNS_DIR/NAME; empty = <arch>-<space>-<sampler>-<time>")
+    runs_dir: str = option("runs", "parent folder of run directories")
+    arch: str = option("transformer", "architecture", choices=ARCHITECTURE_NAMES)
+    preset: str = option("cpu-s", "model shape preset")
+    model: dict[str, Any] = dataclasses.field(default_factory=dict)  # preset shape / ModelConfig overrides
+    base_width: int = option(0, "fixed budget: MLP width per layer; 0 = the preset's")
+    base_widths: tuple[int, ...] = option((), "budget sweep: (low, high); empty = fixed budget")
+    space: str = option("knots", "search space: a name in search_spaces/ (`tlmsearch profiles --spaces`) or a .py file")
+    sampler: str = option("tpe", "Optuna sampler", choices=SAMPLERS)
+    objectives: tuple[str, ...] = option(("val_loss",), "val_loss, optionally a second: params or tokens_per_s")
+    scheduler: str = option("asha", "early stopping (hyperband: async, 3 brackets)", choices=SCHEDULERS)
+    reduction_factor: int = option(3, "ASHA / HyperBand: keep 1 / reduction_factor at each rung")
+    grace_steps: int = option(0, "no early stop before this many steps; 0 = one eval interval")
+    trials: int = option(32, "total trials, baselines included")
+    time_budget_s: float = option(0.0, "stop the search after this many seconds; 0 = no limit")
+    max_concurrent: int = option(0, "trials at once; 0 = as many as the resources allow")
+    cpus_per_trial: float = option(1.0, "CPUs per trial (also its torch threads unless --threads)")
+    gpus_per_trial: float = option(0.0, "GPUs per trial; fractions share one GPU between trials")
+    max_failures: int = option(2, "retries of a trial whose worker died (infrastructure failure)")
+    seed: int = option(0, "sampler seed and training seed of every trial")
     baselines: tuple[str, ...] = DEFAULT_BASELINES
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
     data: DataConfig = dataclasses.field(default_factory=DataConfig)

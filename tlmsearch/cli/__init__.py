@@ -47,9 +47,9 @@ typical session:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        # argparse already exits with status 2 and a one-line message; keep the usage short
-        self.print_usage(sys.stderr)
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        # one line and status 2, like every other user error; the usage of a command with all
+        # its derived flags runs to dozens of lines, so point at --help instead of printing it
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,9 +5,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from tlmsearch.cli._config_args import add_model_arguments, add_training_arguments, parse_pairs, training_overrides
+from tlmsearch.cli._config_args import (
+    add_config_arguments,
+    add_model_arguments,
+    add_training_arguments,
+    config_overrides,
+    parse_pairs,
+    training_overrides,
+)
 from tlmsearch.cli.status import print_status
 from tlmsearch.search_config import SAMPLERS, SCHEDULERS, SearchConfig
+
+DEFAULT = SearchConfig()
 
 HELP = "search per-layer width profiles: parallel trials on Ray Tune, Optuna sampler, early stopping"
 DESCRIPTION = """\
@@ -32,36 +41,23 @@ Training and data flags mean what they mean in `train`, `compare` and `verify`; 
 also the sampler's seed.
 """.format(samplers=" ".join(SAMPLERS), schedulers=" ".join(SCHEDULERS))
 
-# flag dest -> SearchConfig field (top level); the model, training and data flags are shared
-_TOP = {
-    "name": "name", "runs_dir": "runs_dir", "arch": "arch", "preset": "preset", "base_width": "base_width",
-    "base_widths": "base_widths", "space": "space", "sampler": "sampler", "scheduler": "scheduler",
-    "reduction_factor": "reduction_factor", "grace_steps": "grace_steps", "trials": "trials",
-    "time_budget": "time_budget_s", "max_concurrent": "max_concurrent", "cpus_per_trial": "cpus_per_trial",
-    "gpus_per_trial": "gpus_per_trial", "max_failures": "max_failures",
-}  # fmt: skip
+# SearchConfig fields whose flags are not derived one to one: the shared model and training
+# flags carry arch/preset/base_width/model/seed/train/data; the rest have their own form below
+_NOT_DERIVED = ("arch", "preset", "model", "base_width", "base_widths", "objectives", "seed", "baselines")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="FILE", help="SearchConfig as YAML/JSON (e.g. a run's search.yaml)")
-    p.add_argument("--name", help="run name: the run directory is RUNS_DIR/NAME (default: generated)")
-    p.add_argument("--runs-dir", help="parent of run directories (default: runs)")
     p.add_argument("--address", help="join this Ray cluster ('auto' or host:port); default: start Ray locally")
     add_model_arguments(p)
-    g = p.add_argument_group("search")
-    g.add_argument("--base-widths", type=int, nargs=2, metavar=("LOW", "HIGH"), help="budget sweep range")
-    g.add_argument("--space", help="search space name (see `tlmsearch profiles --spaces`) or a .py file")
-    g.add_argument("--sampler", help=f"{', '.join(SAMPLERS)} (default: tpe)")
-    g.add_argument("--objectives", help="comma-separated: val_loss[,params|tokens_per_s] (default: val_loss)")
-    g.add_argument("--scheduler", help=f"{', '.join(SCHEDULERS)} (default: asha)")
-    g.add_argument("--reduction-factor", type=int, help="ASHA/HyperBand reduction factor (default: 3)")
-    g.add_argument("--grace-steps", type=int, help="no early stopping before this many steps")
-    g.add_argument("--trials", type=int, help="number of trials, baselines included (default: 32)")
-    g.add_argument("--time-budget", type=float, metavar="SECONDS", help="stop the search after this long")
-    g.add_argument("--max-concurrent", type=int, help="trials at once (default: as resources allow)")
-    g.add_argument("--cpus-per-trial", type=float, help="CPUs per trial, also its torch threads (default: 1)")
-    g.add_argument("--gpus-per-trial", type=float, help="fractions share a GPU, e.g. 0.5 (default: 0)")
-    g.add_argument("--max-failures", type=int, help="retries of a trial whose worker died (default: 2)")
+    g = p.add_argument_group("search (SearchConfig)")
+    add_config_arguments(g, SearchConfig, section="search", skip=_NOT_DERIVED, names={"time_budget_s": "--time-budget"})
+    g.add_argument(
+        "--base-widths", type=int, nargs=2, metavar=("LOW", "HIGH"), help="budget sweep: base widths from LOW to HIGH"
+    )
+    g.add_argument(
+        "--objectives", help=f"comma-separated: val_loss[,params|tokens_per_s] (default: {DEFAULT.objectives[0]})"
+    )
     g.add_argument(
         "--baseline", action="append", metavar="PROFILE", help="a baseline (repeatable; replaces the defaults)"
     )
@@ -81,11 +77,12 @@ def build_config(args: argparse.Namespace) -> SearchConfig:
     `SearchConfig.train` / `.data`.
     """
     base = SearchConfig.load(args.config) if args.config else SearchConfig()
-    data: dict[str, Any] = base.to_dict()
-    for dest, field in _TOP.items():
-        value = getattr(args, dest, None)
-        if value is not None:
-            data[field] = list(value) if isinstance(value, list) else value
+    data: dict[str, Any] = {**base.to_dict(), **config_overrides(args, "search")}
+    for field in ("arch", "preset", "base_width"):
+        if getattr(args, field) is not None:
+            data[field] = getattr(args, field)
+    if args.base_widths is not None:
+        data["base_widths"] = list(args.base_widths)
     if args.objectives:
         data["objectives"] = [o.strip() for o in args.objectives.split(",") if o.strip()]
     if args.no_baselines:

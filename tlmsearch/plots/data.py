@@ -76,8 +76,8 @@ def curves_data(source: Any, metric_name: str = "val_loss", kinds: Sequence[str]
     for r in as_records(source):
         if r.kind not in kinds:
             continue
-        pts = [(c.get("step"), c.get(metric_name)) for c in r.curve]
-        pts = [(float(s), float(v)) for s, v in pts if s is not None and v is not None]
+        raw = [(c.get("step"), c.get(metric_name)) for c in r.curve]
+        pts = [(float(s), float(v)) for s, v in raw if s is not None and v is not None]
         if pts:
             out.append(
                 Curve(

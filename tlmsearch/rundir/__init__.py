@@ -12,7 +12,7 @@ reports or exports: those read and write run directories through it. No torch im
 
 from __future__ import annotations
 
-from tlmsearch.rundir.io import append_jsonl, read_compare, read_jsonl, write_config, write_json, write_text
+from tlmsearch.rundir.io import append_jsonl, read_jsonl, write_config, write_json, write_text
 from tlmsearch.rundir.layout import create_run_dir, default_name
 from tlmsearch.rundir.provenance import PACKAGES, environment, git_info, write_environment
 from tlmsearch.rundir.records import (
@@ -32,6 +32,6 @@ from tlmsearch.search_config import check_name
 __all__ = [
     "EVAL_KINDS", "KINDS", "PACKAGES", "SEARCH_KINDS", "STATUSES", "RecordLog", "Study", "TrialRecord",
     "append_jsonl", "as_records", "check_name", "create_run_dir", "default_name", "environment", "finished",
-    "git_info", "load", "objective_value", "read_compare", "read_jsonl", "read_records", "write_config",
+    "git_info", "load", "objective_value", "read_jsonl", "read_records", "write_config",
     "write_environment", "write_json", "write_text",
 ]  # fmt: skip

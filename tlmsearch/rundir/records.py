@@ -28,7 +28,6 @@ KINDS: tuple[str, ...] = ("baseline", "sampled", "verify", "compare")
 SEARCH_KINDS: tuple[str, ...] = ("baseline", "sampled")  # the search's own trials
 EVAL_KINDS: tuple[str, ...] = ("verify", "compare")  # seed-paired re-evaluations
 STATUSES: tuple[str, ...] = ("complete", "stopped", "failed")
-TRIALS_FILE = TRIALS
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
