@@ -31,7 +31,7 @@ def fake_run(tmp_path: Path) -> Path:
 def test_report_cli_on_synthetic_run(fake_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(fake_run)]) == 0
     out = capsys.readouterr().out
-    assert "a better profile was found" in out and (fake_run / "report.html").exists()
+    assert "a better profile than cosine exists" in out and (fake_run / "report.html").exists()
     assert main(["report", str(fake_run), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["verdicts"][0]["better"] == "knots:k0=3,k1=1"
 
@@ -49,6 +49,16 @@ def test_export_cli_best_is_the_verified_winner(fake_run: Path, capsys: pytest.C
     assert [b["ffn"]["ffn_hidden_size"] for b in doc["block_configs"]] == search_records()[3]["widths"]
 
 
+def test_report_cli_margin_alpha_and_their_old_names(fake_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(fake_run), "--json", "--margin", "0.02", "--alpha", "0.1"]) == 0
+    (v,) = json.loads(capsys.readouterr().out)["verdicts"]
+    assert v["margin"] == 0.02 and v["alpha"] == 0.1 and v["outcome"] in ("better", "near_optimal", "inconclusive")
+    assert "alpha 0.1" in v["headline"] and v["near_optimal"] == (v["outcome"] == "near_optimal")
+    assert main(["report", str(fake_run), "--json", "--threshold", "0.02", "--confidence", "0.9"]) == 0
+    (old,) = json.loads(capsys.readouterr().out)["verdicts"]
+    assert old["margin"] == 0.02 and old["alpha"] == pytest.approx(0.1) and old["outcome"] == v["outcome"]
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -60,7 +70,16 @@ def test_export_cli_best_is_the_verified_winner(fake_run: Path, capsys: pytest.C
         (["report", "{missing}"], "does not exist"),
         (["export", "{missing}"], "does not exist"),
         (["verify", "{missing}"], "does not exist"),
-        (["verify", "{run}", "--threshold", "2"], "--threshold=2.0 must lie in [0, 1)"),
+        (["verify", "{run}", "--threshold", "2"], "--margin=2.0 must lie in (0, 1)"),
+        (["verify", "{run}", "--margin", "0"], "--margin=0.0 must lie in (0, 1)"),
+        (["verify", "{run}", "--margin", "-0.01"], "--margin=-0.01 must lie in (0, 1)"),
+        (["report", "{run}", "--alpha", "0.5"], "--alpha=0.5 must lie in (0, 0.5)"),
+        (["report", "{run}", "--alpha", "0"], "--alpha=0.0 must lie in (0, 0.5)"),
+        (["compare", "--families", "cosine", "--alpha", "0.7"], "--alpha=0.7 must lie in (0, 0.5)"),
+        (["report", "{run}", "--alpha", "0.05", "--confidence", "0.9"], "give --alpha or --confidence"),
+        (["report", "{verified}", "--interval", "bootstrap"], "--interval bootstrap needs at least 20 seeds (got 3)"),
+        (["verify", "{run}", "--interval", "bootstrap", "--seeds", "5"], "needs at least 20 seeds (got 5)"),
+        (["compare", "--families", "cosine", "--interval", "bootstrap"], "needs at least 20 seeds (got 3)"),
         (["compare", "--families", "nosuch"], "unknown profile family 'nosuch'"),
     ],
 )
@@ -69,7 +88,8 @@ def test_user_errors_are_one_line_exit_2(
 ) -> None:
     run = write_run(tmp_path / "run", search_records())
     empty = write_run(tmp_path / "empty", [record("x", "uniform", 2.0, status="stopped")])
-    paths = {"run": str(run), "empty": str(empty), "missing": str(tmp_path / "missing")}
+    verified = write_run(tmp_path / "verified", search_records() + verify_records())
+    paths = {"run": str(run), "empty": str(empty), "missing": str(tmp_path / "missing"), "verified": str(verified)}
     argv = [a.format(**paths) for a in argv] + (["--runs-dir", str(tmp_path)] if argv[0] == "compare" else [])
     assert main(argv) == 2
     line = _err_line(capsys)
@@ -106,12 +126,14 @@ def test_search_verify_report_export_end_to_end(tmp_path: Path, capsys: pytest.C
     run = _tiny_search(tmp_path / "runs")
     assert main(["verify", str(run), "--top-k", "1", "--seeds", "2"]) == 0
     out = capsys.readouterr().out
-    assert "verify: " in out and ("cosine is near-optimal" in out or "a better profile was found" in out), out
+    assert "verify: " in out and any(f"[{o}]" in out for o in ("better", "near_optimal", "inconclusive")), out
     verified = [json.loads(x) for x in (run / "trials.jsonl").read_text().splitlines()]
     verified = [r for r in verified if r["kind"] == "verify"]
     assert all(r["full_fidelity"] for r in verified)
-    profiles = {tuple(r["widths"]) for r in verified}
-    assert len(verified) == 2 * len(profiles) and 2 <= len(profiles) <= 3  # the best + missing baselines, 2 seeds
+    profiles = {json.dumps(r["profile"], sort_keys=True) for r in verified}
+    # the best, then the missing ones of cosine, uniform and the 3 controls; 2 seeds each
+    assert len(verified) == 2 * len(profiles) and 5 <= len(profiles) <= 6
+    assert {r["profile"]["family"] for r in verified} >= {"bowtie", "linear"}
     assert {(r["profile"]["family"]) for r in verified} >= {"uniform", "cosine"}
     assert {r["seed"] for r in verified} == {1, 2}  # fresh seeds, never the search's seed 0
 

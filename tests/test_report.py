@@ -113,8 +113,8 @@ def test_report_files_offline(tmp_path: Path) -> None:
     for fig_id in FIGURES:
         assert f'id="fig-{fig_id}"' in page
     assert not re.search(r"<script[^>]+src=[\"']?https?:", page)
-    assert "Plotly.newPlot" in page and "a better profile was found" in page
-    assert "a better profile was found" in paths["markdown"].read_text()
+    assert "Plotly.newPlot" in page and "a better profile than cosine exists" in page
+    assert "a better profile than cosine exists" in paths["markdown"].read_text()
     assert json.loads(paths["json"].read_text())["verdicts"][0]["better"] == "knots:k0=3,k1=1"
 
 

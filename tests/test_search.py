@@ -45,7 +45,9 @@ def ray_session() -> Iterator[None]:
 
     if ray.is_initialized():
         ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=80 * 1024**2, log_to_driver=False)
+    ray.init(
+        address="local", num_cpus=2, include_dashboard=False, object_store_memory=80 * 1024**2, log_to_driver=False
+    )
     yield
     ray.shutdown()
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from tlmsearch import rundir
 from tlmsearch.analysis.summary import verdicts
-from tlmsearch.analysis.verdict import Verdict
+from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.export import Export, export_run
 from tlmsearch.report import write_report
 from tlmsearch.rundir.records import EVAL_KINDS, read_records
@@ -37,16 +37,31 @@ class Study(rundir.Study):
     fidelity (all steps, status complete) — ASHA-stopped trials never count.
     """
 
-    def verify(self, top_k: int = 5, seeds: int = 3, steps: int | None = None, **kwargs: Any) -> VerifyResult:
-        """Re-train the top-k profiles and the baselines with seeds (`tlmsearch.tuning.verify.verify`)."""
+    def verify(
+        self, top_k: int = 5, seeds: int | str = "auto", steps: int | None = None, **kwargs: Any
+    ) -> VerifyResult:
+        """Re-train the top-k profiles and the baselines with planned (`"auto"`) or N seeds
+        (`tlmsearch.tuning.verify.verify`)."""
         result = _verify(self, top_k, seeds, steps, **kwargs)
         self.records = read_records(self.run_dir)
         return result
 
-    def verdicts(self, threshold: float = 0.01, confidence: float = 0.95) -> list[Verdict]:
-        """The near-optimality verdicts from the run's verify/compare records (empty before verify)."""
+    def verdicts(
+        self,
+        margin: float | None = None,
+        alpha: float | None = None,
+        *,
+        method: str = "t",
+        threshold: float | None = None,
+        confidence: float | None = None,
+    ) -> list[Verdict]:
+        """The three-outcome verdicts from the run's verify/compare records (empty before verify).
+
+        `margin` (old name `threshold`) and `alpha` (or `confidence` = 1 - alpha) as in `verdict`.
+        """
+        margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
         return verdicts(
-            self.records, threshold=threshold, confidence=confidence, arch=self.config.arch, kinds=EVAL_KINDS
+            self.records, margin=margin, alpha=alpha, arch=self.config.arch, kinds=EVAL_KINDS, method=method
         )
 
     def report(self, out_dir: str | Path | None = None, **kwargs: Any) -> dict[str, Path]:
@@ -95,9 +110,11 @@ def compare(
     cpus_per_trial: float = 1.0,
     gpus_per_trial: float = 0.0,
     seed: int = 0,
-    threshold: float = 0.01,
-    confidence: float = 0.95,
+    threshold: float | None = None,
+    confidence: float | None = None,
     method: str = "t",
+    margin: float | None = None,
+    alpha: float | None = None,
     address: str | None = None,
     progress: bool = True,
     report: bool = True,
@@ -106,16 +123,18 @@ def compare(
     (`tlmsearch.tuning.compare.compare`), then, with `report`, write report.html, summary.md
     and summary.json into the new run directory.
 
-    `train`/`data` are TrainConfig/DataConfig fields, `model` ModelConfig or preset overrides.
+    `train`/`data` are TrainConfig/DataConfig fields, `model` ModelConfig or preset overrides;
+    `margin` (old name `threshold`) and `alpha` (or `confidence` = 1 - alpha) decide the verdict.
     """
+    margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
     result = train_and_compare(
         profiles, arch=arch, preset=preset, seeds=seeds, steps=steps, base_width=base_width, name=name,
         runs_dir=runs_dir, model=model, train=train, data=data, cpus_per_trial=cpus_per_trial,
-        gpus_per_trial=gpus_per_trial, seed=seed, threshold=threshold, confidence=confidence, method=method,
+        gpus_per_trial=gpus_per_trial, seed=seed, margin=margin, alpha=alpha, method=method,
         address=address, progress=progress,
     )  # fmt: skip
     if report and any(r.status == "complete" for r in result.records):
-        write_report(result.run_dir, threshold=threshold, confidence=confidence, method=method)
+        write_report(result.run_dir, margin=margin, alpha=alpha, method=method)
     return result
 
 

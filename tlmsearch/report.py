@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tlmsearch import plots
-from tlmsearch.analysis.stats import METHODS
-from tlmsearch.analysis.summary import summarize, verdicts
-from tlmsearch.analysis.verdict import Verdict, describe_shape
+from tlmsearch.analysis.headline import describe_shape, level
+from tlmsearch.analysis.stats import check_method
+from tlmsearch.analysis.summary import decision_seeds, summarize, verdicts
+from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.errors import UserError
-from tlmsearch.rundir.io import read_yaml, write_text
+from tlmsearch.rundir.io import read_verify, read_yaml, write_text
 from tlmsearch.rundir.layout import CONFIG_FILES, REPORT_HTML, SUMMARY_JSON, SUMMARY_MD, TRIALS
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished, read_records
 
@@ -79,25 +80,33 @@ def figures(
 
 
 def build(
-    run_dir: str | Path, *, threshold: float = 0.01, confidence: float = 0.95, method: str = "t"
+    run_dir: str | Path,
+    *,
+    threshold: float | None = None,
+    confidence: float | None = None,
+    method: str = "t",
+    margin: float | None = None,
+    alpha: float | None = None,
 ) -> tuple[dict[str, Any], dict[str, go.Figure]]:
     """The summary (plain data) and the figures of a run."""
-    if method not in METHODS:
-        raise UserError(f"interval method {method!r} is not allowed; choose one of: {', '.join(METHODS)}")
+    check_method(method)
+    margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
     records, config = load_run(run_dir)
     kinds = SEARCH_KINDS if finished(records) else ("compare",)
     if not finished(records, kinds=kinds + EVAL_KINDS):
         raise UserError(f"{run_dir} has no finished trials (complete, full fidelity): nothing to report yet")
-    summary = summarize(records, config, threshold=threshold, confidence=confidence, method=method)
+    plan = read_verify(run_dir)
+    summary = summarize(records, config, margin=margin, alpha=alpha, method=method, verify_plan=plan)
     summary["run_dir"] = str(run_dir)
     ev = summary["evaluation"]
     vs = verdicts(
         records,
-        threshold=threshold,
-        confidence=confidence,
+        margin=margin,
+        alpha=alpha,
         arch=summary["arch"],
         kinds=(ev,) if ev else (),
         method=method,
+        seeds=decision_seeds(records, plan) if ev == "verify" else None,
     )
     summary["verdict_table"] = _verdict_table(vs)
     objectives = tuple(config.get("objectives") or ("val_loss",))
@@ -113,15 +122,20 @@ def write_report(
     run_dir: str | Path,
     out_dir: str | Path | None = None,
     *,
-    threshold: float = 0.01,
-    confidence: float = 0.95,
+    threshold: float | None = None,
+    confidence: float | None = None,
     method: str = "t",
+    margin: float | None = None,
+    alpha: float | None = None,
 ) -> dict[str, Path]:
     """Write report.html, summary.md and summary.json into `out_dir` (default: the run dir).
 
+    `margin` (old name `threshold`) and `alpha` (or `confidence` = 1 - alpha) decide the verdict;
     `method` is the interval of the seed-paired statistics: "t" (default) or "bootstrap".
     """
-    summary, figs = build(run_dir, threshold=threshold, confidence=confidence, method=method)
+    summary, figs = build(
+        run_dir, threshold=threshold, confidence=confidence, method=method, margin=margin, alpha=alpha
+    )
     out = Path(out_dir or run_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"html": out / REPORT_HTML, "markdown": out / SUMMARY_MD, "json": out / SUMMARY_JSON}
@@ -160,45 +174,9 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
         f"{summary['finished']} finished at full fidelity.",
         "",
     ]
+    lines += _plan_markdown(summary.get("verify_plan"))
     for v in summary["verdicts"]:
-        lines += [
-            f"## Verdict ({v['group']})",
-            "",
-            f"**{v['headline']}**",
-            "",
-            f"- cosine ranks {v['cosine_rank']} of {v['n_profiles']} re-evaluated profiles",
-            f"- cosine's regret (ppl_cosine - ppl_best) / ppl_best: {_pct(v['regret'])}",
-            f"- Spearman correlation of search-time and verified scores: {_f(v['spearman'], '.2f')} "
-            f"over {v['n_spearman']} profiles (how far the short-trial proxy can be trusted)",
-        ]
-        if v.get("search_best"):
-            lines.append(
-                f"- the search's favourite `{v['search_best']}`: verified val_loss minus search val_loss "
-                f"{_f(v.get('search_optimism'), '+.4f')} (positive: the short trial flattered it)"
-            )
-        if v["better"]:
-            lines.append(f"- better profile: `{v['better']}` widths {v['better_widths']}")
-            lines.append(f"- {describe_shape(v['better_shape']).removeprefix('; ')}")
-        lines += [
-            "",
-            "| rank | profile | seeds | mean loss | mean ppl | gain vs cosine | gain vs uniform | "
-            "Δ loss vs cosine | Δ ppl vs cosine | front-load |",
-            "|---:|---|---:|---:|---:|---|---|---|---|---:|",
-        ]
-        for row in v["table"]:
-            lines.append(
-                f"| {row['rank']} | `{row['label']}` | {row['n_seeds']} | {row['mean_loss']:.4f} | "
-                f"{row['mean_ppl']:.3f} | {_pct(row['gain_vs_cosine'])} | {_pct(row['gain_vs_uniform'])} | "
-                f"{_diff(row.get('loss_diff_vs_cosine'))} | {_diff(row.get('ppl_diff_vs_cosine'))} | "
-                f"{_f(row['front_load'], '.3f')} |"
-            )
-        lines += [
-            "",
-            "Gains are ppl_reference / ppl_profile - 1 paired by seed (positive: the profile is better); "
-            "Δ are profile - cosine paired by seed (negative: the profile is better); "
-            f"{v['confidence']:.0%} {'t' if v.get('method', 't') == 't' else 'bootstrap'} intervals.",
-            "",
-        ]
+        lines += _verdict_markdown(v)
     for note in summary["notes"]:
         lines += [f"> {note}", ""]
     lines += ["## Best trials", "", "| trial | profile | val_loss | val_ppl | widths |", "|---|---|---:|---:|---|"]
@@ -238,6 +216,86 @@ def _section_title(fig_id: str, fig: go.Figure) -> str:
         title = str(fig.layout.title.text or "")
         return "Pareto front" if title.startswith("Pareto") else "Ranking of finished trials"
     return FIGURES[fig_id]
+
+
+def _plan_markdown(plan: Mapping[str, Any] | None) -> list[str]:
+    """The seeds the verdict stands on: the pilot (spread only) and the fresh seeds that decide."""
+    if not plan:
+        return []
+    seeds = plan["decision_seeds"]
+    text = f"Decided on {len(seeds)} seeds per profile ({seeds[0]}..{seeds[-1]})"
+    p = plan.get("plan")
+    if plan.get("pilot_seeds") and p:
+        pilot = plan["pilot_seeds"]
+        text += (
+            f", planned from a pilot of {len(pilot)} seeds ({pilot[0]}..{pilot[-1]}; their paired spread "
+            f"{p['sd']:.4f} nats set the number of seeds and never enters the decision): target "
+            f"{p['power']:.0%} power to show cosine within the margin if all candidates equal it"
+        )
+        if p.get("capped"):
+            need = p.get("needed") or "very many"
+            text += f"; capped at {p['n_seeds']} seeds in all (the target needs {need} fresh seeds)"
+    else:
+        text += " (a fixed number of seeds, all deciding)"
+    return [text + ".", ""]
+
+
+def _verdict_markdown(v: Mapping[str, Any]) -> list[str]:
+    rc = v.get("rank_correlation") or {}
+    rci = rc.get("interval")
+    rc_text = "-" if rc.get("rho") is None else f"{rc['rho']:.2f}"
+    rc_text += f" [{rci['low']:.2f}, {rci['high']:.2f}]" if rci else " (no interval: too few profiles)"
+    lines = [
+        f"## Verdict ({v['group']}): {v.get('outcome', '')}",
+        "",
+        f"**{v['headline']}**",
+        "",
+        f"- margin {v['margin']:.1%} perplexity, declared in advance; alpha {v['alpha']:g}; "
+        f"{v['n_candidates']} candidates against cosine; {v['n_seeds']} paired seeds",
+        f"- cosine ranks {v['cosine_rank']} of {v['n_profiles']} re-evaluated profiles by mean perplexity",
+        f"- cosine's regret (largest gain of any candidate over cosine): {_pct(v['regret'])} "
+        f"({level(v['regret']['confidence'])} simultaneous)",
+        f"- Spearman rank correlation of search-time and verified scores over {rc.get('n', 0)} profiles: "
+        f"{rc_text}; it measures {v.get('rank_correlation_measures', '')}",
+    ]
+    if v.get("seeds_to_decide") is not None:
+        lines.append(f"- seeds per profile that would decide it, if the observed spread holds: {v['seeds_to_decide']}")
+    if v.get("search_best"):
+        opt = v.get("search_optimism")
+        lines.append(
+            f"- the search's favourite `{v['search_best']}`: verified val_loss minus search val_loss at the same "
+            f"steps {_f(opt, '+.4f')} (positive: the search's single trial flattered it)"
+            if opt is not None
+            else f"- the search's favourite `{v['search_best']}`: no winner's-curse figure (the search and the "
+            "verification trained for different numbers of steps)"
+        )
+    if v["better"]:
+        lines.append(f"- better profile: `{v['better']}` widths {v['better_widths']}")
+        lines.append(f"- {describe_shape(v['better_shape']).removeprefix('; ')}")
+    lines += [
+        "",
+        "| rank | profile | seeds | mean loss | mean ppl | gain vs cosine | p (better) | p (within margin) | "
+        "gain vs uniform | Δ loss vs cosine | front-load |",
+        "|---:|---|---:|---:|---:|---|---:|---:|---|---|---:|",
+    ]
+    for row in v["table"]:
+        lines.append(
+            f"| {row['rank']} | `{row['label']}` | {row['n_seeds']} | {row['mean_loss']:.4f} | "
+            f"{row['mean_ppl']:.3f} | {_pct(row['gain_vs_cosine'])} | {_f(row.get('p_better'), '.3g')} | "
+            f"{_f(row.get('p_within'), '.3g')} | {_pct(row['gain_vs_uniform'])} | "
+            f"{_diff(row.get('loss_diff_vs_cosine'))} | {_f(row['front_load'], '.3f')} |"
+        )
+    lines += [
+        "",
+        "Gains are exp(mean over seeds of log(ppl_reference / ppl_profile)) - 1, paired by seed (positive: the "
+        "profile is better); Δ loss is profile - cosine (negative: the profile is better); p are Holm-adjusted "
+        "one-sided p-values; "
+        f"intervals are two-sided {level(v['confidence'])} "
+        f"{'t' if v.get('method', 't') == 't' else 'BCa bootstrap'} intervals (their ends are the one-sided "
+        "bounds the tests use).",
+        "",
+    ]
+    return lines
 
 
 def render_html(summary: Mapping[str, Any], figs: Mapping[str, go.Figure]) -> str:

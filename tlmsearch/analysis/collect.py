@@ -63,6 +63,17 @@ def search_scores(records: Iterable[Any], metric_name: str = "val_loss") -> dict
     return {w: statistics.fmean(v) for w, v in by.items()}
 
 
+def search_steps(records: Iterable[Any]) -> dict[tuple[int, ...], int]:
+    """Training steps of the finished search records per distinct widths tuple (the largest when
+    several differ): what a search-time score was measured after."""
+    out: dict[tuple[int, ...], int] = {}
+    for r in finished(records):
+        if r.max_steps:  # 0: a record that does not say
+            w = tuple(r.widths)
+            out[w] = max(out.get(w, 0), r.max_steps)
+    return out
+
+
 def profile_results(records: Iterable[Any], kinds: Sequence[str] = ("verify",)) -> list[ProfileResult]:
     """One `ProfileResult` per distinct (profile, widths, budget) among finished records of `kinds`.
 
@@ -73,6 +84,7 @@ def profile_results(records: Iterable[Any], kinds: Sequence[str] = ("verify",)) 
     """
     recs = as_records(records)
     scores = search_scores(recs)
+    steps = search_steps(recs)
     groups: dict[tuple[Any, ...], list[TrialRecord]] = {}
     for r in finished(recs, kinds=kinds):
         groups.setdefault((label(r), tuple(r.widths), r.budget_key), []).append(r)
@@ -96,6 +108,8 @@ def profile_results(records: Iterable[Any], kinds: Sequence[str] = ("verify",)) 
                 shape=first.shape,
                 search_score=scores.get(widths),
                 trial_ids=tuple(r.trial_id for r in rs),
+                steps=first.max_steps or None,
+                search_steps=steps.get(widths) if widths in scores else None,
             )
         )
     return out

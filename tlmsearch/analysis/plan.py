@@ -1,24 +1,29 @@
 """Which profiles and seeds a re-evaluation trains: the plan of `tlmsearch verify` (pure).
 
 Short, noisy trials make the search's best trial optimistic (the winner's curse), so the top-k
-distinct finished search profiles are trained again with fresh seeds, together with cosine and
-uniform at each of their budgets. A (profile, budget, seed) already re-trained with the same
+distinct finished search profiles are trained again with fresh seeds, together with cosine,
+uniform and the controls the field argues about (expanding cosine 0.5 -> 1.5, linear 1.5 ->
+0.5, the bowtie hourglass) at each of their budgets. A (profile, budget, seed) already re-trained with the same
 step count and the same training and data settings (`same_training`) is marked done and reused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tlmsearch.analysis.collect import label, profile_baseline, profile_label, ranked
+from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.records import finished
 
 BASELINES = {
     "cosine": {"family": "cosine", "params": {"start": 1.5, "end": 0.5}},
     "uniform": {"family": "uniform", "params": {}},
 }
+# the other shapes the field argues about, re-trained beside cosine and uniform by default:
+# expanding cosine, the linear taper, and the hourglass of Variable-Width Transformers
+CONTROLS: tuple[str, ...] = ("cosine:start=0.5,end=1.5", "linear:start=1.5,end=0.5", "bowtie:ratio=0.3,position=0.75")
 
 
 @dataclass(frozen=True)
@@ -33,9 +38,12 @@ class Planned:
     done: str | None = None
 
 
-def choose_profiles(records: Iterable[Any], top_k: int) -> list[tuple[dict[str, Any], int, str | None]]:
+def choose_profiles(
+    records: Iterable[Any], top_k: int, controls: Sequence[str] = CONTROLS
+) -> list[tuple[dict[str, Any], int, str | None]]:
     """(profile dict, base width, baseline name) of the `top_k` best distinct finished search
-    profiles, then cosine and uniform at each of their budgets (when not already among them)."""
+    profiles, then cosine, uniform and the `controls` (ProfileSpec texts) at each of their
+    budgets, each only when not already among them."""
     chosen: list[tuple[dict[str, Any], int, str | None]] = []
     seen: set[tuple[tuple[int, ...], int]] = set()
     for r in ranked(records):
@@ -50,6 +58,10 @@ def choose_profiles(records: Iterable[Any], top_k: int) -> list[tuple[dict[str, 
         for name, prof in BASELINES.items():
             if not any(c[1] == base and _baseline_of(c[0]) == name for c in chosen):
                 chosen.append((prof, base, name))
+        for text in controls:
+            prof = ProfileSpec.parse(text).to_dict()
+            if not any(c[1] == base and profile_label(c[0]) == profile_label(prof) for c in chosen):
+                chosen.append((prof, base, profile_label(prof)))
     return [(p, b, n or _baseline_of(p)) for p, b, n in chosen]
 
 
@@ -86,16 +98,17 @@ def plan(
     seeds: list[int],
     steps: int,
     reusable: Callable[[Any], bool] = lambda r: True,
+    controls: Sequence[str] = CONTROLS,
 ) -> list[Planned]:
     """Every (profile, seed) to verify; those with a finished verify record of `steps` (and
-    `reusable`, e.g. `same_training`) are marked done."""
+    `reusable`, e.g. `same_training`) are marked done. `controls`: see `choose_profiles`."""
     records = list(records)
     done: dict[tuple[str, int, int], str] = {}
     for r in finished(records, kinds=("verify",)):
         if r.max_steps == steps and reusable(r):
             done.setdefault((label(r), r.base_width, r.seed), r.trial_id)
     out = []
-    for prof, base, name in choose_profiles(records, top_k):
+    for prof, base, name in choose_profiles(records, top_k, controls):
         text = profile_label(prof)
         for s in seeds:
             out.append(Planned(prof, base, s, name, text, done.get((text, base, s))))

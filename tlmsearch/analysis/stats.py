@@ -1,20 +1,37 @@
-"""Paired statistics with confidence intervals, self-contained (no scipy at run time).
+"""Paired statistics with confidence intervals, on scipy.stats.
 
 Profiles are compared by seed: seed s of profile A and seed s of profile B see the same data
-order and the same initialisation stream, so the per-seed difference removes most of the noise
-the two runs share. We summarise the per-seed values with a Student t interval (the default,
-exact under normality, honest for n = 2..5) or a percentile bootstrap.
+order, so the per-seed difference removes much of the noise the two runs share. We summarise
+the per-seed values with a Student t interval (the default: exact under normality, honest for
+n = 2..5) or a BCa bootstrap interval, which is refused below `MIN_BOOTSTRAP_SEEDS` values.
+
+Why 20: a coverage simulation (`python -m bench.bench_verdict --part coverage`: 2000 simulated
+studies a cell, scipy's BCa with 999 resamples) gives the nominal 95% BCa interval of a mean a
+true coverage of 0.74 at n=3, 0.83 at n=5, 0.89 at n=10, 0.92 at n=15 and 20, 0.93 at n=30 for
+normal values (0.70 / 0.83 / 0.89 / 0.90 / 0.91 / 0.92 for log-normal ones); the 97.5% interval
+(the one a verdict with two candidates uses) reaches 0.95 / 0.94 at n=20. Below 20 the shortfall
+is 3 points or more, where the t interval is right at any n for normal data.
+
+scipy is imported inside the functions: `import tlmsearch` and `tlmsearch --help` stay fast.
 """
 
 from __future__ import annotations
 
 import math
-import random
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from tlmsearch.profiles.shape import ranks, spearman  # noqa: F401  (one rank correlation for the tool)
+from tlmsearch.errors import ConfigError
+
+METHODS = ("t", "bootstrap")
+MIN_BOOTSTRAP_SEEDS = 20  # from the coverage simulation above
+# Fewest (x, y) pairs for a bootstrap interval of a rank correlation. Simulated (bivariate normal,
+# 400 studies a cell, BCa with 999 resamples, nominal 95%): at n=10 the interval covers the true
+# Spearman rho 0.96 / 0.96 / 0.98 of the time for rho = 0 / 0.6 / 0.9 (n=8: 0.95 / 0.95 / 0.995;
+# n=5: BCa is often undefined and covers 0.94-1.0); 10 keeps a margin.
+MIN_RANK_POINTS = 10
 
 
 @dataclass(frozen=True)
@@ -43,79 +60,24 @@ class Interval:
         return f"{self.estimate:+.4g} [{self.low:+.4g}, {self.high:+.4g}]"
 
 
-# ----------------------------------------------------------------------------- t distribution
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 400):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-15:
-            break
-    return h
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """Regularised incomplete beta I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(log_front) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
-
-
-def t_cdf(t: float, df: float) -> float:
-    """P(T <= t) for Student's t with `df` degrees of freedom."""
-    if df <= 0:
-        raise ValueError(f"df={df} must be > 0")
-    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
-    return 1.0 - tail if t >= 0 else tail
+def check_method(method: str, n: int | None = None) -> None:
+    """Refuse an unknown interval method, or the bootstrap on fewer than `MIN_BOOTSTRAP_SEEDS` values."""
+    if method not in METHODS:
+        raise ConfigError(f"interval method {method!r} is not allowed; choose one of: {', '.join(METHODS)}")
+    if method == "bootstrap" and n is not None and n < MIN_BOOTSTRAP_SEEDS:
+        raise ConfigError(
+            f"--interval bootstrap needs at least {MIN_BOOTSTRAP_SEEDS} seeds (got {n}): below that its "
+            "intervals cover far less often than they claim; use --interval t"
+        )
 
 
 def t_quantile(p: float, df: float) -> float:
-    """The t value with P(T <= t) = p (bisection on `t_cdf`, accurate to ~1e-10)."""
+    """The t value with P(T <= t) = p (scipy.stats.t)."""
+    from scipy import stats
+
     if not 0.0 < p < 1.0:
         raise ValueError(f"p={p} must lie in (0, 1)")
-    if p == 0.5:
-        return 0.0
-    if p < 0.5:
-        return -t_quantile(1.0 - p, df)
-    lo, hi = 0.0, 1.0
-    while t_cdf(hi, df) < p:
-        hi *= 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if t_cdf(mid, df) < p:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-12 * max(1.0, hi):
-            break
-    return 0.5 * (lo + hi)
-
-
-# ----------------------------------------------------------------------------- intervals
+    return float(stats.t.ppf(p, df))
 
 
 def mean_ci(values: Sequence[float], confidence: float = 0.95) -> Interval:
@@ -136,23 +98,40 @@ def mean_ci(values: Sequence[float], confidence: float = 0.95) -> Interval:
 
 def bootstrap_ci(
     values: Sequence[float],
-    statistic: Callable[[Sequence[float]], float] = statistics.fmean,
+    statistic: Callable[..., Any] | None = None,
     *,
     confidence: float = 0.95,
-    n_resamples: int = 2000,
+    n_resamples: int = 9999,
     seed: int = 0,
+    min_n: int = MIN_BOOTSTRAP_SEEDS,
 ) -> Interval:
-    """Percentile bootstrap interval of `statistic` (deterministic for a given `seed`)."""
-    xs = [float(v) for v in values]
-    if not xs:
-        raise ValueError("bootstrap_ci needs at least one value")
-    rng = random.Random(seed)
-    n = len(xs)
-    stats = sorted(statistic([xs[rng.randrange(n)] for _ in range(n)]) for _ in range(n_resamples))
-    alpha = (1.0 - confidence) / 2.0
-    low = stats[int(math.floor(alpha * (n_resamples - 1)))]
-    high = stats[int(math.ceil((1.0 - alpha) * (n_resamples - 1)))]
-    return Interval(statistic(xs), low, high, n, confidence)
+    """BCa bootstrap interval of `statistic` (default: the mean), deterministic for a given `seed`.
+
+    `statistic` must accept an `axis` keyword (numpy style). Refused below `min_n` values.
+    """
+    import numpy as np
+    from scipy import stats
+
+    xs = np.asarray([float(v) for v in values])
+    if xs.size < min_n:
+        raise ConfigError(
+            f"a bootstrap interval needs at least {min_n} values (got {xs.size}): below that it covers far "
+            "less often than it claims; use the t interval"
+        )
+    stat = statistic or np.mean
+    estimate = float(stat(xs, axis=-1))
+    if np.ptp(xs) == 0.0:  # no spread: every resample gives the same value
+        return Interval(estimate, estimate, estimate, int(xs.size), confidence)
+    res = stats.bootstrap(
+        (xs,),
+        stat,
+        confidence_level=confidence,
+        n_resamples=n_resamples,
+        method="BCa",
+        rng=np.random.default_rng(seed),
+    )
+    ci = res.confidence_interval
+    return Interval(estimate, float(ci.low), float(ci.high), int(xs.size), confidence)
 
 
 def paired(a: Mapping[int, float], b: Mapping[int, float]) -> tuple[list[int], list[float], list[float]]:
@@ -161,16 +140,12 @@ def paired(a: Mapping[int, float], b: Mapping[int, float]) -> tuple[list[int], l
     return seeds, [a[s] for s in seeds], [b[s] for s in seeds]
 
 
-METHODS = ("t", "bootstrap")
-
-
 def interval(values: Sequence[float], confidence: float = 0.95, method: str = "t") -> Interval:
-    """Mean with a Student t interval (`method="t"`) or a percentile bootstrap interval."""
+    """Mean with a Student t interval (`method="t"`) or a BCa bootstrap interval."""
+    check_method(method)
     if method == "t":
         return mean_ci(values, confidence)
-    if method == "bootstrap":
-        return bootstrap_ci(values, confidence=confidence)
-    raise ValueError(f"method={method!r} is not allowed; choose one of: {', '.join(METHODS)}")
+    return bootstrap_ci(values, confidence=confidence)
 
 
 def paired_difference(
@@ -191,3 +166,99 @@ def paired_ratio(
     if not seeds:
         raise ValueError("no common seeds to pair")
     return interval([x / y - 1.0 for x, y in zip(xa, xb, strict=True)], confidence, method)
+
+
+# ----------------------------------------------------------------------------- rank correlation
+
+
+@dataclass(frozen=True)
+class RankCorrelation:
+    """Spearman's rank correlation of paired scores, with a BCa bootstrap interval over the pairs
+    (None below `MIN_RANK_POINTS` pairs: a bootstrap of 3-9 points is not an interval)."""
+
+    rho: float
+    n: int
+    interval: Interval | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rho": None if math.isnan(self.rho) else self.rho,
+            "n": self.n,
+            "interval": self.interval.to_dict() if self.interval else None,
+        }
+
+
+def spearman(a: Sequence[float], b: Sequence[float]) -> float:
+    """Spearman rank correlation (scipy.stats.spearmanr); nan when undefined (a constant side or
+    fewer than two points)."""
+    import warnings
+
+    from scipy import stats
+
+    if len(a) != len(b):
+        raise ValueError(f"spearman needs equal lengths, got {len(a)} and {len(b)}")
+    if len(a) < 2 or len(set(a)) < 2 or len(set(b)) < 2:
+        return math.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(stats.spearmanr(a, b).statistic)
+
+
+def ranks(values: Sequence[float]) -> list[float]:
+    """1-based ranks, ties sharing their average rank (scipy.stats.rankdata)."""
+    from scipy import stats
+
+    return [float(r) for r in stats.rankdata(values)]
+
+
+def rank_correlation(
+    x: Sequence[float],
+    y: Sequence[float],
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 9999,
+    seed: int = 0,
+    min_n: int = MIN_RANK_POINTS,
+) -> RankCorrelation:
+    """Spearman's rho of x and y with a BCa bootstrap interval resampling the (x, y) pairs."""
+    import warnings
+
+    import numpy as np
+    from scipy import stats
+
+    rho = spearman(list(x), list(y))
+    n = len(x)
+    if n < min_n or math.isnan(rho):
+        return RankCorrelation(rho, n, None)
+
+    with warnings.catch_warnings():  # a degenerate resample set gives nan bounds, handled below
+        warnings.simplefilter("ignore")
+        res = stats.bootstrap(
+            (np.asarray(x, float), np.asarray(y, float)),
+            _spearman_rows,
+            paired=True,
+            vectorized=True,
+            confidence_level=confidence,
+            n_resamples=n_resamples,
+            method="BCa",
+            rng=np.random.default_rng(seed),
+        )
+    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    if math.isnan(low) or math.isnan(high):  # degenerate resamples (ties everywhere): no interval
+        return RankCorrelation(rho, n, None)
+    return RankCorrelation(rho, n, Interval(rho, low, high, n, confidence))
+
+
+def _spearman_rows(x: Any, y: Any, axis: int = -1) -> Any:
+    """Spearman's rho along `axis` for stacks of resamples (vectorised; a constant row gives 0,
+    the value of no association, instead of nan so that BCa's jackknife stays defined)."""
+    import numpy as np
+    from scipy import stats
+
+    rx = stats.rankdata(x, axis=axis)
+    ry = stats.rankdata(y, axis=axis)
+    rx = rx - rx.mean(axis=axis, keepdims=True)
+    ry = ry - ry.mean(axis=axis, keepdims=True)
+    den = np.sqrt((rx * rx).sum(axis=axis) * (ry * ry).sum(axis=axis))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (rx * ry).sum(axis=axis) / np.where(den > 0, den, 1.0), 0.0)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from tlmsearch.analysis.collect import label, profile_results
 from tlmsearch.analysis.front import pareto_data
-from tlmsearch.analysis.verdict import Verdict, find, verdict
+from tlmsearch.analysis.verdict import Verdict, find, resolve_levels, verdict
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, as_records, finished
 
 
@@ -26,17 +26,23 @@ def eval_kind(records: Iterable[Any]) -> str | None:
 def verdicts(
     records: Iterable[Any],
     *,
-    threshold: float = 0.01,
-    confidence: float = 0.95,
+    threshold: float | None = None,
+    confidence: float | None = None,
     arch: str = "model",
     kinds: Sequence[str] = EVAL_KINDS,
     method: str = "t",
+    margin: float | None = None,
+    alpha: float | None = None,
+    seeds: Collection[int] | None = None,
 ) -> list[Verdict]:
     """One verdict per budget among the re-evaluated profiles that include cosine.
 
+    `margin`/`alpha` (old names `threshold` and `confidence` = 1 - alpha) as in `verdict`;
+    `seeds` restricts the decision to those seeds (e.g. the seeds after a pilot).
     When re-evaluations were run with different step counts (`verify --steps`), only those with
     the step count of the latest one are compared: pairs must share the training length.
     """
+    margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
     recs = {r.trial_id: r for r in as_records(records)}
     evals = [r for r in recs.values() if r.kind in kinds]
     if evals:
@@ -50,7 +56,7 @@ def verdicts(
         if find(group, "cosine") is None:
             continue
         name = arch if len(by_budget) == 1 else f"{arch} ({n_layers} layers x {base})"
-        out.append(verdict(group, threshold=threshold, confidence=confidence, group=name, method=method))
+        out.append(verdict(group, margin=margin, alpha=alpha, group=name, method=method, seeds=seeds))
     return out
 
 
@@ -77,18 +83,29 @@ def summarize(
     records: Iterable[Any],
     config: Mapping[str, Any] | None = None,
     *,
-    threshold: float = 0.01,
-    confidence: float = 0.95,
+    threshold: float | None = None,
+    confidence: float | None = None,
     method: str = "t",
     top: int = 5,
+    margin: float | None = None,
+    alpha: float | None = None,
+    verify_plan: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Everything `summary.json` holds (plain, JSON-ready)."""
+    """Everything `summary.json` holds (plain, JSON-ready).
+
+    `verify_plan` is what the last verify wrote (`rundir.io.read_verify`): when it matches the
+    step count of the latest verify records, only its decision seeds decide (a pilot's seeds set
+    the number of seeds and never enter the decision).
+    """
+    margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
     recs = as_records(records)
     config = dict(config or {})
     arch = str(config.get("arch", "model"))
     kind = eval_kind(recs)
+    plan = verify_plan if kind == "verify" and _plan_applies(recs, verify_plan) else None
+    seeds = plan["decision_seeds"] if plan else None
     vs = verdicts(
-        recs, threshold=threshold, confidence=confidence, arch=arch, kinds=(kind,) if kind else (), method=method
+        recs, margin=margin, alpha=alpha, arch=arch, kinds=(kind,) if kind else (), method=method, seeds=seeds
     )
     search_kinds = ("compare",) if kind == "compare" and not finished(recs) else SEARCH_KINDS
     best = sorted(finished(recs, kinds=search_kinds), key=lambda r: r.metric("val_loss"))
@@ -108,9 +125,11 @@ def summarize(
         "counts": {f"{k}/{s}": n for (k, s), n in sorted(counts.items())},
         "finished": len(best),
         "evaluation": kind,
-        "threshold": threshold,
-        "confidence": confidence,
+        "margin": margin,
+        "threshold": margin,
+        "alpha": alpha,
         "method": method,
+        "verify_plan": dict(plan) if plan else None,
         "verdicts": [v.to_dict() for v in vs],
         "best": [_trial_summary(r) for r in best[:top]],
         "pareto_front": [{"trial_id": p.trial_id, "profile": p.label, "x": p.x, "y": p.y} for p in front],
@@ -118,4 +137,18 @@ def summarize(
     }
 
 
-__all__ = ["eval_kind", "summarize", "verdicts"]
+def _plan_applies(records: Sequence[TrialRecord], plan: Mapping[str, Any] | None) -> bool:
+    """Whether a verify plan describes the latest verify records (same step count)."""
+    if not plan or not plan.get("decision_seeds"):
+        return False
+    latest = [r for r in records if r.kind == "verify"]
+    return bool(latest) and latest[-1].max_steps == plan.get("steps")
+
+
+def decision_seeds(records: Iterable[Any], verify_plan: Mapping[str, Any] | None) -> list[int] | None:
+    """The seeds a verify plan says decide, when it applies to the records (else None: all)."""
+    recs = as_records(records)
+    return list(verify_plan["decision_seeds"]) if verify_plan and _plan_applies(recs, verify_plan) else None
+
+
+__all__ = ["decision_seeds", "eval_kind", "summarize", "verdicts"]

@@ -1,24 +1,51 @@
-"""Near-optimality verdict for cosine tapering from seed-paired re-evaluations.
+"""Is cosine tapering near-optimal? Three outcomes from seed-paired re-evaluations, decided
+against a margin declared before the data.
 
-Input: one `ProfileResult` per re-trained profile, holding its final validation loss and
-perplexity for each seed. Every profile is compared with cosine and with uniform, seed by
-seed. With d = ppl_cosine / ppl_other - 1 per seed (positive: the other profile is better),
-"a better profile was found" when for some profile the lower bound of the 95% t interval of
-d exceeds the threshold (default 1%); otherwise "cosine is near-optimal".
+Input: one `ProfileResult` per re-trained profile, with its final validation loss and perplexity
+for each seed. Every other profile is a candidate against cosine, paired by seed; its gain is
+ppl_cosine / ppl_candidate - 1 (positive: the candidate is better), tested on the log scale where
+the paired differences are closest to normal. With margin M (default 1% perplexity) and level
+alpha (default 0.05) the outcome is (rule and its reasons in `decision.py`):
+
+- "better": some candidate's gain is shown above 0 (one-sided t tests, Holm over the m
+  candidates): the headline says by how much and whether the gain also clears M;
+- "near_optimal": every candidate's gain is shown below M (one-sided non-inferiority tests,
+  Holm over the m candidates): absence of evidence is never taken for evidence;
+- "inconclusive": neither, with the seeds that the observed paired spread says would decide it.
+
+Each claim is wrong at most alpha of the time (simulated in `tests/test_verdict_simulation.py`).
+Every candidate's interval is two-sided at 1 - 2 alpha / m (its ends are the Bonferroni one-sided
+bounds). Cosine's regret, the largest gain of any candidate over cosine, gets the interval
+[max of lower ends, max of upper ends], simultaneous at 1 - 2 alpha, whichever profile has the
+best mean.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tlmsearch.analysis.stats import Interval, paired_difference, paired_ratio, spearman
+from tlmsearch.analysis import decision
+from tlmsearch.analysis.headline import describe_shape as describe_shape  # re-exported: callers name it here
+from tlmsearch.analysis.headline import headline
+from tlmsearch.analysis.stats import (
+    Interval,
+    RankCorrelation,
+    bootstrap_ci,
+    check_method,
+    paired,
+    paired_difference,
+    rank_correlation,
+)
+from tlmsearch.errors import ConfigError
 
 COSINE = "cosine"
 UNIFORM = "uniform"
+DEFAULT_MARGIN = 0.01
+DEFAULT_ALPHA = 0.05
 
 
 @dataclass(frozen=True)
@@ -34,6 +61,8 @@ class ProfileResult:
     shape: Mapping[str, Any] = field(default_factory=dict)  # ShapeStats dict
     search_score: float | None = None  # val_loss of the same profile in the search (full fidelity)
     trial_ids: tuple[str, ...] = ()
+    steps: int | None = None  # training steps of the re-evaluation
+    search_steps: int | None = None  # training steps behind `search_score`
 
     @property
     def mean_loss(self) -> float:
@@ -59,17 +88,36 @@ class ProfileResult:
             return float(params.get("start", 1.5)) == 1.5 and float(params.get("end", 0.5)) == 0.5
         return True
 
+    def only(self, seeds: Collection[int]) -> ProfileResult:
+        """The same result restricted to `seeds`."""
+        from dataclasses import replace
+
+        keep = set(seeds)
+        return replace(
+            self,
+            loss={s: v for s, v in self.loss.items() if s in keep},
+            ppl={s: v for s, v in self.ppl.items() if s in keep},
+        )
+
 
 @dataclass(frozen=True)
 class Comparison:
-    """One profile against one reference, paired by seed. Negative diffs: profile is better."""
+    """One profile against one reference, paired by seed. Negative diffs: profile is better.
+
+    Against cosine, the tests of the verdict: Holm-adjusted p-values of "gain > 0" (`p_better`)
+    and of "gain < margin" (`p_within`) and their outcomes (None against uniform).
+    """
 
     label: str
     reference: str
     n: int
     loss_diff: Interval  # mean over seeds of loss_profile - loss_reference
     ppl_diff: Interval  # mean over seeds of ppl_profile - ppl_reference
-    gain: Interval  # mean over seeds of ppl_reference / ppl_profile - 1 (positive: profile better)
+    gain: Interval  # exp(mean over seeds of log(ppl_reference / ppl_profile)) - 1 (positive: profile better)
+    p_better: float | None = None
+    p_within: float | None = None
+    shown_better: bool | None = None
+    within_margin: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +127,10 @@ class Comparison:
             "loss_diff": self.loss_diff.to_dict(),
             "ppl_diff": self.ppl_diff.to_dict(),
             "gain": self.gain.to_dict(),
+            "p_better": _finite_or_none(self.p_better),
+            "p_within": _finite_or_none(self.p_within),
+            "shown_better": self.shown_better,
+            "within_margin": self.within_margin,
         }
 
 
@@ -87,45 +139,80 @@ class Verdict:
     """The answer for one architecture (or one group of results)."""
 
     group: str
-    near_optimal: bool
+    outcome: str  # "better", "near_optimal" or "inconclusive"
     headline: str
-    threshold: float
-    confidence: float
+    margin: float
+    alpha: float
+    confidence: float  # two-sided level of every candidate's interval: 1 - 2 alpha / m
     method: str  # interval method: "t" or "bootstrap"
     n_profiles: int
+    n_candidates: int
+    n_seeds: int  # fewest paired seeds of any candidate
     cosine: str
     best: str  # label with the lowest mean perplexity
     cosine_rank: int  # 1 = best mean perplexity
-    regret: Interval  # (ppl_cosine - ppl_best) / ppl_best, paired by seed
-    better: str | None  # the profile that beats cosine with confidence (largest lower bound)
+    regret: Interval  # largest gain of any candidate over cosine, simultaneous at 1 - 2 alpha
+    better: str | None  # the candidate shown better with the largest lower bound
+    better_clears_margin: bool | None  # whether that lower bound also clears the margin
     better_widths: tuple[int, ...] | None
     better_shape: Mapping[str, Any] | None
-    spearman: float | None  # search-time score vs verified score, over profiles having both
-    n_spearman: int
+    within_margin: bool  # every candidate shown below the margin (also possible beside "better")
+    seeds_to_decide: int | None  # when inconclusive: seeds per profile the observed spread asks for
+    rank_correlation: RankCorrelation | None  # search-time score vs verified mean loss
+    rank_correlation_measures: str  # what that correlation measures here (its honest name)
     # the search's favourite among the re-evaluated profiles: its search-time val_loss against its
-    # mean verified val_loss (positive optimism = the short trial flattered it: the winner's curse)
+    # mean verified val_loss at the SAME number of steps (positive: the short trial flattered it:
+    # the winner's curse); None when the step counts differ
     search_best: str | None
     search_optimism: float | None
     comparisons: tuple[Comparison, ...]
     table: tuple[Mapping[str, Any], ...]  # one row per profile, sorted by mean perplexity
 
+    @property
+    def near_optimal(self) -> bool:
+        return self.outcome == "near_optimal"
+
+    @property
+    def threshold(self) -> float:
+        """The margin (its former name)."""
+        return self.margin
+
+    @property
+    def spearman(self) -> float | None:
+        rc = self.rank_correlation
+        return None if rc is None or math.isnan(rc.rho) else rc.rho
+
+    @property
+    def n_spearman(self) -> int:
+        return self.rank_correlation.n if self.rank_correlation else 0
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "group": self.group,
+            "outcome": self.outcome,
             "near_optimal": self.near_optimal,
             "headline": self.headline,
-            "threshold": self.threshold,
+            "margin": self.margin,
+            "threshold": self.margin,
+            "alpha": self.alpha,
             "confidence": self.confidence,
             "method": self.method,
             "n_profiles": self.n_profiles,
+            "n_candidates": self.n_candidates,
+            "n_seeds": self.n_seeds,
             "cosine": self.cosine,
             "best": self.best,
             "cosine_rank": self.cosine_rank,
             "regret": self.regret.to_dict(),
             "better": self.better,
+            "better_clears_margin": self.better_clears_margin,
             "better_widths": list(self.better_widths) if self.better_widths else None,
             "better_shape": dict(self.better_shape) if self.better_shape else None,
-            "spearman": _finite_or_none(self.spearman),
+            "within_margin": self.within_margin,
+            "seeds_to_decide": self.seeds_to_decide,
+            "rank_correlation": self.rank_correlation.to_dict() if self.rank_correlation else None,
+            "rank_correlation_measures": self.rank_correlation_measures,
+            "spearman": self.spearman,
             "n_spearman": self.n_spearman,
             "search_best": self.search_best,
             "search_optimism": _finite_or_none(self.search_optimism),
@@ -134,15 +221,67 @@ class Verdict:
         }
 
 
+def resolve_levels(
+    margin: float | None = None,
+    alpha: float | None = None,
+    *,
+    threshold: float | None = None,
+    confidence: float | None = None,
+) -> tuple[float, float]:
+    """(margin, alpha) from the new names or their former ones (threshold = margin,
+    confidence = 1 - alpha); refuses contradictory pairs and bad values in one line."""
+    if margin is not None and threshold is not None and margin != threshold:
+        raise ConfigError(
+            f"margin={margin} and threshold={threshold} disagree: give one (threshold is margin's old name)"
+        )
+    if alpha is not None and confidence is not None and not math.isclose(alpha, 1.0 - confidence):
+        raise ConfigError(f"alpha={alpha} and confidence={confidence} disagree: give one (confidence = 1 - alpha)")
+    m = margin if margin is not None else (threshold if threshold is not None else DEFAULT_MARGIN)
+    a = alpha if alpha is not None else (1.0 - confidence if confidence is not None else DEFAULT_ALPHA)
+    decision.check_levels(m, a)
+    return float(m), float(a)
+
+
+def _log_gains(reference: ProfileResult, result: ProfileResult) -> list[float]:
+    """Per common seed: log(ppl_reference) - log(ppl_result) (positive: result is better)."""
+    _, ref, res = paired(reference.ppl, result.ppl)
+    return [math.log(a) - math.log(b) for a, b in zip(ref, res, strict=True)]
+
+
+def _bounds(values: Sequence[float], level: float, method: str) -> tuple[float, float, float, float, float]:
+    """(mean, se, df, low, high): one-sided bounds at `level` each side."""
+    import numpy as np
+
+    mean, se, df = decision.summarise(np.asarray([values]))
+    if method == "bootstrap":
+        iv = bootstrap_ci(values, confidence=2.0 * level - 1.0)
+        return float(mean[0]), float(se[0]), float(df[0]), iv.low, iv.high
+    low, high = decision.bounds(mean, se, df, level)
+    return float(mean[0]), float(se[0]), float(df[0]), float(low[0]), float(high[0])
+
+
+def _gain_interval(mean: float, low: float, high: float, n: int, confidence: float) -> Interval:
+    """Log-scale mean and bounds as relative perplexity gains (an unbounded end stays infinite)."""
+    return Interval(math.expm1(mean), _expm1(low), _expm1(high), n, confidence)
+
+
+def _expm1(x: float) -> float:
+    return x if math.isinf(x) else math.expm1(x)
+
+
 def compare(result: ProfileResult, reference: ProfileResult, confidence: float = 0.95, method: str = "t") -> Comparison:
-    """Seed-paired comparison of `result` against `reference`."""
+    """Seed-paired comparison of `result` against `reference`, intervals two-sided at `confidence`."""
+    gains = _log_gains(reference, result)
+    if not gains:
+        raise ValueError("no common seeds to pair")
+    mean, _, _, low, high = _bounds(gains, 0.5 + confidence / 2.0, method)
     return Comparison(
         label=result.label,
         reference=reference.label,
-        n=len(set(result.ppl) & set(reference.ppl)),
+        n=len(gains),
         loss_diff=paired_difference(result.loss, reference.loss, confidence, method),
         ppl_diff=paired_difference(result.ppl, reference.ppl, confidence, method),
-        gain=paired_ratio(reference.ppl, result.ppl, confidence, method),
+        gain=_gain_interval(mean, low, high, len(gains), confidence),
     )
 
 
@@ -155,16 +294,27 @@ def find(results: Sequence[ProfileResult], name: str) -> ProfileResult | None:
 def verdict(
     results: Sequence[ProfileResult],
     *,
-    threshold: float = 0.01,
-    confidence: float = 0.95,
+    threshold: float | None = None,
+    confidence: float | None = None,
     group: str = "",
     method: str = "t",
+    margin: float | None = None,
+    alpha: float | None = None,
+    seeds: Collection[int] | None = None,
+    power: float = 0.8,
 ) -> Verdict:
-    """Decide whether cosine is near-optimal among `results` (which must include cosine).
+    """Decide among `results` (which must include cosine): "better", "near_optimal" or "inconclusive".
 
-    `method` is the interval of the paired per-seed values: "t" (Student t, default) or
-    "bootstrap" (percentile bootstrap; needs more seeds than t to mean much).
+    `margin` (old name `threshold`) is the relative perplexity gain that matters, declared before
+    the data; `alpha` (or `confidence` = 1 - alpha) the level of each claim. `method` is "t"
+    (default) or "bootstrap" (BCa, refused below `stats.MIN_BOOTSTRAP_SEEDS` seeds). `seeds`
+    restricts the decision to those seeds (e.g. the seeds after a variance-only pilot). `power`
+    is the target behind `seeds_to_decide`.
     """
+    margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
+    check_method(method)
+    if seeds is not None:
+        results = [r.only(seeds) for r in results]
     results = [r for r in results if r.n_seeds > 0]
     cos = find(results, COSINE)
     if cos is None:
@@ -173,54 +323,161 @@ def verdict(
     ranked = sorted(results, key=lambda r: r.mean_ppl)
     best = ranked[0]
     cosine_rank = 1 + sum(r.mean_ppl < cos.mean_ppl for r in results)
+    candidates = [r for r in ranked if r is not cos and set(r.ppl) & set(cos.ppl)]
+    m = len(candidates)
+    level = 1.0 - alpha / max(m, 1)  # each one-sided bound
+    conf = 2.0 * level - 1.0  # each two-sided interval
+    if method == "bootstrap":
+        check_method(method, min((len(_log_gains(cos, r)) for r in candidates), default=0))
 
-    comparisons: list[Comparison] = []
+    stats_ = [_bounds(_log_gains(cos, r), level, method) for r in candidates]
+    decided = _decide(stats_, margin, alpha, method)
     vs_cos: dict[str, Comparison] = {}
+    for j, r in enumerate(candidates):
+        mean, _, df, low, high = stats_[j]
+        n = int(df) + 1
+        vs_cos[r.label] = Comparison(
+            label=r.label,
+            reference=cos.label,
+            n=n,
+            loss_diff=paired_difference(r.loss, cos.loss, conf, method),
+            ppl_diff=paired_difference(r.ppl, cos.ppl, conf, method),
+            gain=_gain_interval(mean, low, high, n, conf),
+            p_better=float(decided["p_better"][j]),
+            p_within=float(decided["p_within"][j]),
+            shown_better=bool(decided["shown_better"][j]),
+            within_margin=bool(decided["within_margin"][j]),
+        )
     vs_uni: dict[str, Comparison] = {}
-    for r in ranked:
-        for ref in (cos, uni):
-            if ref is None or r is ref or not set(r.ppl) & set(ref.ppl):
-                continue
-            c = compare(r, ref, confidence, method)
-            comparisons.append(c)
-            (vs_cos if ref is cos else vs_uni)[r.label] = c
+    if uni is not None:
+        for r in ranked:
+            if r is not uni and set(r.ppl) & set(uni.ppl):
+                vs_uni[r.label] = compare(r, uni, conf, method)
+    comparisons = [c for r in ranked for c in (vs_cos.get(r.label), vs_uni.get(r.label)) if c is not None]
 
-    if best is cos or best.label not in vs_cos:
-        regret = Interval(0.0, 0.0, 0.0, cos.n_seeds, confidence)
-    else:
-        regret = vs_cos[best.label].gain  # ppl_cos / ppl_best - 1 by seed
-
-    winners = [c for c in vs_cos.values() if c.gain.low > threshold]
+    n_seeds = min((c.n for c in vs_cos.values()), default=cos.n_seeds)
+    outcome = decision.OUTCOMES[int(decided["outcome"])] if m else "inconclusive"
+    regret = _regret(stats_, n_seeds, 1.0 - 2.0 * alpha)
+    winners = [c for c in vs_cos.values() if c.shown_better]
     better = max(winners, key=lambda c: c.gain.low) if winners else None
     better_result = next((r for r in results if better and r.label == better.label), None)
+    clears = None if better is None else better.gain.low > margin
+    to_decide = None
+    if outcome == "inconclusive" and m:
+        from tlmsearch.analysis.planning import seeds_to_decide
 
-    pct = f"{threshold:.1%}"
-    if better_result is not None and better is not None:
-        headline = (
-            f"a better profile was found: {better.label} has {better.gain.estimate:.2%} lower perplexity "
-            f"than cosine (95% CI {better.gain.low:.2%} to {better.gain.high:.2%}, n={better.n} seeds), "
-            f"more than the {pct} threshold{describe_shape(better_result.shape)}"
+        means = [s[0] for s in stats_]
+        sds = [s[1] * math.sqrt(s[2] + 1.0) for s in stats_]
+        to_decide = seeds_to_decide(means, sds, margin=margin, alpha=alpha, power=power)
+
+    rc, measures = _rank_correlation(results)
+    favourite, optimism = _optimism(results)
+    text = headline(
+        outcome,
+        margin=margin,
+        alpha=alpha,
+        m=m,
+        n_seeds=n_seeds,
+        conf=conf,
+        better=better,
+        clears=clears,
+        better_result=better_result,
+        vs_cos=vs_cos,
+        ranked=ranked,
+        cos=cos,
+        regret=regret,
+        to_decide=to_decide,
+        max_p_within=max((c.p_within or math.nan for c in vs_cos.values()), default=math.nan),
+        method=method,
+        all_within=bool(decided["all_within"]) if m else False,
+    )
+    return Verdict(
+        group=group,
+        outcome=outcome,
+        headline=text,
+        margin=margin,
+        alpha=alpha,
+        confidence=conf,
+        method=method,
+        n_profiles=len(results),
+        n_candidates=m,
+        n_seeds=n_seeds,
+        cosine=cos.label,
+        best=best.label,
+        cosine_rank=cosine_rank,
+        regret=regret,
+        better=better.label if better else None,
+        better_clears_margin=clears,
+        better_widths=better_result.widths if better_result else None,
+        better_shape=dict(better_result.shape) if better_result else None,
+        within_margin=bool(decided["all_within"]) if m else False,
+        seeds_to_decide=to_decide,
+        rank_correlation=rc,
+        rank_correlation_measures=measures,
+        search_best=favourite.label if favourite else None,
+        search_optimism=optimism,
+        comparisons=tuple(comparisons),
+        table=tuple(_table(ranked, vs_cos, vs_uni)),
+    )
+
+
+def _decide(stats_: Sequence[tuple[float, ...]], margin: float, alpha: float, method: str) -> dict[str, Any]:
+    import numpy as np
+
+    if not stats_:
+        return {"outcome": decision.INCONCLUSIVE, "all_within": False}
+    arr = np.asarray(stats_, float)  # (m, 5): mean, se, df, low, high
+    if method == "bootstrap":
+        return decision.decide_from_bounds(arr[:, 3], arr[:, 4], margin=margin)
+    return decision.decide(arr[:, 0], arr[:, 1], arr[:, 2], margin=margin, alpha=alpha)
+
+
+def _regret(stats_: Sequence[tuple[float, ...]], n: int, confidence: float) -> Interval:
+    """max_j gain_j with [max_j low_j, max_j high_j]: the Bonferroni bounds hold for all j at
+    once with probability >= 1 - 2 alpha, and so then does this interval for the maximum."""
+    if not stats_:
+        return Interval(math.nan, math.nan, math.nan, n, confidence)
+    return Interval(
+        math.expm1(max(s[0] for s in stats_)),
+        _expm1(max(s[3] for s in stats_)),
+        _expm1(max(s[4] for s in stats_)),
+        n,
+        confidence,
+    )
+
+
+def _rank_correlation(results: Sequence[ProfileResult]) -> tuple[RankCorrelation | None, str]:
+    """Spearman of search-time score vs verified mean loss, and what it measures here."""
+    scored = [r for r in results if r.search_score is not None]
+    if len(scored) < 3:
+        return None, "too few re-evaluated profiles with a search score (fewer than 3)"
+    rc = rank_correlation([r.search_score or 0.0 for r in scored], [r.mean_loss for r in scored])
+    steps = {(r.search_steps, r.steps) for r in scored}
+    if any(s is None or v is None for s, v in steps):
+        what = "agreement of search-time and verified ranks (step counts unknown)"
+    elif all(s == v for s, v in steps):
+        what = (
+            "seed-to-seed reliability: one search seed against fresh seeds at the same length, over these "
+            "profiles only; not the fidelity of the short-trial proxy"
         )
     else:
-        headline = (
-            f"cosine is near-optimal: no profile beats it by more than {pct} perplexity with "
-            f"{confidence:.0%} confidence (cosine ranks {cosine_rank} of {len(results)}; regret "
-            f"{regret.estimate:.2%}, CI {_pct(regret.low)} to {_pct(regret.high)})"
-        )
-        if regret.high > threshold:  # no proof of a better profile, but not proof of near-optimality either
-            headline += (
-                f"; the intervals are wide: the best profile may still beat cosine by up to {_pct(regret.high)} "
-                "(more seeds or longer runs would narrow them)"
-            )
+        lengths = ", ".join(f"{s} -> {v}" for s, v in sorted(steps))
+        what = f"proxy fidelity: ranks after the search's steps against ranks after the verified steps ({lengths})"
+    return rc, what
 
-    pairs = [(r.search_score, r.mean_loss) for r in results if r.search_score is not None]
-    rho = spearman([p[0] for p in pairs], [p[1] for p in pairs]) if len(pairs) >= 3 else None
+
+def _optimism(results: Sequence[ProfileResult]) -> tuple[ProfileResult | None, float | None]:
     scored = [r for r in results if r.search_score is not None]
-    favourite = min(scored, key=lambda r: r.search_score or 0.0) if scored else None
-    optimism = None
-    if favourite is not None and favourite.search_score is not None:
-        optimism = favourite.mean_loss - favourite.search_score
+    if not scored:
+        return None, None
+    favourite = min(scored, key=lambda r: r.search_score or 0.0)
+    same = favourite.steps is not None and favourite.steps == favourite.search_steps
+    return favourite, (favourite.mean_loss - (favourite.search_score or 0.0)) if same else None
 
+
+def _table(
+    ranked: Sequence[ProfileResult], vs_cos: Mapping[str, Comparison], vs_uni: Mapping[str, Comparison]
+) -> list[dict[str, Any]]:
     table = []
     for rank, r in enumerate(ranked, 1):
         vc, vu = vs_cos.get(r.label), vs_uni.get(r.label)
@@ -238,53 +495,14 @@ def verdict(
                 "loss_diff_vs_uniform": vu.loss_diff.to_dict() if vu else None,
                 "ppl_diff_vs_cosine": vc.ppl_diff.to_dict() if vc else None,
                 "ppl_diff_vs_uniform": vu.ppl_diff.to_dict() if vu else None,
+                "p_better": _finite_or_none(vc.p_better) if vc else None,
+                "p_within": _finite_or_none(vc.p_within) if vc else None,
                 "front_load": r.shape.get("front_load"),
                 "search_score": r.search_score,
                 "widths": list(r.widths),
             }
         )
-
-    return Verdict(
-        group=group,
-        near_optimal=better is None,
-        headline=headline,
-        threshold=threshold,
-        confidence=confidence,
-        method=method,
-        n_profiles=len(results),
-        cosine=cos.label,
-        best=best.label,
-        cosine_rank=cosine_rank,
-        regret=regret,
-        better=better.label if better else None,
-        better_widths=better_result.widths if better_result else None,
-        better_shape=dict(better_result.shape) if better_result else None,
-        spearman=rho,
-        search_best=favourite.label if favourite else None,
-        search_optimism=optimism,
-        n_spearman=len(pairs),
-        comparisons=tuple(comparisons),
-        table=tuple(table),
-    )
-
-
-def describe_shape(shape: Mapping[str, Any]) -> str:
-    """'; its shape: front-load 0.36, non-increasing, best-fit cosine 1.45 -> 0.55 (RMS residual 0.08)'."""
-    if not shape or "front_load" not in shape:
-        return ""
-    text = f"; its shape: front-load {float(shape['front_load']):.2f}"
-    if shape.get("monotonicity"):
-        text += f", {shape['monotonicity']}"
-    if "cosine_start" in shape:
-        text += (
-            f", best-fit cosine {float(shape['cosine_start']):.2f} -> {float(shape['cosine_end']):.2f}"
-            f" (RMS residual {float(shape.get('cosine_distance', math.nan)):.2f})"
-        )
-    return text
-
-
-def _pct(x: float) -> str:
-    return f"{x:.2%}" if math.isfinite(x) else ("-inf" if x < 0 else "inf")
+    return table
 
 
 def _finite_or_none(x: float | None) -> float | None:

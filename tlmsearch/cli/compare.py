@@ -12,15 +12,16 @@ from tlmsearch.cli._config_args import (
     parse_pairs,
     training_overrides,
 )
-from tlmsearch.cli._options import add_verdict_arguments
-from tlmsearch.cli.verify import check_levels, print_verdicts
+from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
+from tlmsearch.cli.verify import print_verdicts
 from tlmsearch.config import DataConfig, TrainConfig
 
 HELP = "controlled comparison: train fixed profiles with several seeds, then the verdict and report"
 DESCRIPTION = """\
 Train a fixed list of width profiles (no sampler, no early stopping) with several seeds each, in
 parallel through Ray, into a new run directory; then compare them paired by seed against cosine
-and uniform (95% t intervals, cosine's rank and regret, the verdict) and write report.html,
+and uniform (intervals, cosine's rank and regret, and the three-outcome verdict against --margin
+at level --alpha) and write report.html,
 summary.md and summary.json there.
 
 The paper's controlled experiment:
@@ -79,12 +80,12 @@ def compare_arguments(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.api import compare
 
-    check_levels(args.threshold, args.confidence)
+    margin, alpha = verdict_levels(args)
     result = compare(
         args.families,
         **compare_arguments(args),
-        threshold=args.threshold,
-        confidence=args.confidence,
+        margin=margin,
+        alpha=alpha,
         method=args.interval,
         address=args.address,
         progress=not args.json,

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from tlmsearch.cli._options import add_verdict_arguments
-from tlmsearch.cli.verify import check_levels
+from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
 
 HELP = "write report.html (works offline), summary.md and summary.json for a run directory"
 DESCRIPTION = """\
@@ -19,7 +18,7 @@ The verdict needs seed re-evaluations: run `tlmsearch verify RUN_DIR` first.
 
 examples:
   tlmsearch report runs/transformer-knots-tpe-20260101-120000
-  tlmsearch report runs/my-search --out /tmp/report --threshold 0.02
+  tlmsearch report runs/my-search --out /tmp/report --margin 0.02
 """
 
 
@@ -33,16 +32,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.report import write_report  # not needed for --help
 
-    check_levels(args.threshold, args.confidence)
-    paths = write_report(
-        args.run_dir, args.out, threshold=args.threshold, confidence=args.confidence, method=args.interval
-    )
+    margin, alpha = verdict_levels(args)
+    paths = write_report(args.run_dir, args.out, margin=margin, alpha=alpha, method=args.interval)
     if args.json:
         print(paths["json"].read_text(), end="")
         return 0
     summary = json.loads(paths["json"].read_text())
     for v in summary["verdicts"]:
-        print(f"{v['group']}: {v['headline']}")
+        print(f"{v['group']}: [{v['outcome']}] {v['headline']}")
     for note in summary["notes"]:
         print(f"note: {note}")
     print(f"wrote {paths['html']}\n      {paths['markdown']}\n      {paths['json']}")

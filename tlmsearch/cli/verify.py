@@ -4,24 +4,30 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from tlmsearch.cli._config_args import add_training_arguments, training_overrides
-from tlmsearch.cli._options import add_verdict_arguments
+from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
 from tlmsearch.errors import UserError
 
 HELP = "re-train the top-k profiles and the baselines with several seeds; is cosine near-optimal?"
 DESCRIPTION = """\
 Short, noisy trials make a search's best trial optimistic (the winner's curse). verify re-trains
-the top-k distinct profiles of RUN_DIR and the cosine (1.5 -> 0.5) and uniform baselines at full
-fidelity with fresh seeds, in parallel through Ray, and compares them paired by seed: mean
-difference in val loss and perplexity against cosine and uniform with 95% t intervals, cosine's
-rank and regret (ppl_cosine - ppl_best) / ppl_best, and the Spearman correlation between search
-scores and verified scores (how far the short-trial proxy can be trusted).
+the top-k distinct profiles of RUN_DIR, the cosine (1.5 -> 0.5) and uniform baselines and the
+controls the field argues about (expanding cosine 0.5 -> 1.5, linear 1.5 -> 0.5, the bowtie
+hourglass of Variable-Width Transformers) at full fidelity with fresh seeds, in parallel
+through Ray, and compares them paired by seed against cosine and uniform, with every
+candidate's interval, cosine's rank and regret, and the Spearman correlation between search
+scores and verified scores (with what it measures: seed-to-seed reliability at the same
+length, or proxy fidelity when --steps is longer than the search).
 
-Verdict: "a better profile was found" when some profile's perplexity gain over cosine has a 95%
-lower bound above --threshold; otherwise "cosine is near-optimal".
+Three outcomes, decided against --margin (declared before the data, default 1% perplexity) at
+level --alpha (default 0.05), with one-sided t tests Holm-corrected over the candidates:
+"better" (some candidate's gain over cosine is shown above 0; the headline says whether it also
+clears the margin), "near_optimal" (every candidate's gain is shown below the margin) or
+"inconclusive" (neither; with the seeds the observed spread says would decide it).
 
 Records go to RUN_DIR/trials.jsonl with kind "verify"; running verify again reuses finished ones.
 Then `tlmsearch report RUN_DIR` draws everything.
@@ -31,16 +37,38 @@ settings for the re-training: --steps defaults to the search's full fidelity, --
 search's seed + 1 (the first of the fresh seeds). Finished verify records are reused only
 when they were trained with the same settings.
 
+Seeds: with --seeds auto (default) a pilot of --pilot-seeds seeds (default 3) of every profile
+measures the spread of the paired gains over cosine; the planner then computes how many fresh
+seeds make the one-sided bounds tight against the margin (80% power to show cosine within the
+margin when every candidate equals it; pilot + fresh <= --max-seeds), prints the plan with its
+cost estimated from the pilot's wall time, trains them and decides once on the fresh seeds only
+(the pilot sets the number and never enters the decision, so the tests keep their level).
+--seeds N trains N seeds that all decide.
+
 examples:
+  tlmsearch verify runs/my-search --top-k 5
   tlmsearch verify runs/my-search --top-k 5 --seeds 3
-  tlmsearch verify runs/my-search --top-k 3 --seeds 5 --steps 1000 --threshold 0.02
+  tlmsearch verify runs/my-search --top-k 3 --seeds 5 --steps 1000 --margin 0.02 --alpha 0.05
 """
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR", help="a search run directory")
     p.add_argument("--top-k", type=int, default=5, help="distinct best profiles to re-train (default: 5)")
-    p.add_argument("--seeds", type=int, default=3, help="seeds per profile (default: 3)")
+    p.add_argument(
+        "--seeds",
+        default="auto",
+        metavar="auto|N",
+        help="auto (default): a pilot of --pilot-seeds seeds measures the paired spread, then the fresh seeds "
+        "that decide are planned, printed and run (the pilot never enters the decision); N: N seeds, all deciding",
+    )
+    p.add_argument(
+        "--max-seeds",
+        type=int,
+        default=20,
+        help="cap on seeds per profile with --seeds auto, pilot included (default: 20; at least --pilot-seeds + 2)",
+    )
+    p.add_argument("--pilot-seeds", type=int, default=3, help="pilot seeds with --seeds auto (default: 3; >= 2)")
     add_verdict_arguments(p)
     p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
     p.add_argument("--no-report", action="store_true", help="do not write report.html/summary.* afterwards")
@@ -54,50 +82,62 @@ def verify_arguments(args: argparse.Namespace) -> dict[str, Any]:
     return {"steps": train.pop("steps", None), "train": train, "data": data}
 
 
-def check_levels(threshold: float, confidence: float) -> None:
-    if not 0.0 <= threshold < 1.0:
-        raise UserError(f"--threshold={threshold} must lie in [0, 1) (a relative perplexity gain, 0.01 = 1%)")
-    if not 0.0 < confidence < 1.0:
-        raise UserError(f"--confidence={confidence} must lie in (0, 1)")
-
-
 def print_verdicts(verdicts: list, as_json: bool) -> None:
     if as_json:
         from tlmsearch.report import json_safe  # not needed for --help
 
         print(json.dumps(json_safe([v.to_dict() for v in verdicts]), indent=2))
         return
+    from tlmsearch.analysis.headline import level, pct
+
     for v in verdicts:
-        print(f"\n{v.group}: {v.headline}")
+        print(f"\n{v.group}: [{v.outcome}] {v.headline}")
+        print(f"  gains over cosine, {level(v.confidence)} intervals:")
         for row in v.table:
             g = row["gain_vs_cosine"]
-            gain = f"{g['estimate']:+.2%} [{g['low']:+.2%}, {g['high']:+.2%}]" if g else "(reference)"
+            gain = f"{pct(g['estimate'])} [{pct(g['low'])}, {pct(g['high'])}]" if g else "(reference)"
             print(f"  {row['rank']:>2}. {row['label']:<40} ppl {row['mean_ppl']:.3f}  vs cosine {gain}")
-        if v.spearman is not None:
-            print(f"  search vs verified rank correlation (Spearman): {v.spearman:.2f} over {v.n_spearman} profiles")
+        rc = v.rank_correlation
+        if rc is not None and v.spearman is not None:
+            ci = f" [{rc.interval.low:.2f}, {rc.interval.high:.2f}]" if rc.interval else " (no interval: too few)"
+            print(
+                f"  Spearman of search vs verified scores: {v.spearman:.2f}{ci} over {rc.n} profiles; it measures "
+                f"{v.rank_correlation_measures}"
+            )
 
 
 def run(args: argparse.Namespace) -> int:
+    from tlmsearch.analysis.pilot import check_plan_options, parse_seeds
+    from tlmsearch.analysis.stats import check_method
     from tlmsearch.tuning.verify import verify
 
-    check_levels(args.threshold, args.confidence)
+    margin, alpha = verdict_levels(args)
+    seeds = parse_seeds(args.seeds)
+    check_plan_options(seeds, pilot_seeds=args.pilot_seeds, max_seeds=args.max_seeds, method=args.interval)
+    if seeds != "auto":
+        check_method(args.interval, int(seeds))
     if not Path(args.run_dir).is_dir():
         raise UserError(f"run directory {args.run_dir!r} does not exist")
     result = verify(
         args.run_dir,
         top_k=args.top_k,
-        seeds=args.seeds,
+        seeds=seeds,
+        max_seeds=args.max_seeds,
+        pilot_seeds=args.pilot_seeds,
+        announce=lambda text: print(text, file=sys.stderr if args.json else sys.stdout, flush=True),
         **verify_arguments(args),
-        threshold=args.threshold,
-        confidence=args.confidence,
+        margin=margin,
+        alpha=alpha,
         method=args.interval,
         address=args.address,
         progress=not args.json,
     )
     if not args.json:
+        decided = f"{len(result.seeds)} seeds ({result.seeds[0]}..{result.seeds[-1]})" if result.seeds else "no seeds"
+        pilot = f" after a pilot of {len(result.pilot)}" if result.pilot else ""
         print(
             f"verify: {len(result.planned)} (profile, seed) runs, {result.reused} reused, "
-            f"{len(result.new_records)} trained"
+            f"{len(result.new_records)} trained; decided on {decided}{pilot}"
         )
     print_verdicts(result.verdicts, args.json)
     if not result.verdicts and not args.json:
@@ -105,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_report:
         from tlmsearch.report import write_report
 
-        paths = write_report(args.run_dir, threshold=args.threshold, confidence=args.confidence, method=args.interval)
+        paths = write_report(args.run_dir, margin=margin, alpha=alpha, method=args.interval)
         if not args.json:
             print(f"wrote {paths['html']}")
     return 0

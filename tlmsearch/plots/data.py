@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tlmsearch.analysis.collect import baseline_name, label, ranked
+from tlmsearch.analysis.headline import level
 from tlmsearch.profiles import Budget, ProfileSpec
 from tlmsearch.rundir.records import SEARCH_KINDS, as_records, finished
 
@@ -140,14 +141,16 @@ def _ci(iv: dict[str, Any] | None) -> str:
 
 
 def verdict_table_data(verdicts: Iterable[Verdict]) -> TableData:
+    verdicts = list(verdicts)
+    ci = ", ".join(sorted({level(v.confidence) for v in verdicts})) or "-"
     header = [
         "group",
         "rank",
         "profile",
         "seeds",
         "mean ppl",
-        "gain vs cosine (95% CI)",
-        "gain vs uniform (95% CI)",
+        f"gain vs cosine ({ci} CI)",
+        f"gain vs uniform ({ci} CI)",
         "front-load",
     ]
     rows = []

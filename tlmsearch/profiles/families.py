@@ -119,6 +119,23 @@ def _pchip(xs: list[float], ys: list[float], at: list[float]) -> list[float]:
     return out
 
 
+def _bowtie(n: int, p: Mapping[str, Any]) -> list[float]:
+    """Wide first and last layers narrowing smoothly to `ratio` x their width at relative depth
+    `position` (Variable-Width Transformers' hourglass, there of the whole block, here of the MLP):
+    half-cosine easings 1 -> ratio over [0, position] and ratio -> 1 over [position, 1]. The
+    parameters are checked here, where the family is defined, so that its row stays self-contained."""
+    r, c = p["ratio"], p["position"]
+    if not 0.0 < r <= 1.0:
+        raise ConfigError(f"bowtie: ratio={r} must lie in (0, 1] (bottleneck width / end width)")
+    if not 0.0 < c < 1.0:
+        raise ConfigError(f"bowtie: position={c} must lie in (0, 1) (relative depth of the bottleneck)")
+    out = []
+    for x in depths(n):
+        u = x / c if x <= c else (1.0 - x) / (1.0 - c)  # 0 at either end, 1 at the bottleneck
+        out.append(1.0 - (1.0 - r) * (1.0 - math.cos(math.pi * u)) / 2.0)
+    return out
+
+
 class Family(NamedTuple):
     """A profile family: its parameters with defaults, and the relative-width function."""
 
@@ -183,6 +200,13 @@ FAMILIES: dict[str, Family] = {
             _bump,
         ),
         Family("free", "softmax of one logit per layer (l0..l{L-1})", {}, _free, indexed="l"),
+        Family(
+            "bowtie",
+            "hourglass after Variable-Width Transformers: wide first and last layers, a bottleneck of `ratio` "
+            "x their width at relative depth `position`",
+            {"ratio": 0.3, "position": 0.75},
+            _bowtie,
+        ),
     )
 }
 

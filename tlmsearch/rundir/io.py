@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from tlmsearch.rundir.layout import RUN_CONFIG
+from tlmsearch.rundir.layout import RUN_CONFIG, VERIFY
 
 
 def write_text(path: str | Path, text: str) -> Path:
@@ -64,6 +64,12 @@ def write_config(run_dir: str | Path, sections: Mapping[str, Any], filename: str
 def read_yaml(path: str | Path) -> dict[str, Any]:
     """A YAML mapping ({} for an empty file)."""
     return yaml.safe_load(Path(path).read_text()) or {}
+
+
+def read_verify(run_dir: str | Path) -> dict[str, Any]:
+    """The seeds the last verify of a run decided on, its pilot and seed plan ({} when none)."""
+    path = Path(run_dir) / VERIFY
+    return json.loads(path.read_text()) if path.exists() else {}
 
 
 def _plain(value: Any) -> Any:

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import verdicts
-from tlmsearch.analysis.verdict import Verdict
+from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.config import DataConfig, TrainConfig
 from tlmsearch.errors import UserError
 from tlmsearch.profiles import ProfileSpec
@@ -57,9 +58,11 @@ def compare(
     cpus_per_trial: float = 1.0,
     gpus_per_trial: float = 0.0,
     seed: int = 0,
-    threshold: float = 0.01,
-    confidence: float = 0.95,
+    threshold: float | None = None,
+    confidence: float | None = None,
     method: str = "t",
+    margin: float | None = None,
+    alpha: float | None = None,
     address: str | None = None,
     progress: bool = True,
 ) -> CompareResult:
@@ -72,6 +75,8 @@ def compare(
         raise UserError("compare needs at least one profile, e.g. --families uniform cosine")
     if seeds < 1:
         raise UserError(f"seeds={seeds} must be >= 1")
+    margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
+    check_method(method, seeds)  # before any training: the bootstrap needs enough seeds
     specs = [ProfileSpec.parse(p) for p in profiles]  # ConfigError names a bad one
     texts = [str(s) for s in specs]
     if len(set(texts)) != len(texts):
@@ -104,8 +109,8 @@ def compare(
     new = run_fixed(run_path, cfg, items, kind="compare", address=address, progress=progress)
     vs = verdicts(
         new,
-        threshold=threshold,
-        confidence=confidence,
+        margin=margin,
+        alpha=alpha,
         arch=arch,
         kinds=("compare",),
         method=method,

@@ -2,29 +2,45 @@
 fidelity with fresh seeds, then judge cosine with seed-paired statistics.
 
 Short, noisy trials make the search's best trial optimistic (the winner's curse). `verify`
-therefore trains every chosen profile again with `seeds` new seeds (search seed + 1, + 2, ...,
-never the seed the search selected on), in parallel through Ray (`run_fixed`), appends the
-records with kind "verify" to the same run directory, and reuses finished verify records when
-run again. Which profiles and seeds: `tlmsearch.analysis.plan`.
+therefore trains every chosen profile again with new seeds (search seed + 1, + 2, ..., never
+the seed the search selected on), in parallel through Ray (`run_fixed`), appends the records
+with kind "verify" to the same run directory, and reuses finished verify records when run
+again. Which profiles: `tlmsearch.analysis.plan`; how many seeds (`seeds="auto"`: a pilot,
+then the planned fresh seeds that decide): `tlmsearch.analysis.pilot`. The seeds it decided
+on go to `verify.json`, so that `tlmsearch report` decides on the same ones.
 
     from tlmsearch.tuning.verify import verify
-    result = verify("runs/my-search", top_k=5, seeds=3)
-    print(result.verdicts[0].headline)
+    result = verify("runs/my-search", top_k=5)            # seeds="auto", max_seeds=20
+    print(result.plan.describe(), result.verdicts[0].headline)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import statistics
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tlmsearch.analysis.collect import label
+from tlmsearch.analysis.pilot import (
+    DEFAULT_MAX_SEEDS,
+    DEFAULT_PILOT_SEEDS,
+    check_plan_options,
+    decision_seeds,
+    estimate_text,
+    plan_from_pilot,
+)
 from tlmsearch.analysis.plan import RESOURCE_FIELDS, Planned, plan, same_training
+from tlmsearch.analysis.planning import SeedPlan
+from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import verdicts
-from tlmsearch.analysis.verdict import Verdict
+from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.errors import UserError
 from tlmsearch.profiles import ProfileSpec
+from tlmsearch.rundir.io import write_json
+from tlmsearch.rundir.layout import VERIFY
 from tlmsearch.rundir.records import TrialRecord, finished
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.search_config import SearchConfig
@@ -35,9 +51,12 @@ from tlmsearch.tuning.trainable import trial_train_config
 @dataclass(frozen=True)
 class VerifyResult:
     run_dir: Path
-    planned: list[Planned]
+    planned: list[Planned]  # every (profile, seed) of this verify, pilot included
     new_records: list[TrialRecord]  # written by this call
     verdicts: list[Verdict]
+    seeds: list[int] = field(default_factory=list)  # the seeds that decided
+    pilot: list[int] = field(default_factory=list)  # the pilot's seeds (spread only), [] for fixed seeds
+    plan: SeedPlan | None = None  # the seed plan (`seeds="auto"`), None for fixed seeds
 
     @property
     def reused(self) -> int:
@@ -71,33 +90,53 @@ def retrain_config(
 def verify(
     study: Study | str | Path,
     top_k: int = 5,
-    seeds: int = 3,
+    seeds: int | str = "auto",
     steps: int | None = None,
     *,
+    max_seeds: int = DEFAULT_MAX_SEEDS,
+    pilot_seeds: int = DEFAULT_PILOT_SEEDS,
+    power: float = 0.8,
     train: Mapping[str, Any] | None = None,
     data: Mapping[str, Any] | None = None,
-    threshold: float = 0.01,
-    confidence: float = 0.95,
+    threshold: float | None = None,
+    confidence: float | None = None,
     method: str = "t",
+    margin: float | None = None,
+    alpha: float | None = None,
     address: str | None = None,
     progress: bool = True,
+    announce: Callable[[str], None] | None = None,
 ) -> VerifyResult:
-    """Re-train the top-k profiles and the baselines with `seeds` fresh seeds; return the verdicts.
+    """Re-train the top-k profiles and the baselines with fresh seeds; return the verdicts.
+
+    `seeds="auto"` (default): a pilot of `pilot_seeds` seeds measures the paired spread, the
+    planner (`analysis.pilot.plan_from_pilot`) picks the number of fresh seeds that decides
+    (pilot + fresh <= `max_seeds`), the plan is announced with its cost estimated from the
+    pilot's wall time, the fresh seeds are trained and decide once; the pilot never enters the
+    decision. `seeds=N`: a fixed plan of N seeds that all decide.
 
     `study` is a `Study` or a run directory. `steps` overrides the full-fidelity step count;
     `train`/`data` override single fields of the search's training and data settings (see
     `retrain_config`). Finished verify records are reused only when trained the same way.
+    `margin` (old name `threshold`) and `alpha` (or `confidence` = 1 - alpha) decide the verdict.
+    `announce` receives the plan's text before the fresh seeds train (default: print it when
+    `progress`). Every bad option is refused before anything trains.
     """
-    if top_k < 1 or seeds < 1:
-        raise UserError(f"top_k={top_k} and seeds={seeds} must both be >= 1")
+    if top_k < 1:
+        raise UserError(f"top_k={top_k} must be >= 1")
+    check_plan_options(seeds, pilot_seeds=pilot_seeds, max_seeds=max_seeds, method=method)
+    margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
+    if seeds != "auto":
+        check_method(method, int(seeds))  # before any training: the bootstrap needs enough seeds
     if steps is not None and steps < 1:
         raise UserError(f"steps={steps} must be >= 1")
     study = load(study) if isinstance(study, str | Path) else study
     if not finished(study.records):
         raise UserError(f"{study.run_dir} has no finished trials (complete, full fidelity): nothing to verify")
-    cfg, seed_list = retrain_config(study.config, seeds=seeds, steps=steps, train=train, data=data)
+    n_first = pilot_seeds if seeds == "auto" else int(seeds)
+    cfg, first_seeds = retrain_config(study.config, seeds=n_first, steps=steps, train=train, data=data)
     steps = cfg.train.steps
-    wanted_train, wanted_data = trial_train_config(cfg, seed_list[0]).to_dict(), cfg.data.to_dict()
+    wanted_train, wanted_data = trial_train_config(cfg, first_seeds[0]).to_dict(), cfg.data.to_dict()
     # seeds, steps and resources are matched elsewhere or do not change what a trial learns
     overridden = any(k not in (*RESOURCE_FIELDS, "steps") for k in train or {}) or any(
         k != "cache_dir" for k in data or {}
@@ -106,26 +145,66 @@ def verify(
     def reusable(r: TrialRecord) -> bool:
         return same_training(r, wanted_train, wanted_data, overridden)
 
-    planned = plan(study.records, top_k, seed_list, steps, reusable)
-    items = [
-        FixedTrial(spec=ProfileSpec.from_dict(p.profile), seed=p.seed, base_width=p.base_width, name=p.name)
-        for p in planned
-        if p.done is None
-    ]
-    new = run_fixed(study.run_dir, cfg, items, kind="verify", address=address, progress=progress)
-    all_records = load(study.run_dir).records
+    def train_seeds(seed_list: list[int]) -> tuple[list[Planned], list[TrialRecord], float]:
+        planned = plan(load(study.run_dir).records, top_k, seed_list, steps, reusable)
+        items = [
+            FixedTrial(spec=ProfileSpec.from_dict(p.profile), seed=p.seed, base_width=p.base_width, name=p.name)
+            for p in planned
+            if p.done is None
+        ]
+        t0 = time.monotonic()
+        new = run_fixed(study.run_dir, cfg, items, kind="verify", address=address, progress=progress)
+        return planned, new, time.monotonic() - t0
+
+    def mine(seed_list: list[int]) -> list[TrialRecord]:
+        """This verify's finished records of `seed_list`, and every other record (search scores)."""
+        records = load(study.run_dir).records
+        keep = set(seed_list)
+        return [
+            r
+            for r in finished(records, kinds=("verify",))
+            if r.max_steps == steps and r.seed in keep and label(r) in wanted and reusable(r)
+        ] + [r for r in finished(records) if r.kind != "verify" or reusable(r)]
+
+    planned, new, wall = train_seeds(first_seeds)
     wanted = {p.label for p in planned}
-    mine = [
-        r
-        for r in finished(all_records, kinds=("verify",))
-        if r.max_steps == steps and r.seed in seed_list and label(r) in wanted and reusable(r)
-    ]
-    vs = verdicts(
-        mine + [r for r in finished(all_records) if r.kind != "verify" or reusable(r)],
-        threshold=threshold,
-        confidence=confidence,
-        arch=cfg.arch,
-        kinds=("verify",),
-        method=method,
+    pilot: list[int] = []
+    seed_plan: SeedPlan | None = None
+    decide_on = first_seeds
+    if seeds == "auto":
+        pilot = first_seeds
+        seed_plan, spread = plan_from_pilot(
+            mine(pilot), pilot, margin=margin, alpha=alpha, max_seeds=max_seeds, power=power, method=method
+        )
+        decide_on = decision_seeds(seed_plan, pilot)
+        profiles = len(planned) // len(pilot)
+        runs = profiles * len(decide_on)
+        times = [r.wall_s for r in mine(pilot) if r.kind == "verify" and r.wall_s > 0]
+        text = (
+            f"verify {seed_plan.describe()}; the largest pilot spread is {spread.worst}'s over {spread.n_pairs} "
+            f"paired seeds.\nverify: next {profiles} profiles x {len(decide_on)} fresh seeds "
+            f"({decide_on[0]}..{decide_on[-1]}) = {runs} runs (finished ones are reused): "
+            f"{estimate_text(runs, len(new), wall, statistics.fmean(times) if times else 0.0)}"
+        )
+        if announce is not None:
+            announce(text)
+        elif progress:
+            print(text, flush=True)
+        more, fresh, _ = train_seeds(decide_on)
+        planned, new = planned + more, new + fresh
+        wanted |= {p.label for p in more}
+    write_json(
+        Path(study.run_dir) / VERIFY,
+        {
+            "steps": steps,
+            "pilot_seeds": pilot,
+            "decision_seeds": decide_on,
+            "plan": seed_plan.to_dict() if seed_plan else None,
+            "margin": margin,
+            "alpha": alpha,
+        },
     )
-    return VerifyResult(Path(study.run_dir), planned, list(new), vs)
+    vs = verdicts(
+        mine(decide_on), margin=margin, alpha=alpha, arch=cfg.arch, kinds=("verify",), method=method, seeds=decide_on
+    )
+    return VerifyResult(Path(study.run_dir), planned, list(new), vs, decide_on, pilot, seed_plan)

@@ -1,0 +1,248 @@
+"""verify --seeds auto: from the pilot's records to the seeds that decide (no Ray), the refusals
+of bad seed options before anything trains, and the report deciding on the same seeds."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from pathlib import Path
+
+import pytest
+from analysis_fakes import record, search_records, write_run
+
+from tlmsearch.analysis.pilot import (
+    check_plan_options,
+    decision_seeds,
+    estimate_text,
+    parse_seeds,
+    pilot_spread,
+    plan_from_pilot,
+)
+from tlmsearch.analysis.planning import plan_seeds
+from tlmsearch.analysis.stats import MIN_BOOTSTRAP_SEEDS
+from tlmsearch.analysis.summary import summarize
+from tlmsearch.cli import main
+from tlmsearch.errors import ConfigError
+from tlmsearch.rundir.layout import VERIFY
+
+COSINE = "cosine:start=1.5,end=0.5"
+
+
+def verify_records(losses: dict[str, dict[int, float]]) -> list[dict]:
+    """Verify records with the given val_loss per profile and seed."""
+    return [
+        record(f"v-{spec}-{seed}", spec, loss, kind="verify", seed=seed)
+        for spec, by_seed in losses.items()
+        for seed, loss in by_seed.items()
+    ]
+
+
+# the fakes' record() turns `loss` into a final val_loss of loss + 2 * (1 - 40/40)^2 = loss
+PILOT = {
+    COSINE: {1: 2.250, 2: 2.260, 3: 2.240},
+    "uniform": {1: 2.255, 2: 2.250, 3: 2.262},
+    "knots:k0=3,k1=1": {1: 2.200, 2: 2.230, 3: 2.190},
+}
+
+
+def _sd(spec: str) -> float:
+    return statistics.stdev(PILOT[COSINE][s] - PILOT[spec][s] for s in (1, 2, 3))
+
+
+def test_pilot_spread_is_the_largest_paired_sd_over_candidates() -> None:
+    spread = pilot_spread(search_records() + verify_records(PILOT), [1, 2, 3])
+    want = max(_sd("uniform"), _sd("knots:k0=3,k1=1"))
+    assert spread.sd == pytest.approx(want, rel=1e-9)
+    assert spread.n_candidates == 2 and spread.n_pairs == 3
+    assert spread.worst == ("uniform" if _sd("uniform") > _sd("knots:k0=3,k1=1") else "knots:k0=3,k1=1")
+
+
+def test_pilot_spread_ignores_seeds_outside_the_pilot() -> None:
+    later = verify_records({COSINE: {4: 2.0}, "uniform": {4: 3.0}, "knots:k0=3,k1=1": {4: 1.0}})
+    base = pilot_spread(verify_records(PILOT), [1, 2, 3])
+    assert pilot_spread(verify_records(PILOT) + later, [1, 2, 3]) == base
+
+
+def test_plan_from_pilot_is_plan_seeds_on_the_pilot_spread_and_decides_on_fresh_seeds() -> None:
+    records = search_records() + verify_records(PILOT)
+    plan, spread = plan_from_pilot(records, [1, 2, 3], margin=0.01, alpha=0.05, max_seeds=20)
+    same = plan_seeds(sd=spread.sd, pilot_seeds=3, margin=0.01, alpha=0.05, n_candidates=2, max_seeds=20)
+    assert plan == same and plan.pilot_seeds == 3 and 2 <= plan.final_seeds <= 17
+    seeds = decision_seeds(plan, [1, 2, 3])
+    assert seeds == list(range(4, 4 + plan.final_seeds))  # fresh: never a pilot seed
+    # a noisier pilot asks for more seeds, up to the cap
+    noisy = {k: {s: v + (0.05 * s if k == COSINE else 0.0) for s, v in d.items()} for k, d in PILOT.items()}
+    more, _ = plan_from_pilot(verify_records(noisy), [1, 2, 3], margin=0.01, alpha=0.05, max_seeds=20)
+    assert more.n_seeds == 20 and more.capped
+    capped, _ = plan_from_pilot(verify_records(noisy), [1, 2, 3], margin=0.01, alpha=0.05, max_seeds=6)
+    assert capped.n_seeds == 6 and capped.final_seeds == 3
+
+
+def test_bootstrap_plans_at_least_its_minimum_of_deciding_seeds() -> None:
+    plan, _ = plan_from_pilot(verify_records(PILOT), [1, 2, 3], margin=0.5, alpha=0.05, max_seeds=40)
+    assert plan.final_seeds == 2  # a huge margin: the t plan needs the minimum
+    boot, _ = plan_from_pilot(
+        verify_records(PILOT), [1, 2, 3], margin=0.5, alpha=0.05, max_seeds=40, method="bootstrap"
+    )
+    assert boot.final_seeds == MIN_BOOTSTRAP_SEEDS and boot.half_width < plan.half_width
+
+
+def test_a_pilot_without_two_paired_seeds_is_refused() -> None:
+    broken = {COSINE: {1: 2.25}, "uniform": {1: 2.26, 2: 2.25}}
+    with pytest.raises(ConfigError, match="only 1 paired seed"):
+        pilot_spread(verify_records(broken), [1, 2])
+    with pytest.raises(ConfigError, match="no finished cosine"):
+        pilot_spread(verify_records({"uniform": {1: 2.2, 2: 2.3}}), [1, 2])
+
+
+@pytest.mark.parametrize(
+    ("seeds", "pilot", "cap", "method", "message"),
+    [
+        ("auto", 3, 4, "t", "--max-seeds=4 leaves fewer than 2 fresh seeds after the 3 pilot seeds; allowed: >= 5"),
+        ("auto", 1, 20, "t", "--pilot-seeds=1 must be >= 2"),
+        ("auto", 3, 20, "bootstrap", "--interval bootstrap needs at least 20 deciding seeds"),
+        (0, 3, 20, "t", "must be 'auto' or an integer >= 1"),
+    ],
+)
+def test_check_plan_options_refuses(seeds: int | str, pilot: int, cap: int, method: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        check_plan_options(seeds, pilot_seeds=pilot, max_seeds=cap, method=method)
+
+
+def test_check_plan_options_accepts_good_ones() -> None:
+    check_plan_options("auto", pilot_seeds=3, max_seeds=5)
+    check_plan_options("auto", pilot_seeds=3, max_seeds=23, method="bootstrap")
+    check_plan_options(4, pilot_seeds=3, max_seeds=2)  # the cap only bounds planned seeds
+
+
+def test_parse_seeds() -> None:
+    assert parse_seeds("auto") == "auto" and parse_seeds("7") == 7
+    for bad in ("0", "-2", "many", "2.5"):
+        with pytest.raises(ConfigError, match="'auto' or an integer"):
+            parse_seeds(bad)
+
+
+def test_estimate_text_uses_the_pilots_wall_time() -> None:
+    assert estimate_text(12, 6, 60.0, 25.0) == "about 2.0 min (10.0 s a run as the pilot ran: 6 runs in 60 s)"
+    assert estimate_text(4, 0, 0.0, 25.0).startswith("about 1.7 min (25.0 s a run, the pilot records' mean")
+    assert estimate_text(0, 6, 60.0, 25.0) == "nothing left to train"
+
+
+def test_summary_decides_on_the_plans_seeds_only(tmp_path: Path) -> None:
+    """A pilot seed where cosine is far worse must not enter the verdict the plan decides on."""
+    losses = {COSINE: {}, "uniform": {}, "knots:k0=3,k1=1": {}}
+    for s in range(4, 10):  # the fresh seeds: every profile equal up to tiny noise
+        for k, spec in enumerate(losses):
+            losses[spec][s] = 2.25 + 0.0004 * math.sin(3 * s + k)
+    for s in (1, 2, 3):  # the pilot: cosine much worse
+        for spec in losses:
+            losses[spec][s] = 2.25 + (0.3 if spec == COSINE else 0.0) + 0.001 * s
+    recs = search_records() + verify_records(losses)
+    plan = {"steps": 40, "pilot_seeds": [1, 2, 3], "decision_seeds": list(range(4, 10)), "plan": None}
+    decided = summarize(recs, {"arch": "transformer"}, verify_plan=plan)
+    (v,) = decided["verdicts"]
+    assert v["n_seeds"] == 6 and v["outcome"] == "near_optimal", v["headline"]
+    assert decided["verify_plan"]["decision_seeds"] == list(range(4, 10))
+    (everything,) = summarize(recs, {"arch": "transformer"})["verdicts"]
+    assert everything["n_seeds"] == 9 and everything["outcome"] != "near_optimal"
+    # a plan for another step count does not apply
+    stale = summarize(recs, {"arch": "transformer"}, verify_plan={**plan, "steps": 99})
+    assert stale["verify_plan"] is None and stale["verdicts"][0]["n_seeds"] == 9
+
+    run = write_run(tmp_path / "run", recs)
+    (run / VERIFY).write_text(json.dumps(plan))
+    assert main(["report", str(run), "--json"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--max-seeds", "4"], "--max-seeds=4 leaves fewer than 2 fresh seeds after the 3 pilot seeds"),
+        (["--pilot-seeds", "2", "--max-seeds", "3"], "--max-seeds=3 leaves fewer than 2 fresh seeds"),
+        (["--seeds", "0"], "--seeds=0 must be 'auto' or an integer >= 1"),
+        (["--seeds", "lots"], "--seeds='lots' must be 'auto' or an integer >= 1"),
+        (["--interval", "bootstrap"], "--interval bootstrap needs at least 20 deciding seeds"),
+        (["--interval", "bootstrap", "--seeds", "3"], "needs at least 20 seeds (got 3)"),
+        (["--margin", "0"], "--margin=0.0 must lie in (0, 1)"),
+        (["--alpha", "0.5"], "--alpha=0.5 must lie in (0, 0.5)"),
+    ],
+)
+def test_verify_cli_refuses_bad_seed_options_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    run = write_run(tmp_path / "run", search_records())
+    assert main(["verify", str(run), *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+    assert not (run / VERIFY).exists() and not (run / "fixed").exists()  # nothing started
+
+
+def _tiny_search(runs: Path) -> Path:
+    import tlmsearch
+    from tlmsearch.config import DataConfig, TrainConfig
+    from tlmsearch.search_config import SearchConfig
+
+    cfg = SearchConfig(
+        name="tiny",
+        runs_dir=str(runs),
+        arch="transformer",
+        preset="tiny",
+        space="knots",
+        sampler="random",
+        scheduler="none",
+        trials=3,
+        max_concurrent=2,
+        baselines=("uniform", "cosine:start=1.5,end=0.5"),
+        train=TrainConfig(steps=6, warmup_steps=2, eval_interval=3, eval_windows=4, batch_size=4),
+        data=DataConfig(corpus="pydoc"),
+    )
+    return tlmsearch.search(cfg, progress=False).run_dir
+
+
+@pytest.mark.slow
+def test_verify_auto_plans_prints_runs_and_decides_on_fresh_seeds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _tiny_search(tmp_path / "runs")
+    assert main(["verify", str(run), "--top-k", "1", "--pilot-seeds", "2", "--max-seeds", "5", "--no-report"]) == 0
+    out = capsys.readouterr().out
+    plan_at, verdict_at = out.find("verify plan: "), out.find("[")
+    assert 0 <= plan_at < verdict_at, out  # the plan is printed before the verdict
+    assert "fresh seeds" in out and ("s a run as the pilot ran" in out or "nothing left" in out), out
+    doc = json.loads((run / VERIFY).read_text())
+    assert doc["pilot_seeds"] == [1, 2]
+    fresh = doc["decision_seeds"]
+    assert fresh == list(range(3, 3 + len(fresh))) and 2 <= len(fresh) <= 3  # capped at 5 in all
+    assert doc["plan"]["n_seeds"] == 2 + len(fresh)
+    verified = [json.loads(x) for x in (run / "trials.jsonl").read_text().splitlines()]
+    verified = [r for r in verified if r["kind"] == "verify"]
+    profiles = {json.dumps(r["profile"], sort_keys=True) for r in verified}
+    assert {r["seed"] for r in verified} == {1, 2, *fresh}
+    assert len(verified) == len(profiles) * (2 + len(fresh))
+    # the report decides on the fresh seeds only, as verify did
+    assert main(["report", str(run), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["verify_plan"]["decision_seeds"] == fresh
+    assert all(v["n_seeds"] == len(fresh) for v in summary["verdicts"])
+    # resuming reuses every finished record: the same pilot gives the same plan
+    assert main(["verify", str(run), "--top-k", "1", "--pilot-seeds", "2", "--max-seeds", "5", "--no-report"]) == 0
+    assert f"{len(verified)} reused, 0 trained" in capsys.readouterr().out
+    assert json.loads((run / VERIFY).read_text())["decision_seeds"] == fresh
+
+
+def test_api_verify_refuses_bad_seed_options_before_training(tmp_path: Path) -> None:
+    import tlmsearch
+
+    run = write_run(tmp_path / "run", search_records())
+    for kwargs, message in [
+        ({"max_seeds": 4}, "--max-seeds=4 leaves fewer than 2 fresh seeds"),
+        ({"seeds": "some"}, "must be 'auto' or an integer"),
+        ({"method": "bootstrap"}, "needs at least 20 deciding seeds"),
+        ({"margin": 0.0}, "margin=0.0 must lie in (0, 1)"),
+        ({"alpha": 0.6}, "alpha=0.6 must lie in (0, 0.5)"),
+    ]:
+        with pytest.raises(ConfigError) as err:
+            tlmsearch.verify(run, **kwargs)
+        assert message in str(err.value)
+    assert not (run / VERIFY).exists() and not (run / "fixed").exists()

@@ -1,0 +1,184 @@
+"""From a verify pilot to the seeds that decide: the planned-seeds design of `verify --seeds auto`.
+
+`verify` first trains every chosen profile with a few pilot seeds, then this module reads those
+records, measures the spread of the paired log-perplexity gains over cosine (per budget, per
+candidate) and asks `planning.plan_seeds` how many FRESH seeds make the one-sided bounds tight
+against the margin. The pilot's values only set the number of seeds; the decision uses the
+fresh seeds alone (`decision_seeds`), once, so the tests keep their level (see `planning`).
+
+Pure functions over `TrialRecord`s; the timing of the pilot and the training are `tuning`'s.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tlmsearch.analysis.collect import profile_results
+from tlmsearch.analysis.planning import SeedPlan, at_least, plan_seeds
+from tlmsearch.analysis.stats import MIN_BOOTSTRAP_SEEDS
+from tlmsearch.analysis.verdict import COSINE, find
+from tlmsearch.errors import ConfigError
+from tlmsearch.rundir.records import as_records
+
+DEFAULT_PILOT_SEEDS = 3
+DEFAULT_MAX_SEEDS = 20
+
+
+@dataclass(frozen=True)
+class PilotSpread:
+    """The pilot's paired spread: the largest sd of a candidate's log gain over cosine."""
+
+    sd: float  # nats (log perplexity), the largest over candidates and budgets
+    n_candidates: int  # candidates against cosine in the largest budget group
+    n_pairs: int  # fewest paired pilot seeds behind an sd
+    worst: str  # the candidate whose gains spread the most
+
+
+def check_plan_options(seeds: int | str, *, pilot_seeds: int, max_seeds: int, method: str = "t") -> None:
+    """Refuse bad combinations of the seed options before anything trains, in one line each.
+
+    `seeds` is "auto" or a fixed count; with "auto" the pilot needs 2 seeds for a spread, the cap
+    must leave 2 fresh seeds after it, and the bootstrap (valid from `MIN_BOOTSTRAP_SEEDS`
+    seeds) needs room for that many fresh seeds under the cap.
+    """
+    if seeds == "auto":
+        if pilot_seeds < 2:
+            raise ConfigError(f"--pilot-seeds={pilot_seeds} must be >= 2: one seed gives no spread")
+        if max_seeds < pilot_seeds + 2:
+            raise ConfigError(
+                f"--max-seeds={max_seeds} leaves fewer than 2 fresh seeds after the {pilot_seeds} pilot seeds; "
+                f"allowed: >= {pilot_seeds + 2}"
+            )
+        if method == "bootstrap" and max_seeds - pilot_seeds < MIN_BOOTSTRAP_SEEDS:
+            raise ConfigError(
+                f"--interval bootstrap needs at least {MIN_BOOTSTRAP_SEEDS} deciding seeds: --max-seeds={max_seeds} "
+                f"leaves {max_seeds - pilot_seeds} after the pilot; allowed: --max-seeds >= "
+                f"{pilot_seeds + MIN_BOOTSTRAP_SEEDS}, or --interval t"
+            )
+        return
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise ConfigError(f"seeds={seeds!r} must be 'auto' or an integer >= 1")
+
+
+def parse_seeds(text: str) -> int | str:
+    """'auto' or a positive integer, as the command line gives it."""
+    if text == "auto":
+        return "auto"
+    try:
+        n = int(text)
+    except ValueError:
+        raise ConfigError(f"--seeds={text!r} must be 'auto' or an integer >= 1") from None
+    if n < 1:
+        raise ConfigError(f"--seeds={n} must be 'auto' or an integer >= 1")
+    return n
+
+
+def pilot_spread(records: Iterable[Any], seeds: Sequence[int]) -> PilotSpread:
+    """The spread of the pilot records (kind "verify", seeds `seeds`) of every budget's
+    candidates against that budget's cosine. A `ConfigError` when fewer than 2 pilot seeds of
+    some candidate and cosine both finished: the spread cannot be measured."""
+    keep = set(seeds)
+    recs = [r for r in as_records(records) if r.kind != "verify" or r.seed in keep]
+    groups: dict[tuple[int, int], list[Any]] = {}
+    by_id = {r.trial_id: r for r in recs}
+    for res in profile_results(recs, kinds=("verify",)):
+        groups.setdefault(by_id[res.trial_ids[0]].budget_key, []).append(res)
+    sd, m, pairs, worst = -1.0, 0, 0, ""
+    for group in groups.values():
+        cos = find(group, COSINE)
+        if cos is None:
+            continue
+        candidates = [r for r in group if r is not cos]
+        m = max(m, len(candidates))
+        for c in candidates:
+            common = sorted(set(c.ppl) & set(cos.ppl))
+            if len(common) < 2:
+                raise ConfigError(
+                    f"the pilot finished only {len(common)} paired seed(s) of {c.label} and cosine: no spread to plan "
+                    "from (see trials.jsonl for failed trials; a fixed --seeds N needs no pilot)"
+                )
+            s = statistics.stdev([math.log(cos.ppl[k]) - math.log(c.ppl[k]) for k in common])
+            pairs = min(pairs, len(common)) if pairs else len(common)
+            if s > sd:
+                sd, worst = s, c.label
+    if m == 0:
+        raise ConfigError("the pilot has no finished cosine and candidate pair: nothing to plan from")
+    return PilotSpread(sd, m, pairs, worst)
+
+
+def plan_from_pilot(
+    records: Iterable[Any],
+    pilot: Sequence[int],
+    *,
+    margin: float,
+    alpha: float,
+    max_seeds: int = DEFAULT_MAX_SEEDS,
+    power: float = 0.8,
+    method: str = "t",
+) -> tuple[SeedPlan, PilotSpread]:
+    """The seed plan from the pilot records of seeds `pilot` (see `planning.plan_seeds`); with
+    the bootstrap, at least `MIN_BOOTSTRAP_SEEDS` fresh seeds (within the cap)."""
+    spread = pilot_spread(records, pilot)
+    plan = plan_seeds(
+        sd=spread.sd,
+        pilot_seeds=len(pilot),
+        margin=margin,
+        alpha=alpha,
+        n_candidates=spread.n_candidates,
+        power=power,
+        max_seeds=max_seeds,
+    )
+    if method == "bootstrap":  # the BCa interval is valid from MIN_BOOTSTRAP_SEEDS seeds only
+        plan = at_least(plan, MIN_BOOTSTRAP_SEEDS)
+    return plan, spread
+
+
+def decision_seeds(plan: SeedPlan, pilot: Sequence[int]) -> list[int]:
+    """The fresh seeds that decide: the `plan.final_seeds` seed numbers right after the pilot's."""
+    start = max(pilot) + 1
+    return [start + i for i in range(plan.final_seeds)]
+
+
+def estimate_text(runs: int, pilot_runs: int, pilot_wall_s: float, run_wall_s: float) -> str:
+    """'about 12 min' for `runs` more runs, from the pilot's measured wall time.
+
+    `pilot_wall_s` is the wall-clock time the pilot's `pilot_runs` trained runs took together
+    (parallelism and start-up included); when the pilot was fully reused (0 runs), the
+    records' mean wall time per run (`run_wall_s`, one at a time) stands in.
+    """
+    if runs == 0:
+        return "nothing left to train"
+    if pilot_runs > 0 and pilot_wall_s > 0:
+        per = pilot_wall_s / pilot_runs
+        how = f"{per:.1f} s a run as the pilot ran: {pilot_runs} runs in {_dur(pilot_wall_s)}"
+    elif run_wall_s > 0:
+        per = run_wall_s
+        how = f"{per:.1f} s a run, the pilot records' mean training time, one at a time"
+    else:
+        return "no timing from the pilot"
+    return f"about {_dur(runs * per)} ({how})"
+
+
+def _dur(s: float) -> str:
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.1f} min"
+    return f"{s / 3600:.1f} h"
+
+
+__all__ = [
+    "DEFAULT_MAX_SEEDS",
+    "DEFAULT_PILOT_SEEDS",
+    "PilotSpread",
+    "check_plan_options",
+    "decision_seeds",
+    "estimate_text",
+    "parse_seeds",
+    "pilot_spread",
+    "plan_from_pilot",
+]
