@@ -1,0 +1,330 @@
+"""Pure input checks shared by the configs and the command line (no torch, no Ray).
+
+Every check either returns the (possibly normalised) value or raises a one-line `ConfigError`
+that names the field, what was wrong and what is allowed, so that the CLI ends with exit
+status 2 and no traceback. The checks run *before* anything expensive starts (Ray, data
+loading, allocation): a bad value found after a cluster started or a tensor was allocated
+costs minutes or the machine's memory instead of one line.
+
+- numbers: `check_finite`, `check_int` (NaN/inf and out-of-range values named with their range)
+- names: `check_name` (safe for a directory name: no separators, no control characters)
+- files: `writable_file`, `writable_dir`, `read_text` (outputs writable, inputs readable text)
+- YAML: `load_yaml` (parse errors and very deep nesting as one line)
+- paths from record contents: `confined` (never outside the run directory)
+- memory: `estimate_training_bytes`, `check_fits`, `available_memory_bytes`
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tlmsearch.errors import ConfigError
+
+# Bounds shared by configs and flags. They are far above any model this tool trains on one
+# machine and far below what makes plain arithmetic or a Python loop misbehave.
+MAX_SEED = 2**32 - 1  # the NumPy/Optuna samplers take seeds below 2**32
+MAX_LAYERS = 10_000  # deeper than any published model; profile maths stays O(layers)
+MAX_WIDTH = 2**30  # per-layer width; keeps budget totals (<= 2**44) exact in float64
+MAX_NAME_LENGTH = 100
+MAX_TEXT_BYTES = 256 * 2**20  # state and config files are small; refuse to slurp a disk image
+MAX_YAML_DEPTH_HINT = 200  # for the message: real configs nest a handful of levels
+
+_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+
+# ----------------------------------------------------------------------------- numbers
+
+
+def check_finite(
+    name: str,
+    value: object,
+    low: float = -math.inf,
+    high: float = math.inf,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """`value` as a float that is finite and within the range; else a ConfigError naming both.
+
+    `low_open`/`high_open` exclude the bound itself (e.g. a learning rate in (0, inf)).
+    """
+    left = "(" if low_open or low == -math.inf else "["
+    right = ")" if high_open or high == math.inf else "]"
+    interval = f"{left}{_num(low)}, {_num(high)}{right}"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{name}={value!r} must be a finite number in {interval}")
+    if isinstance(value, int) and abs(value) >= 2**1023:  # float() would raise OverflowError
+        raise ConfigError(f"{name}={_num(value)} must be a finite number in {interval}")
+    x = float(value)
+    if not math.isfinite(x):
+        raise ConfigError(f"{name}={value!r} must be a finite number in {interval}")
+    too_low = x <= low if low_open else x < low
+    too_high = x >= high if high_open else x > high
+    if too_low or too_high:
+        raise ConfigError(f"{name}={value!r} must lie in {interval}")
+    return x
+
+
+def check_int(name: str, value: object, low: int, high: int) -> int:
+    """`value`, which must be an int (not a bool, not a float) in [low, high]."""
+    if low == 1:
+        allowed = f"a positive integer, at most {_num(high)}"
+    elif low == 0:
+        allowed = f"an integer in [0, {_num(high)}]"
+    else:
+        allowed = f"an integer in [{_num(low)}, {_num(high)}]"
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        shown = _num(value) if isinstance(value, int) and not isinstance(value, bool) else repr(value)
+        raise ConfigError(f"{name}={shown} must be {allowed}")
+    return value
+
+
+def _num(x: float) -> str:
+    if isinstance(x, int) and abs(x) >= 10**15:  # 1e+23, also for ints beyond float range and str()
+        exp = len(str(abs(x))) - 1 if abs(x) < 10**4000 else int(math.log10(abs(x)))
+        mantissa = abs(x) // 10 ** (exp - 2) / 100
+        return f"{'-' if x < 0 else ''}{mantissa:g}e+{exp}"
+    return {math.inf: "inf", -math.inf: "-inf"}.get(x, f"{x:g}" if isinstance(x, float) else str(x))
+
+
+# ----------------------------------------------------------------------------- names
+
+
+def check_name(field: str, value: object, max_length: int = MAX_NAME_LENGTH) -> str:
+    """A name that is safe as one directory name on every platform and in every shell.
+
+    Letters, digits, '.', '_' and '-', starting with a letter or digit (so never '.', '..' or
+    an option-looking '-x'), no separators, no whitespace or control characters (`\\Z`, not
+    `$`, so a trailing newline does not slip through), at most `max_length` characters.
+    """
+    if not isinstance(value, str) or not _NAME.match(value) or len(value) > max_length:
+        shown = repr(value) if not isinstance(value, str) or len(value) <= 60 else repr(value[:60]) + "..."
+        raise ConfigError(
+            f"{field} {shown} is not a safe name: use letters, digits, '.', '_' and '-', starting with a "
+            f"letter or digit, at most {max_length} characters"
+        )
+    return value
+
+
+# ----------------------------------------------------------------------------- files
+
+
+def _probe_dir(directory: Path, what: str) -> None:
+    """Create and delete a file in `directory`: the one writability test that also holds for
+    root (to whom `os.access` says yes) and for read-only mounts."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".tlmsearch-probe-", dir=directory)
+    except OSError as exc:
+        raise ConfigError(
+            f"{what}: cannot write into {directory} ({exc.strerror or exc}); choose a writable place"
+        ) from None
+    os.close(fd)
+    os.unlink(probe)
+
+
+def _nearest_existing(path: Path, what: str) -> Path:
+    """The nearest existing ancestor of `path` (itself included), which must be a directory."""
+    for parent in (path, *path.parents):
+        try:
+            if parent.exists():
+                if not parent.is_dir() and parent != path:
+                    raise ConfigError(
+                        f"{what}: {parent} is a file, so {path} cannot be created below it; choose another path"
+                    )
+                return parent
+        except OSError as exc:  # e.g. a name too long, a component not searchable
+            raise ConfigError(f"{what}: cannot use {path} ({exc.strerror or exc})") from None
+    return Path.cwd()
+
+
+def _as_path(path: object, what: str) -> Path:
+    if not isinstance(path, str | os.PathLike) or not str(path) or "\x00" in str(path):
+        raise ConfigError(f"{what}: {path!r} is not a usable path")
+    return Path(path).expanduser()
+
+
+def writable_file(path: object, what: str, *, create_parents: bool = False) -> Path:
+    """An output file path that can be written: not a directory, its folder writable.
+
+    With `create_parents` a missing folder is acceptable when it can be created (it is not
+    created here); otherwise the folder must exist.
+    """
+    p = _as_path(path, what)
+    if p.is_dir():
+        raise ConfigError(f"{what}: {p} is a directory; give a file name inside it, e.g. {p / 'out.html'}")
+    parent = p.parent
+    if not parent.exists():
+        if not create_parents:
+            base = _nearest_existing(parent, what)
+            raise ConfigError(f"{what}: folder {parent} does not exist (nearest existing: {base}); create it first")
+        parent = _nearest_existing(parent, what)
+    elif not parent.is_dir():
+        raise ConfigError(f"{what}: {parent} is a file, not a folder; choose another path")
+    _probe_dir(parent, what)
+    if p.exists() and not os.access(p, os.W_OK):
+        raise ConfigError(f"{what}: {p} exists and is not writable; choose another path or fix its permissions")
+    return p
+
+
+def writable_dir(path: object, what: str, *, create: bool = False) -> Path:
+    """A directory that exists (or can be created) and can be written into.
+
+    A path that is a file is refused with what to do; with `create` a missing directory is made
+    (with its parents) after the check.
+    """
+    p = _as_path(path, what)
+    if p.exists() and not p.is_dir():
+        raise ConfigError(f"{what}: {p} is a file, not a directory; give a directory path")
+    base = _nearest_existing(p, what)
+    _probe_dir(base, what)
+    if create and not p.exists():
+        try:
+            p.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"{what}: cannot create {p} ({exc.strerror or exc})") from None
+    return p
+
+
+def read_text(path: object, what: str, *, max_bytes: int = MAX_TEXT_BYTES) -> str:
+    """The UTF-8 text of a state or config file, or one line naming the file and the damage."""
+    p = _as_path(path, what)
+    if p.is_dir():
+        raise ConfigError(f"{what}: {p} is a directory, expected a text file")
+    try:
+        size = p.stat().st_size
+        if size > max_bytes:
+            raise ConfigError(f"{what}: {p} is {size} bytes, more than the {max_bytes} a text file here may have")
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"{what}: {p} does not exist") from None
+    except OSError as exc:
+        raise ConfigError(f"{what}: cannot read {p} ({exc.strerror or exc})") from None
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise ConfigError(f"{what}: {p} is binary, not text (NUL byte at offset {nul})")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            f"{what}: {p} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}, line {line})"
+        ) from None
+
+
+def load_yaml(text: str, where: str) -> Any:
+    """`yaml.safe_load(text)` with parse errors and runaway nesting as one-line ConfigErrors.
+
+    The parser recurses once per nesting level, so thousands of nested brackets exhaust
+    Python's stack (RecursionError); no config nests more than a handful of levels.
+    """
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ConfigError(f"{where}: invalid YAML{at}: {exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{where}: invalid YAML: {' '.join(str(exc).split())}") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{where}: YAML nested too deeply to read (configs need a few levels, not hundreds)"
+        ) from None
+
+
+# ----------------------------------------------------------------------------- paths from records
+
+
+def confined(root: str | os.PathLike[str], *parts: object) -> Path:
+    """`root / parts...`, refused unless it stays inside `root` (after resolving `..` and links).
+
+    Use for every path built from the contents of a record (a trial id, a profile label), which
+    a damaged or crafted file could set to `../../..` or an absolute path.
+    """
+    base = Path(root).resolve()
+    for part in parts:
+        text = os.fspath(part) if isinstance(part, str | os.PathLike) else None
+        if not text or "\x00" in text or Path(text).is_absolute() or Path(text).drive:
+            raise ConfigError(f"path component {part!r} (from a record) is not a relative path; refusing it")
+    target = base.joinpath(*(os.fspath(p) for p in parts)).resolve()  # type: ignore[arg-type]
+    if target != base and base not in target.parents:
+        joined = "/".join(os.fspath(p) for p in parts)  # type: ignore[arg-type]
+        raise ConfigError(f"path {joined!r} (from a record) leads outside {base}; refusing it")
+    return target
+
+
+# ----------------------------------------------------------------------------- memory
+
+_DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "float64": 8}
+
+
+def estimate_training_bytes(model_cfg: Any, batch_size: int, seq_len: int, dtype: str = "float32") -> int:
+    """Approximate peak bytes of one AdamW training step of `model_cfg` on (batch_size, seq_len).
+
+    A deliberate *under*-estimate of the common part of every architecture, so that a refusal
+    based on it is never wrong (the true peak is higher: architecture extras such as gates or
+    test-time memories, allocator slack, the framework itself):
+
+    - parameters: embedding (and an untied head), per layer 4 d^2 (attention) + 3 d w_l (SwiGLU
+      MLP of width w_l) + 2 d (norms); 16 bytes each in float32 master weights, gradients and
+      the two AdamW moments (mixed precision keeps float32 masters, so `dtype` does not lower it);
+    - activations kept for backward, in `dtype`: per layer and token about 8 d (norms, q, k, v,
+      attention output, residual) + 3 w_l (the SwiGLU up, gate and product), plus the
+      attention probabilities heads x seq_len per token of the math kernel;
+    - logits and their gradient in float32: 2 x vocab per token.
+    """
+    d, vocab = int(model_cfg.d_model), int(model_cfg.vocab_size)
+    widths = [int(w) for w in model_cfg.mlp_widths]
+    heads = int(getattr(model_cfg, "n_heads", 1))
+    tied = bool(getattr(model_cfg, "tie_embeddings", True))
+    act = _DTYPE_BYTES.get(dtype, 4)
+    params = vocab * d * (1 if tied else 2) + sum(4 * d * d + 3 * d * w + 2 * d for w in widths) + d
+    tokens = int(batch_size) * int(seq_len)
+    per_token = sum(8 * d + 3 * w + heads * int(seq_len) for w in widths) * act + 2 * vocab * 4
+    return 16 * params + tokens * per_token
+
+
+def estimate_eval_bytes(eval_windows: int, seq_len: int) -> int:
+    """Bytes of the fixed validation windows kept as int64 token ids (seq_len + 1 per window)."""
+    return int(eval_windows) * (int(seq_len) + 1) * 8
+
+
+def available_memory_bytes() -> int | None:
+    """Memory this process could still allocate on the host (MemAvailable), None if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def check_fits(estimate: int, available: int | None, what: str = "training") -> None:
+    """Refuse, with the estimate, a job whose estimated memory exceeds what is available.
+
+    `available=None` (unknown) lets it pass: an unknown size is no reason to refuse.
+    """
+    if available is not None and estimate > available:
+        raise ConfigError(
+            f"{what} needs about {_bytes(estimate)} of memory but only {_bytes(available)} is available; "
+            "use a smaller model, batch size, sequence length or number of evaluation windows"
+        )
+
+
+def _bytes(n: int) -> str:
+    x = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if x < 1024 or unit == "PiB":
+            return f"{x:.0f} {unit}" if unit == "B" else f"{x:.1f} {unit}"
+        x /= 1024
+    raise AssertionError("unreachable")
