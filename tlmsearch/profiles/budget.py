@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from tlmsearch.config import Config
 from tlmsearch.errors import ConfigError
+from tlmsearch.validate import MAX_LAYERS, MAX_WIDTH, check_int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -15,7 +16,9 @@ class Budget(Config):
     """`n_layers` MLPs whose hidden widths sum to `n_layers * base_width`.
 
     Widths are multiples of `multiple_of` within `[min_width, max_width]`; `min_width`
-    defaults to `multiple_of` and `max_width` to no bound (None).
+    defaults to `multiple_of` and `max_width` to no bound (None). Layers are at most
+    `MAX_LAYERS` (10,000) and widths at most `MAX_WIDTH` (2**30), so totals stay exact in
+    float64 arithmetic and a projection takes well under a second.
     """
 
     n_layers: int
@@ -25,17 +28,18 @@ class Budget(Config):
     max_width: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("n_layers", "base_width", "multiple_of"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"budget: {name}={value!r} must be a positive integer")
+        # bounded so that totals stay exact in float64 and the projection stays O(n_layers)
+        check_int("budget: n_layers", self.n_layers, 1, MAX_LAYERS)
+        for name in ("base_width", "multiple_of"):
+            check_int(f"budget: {name}", getattr(self, name), 1, MAX_WIDTH)
+        for name in ("min_width", "max_width"):
+            if getattr(self, name) is not None:
+                check_int(f"budget: {name}", getattr(self, name), 1, MAX_WIDTH)
         if self.base_width % self.multiple_of:
             raise ConfigError(
                 f"budget: base_width={self.base_width} is not a multiple of multiple_of={self.multiple_of}; "
                 f"use e.g. {max(1, round(self.base_width / self.multiple_of)) * self.multiple_of}"
             )
-        if self.min_width is not None and self.min_width < 1:
-            raise ConfigError(f"budget: min_width={self.min_width} must be >= 1")
         if self.max_width is not None and self.min_width is not None and self.min_width > self.max_width:
             raise ConfigError(f"budget: min_width={self.min_width} > max_width={self.max_width}")
         if not self.lo <= self.base_width <= self.hi:
@@ -94,43 +98,62 @@ def project_to_budget(raw: Sequence[float], budget: Budget) -> tuple[int, ...]:
     m = budget.multiple_of
     units, lo, hi = budget.total // m, budget.lo // m, budget.hi // m
     scaled = _water_fill(values, units, lo, hi)
-    return tuple(m * u for u in _largest_remainder(scaled, units, lo, hi))
+    return tuple(m * u for u in _largest_remainder(scaled, units, lo, hi, key=values))
 
 
 def _water_fill(raw: list[float], total: float, lo: float, hi: float) -> list[float]:
-    """clip(lam * raw, lo, hi) with lam chosen so that the values sum to `total`."""
+    """clip(lam * raw, lo, hi) with lam chosen so that the values sum to `total`.
 
-    def filled(lam: float) -> float:
-        return sum(min(hi, max(lo, lam * r)) for r in raw)
+    The scale is searched as t = log(lam) by bisection, and each value is clipped in log space
+    (t + log r against log lo and log hi) before it is exponentiated. So any finite positive
+    input works, whatever its scale: 1e-308 and 1e308 alike, and relative widths 600 orders of
+    magnitude apart, without overflow, underflow to a wrong scale or a bisection that cannot
+    reach the answer. Zero widths stay at `lo` (they have no scale to multiply).
+    """
+    logs = [math.log(r) if r > 0 else -math.inf for r in raw]
+    positive = [v for v in logs if v > -math.inf]
+    log_lo, log_hi = math.log(lo), math.log(hi)
 
-    low, high = 0.0, 1.0
-    while filled(high) < total:
-        high *= 2.0
-        if high > 1e300:
-            break
-    for _ in range(200):
-        mid = 0.5 * (low + high)
-        if filled(mid) < total:
-            low = mid
-        else:
-            high = mid
-    return [min(hi, max(lo, high * r)) for r in raw]
+    def value(t: float, log_r: float) -> float:
+        z = t + log_r
+        if z <= log_lo:
+            return lo
+        if z >= log_hi:
+            return hi
+        return min(hi, max(lo, math.exp(z)))
+
+    def filled(t: float) -> float:
+        return math.fsum(value(t, v) for v in logs)
+
+    # at t_low every value is at lo (sum n*lo <= total); at t_high every positive one is at hi
+    t_low, t_high = log_lo - max(positive), log_hi - min(positive)
+    if filled(t_high) > total:
+        for _ in range(4096):  # ends far sooner: the interval halves until floats cannot split it
+            mid = 0.5 * (t_low + t_high)
+            if mid in (t_low, t_high):
+                break
+            if filled(mid) < total:
+                t_low = mid
+            else:
+                t_high = mid
+    return [value(t_high, v) for v in logs]
 
 
-def _largest_remainder(values: list[float], total: int, lo: int, hi: int) -> list[int]:
+def _largest_remainder(values: list[float], total: int, lo: int, hi: int, key: list[float]) -> list[int]:
     """Round to integers within [lo, hi] summing to `total`, giving spare units to the
-    largest fractional parts (ties to the earlier layer)."""
+    largest fractional parts (ties to the larger raw width `key`, then the earlier layer), so
+    that a layer never ends narrower than one with a smaller raw width."""
     values = [round(v, 9) for v in values]
     ints = [min(hi, max(lo, math.floor(v))) for v in values]
     frac = [v - i for v, i in zip(values, ints, strict=True)]
     deficit = total - sum(ints)
-    order = sorted(range(len(values)), key=lambda i: (-frac[i], i))
+    order = sorted(range(len(values)), key=lambda i: (-frac[i], -key[i], i))
     while deficit > 0:
         for i in order:
             if deficit and ints[i] < hi:
                 ints[i] += 1
                 deficit -= 1
-    order = sorted(range(len(values)), key=lambda i: (frac[i], -i))
+    order = sorted(range(len(values)), key=lambda i: (frac[i], key[i], -i))
     while deficit < 0:
         for i in order:
             if deficit and ints[i] > lo:

@@ -21,29 +21,79 @@ def _uniform(n: int, p: Mapping[str, Any]) -> list[float]:
     return [1.0] * n
 
 
+def _mix(s: float, e: float, w: float) -> float:
+    """(1 - w) s + w e for w in [0, 1], kept within [min(s, e), max(s, e)].
+
+    Written as a sum of two non-negative terms, not s + (e - s) w: that form cancels to 0 when
+    start is 1e-262 and end is 1 (a positive width lost), and e - s overflows near 1e308.
+    """
+    v = s * (1.0 - w) + e * w
+    return min(max(v, min(s, e)), max(s, e))
+
+
 def _cosine(n: int, p: Mapping[str, Any]) -> list[float]:
     s, e = p["start"], p["end"]
-    return [e + (s - e) * (1 + math.cos(math.pi * x)) / 2 for x in depths(n)]
+    return [_mix(s, e, (1 - math.cos(math.pi * x)) / 2) for x in depths(n)]
 
 
 def _linear(n: int, p: Mapping[str, Any]) -> list[float]:
     s, e = p["start"], p["end"]
-    return [s + (e - s) * x for x in depths(n)]
+    return [_mix(s, e, x) for x in depths(n)]
 
 
 def _sigmoid(n: int, p: Mapping[str, Any]) -> list[float]:
     s, e, k, mid = p["start"], p["end"], p["steepness"], p["midpoint"]
+    g0, g1 = _sig(-k * mid), _sig(k * (1 - mid))
+    if g1 - g0 >= 1e-3:  # the direct formula, monotone in depth; exact enough at this span
+        return [_mix(s, e, (_sig(k * (x - mid)) - g0) / (g1 - g0)) for x in depths(n)]
+    return [_mix(s, e, _gentle_step(x, k, mid)) for x in depths(n)]
 
-    def sig(z: float) -> float:
-        return 1.0 / (1.0 + math.exp(-z))
 
-    g0, g1 = sig(-k * mid), sig(k * (1 - mid))
-    span = g1 - g0 if g1 - g0 > 1e-12 else 1.0
-    return [s + (e - s) * (sig(k * (x - mid)) - g0) / span for x in depths(n)]
+def _sig(z: float) -> float:
+    """The logistic function; 0 where exp(-z) would overflow."""
+    return 1.0 / (1.0 + math.exp(-z)) if z > -700.0 else 0.0
+
+
+def _gentle_step(x: float, k: float, mid: float) -> float:
+    """(sig(k(x - mid)) - sig(-k mid)) / (sig(k(1 - mid)) - sig(-k mid)) for a shallow sigmoid
+    (span below 1e-3, i.e. steepness below about 0.008 as midpoint lies in [0, 1]).
+
+    Subtracting two nearly equal sigmoids loses every digit there (steepness 1e-300 would give
+    a flat profile instead of the straight line it tends to). Instead, from
+    sig(a) - sig(b) = sinh((a-b)/2) / (2 cosh(a/2) cosh(b/2)), the step is
+    sinh(kx/2)/sinh(k/2) * cosh(k(1-mid)/2)/cosh(k(x-mid)/2), evaluated in log space.
+    """
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    h = 0.5 * k
+    if h < 1e-8:  # sinh(hx)/sinh(h) = x and the cosh ratio = 1 to double precision
+        return x
+    log_step = _log_sinh(h * x) - _log_sinh(h) + _log_cosh(h * (1.0 - mid)) - _log_cosh(h * (x - mid))
+    return min(1.0, math.exp(log_step))
+
+
+def _log_sinh(u: float) -> float:
+    """log(sinh(u)) for u > 0 without overflow."""
+    if u > 20.0:
+        return u - math.log(2.0) + math.log1p(-math.exp(-2.0 * u))
+    return math.log(math.sinh(u))
+
+
+def _log_cosh(u: float) -> float:
+    """log(cosh(u)) without overflow."""
+    u = abs(u)
+    return u - math.log(2.0) + math.log1p(math.exp(-2.0 * u))
 
 
 def _power(n: int, p: Mapping[str, Any]) -> list[float]:
-    return [float(n - i) ** p["exponent"] for i in range(n)]
+    """(L - l)^exponent divided by its largest value (the projection ignores the scale), in log
+    space so that no exponent overflows: each term is exp(exponent * log(ratio)) with
+    exponent * log(ratio) <= 0."""
+    a = p["exponent"]
+    ref = float(n) if a > 0 else 1.0  # the largest base for a > 0, the smallest for a < 0
+    return [1.0 if a == 0 else math.exp(a * math.log((n - i) / ref)) for i in range(n)]
 
 
 def _groups(n: int, p: Mapping[str, Any]) -> list[float]:
@@ -57,7 +107,12 @@ def _openelm(n: int, p: Mapping[str, Any]) -> list[float]:
 
 def _bump(n: int, p: Mapping[str, Any]) -> list[float]:
     c, w, a = p["centre"], p["width"], p["amplitude"]
-    return [1.0 + a * math.exp(-((x - c) ** 2) / (2 * w * w)) for x in depths(n)]
+    # z = (x - c) / w may be inf for a tiny width; exp(-inf) = 0 (layers away from the centre)
+    return [1.0 + a * math.exp(-0.5 * _sq((x - c) / w)) for x in depths(n)]
+
+
+def _sq(z: float) -> float:
+    return z * z if abs(z) < 1e150 else math.inf
 
 
 def _knots(n: int, p: Mapping[str, Any]) -> list[float]:
@@ -67,10 +122,18 @@ def _knots(n: int, p: Mapping[str, Any]) -> list[float]:
     elif p["mode"] == "increasing":
         ys = sorted(ys)
     if len(ys) == 1:
-        return [ys[0]] * n
+        return [1.0] * n
+    # relative to the largest knot: the projection ignores the scale, and slopes of knots near
+    # 1e308 would overflow; a knot below 1e-308 of the largest stays just above 0 (positive)
+    top = max(ys)
+    ys = [max(y / top, _TINY) for y in ys]
     xs = [i / (len(ys) - 1) for i in range(len(ys))]
     interp = _pchip if p["interp"] == "pchip" else _piecewise_linear
-    return [max(1e-6, v) for v in interp(xs, ys, depths(n))]
+    low = min(ys)  # both interpolants stay within the knots' range; clip rounding excursions
+    return [min(1.0, max(low, v)) for v in interp(xs, ys, depths(n))]
+
+
+_TINY = 5e-324  # the smallest positive float
 
 
 def _free(n: int, p: Mapping[str, Any]) -> list[float]:
@@ -251,6 +314,7 @@ def _check_ranges(family: str, p: Mapping[str, Param]) -> None:
         need(float(p["amplitude"]) > -1, f"amplitude={p['amplitude']} must be > -1 (widths stay positive)")
     if family == "sigmoid":
         need(float(p["steepness"]) > 0, f"steepness={p['steepness']} must be > 0")
+        need(0 <= float(p["midpoint"]) <= 1, f"midpoint={p['midpoint']} must lie in [0, 1] (relative depth)")
     if family == "knots":
         k = _count(p, "k")
         need(k >= 1, "needs knot values k0, k1, ... (at least one)")

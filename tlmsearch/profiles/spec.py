@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from tlmsearch.config import Config
 from tlmsearch.errors import ConfigError
@@ -15,7 +16,8 @@ class ProfileSpec(Config):
     """A family and its parameters: the unit a search samples and a trial trains.
 
     Text form: ``family[:param=value,...]`` e.g. ``cosine:start=1.5,end=0.5``; a family with
-    a categorical first parameter also takes a bare value: ``groups:early``.
+    a categorical first parameter also takes a bare value: ``groups:early``. Each parameter
+    may be given once, and numbers must be finite (``1e400`` overflows to inf and is refused).
     """
 
     family: str = "uniform"
@@ -54,15 +56,21 @@ class ProfileSpec(Config):
                         f"malformed profile parameter {item!r} in {text!r}; write name=value, "
                         f"e.g. {family}:{','.join(f'{k}={_fmt(v)}' for k, v in FAMILIES[family].defaults.items())}"
                     )
-            params[key.strip()] = _parse_value(value.strip())
+            key = key.strip()
+            if key in params:
+                raise ConfigError(f"profile parameter {key!r} is given twice in {text!r}; give each parameter once")
+            params[key] = _parse_value(key, value.strip(), text)
         return cls(family=family, params=params)
 
 
-def _parse_value(text: str) -> Param:
+def _parse_value(key: str, value: str, text: str) -> Param:
     try:
-        return float(text)
+        number = float(value)
     except ValueError:
-        return text
+        return value
+    if not math.isfinite(number):
+        raise ConfigError(f"profile parameter {key}={value!r} in {text!r} must be a finite number")
+    return number
 
 
 def _fmt(v: Param) -> str:
