@@ -66,9 +66,7 @@ def test_projection_ignores_the_scale(data: st.DataObject) -> None:
     """Relative widths times 2**k (exact in floats) give the same profile, up to one multiple
     where a rounding tie falls differently, for k anywhere in float64's range."""
     budget = data.draw(budgets())
-    raw = data.draw(
-        st.lists(st.floats(1e-3, 1e3), min_size=budget.n_layers, max_size=budget.n_layers)
-    )
+    raw = data.draw(st.lists(st.floats(1e-3, 1e3), min_size=budget.n_layers, max_size=budget.n_layers))
     k = data.draw(st.integers(-1000, 1000))
     scaled = [math.ldexp(r, k) for r in raw]
     a, b = project_to_budget(raw, budget), project_to_budget(scaled, budget)
