@@ -65,8 +65,8 @@ def test_profiles_plot(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--layers", "0", "--base-width", "64"], "n_layers=0"),
-        (["--layers", "-2", "--base-width", "64"], "n_layers=-2"),
+        (["--layers", "0", "--base-width", "64"], "--layers=0 must be a positive integer"),
+        (["--layers", "-2", "--base-width", "64"], "--layers=-2"),
         (["--layers", "4", "--base-width", "100", "--multiple-of", "64"], "not a multiple"),
         (["--layers", "4", "--base-width", "64", "--min-width", "80", "--max-width", "70"], "min_width=80 > max_width"),
         (["--layers", "4", "--base-width", "64", "--max-width", "32"], "infeasible"),

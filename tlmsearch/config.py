@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import types
 import typing
 from collections.abc import Collection, Mapping, Sequence
@@ -21,6 +22,7 @@ from typing import Any, Self, TypeVar, Union, get_args, get_origin
 from tlmsearch.architectures import ARCHITECTURE_NAMES as ARCHITECTURE_NAMES
 from tlmsearch.architectures import architecture
 from tlmsearch.errors import ConfigError
+from tlmsearch.validate import MAX_SEED, check_finite, check_int, load_yaml, read_text
 
 C = TypeVar("C", bound="Config")
 
@@ -71,13 +73,7 @@ class Config:
 
     @classmethod
     def from_yaml(cls, text: str) -> Self:
-        import yaml
-
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{cls.__name__}: invalid YAML ({exc})") from None
-        return cls.from_dict(data or {})
+        return cls.from_dict(load_yaml(text, cls.__name__) or {})
 
     def save(self, path: str | Path) -> Path:
         """Write as YAML (`.yaml`/`.yml`) or JSON (anything else)."""
@@ -89,10 +85,7 @@ class Config:
     @classmethod
     def load(cls, path: str | Path) -> Self:
         path = Path(path)
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+        text = read_text(path, "config file")
         return cls.from_yaml(text) if path.suffix in (".yaml", ".yml") else cls.from_json(text)
 
     def replace(self, **changes: Any) -> Self:
@@ -174,6 +167,9 @@ def check_choice(name: str, value: object, allowed: Collection[object]) -> None:
 
 
 def check_positive(name: str, value: float, *, allow_zero: bool = False) -> None:
+    """`value` > 0 (or >= 0) and finite: NaN fails every comparison, so it is refused by name."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{name}={value!r} must be a finite number {'>= 0' if allow_zero else '> 0'}")
     if allow_zero and value < 0:
         raise ConfigError(f"{name}={value!r} must be >= 0")
     if not allow_zero and value <= 0:
@@ -181,7 +177,7 @@ def check_positive(name: str, value: float, *, allow_zero: bool = False) -> None
 
 
 def check_range(name: str, value: float, low: float, high: float) -> None:
-    if not low <= value <= high:
+    if not low <= value <= high:  # also refuses NaN
         raise ConfigError(f"{name}={value!r} must lie in [{low}, {high}]")
 
 
@@ -304,6 +300,21 @@ DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 TOKENIZERS: tuple[str, ...] = ("byte", "bpe")
 
 
+# TrainConfig's integer fields and their upper bounds (the lower bound is 1, or 0 where listed)
+TRAIN_INT_BOUNDS: dict[str, int] = {
+    "steps": 10**9,
+    "batch_size": 2**16,
+    "grad_accum": 2**16,
+    "warmup_steps": 10**9,
+    "eval_interval": 10**9,
+    "eval_windows": 2**20,
+    "threads": 4096,
+    "seed": MAX_SEED,
+    "checkpoint_interval": 10**9,
+}
+TRAIN_ZERO_ALLOWED = frozenset({"warmup_steps", "threads", "seed", "checkpoint_interval"})
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class TrainConfig(Config):
     """One short training trial. Defaults suit a search trial on a CPU (a few hundred steps)."""
@@ -330,16 +341,21 @@ class TrainConfig(Config):
     checkpoint_interval: int = option(0, "steps between checkpoints; 0 = at every evaluation")
 
     def __post_init__(self) -> None:
-        for name in ("steps", "batch_size", "grad_accum", "lr", "eval_interval", "eval_windows", "eps"):
-            check_positive(name, getattr(self, name))
-        for name in ("warmup_steps", "weight_decay", "grad_clip", "threads", "seed", "checkpoint_interval"):
-            check_positive(name, getattr(self, name), allow_zero=True)
+        # Integer sizes are bounded so that a typo (batch_size 1e8) is refused here in one line,
+        # not by the allocator; the bounds are far above what one machine trains in a trial.
+        # Memory of a model and batch together is checked by `validate.check_training_fits`.
+        for name, high in TRAIN_INT_BOUNDS.items():
+            check_int(name, getattr(self, name), 0 if name in TRAIN_ZERO_ALLOWED else 1, high)
+        for name in ("lr", "eps"):
+            check_finite(name, getattr(self, name), 0.0, low_open=True)
+        for name in ("weight_decay", "grad_clip"):
+            check_finite(name, getattr(self, name), 0.0)
         check_range("min_lr_ratio", self.min_lr_ratio, 0.0, 1.0)
         check_range("decay_fraction", self.decay_fraction, 0.0, 1.0)
         check_choice("schedule", self.schedule, SCHEDULES)
         check_choice("dtype", self.dtype, DTYPES)
         check_choice("device", self.device, DEVICES)
-        if len(self.betas) != 2 or not all(0.0 <= b < 1.0 for b in self.betas):
+        if len(self.betas) != 2 or not all(isinstance(b, int | float) and 0.0 <= b < 1.0 for b in self.betas):
             raise ConfigError(f"betas={self.betas} must be two numbers in [0, 1)")
 
     @property
@@ -369,6 +385,8 @@ class DataConfig(Config):
         if not self.corpus:
             raise ConfigError("corpus must not be empty; e.g. shakespeare, pydoc, text:PATH, tokens:PATH")
         check_choice("tokenizer", self.tokenizer, TOKENIZERS)
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in self.corpus + self.cache_dir):
+            raise ConfigError("corpus and cache_dir must not contain control characters (a newline, a NUL, ...)")
         if not 257 <= self.bpe_vocab <= 65535:
             raise ConfigError(f"bpe_vocab={self.bpe_vocab} must lie in [257, 65535] (tokens are stored as uint16)")
         check_range("val_fraction", self.val_fraction, 0.001, 0.5)

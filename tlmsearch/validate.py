@@ -84,10 +84,11 @@ def check_int(name: str, value: object, low: int, high: int) -> int:
 
 
 def _num(x: float) -> str:
-    if isinstance(x, int) and abs(x) >= 10**15:  # 1e+23, also for ints beyond float range and str()
-        exp = len(str(abs(x))) - 1 if abs(x) < 10**4000 else int(math.log10(abs(x)))
-        mantissa = abs(x) // 10 ** (exp - 2) / 100
-        return f"{'-' if x < 0 else ''}{mantissa:g}e+{exp}"
+    if isinstance(x, int) and abs(x) >= 10**15:  # 1e+23, also for ints beyond float range
+        if abs(x) < 2**1023:
+            return f"{float(x):.3g}"
+        exp = int(math.log10(abs(x)))
+        return f"{'-' if x < 0 else ''}{abs(x) // 10 ** (exp - 2) / 100:g}e+{exp}"
     return {math.inf: "inf", -math.inf: "-inf"}.get(x, f"{x:g}" if isinstance(x, float) else str(x))
 
 

@@ -11,6 +11,7 @@ from tlmsearch.errors import ConfigError
 from tlmsearch.presets import preset
 from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, shape_stats
 from tlmsearch.spaces import builtin_spaces, load_space
+from tlmsearch.validate import MAX_LAYERS, MAX_WIDTH, check_int, writable_file
 
 HELP = "show per-layer MLP widths of profile families under one exact budget"
 DESCRIPTION = """\
@@ -41,8 +42,8 @@ def _families_help() -> str:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.description = DESCRIPTION.format(families=_families_help())
-    p.add_argument("--layers", type=int, help="number of layers (default: from --preset)")
-    p.add_argument("--base-width", type=int, help="uniform MLP width per layer (default: from --preset)")
+    p.add_argument("--layers", type=int, help="number of layers, at most 10000 (default: from --preset)")
+    p.add_argument("--base-width", type=int, help="uniform MLP width per layer, at most 2**30 (default: from --preset)")
     p.add_argument("--multiple-of", type=int, help="every width is a multiple of this (default: preset's, else 1)")
     p.add_argument("--min-width", type=int, help="smallest allowed width (default: --multiple-of)")
     p.add_argument("--max-width", type=int, help="largest allowed width (default: no bound)")
@@ -59,17 +60,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # every flag checked before any work: a value given is used as given (0 is not "unset")
+    for flag, value, high in (
+        ("--layers", args.layers, MAX_LAYERS),
+        ("--base-width", args.base_width, MAX_WIDTH),
+        ("--multiple-of", args.multiple_of, MAX_WIDTH),
+        ("--min-width", args.min_width, MAX_WIDTH),
+        ("--max-width", args.max_width, MAX_WIDTH),
+    ):
+        if value is not None:
+            check_int(flag, value, 1, high)
+    if args.plot:
+        writable_file(args.plot, "--plot")
     if args.spaces:
-        return _list_spaces(args.layers or 12)
+        return _list_spaces(12 if args.layers is None else args.layers)
     layers, base, multiple = args.layers, args.base_width, args.multiple_of
     if args.preset:
         pre = preset(args.preset)
-        layers = layers or pre.n_layers
-        base = base or pre.base_width
-        multiple = multiple or pre.multiple_of
+        layers = pre.n_layers if layers is None else layers
+        base = pre.base_width if base is None else base
+        multiple = pre.multiple_of if multiple is None else multiple
     if layers is None or base is None:
         raise ConfigError("give --layers and --base-width, or a --preset to take them from")
-    budget = Budget(layers, base, multiple or 1, args.min_width, args.max_width)
+    budget = Budget(layers, base, 1 if multiple is None else multiple, args.min_width, args.max_width)
     specs = [ProfileSpec.parse(s) for s in (args.family or ["uniform", "cosine:start=1.5,end=0.5"])]
     rows: list[dict[str, Any]] = []
     for spec in specs:
@@ -84,7 +97,10 @@ def run(args: argparse.Namespace) -> int:
         from tlmsearch.plots import profiles_figure  # plotly on use; not needed for --help
 
         fig = profiles_figure({r["profile"]: r["widths"] for r in rows}, title=_budget_line(budget))
-        fig.write_html(args.plot, include_plotlyjs=True)
+        try:
+            fig.write_html(args.plot, include_plotlyjs=True)
+        except OSError as exc:  # checked up front; this is a race (the folder went away meanwhile)
+            raise ConfigError(f"--plot: cannot write {args.plot} ({exc.strerror or exc})") from None
         print(f"plot written to {args.plot}", file=sys.stderr)
     return 0
 
