@@ -17,6 +17,7 @@ from tlmsearch.validate import (
     check_fits,
     check_int,
     check_name,
+    check_training_fits,
     confined,
     estimate_eval_bytes,
     estimate_training_bytes,
@@ -213,3 +214,15 @@ def test_a_huge_model_is_refused_with_its_estimate() -> None:
 def test_available_memory_is_positive_here() -> None:
     avail = available_memory_bytes()
     assert avail is None or avail > 0
+
+
+def test_check_training_fits_counts_the_evaluation_windows() -> None:
+    from tlmsearch.config import TrainConfig
+
+    m = tiny_model()
+    small = TrainConfig(batch_size=4, eval_windows=8)
+    need = check_training_fits(m, small, available=2**30)
+    assert need == estimate_training_bytes(m, 4, 16) + estimate_eval_bytes(8, 16)
+    many = TrainConfig(batch_size=4, eval_windows=2**20)
+    with pytest.raises(ConfigError, match="this trial needs about 136.8 MiB of memory but only 64.0 MiB"):
+        check_training_fits(m, many, available=64 * 2**20)

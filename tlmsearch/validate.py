@@ -11,7 +11,7 @@ costs minutes or the machine's memory instead of one line.
 - files: `writable_file`, `writable_dir`, `read_text` (outputs writable, inputs readable text)
 - YAML: `load_yaml` (parse errors and very deep nesting as one line)
 - paths from record contents: `confined` (never outside the run directory)
-- memory: `estimate_training_bytes`, `check_fits`, `available_memory_bytes`
+- memory: `estimate_training_bytes`, `check_fits`, `check_training_fits`, `available_memory_bytes`
 """
 
 from __future__ import annotations
@@ -320,6 +320,19 @@ def check_fits(estimate: int, available: int | None, what: str = "training") -> 
             f"{what} needs about {_bytes(estimate)} of memory but only {_bytes(available)} is available; "
             "use a smaller model, batch size, sequence length or number of evaluation windows"
         )
+
+
+def check_training_fits(model_cfg: Any, train_cfg: Any, available: int | None = None) -> int:
+    """Refuse a trial whose model, micro-batch and validation windows cannot fit in memory.
+
+    `available` defaults to the host's available memory (pass the free device memory for a
+    GPU). Returns the estimate in bytes. Call it before building the model or loading data.
+    """
+    seq_len = int(model_cfg.seq_len)
+    estimate = estimate_training_bytes(model_cfg, train_cfg.batch_size, seq_len, train_cfg.dtype)
+    estimate += estimate_eval_bytes(train_cfg.eval_windows, seq_len)
+    check_fits(estimate, available_memory_bytes() if available is None else available, "this trial")
+    return estimate
 
 
 def _bytes(n: int) -> str:
