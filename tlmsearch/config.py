@@ -40,7 +40,7 @@ class Config:
         if not isinstance(data, Mapping):
             raise ConfigError(f"{where or cls.__name__}: expected a mapping, got {type(data).__name__}")
         fields = {f.name: f for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
-        unknown = sorted(set(data) - set(fields))
+        unknown = sorted(k if isinstance(k, str) else repr(k) for k in set(data) - set(fields))
         if unknown:
             raise ConfigError(
                 f"{where or cls.__name__}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(fields)}"
