@@ -259,10 +259,10 @@ def test_extreme_but_valid_profiles_print_the_right_widths(
 
 
 CONFIG_TABLE: list[tuple[str, str]] = [
-    ("lr: .nan", "lr=nan must be a finite number in (0, inf)"),
+    ("lr: .nan", "lr=nan must be a finite number > 0"),
     ("lr: .inf", "lr=inf must be a finite number"),
     ("eps: .inf", "eps=inf must be a finite number"),
-    ("grad_clip: -.inf", "grad_clip=-inf must be a finite number"),
+    ("grad_clip: -.inf", "grad_clip=-inf must be a finite number >= 0"),
     ("seed: 1.0e+23", "seed=1e+23 must be an integer in [0, 4294967295]"),
     ("seed: -1", "seed=-1 must be an integer in [0, 4294967295]"),
     ("batch_size: 1.0e+8", "batch_size=100000000 must be a positive integer, at most 65536"),

@@ -22,7 +22,7 @@ from typing import Any, Self, TypeVar, Union, get_args, get_origin
 from tlmsearch.architectures import ARCHITECTURE_NAMES as ARCHITECTURE_NAMES
 from tlmsearch.architectures import architecture
 from tlmsearch.errors import ConfigError
-from tlmsearch.validate import MAX_SEED, check_finite, check_int, load_yaml, read_text
+from tlmsearch.validate import MAX_SEED, check_int, load_yaml, read_text
 
 C = TypeVar("C", bound="Config")
 
@@ -347,9 +347,9 @@ class TrainConfig(Config):
         for name, high in TRAIN_INT_BOUNDS.items():
             check_int(name, getattr(self, name), 0 if name in TRAIN_ZERO_ALLOWED else 1, high)
         for name in ("lr", "eps"):
-            check_finite(name, getattr(self, name), 0.0, low_open=True)
+            check_positive(name, getattr(self, name))  # finite too: NaN and inf are refused
         for name in ("weight_decay", "grad_clip"):
-            check_finite(name, getattr(self, name), 0.0)
+            check_positive(name, getattr(self, name), allow_zero=True)
         check_range("min_lr_ratio", self.min_lr_ratio, 0.0, 1.0)
         check_range("decay_fraction", self.decay_fraction, 0.0, 1.0)
         check_choice("schedule", self.schedule, SCHEDULES)
