@@ -248,14 +248,15 @@ def confined(root: str | os.PathLike[str], *parts: object) -> Path:
     a damaged or crafted file could set to `../../..` or an absolute path.
     """
     base = Path(root).resolve()
+    texts: list[str] = []
     for part in parts:
         text = os.fspath(part) if isinstance(part, str | os.PathLike) else None
-        if not text or "\x00" in text or Path(text).is_absolute() or Path(text).drive:
+        if not isinstance(text, str) or not text or "\x00" in text or Path(text).is_absolute() or Path(text).drive:
             raise ConfigError(f"path component {part!r} (from a record) is not a relative path; refusing it")
-    target = base.joinpath(*(os.fspath(p) for p in parts)).resolve()  # type: ignore[arg-type]
+        texts.append(text)
+    target = base.joinpath(*texts).resolve()
     if target != base and base not in target.parents:
-        joined = "/".join(os.fspath(p) for p in parts)  # type: ignore[arg-type]
-        raise ConfigError(f"path {joined!r} (from a record) leads outside {base}; refusing it")
+        raise ConfigError(f"path {'/'.join(texts)!r} (from a record) leads outside {base}; refusing it")
     return target
 
 
