@@ -195,6 +195,10 @@ def record(args: argparse.Namespace) -> Path:
             train=train,
             data=DataConfig(corpus=args.corpus),
         )
+        import ray
+
+        if not ray.is_initialized():  # a Ray of our own, even where other sessions run theirs
+            ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
         search(cfg, progress=False)
         out.mkdir(parents=True, exist_ok=True)
         for name in ("search.yaml", "trials.jsonl", "environment.json"):
