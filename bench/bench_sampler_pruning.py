@@ -17,7 +17,7 @@ were model-based (after its start-up trials), not random.
 
 The target is the seed-noise floor: the standard deviation of final val_loss between training
 seeds of one profile, relative to the mean, pooled over the reference run's three baselines
-with three seeds each (0.85 % at cpu-s, 300 steps); a profile within it of the best cannot be
+with three seeds each (0.84 % at cpu-s, 300 steps); a profile within it of the best cannot be
 told from the best with one training seed. 0.2 % of the best (benchmark 4's tightest) is
 printed too.
 
