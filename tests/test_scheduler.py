@@ -140,7 +140,9 @@ def ray_session() -> Iterator[None]:
 
     if ray.is_initialized():
         ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=80 * 1024**2, log_to_driver=False)
+    ray.init(
+        address="local", num_cpus=2, include_dashboard=False, object_store_memory=80 * 1024**2, log_to_driver=False
+    )
     yield
     ray.shutdown()
 
@@ -163,4 +165,6 @@ def test_two_identical_hyperband_searches_give_the_same_trial_sequence(tmp_path:
 
     first = run("a", 1)
     assert len(first) == 8
-    assert run("b", 2) == first
+    # with Ray's own bracket choice, global seeds 1 and 3 give different sequences here (trial 4
+    # stopped at step 30 / completed: checked on 2026-11-30 with the stock on_trial_add)
+    assert run("b", 3) == first
