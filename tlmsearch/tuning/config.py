@@ -49,7 +49,7 @@ class SearchConfig(Config):
     model: dict[str, Any] = dataclasses.field(default_factory=dict)  # ModelConfig overrides
     base_width: int = 0  # fixed budget: MLP width per layer; 0 = the preset's
     base_widths: tuple[int, ...] = ()  # budget sweep: (low, high); () = fixed budget
-    space: str = "taper"  # search space: a name in search_spaces/ or a path to a .py file
+    space: str = "knots"  # search space: a name in search_spaces/ or a path to a .py file
     sampler: str = "tpe"
     objectives: tuple[str, ...] = ("val_loss",)
     scheduler: str = "asha"
