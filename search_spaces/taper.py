@@ -1,4 +1,4 @@
-"""Taper family x strength, with an optional non-monotone deviation: the default space.
+"""Taper family x strength, with an optional non-monotone deviation: built to be the default space.
 
 The question a search answers is whether the paper's cosine taper (1.5x -> 0.5x) is near the
 best way to spread MLP width over depth, so the space is built around that answer and its
@@ -22,7 +22,7 @@ from search_spaces._common import START_RANGE, normalized_start
 from tlmsearch.profiles import ProfileSpec, relative_widths, resolve_params
 
 NAME = "taper"
-DESCRIPTION = "taper (cosine, linear, groups) x strength, optionally times a bump or dip (default)"
+DESCRIPTION = "taper (cosine, linear, groups) x strength, optionally times a bump or dip"
 TAPERS = ("cosine", "linear", "groups")
 THIRDS = ("early", "middle", "late")
 DEVIATIONS = ("none", "bump")

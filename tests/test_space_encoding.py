@@ -1,4 +1,4 @@
-"""Exact baseline encodings at every preset, the default `taper` space, and prior fractions."""
+"""Exact baseline encodings at every preset, the `taper` space, and prior fractions."""
 
 from __future__ import annotations
 
