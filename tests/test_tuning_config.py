@@ -64,6 +64,24 @@ def test_resolve_names_the_run_and_checks_space_and_budget() -> None:
         resolve(tiny(base_width=12))  # tiny widths are multiples of 8
 
 
+@pytest.mark.parametrize("sampler", ["gp", "cmaes", "nsga2"])
+def test_samplers_that_ignore_pruned_trials_refuse_early_stopping(sampler: str) -> None:
+    for scheduler in ("asha", "hyperband"):
+        with pytest.raises(ConfigError, match=f"sampler='{sampler}' learns only from completed trials"):
+            resolve(tiny(sampler=sampler, scheduler=scheduler))
+    assert resolve(tiny(sampler=sampler, scheduler="none")).sampler == sampler
+    for other in ("tpe", "random", "qmc"):  # TPE ranks pruned trials; random and QMC learn nothing at all
+        assert resolve(tiny(sampler=other, scheduler="asha")).scheduler == "asha"
+
+
+def test_default_grace_is_the_first_evaluation_after_a_third_of_the_steps() -> None:
+    assert tiny(train=TrainConfig(steps=300, eval_interval=50)).grace == 100
+    assert tiny(train=TrainConfig(steps=100, eval_interval=10)).grace == 40
+    assert tiny(train=TrainConfig(steps=30, eval_interval=10)).grace == 10
+    assert tiny(train=TrainConfig(steps=20, eval_interval=50)).grace == 20  # capped at the steps
+    assert tiny(grace_steps=20, train=TrainConfig(steps=300, eval_interval=50)).grace == 20
+
+
 def test_trial_shape_is_exactly_on_budget() -> None:
     from tlmsearch.profiles import ProfileSpec
 
@@ -85,6 +103,8 @@ def test_trial_shape_is_exactly_on_budget() -> None:
         (["--cpus-per-trial", "4096"], "cpus_per_trial=4096 but this machine has"),
         (["--gpus-per-trial", "1"], "gpus_per_trial=1 but this machine has"),
         (["--model", "nonsense=3"], "unknown ModelConfig field"),
+        (["--sampler", "gp"], "sampler='gp' learns only from completed trials.*--scheduler none or --sampler tpe"),
+        (["--sampler", "cmaes", "--scheduler", "hyperband"], "sampler='cmaes' learns only from completed"),
     ],
 )
 def test_cli_invalid_config_is_one_line_exit_2(
@@ -106,7 +126,8 @@ def test_cli_invalid_config_is_one_line_exit_2(
 
 def test_cli_dry_run_prints_a_loadable_config(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["search", "--preset", "tiny", "--corpus", "pydoc", "--steps", "40", "--trials", "5", "--name", "x"]
-    argv += ["--objectives", "val_loss,params", "--base-widths", "32", "96", "--sampler", "nsga2", "--dry-run"]
+    argv += ["--objectives", "val_loss,params", "--base-widths", "32", "96", "--sampler", "nsga2"]
+    argv += ["--scheduler", "none", "--dry-run"]  # NSGA-II learns only from complete trials
     assert main(argv) == 0
     cfg = SearchConfig.from_yaml(capsys.readouterr().out)
     assert cfg.train.steps == 40 and cfg.trials == 5 and cfg.objectives == ("val_loss", "params")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import optuna
 import pytest
 
@@ -60,6 +62,30 @@ def test_partial_trials_are_pruned_failed_ones_fail_full_ones_complete() -> None
     assert s.study.best_value == pytest.approx(3.9)
 
 
+def test_every_evaluation_reaches_optuna_by_training_step_with_the_stopping_one() -> None:
+    s = searcher(config(baselines=()))
+    s.suggest("t0"), s.suggest("t1")
+    curve = [{"step": 10, "val_loss": 4.4}, {"step": 20, "val_loss": 4.1}]
+    s.on_trial_result("t0", {"val_loss": 4.4, "step": 10, "training_iteration": 1, "curve": curve[:1]})
+    # the scheduler stops t0 at step 20: Ray gives this result only to on_trial_complete
+    s.on_trial_complete("t0", {"val_loss": 4.1, "step": 20, "training_iteration": 2, "curve": curve})
+    s.on_trial_complete("t1", {"val_loss": 3.8, "step": 30, "training_iteration": 3, "curve": []})
+    t0, t1 = s.study.trials
+    assert t0.state == optuna.trial.TrialState.PRUNED and t0.intermediate_values == {10: 4.4, 20: 4.1}
+    assert t0.value == pytest.approx(4.1)  # Optuna gives a pruned trial its last intermediate value
+    assert t1.state == optuna.trial.TrialState.COMPLETE and t1.intermediate_values == {30: 3.8}
+
+
+def test_a_resumed_trial_re_reporting_steps_changes_nothing() -> None:
+    s = searcher(config(baselines=()))
+    s.suggest("t0")
+    s.on_trial_result("t0", {"val_loss": 4.4, "step": 10})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s.on_trial_result("t0", {"val_loss": 4.4, "step": 10, "curve": [{"step": 10, "val_loss": 4.4}]})
+    assert s.study.trials[0].intermediate_values == {10: 4.4}
+
+
 def test_multi_objective_front_in_optuna_has_only_full_fidelity_trials() -> None:
     cfg = config(objectives=("val_loss", "params"), base_widths=(32, 96), sampler="nsga2", baselines=())
     s = searcher(cfg)
@@ -105,13 +131,15 @@ def test_schedulers(name: str) -> None:
 
     from tlmsearch.tuning.runner import _scheduler
 
-    sched = _scheduler(config(scheduler=name, grace_steps=10))
+    sched = _scheduler(config(scheduler=name, grace_steps=10, train=TrainConfig(steps=90, eval_interval=10)))
     if name == "none":
         assert isinstance(sched, FIFOScheduler)
     else:
         assert isinstance(sched, AsyncHyperBandScheduler)
+        # 90 steps, grace 10, reduction factor 3: first rungs at 10 and 30 (a third at 90 would be empty)
         assert (
-            sched._max_t == 30
+            sched._max_t == 90
             and sched._time_attr == "step"
-            and len(sched._brackets) == (3 if name == "hyperband" else 1)
+            and len(sched._brackets) == (2 if name == "hyperband" else 1)
         )
+        assert sched.seed == 3  # seeded from the search: reproducible bracket choice
