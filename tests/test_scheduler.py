@@ -123,6 +123,29 @@ def test_pickled_scheduler_keeps_its_seed_and_brackets() -> None:
     assert brackets_of(restored, added) == before
 
 
+def test_each_budget_has_rungs_of_its_own() -> None:
+    """A sweep's small budgets lose to its large ones on loss alone; each budget's best must
+    still reach full fidelity, because a trial is compared only within its budget."""
+    rng = np.random.default_rng(1)
+    added, losses = [], {}
+    for width, level in ((32, 3.0), (64, 2.6), (128, 2.2)):
+        for i in range(8):
+            t = SimpleNamespace(trial_id=f"w{width}-{i}", config={"profile": f"p{i}", "number": i, "base_width": width})
+            added.append(t)
+            losses[t.trial_id] = list(np.sort(rng.normal(level, 0.05, 6))[::-1])
+    decisions = replay(scheduler(seed=0, brackets=1), added, losses)
+    for width in (32, 64, 128):
+        finished = [d for d in decisions if d.startswith(f"w{width}-") and "@300" in d]
+        stopped = [d for d in decisions if d.startswith(f"w{width}-") and d.endswith("STOP") and "@300" not in d]
+        assert finished and stopped, width  # within each budget: some go on to the end, some are cut
+    s = scheduler(brackets=1)
+    for t in added:
+        s.on_trial_add(None, t)
+    assert sorted(s._by_budget) == [32, 64, 128]
+    assert s._trial_info["w32-0"] is not s._trial_info["w128-0"]
+    assert s._trial_info["w32-0"] is s._trial_info["w32-1"]  # one bracket per budget
+
+
 def test_a_scheduler_without_metric_refuses_trials() -> None:
     s = BaselineKeepingASHA(
         time_attr="step", metric="", mode="", max_t=300, grace_period=50, reduction_factor=3, brackets=3

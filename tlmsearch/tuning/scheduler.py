@@ -12,10 +12,17 @@ Here the draw comes from a generator seeded by the search seed and the trial's o
 whatever order the trials arrive in, and a resumed search gives a re-added trial the bracket
 it had. Brackets whose first rung would lie at or beyond `max_t` (where every trial stops
 anyway) are not created: they would only be trials without early stopping, drawn by chance.
+
+In a budget sweep a trial's validation loss depends on its parameter budget as much as on its
+profile, so one set of rungs for all budgets would rank budgets, not profiles: measured, it
+let 3-6 % of the trials at the smallest budgets reach full fidelity against 80 % at the
+largest. Each budget (the trial's `base_width`) therefore has rungs of its own: a trial is
+compared only with trials (and baselines) of its own budget.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import zlib
 from typing import Any
@@ -79,6 +86,8 @@ class BaselineKeepingASHA(AsyncHyperBandScheduler):
             brackets=brackets,
         )
         self.seed = seed
+        self._pristine = copy.deepcopy(self._brackets)  # empty rungs, copied for each new budget
+        self._by_budget: dict[int, list[Any]] = {}  # base_width -> that budget's brackets
 
     @property
     def n_brackets(self) -> int:
@@ -97,10 +106,20 @@ class BaselineKeepingASHA(AsyncHyperBandScheduler):
         rng = np.random.default_rng([self.seed, bracket_key(config)])
         return int(rng.choice(len(self._brackets), p=self.bracket_probabilities()))
 
+    def brackets_for(self, config: dict[str, Any]) -> list[Any]:
+        """The brackets of the trial's budget: its own per `base_width`; the shared ones
+        when the search has a single budget (no `base_width` in the config)."""
+        width = config.get("base_width")
+        if width is None:
+            return list(self._brackets)
+        if int(width) not in self._by_budget:
+            self._by_budget[int(width)] = copy.deepcopy(self._pristine)
+        return self._by_budget[int(width)]
+
     def on_trial_add(self, tune_controller: Any, trial: Any) -> None:
         if not self._metric or not self._metric_op:
             raise ValueError(f"{type(self).__name__} needs a metric and a mode; got {self._metric!r}, {self._mode!r}")
-        self._trial_info[trial.trial_id] = self._brackets[self.bracket_index(trial.config)]
+        self._trial_info[trial.trial_id] = self.brackets_for(trial.config)[self.bracket_index(trial.config)]
 
     def on_trial_result(self, tune_controller: Any, trial: Any, result: dict[str, Any]) -> str:
         decision = super().on_trial_result(tune_controller, trial, result)
