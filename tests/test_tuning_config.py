@@ -9,7 +9,7 @@ import pytest
 from tlmsearch.cli import main
 from tlmsearch.config import DataConfig, TrainConfig
 from tlmsearch.errors import ConfigError
-from tlmsearch.resolve import default_base_width, sweep_widths, trial_shape
+from tlmsearch.resolve import default_base_width, sweep_levels, sweep_widths, trial_shape
 from tlmsearch.tuning import SearchConfig
 from tlmsearch.tuning.runner import resolve
 
@@ -88,9 +88,13 @@ def test_trial_shape_is_exactly_on_budget() -> None:
     cfg = tiny()
     budget, widths, model = trial_shape(cfg, ProfileSpec.parse("cosine:start=1.5,end=0.5"))
     assert sum(widths) == budget.total == 4 * 64 and model.n_layers == 4 and model.mlp_widths == widths
-    sweep = tiny(base_widths=(30, 100))
-    assert sweep_widths(sweep) == (32, 96, 8)
+    sweep = tiny(base_widths=(30, 100))  # three budgets by default, on multiples of 8
+    assert sweep_widths(sweep) == (32, 96, 32) and sweep_levels(sweep) == (32, 64, 96)
     assert default_base_width(sweep) == 64
+    assert sweep_levels(tiny(base_widths=(32, 100), budget_levels=4)) == (32, 56, 80)  # spacing 64 / 3 rounds up to 24
+    assert sweep_levels(tiny(base_widths=(32, 48), budget_levels=5)) == (32, 40, 48)  # every multiple of 8
+    with pytest.raises(ConfigError, match="budget_levels=1 must be >= 2"):
+        tiny(base_widths=(32, 96), budget_levels=1)
 
 
 @pytest.mark.parametrize(

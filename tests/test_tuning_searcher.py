@@ -98,11 +98,13 @@ def test_multi_objective_front_in_optuna_has_only_full_fidelity_trials() -> None
     assert sorted(t.number for t in s.study.best_trials) == [0, 2]
 
 
-def test_sweep_baselines_run_at_the_middle_budget() -> None:
+def test_sweep_baselines_run_at_every_budget() -> None:
     cfg = config(objectives=("val_loss", "params"), base_widths=(32, 96), sampler="tpe")
     s = searcher(cfg)
-    first = s.suggest("t0")
-    assert first["baseline"] == "uniform" and first["base_width"] == 64
+    configs = [s.suggest(f"t{i}") for i in range(14)]
+    runs = [(c["baseline"], c["base_width"]) for c in configs[:12]]
+    assert sorted(runs) == sorted((b, w) for b in cfg.baselines for w in (32, 64, 96))
+    assert all("baseline" not in c and c["base_width"] in (32, 64, 96) for c in configs[12:])
 
 
 @pytest.mark.parametrize("sampler", ["tpe", "gp", "nsga2", "cmaes", "random", "qmc"])

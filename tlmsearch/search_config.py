@@ -80,8 +80,10 @@ class SearchConfig(Config):
     Trials train `preset` (with `model` overrides) for `train.steps` steps and evaluate every
     `train.eval_interval` steps; the scheduler may stop a trial at any evaluation after
     `grace_steps`. The budget is `base_width` per layer (0 = the preset's), or, for a budget
-    sweep, a base width sampled from `base_widths = (low, high)` in steps of the preset's
-    `multiple_of`. The baselines (profile texts) are the first trials of every search.
+    sweep, a base width sampled from `budget_levels` widths evenly spaced from `base_widths =
+    (low, high)` (multiples of the preset's `multiple_of`). The baselines (profile texts) are
+    the first trials of every search, run at every budget of a sweep, so each budget has its
+    references (and, with early stopping, rungs of its own).
     """
 
     name: str = option("", "run name: the run directory is RUNS_DIR/NAME; empty = <arch>-<space>-<sampler>-<time>")
@@ -91,6 +93,9 @@ class SearchConfig(Config):
     model: dict[str, Any] = dataclasses.field(default_factory=dict)  # preset shape / ModelConfig overrides
     base_width: int = option(0, "fixed budget: MLP width per layer; 0 = the preset's")
     base_widths: tuple[int, ...] = option((), "budget sweep: (low, high); empty = fixed budget")
+    budget_levels: int = option(
+        3, "budget sweep: how many base widths, evenly spaced from low to high; every baseline runs at each"
+    )
     space: str = option("knots", "search space: a name in search_spaces/ (`tlmsearch profiles --spaces`) or a .py file")
     sampler: str = option("tpe", "Optuna sampler", choices=SAMPLERS)
     objectives: tuple[str, ...] = option(("val_loss",), "val_loss, optionally a second: params or tokens_per_s")
@@ -139,6 +144,8 @@ class SearchConfig(Config):
                 )
             if self.base_width:
                 raise ConfigError("give either base_width (fixed budget) or base_widths (budget sweep), not both")
+        if self.budget_levels < 2:
+            raise ConfigError(f"budget_levels={self.budget_levels} must be >= 2 (a sweep needs two budgets)")
         check_positive("base_width", self.base_width, allow_zero=True)
         if self.reduction_factor < 2:
             raise ConfigError(f"reduction_factor={self.reduction_factor} must be >= 2")

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ray.tune.search.optuna import OptunaSearch
 
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import default_base_width, search_preset, sweep_widths
+from tlmsearch.resolve import search_preset, sweep_levels, sweep_widths
 from tlmsearch.rundir.layout import OPTUNA_LOG
 from tlmsearch.search_config import SearchConfig
 from tlmsearch.spaces import SearchSpace, load_space
@@ -200,19 +200,21 @@ def mark_pruned(run_dir: str, numbers: list[int]) -> None:
 def baseline_points(
     cfg: SearchConfig, define: DefineProfile
 ) -> list[tuple[str, dict[str, Any] | None, dict[str, Any]]]:
-    """For each baseline: its name, the Optuna params that reproduce it (or None) and its Tune config."""
+    """For each baseline (at each budget of a sweep): its name, the Optuna params that
+    reproduce it (or None) and its Tune config."""
     n_layers = search_preset(cfg).n_layers
     out = []
-    for text in cfg.baselines:
-        spec = ProfileSpec.parse(text)
-        name = str(spec)
-        config: dict[str, Any] = {"profile": name, "baseline": name}
-        point = define.space.encode(spec, n_layers)
-        if cfg.base_widths:
-            config["base_width"] = default_base_width(cfg)
-            if point is not None:
-                point = {"base_width": config["base_width"], **point}
-        out.append((name, point, config))
+    for width in sweep_levels(cfg) or (None,):
+        for text in cfg.baselines:
+            spec = ProfileSpec.parse(text)
+            name = str(spec)
+            config: dict[str, Any] = {"profile": name, "baseline": name}
+            point = define.space.encode(spec, n_layers)
+            if width is not None:
+                config["base_width"] = width
+                if point is not None:
+                    point = {"base_width": width, **point}
+            out.append((name, point, config))
     return out
 
 
