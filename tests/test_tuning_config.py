@@ -57,7 +57,7 @@ def test_invalid_configs_name_the_field(changes: dict, message: str) -> None:
 
 def test_resolve_names_the_run_and_checks_space_and_budget() -> None:
     cfg = resolve(tiny())
-    assert cfg.name.startswith("transformer-knots-tpe-")
+    assert cfg.name.startswith("transformer-taper-tpe-")
     with pytest.raises(ConfigError, match="unknown search space"):
         resolve(tiny(space="nope"))
     with pytest.raises(ConfigError, match="base_width=12 is not a multiple"):

@@ -34,10 +34,13 @@ def test_baselines_are_the_first_trials_and_train_exactly_the_baseline() -> None
     assert [c.get("baseline") for c in configs[:4]] == list(cfg.baselines)
     assert [c["profile"] for c in configs[:4]] == list(cfg.baselines)
     assert all("baseline" not in c for c in configs[4:])
-    # knots expresses uniform and linear (they enter the study); the cosines run outside it
-    assert [c.get("number") for c in configs[:4]] == [0, None, 1, None]
-    assert [c["number"] for c in configs[4:]] == [2, 3]
-    assert all(c["profile"].startswith("knots:") for c in configs[4:])
+    # the default space (taper) expresses every default baseline: they all enter the study
+    assert [c.get("number") for c in configs[:4]] == [0, 1, 2, 3]
+    assert [c["number"] for c in configs[4:]] == [4, 5]
+    assert all("taper" in c and c["profile"] not in cfg.baselines for c in configs[4:])  # sampled from taper
+    # knots expresses uniform and linear only; the cosines run outside its study
+    knots = searcher(cfg.replace(space="knots"))
+    assert [knots.suggest(f"t{i}").get("number") for i in range(6)] == [0, None, 1, None, 2, 3]
 
 
 def test_same_seed_same_first_profiles_other_seed_others() -> None:

@@ -96,7 +96,9 @@ class SearchConfig(Config):
     budget_levels: int = option(
         3, "budget sweep: how many base widths, evenly spaced from low to high; every baseline runs at each"
     )
-    space: str = option("knots", "search space: a name in search_spaces/ (`tlmsearch profiles --spaces`) or a .py file")
+    space: str = option(
+        "taper", "search space: a name in search_spaces/ (`tlmsearch profiles --spaces`) or a .py file"
+    )
     sampler: str = option("tpe", "Optuna sampler", choices=SAMPLERS)
     objectives: tuple[str, ...] = option(("val_loss",), "val_loss, optionally a second: params or tokens_per_s")
     scheduler: str = option("asha", "early stopping (hyperband: async, 3 brackets)", choices=SCHEDULERS)
