@@ -109,6 +109,7 @@ def test_trial_shape_is_exactly_on_budget() -> None:
         (["--model", "nonsense=3"], "unknown ModelConfig field"),
         (["--sampler", "gp"], "sampler='gp' learns only from completed trials.*--scheduler none or --sampler tpe"),
         (["--sampler", "cmaes", "--scheduler", "hyperband"], "sampler='cmaes' learns only from completed"),
+        (["--objectives", "val_loss,tokens_per_s"], "objective 'tokens_per_s' is refused: .* load noise"),
     ],
 )
 def test_cli_invalid_config_is_one_line_exit_2(

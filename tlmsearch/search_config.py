@@ -64,6 +64,24 @@ def check_sampler_scheduler(cfg: SearchConfig) -> None:
         )
 
 
+def check_fair_objectives(cfg: SearchConfig) -> None:
+    """Refuse throughput as an objective of a new search: measured during the search it is noise.
+
+    Every profile of a budget has the same parameter count and FLOPs per token, so the
+    tokens/s a trial reports differ only by what else the machine ran meanwhile (the same
+    cosine widths measured 3,095 tok/s in a search and 4,640 in `verify`); a sampler given
+    that objective optimises machine load. A fair measurement would be a separate,
+    interleaved, repeated micro-benchmark of each profile on one worker, which the tool does
+    not have yet. Loading an old run with this objective still works.
+    """
+    if "tokens_per_s" in cfg.objectives:
+        raise ConfigError(
+            "objective 'tokens_per_s' is refused: tokens/s measured while trials share the machine is load noise "
+            "(every profile of a budget has the same parameters and FLOPs) and no fair micro-benchmark exists yet; "
+            "use --objectives val_loss (or val_loss,params with --base-widths)"
+        )
+
+
 def check_name(name: str) -> str:
     """`name` when it is a valid run name (a run directory's name), else a `ConfigError`."""
     if not _NAME.match(name):
@@ -96,9 +114,7 @@ class SearchConfig(Config):
     budget_levels: int = option(
         3, "budget sweep: how many base widths, evenly spaced from low to high; every baseline runs at each"
     )
-    space: str = option(
-        "taper", "search space: a name in search_spaces/ (`tlmsearch profiles --spaces`) or a .py file"
-    )
+    space: str = option("taper", "search space: a name in search_spaces/ (`tlmsearch profiles --spaces`) or a .py file")
     sampler: str = option("tpe", "Optuna sampler", choices=SAMPLERS)
     objectives: tuple[str, ...] = option(("val_loss",), "val_loss, optionally a second: params or tokens_per_s")
     scheduler: str = option("asha", "early stopping (hyperband: async, 3 brackets)", choices=SCHEDULERS)

@@ -37,7 +37,8 @@ examples:
 
 samplers: {samplers}; schedulers: {schedulers} (hyperband: async, up to 3 brackets);
 gp, cmaes and nsga2 learn only from completed trials: use them with --scheduler none.
-objectives: val_loss, plus optionally params (needs --base-widths) or tokens_per_s.
+objectives: val_loss, plus optionally params (needs --base-widths); tokens_per_s is refused
+(throughput measured while trials share the machine is load noise).
 Training and data flags mean what they mean in `train`, `compare` and `verify`; --seed is
 also the sampler's seed.
 """.format(samplers=" ".join(SAMPLERS), schedulers=" ".join(SCHEDULERS))
