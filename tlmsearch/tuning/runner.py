@@ -25,7 +25,7 @@ from tlmsearch.rundir.layout import SEARCH_CONFIG, TUNE_DIR
 from tlmsearch.rundir.provenance import write_environment
 from tlmsearch.rundir.records import SEARCH_KINDS, read_records
 from tlmsearch.rundir.study import Study, load
-from tlmsearch.search_config import SearchConfig
+from tlmsearch.search_config import SearchConfig, check_fair_objectives, check_sampler_scheduler
 from tlmsearch.spaces import load_space
 from tlmsearch.tuning.trainable import run_trial, trial_train_config
 
@@ -109,6 +109,8 @@ def resolve(cfg: SearchConfig) -> SearchConfig:
     """`cfg` with a run name, after checking everything that can be checked before Ray starts."""
     space = load_space(cfg.space)
     _check_sampler_dependencies(cfg.sampler)
+    check_sampler_scheduler(cfg)
+    check_fair_objectives(cfg)
     if cfg.base_widths:
         lo, hi, _ = sweep_widths(cfg)
         budget_for(cfg, lo), budget_for(cfg, hi)
@@ -182,7 +184,8 @@ def _scheduler(cfg: SearchConfig) -> Any:
         max_t=cfg.train.steps,
         grace_period=cfg.grace,
         reduction_factor=cfg.reduction_factor,
-        brackets=3 if cfg.scheduler == "hyperband" else 1,
+        brackets=3 if cfg.scheduler == "hyperband" else 1,  # an upper bound: only brackets with a rung
+        seed=cfg.seed,
     )
 
 
