@@ -206,7 +206,8 @@ class ArchOptions(Config):
     mem_chunk: int = 16  # titans: tokens per parallel memory update
     mem_theta_max: float = 0.03  # titans: upper bound of the inner learning rate (measured choice [OURS])
     mem_max_grad_norm: float = 1.0  # titans: clip each token's inner gradient to this norm; 0 = no clipping
-    # titans: divide each token's inner gradient by 1 + its Gauss-Newton curvature (normalised-LMS step) [OURS]
+    # titans: values L2-normalised and each token's inner gradient divided by 1 + its Gauss-Newton
+    # curvature (normalised-LMS step) [OURS]
     mem_normalized_update: bool = True
     cms_levels: int = 2  # hope_attention: number of CMS levels, fastest first
     cms_periods: tuple[int, ...] = (16, 0)  # hope_attention: update period per level; 0 = never

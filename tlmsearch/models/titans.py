@@ -8,7 +8,7 @@ Per layer, with x = RMSNorm(h) and x̃ = [P ; x] (N_p learned persistent tokens 
   the paper's MAG (`ModelConfig.attention_window()`: `options.window`, auto = seq_len // 4;
   computed block by block, `common.windowed_attention`); the persistent tokens stay visible to
   every query, as in the paper's attention masks;
-- memory branch: q, k, v = SiLU(conv4(x̃ W_{q,k,v})), q and k L2-normalised per memory head;
+- memory branch: q, k, v = SiLU(conv4(x̃ W_{q,k,v})), q and k (and, by default, v) L2-normalised per memory head;
   gates θ_t = θ_max σ(x̃_t w_θ), η_t = σ(x̃_t w_η), α_t = σ(x̃_t w_α); memory
   M_W(z) = z + act(z A2) A1 with initial weights W_0 = (A2, A1) trained by the outer loop and
   reset at every sequence; inner loss ||M_W(k_t) - v_t||²; chunked update (chunk b):
@@ -35,8 +35,10 @@ weight trajectory is not kept for the whole backward pass.
 - memory split into `options.mem_heads` heads (default n_heads), each an MLP over
   d_model/mem_heads channels with hidden `mem_expansion` times that, act = SiLU;
 - gates are linear maps with a bias, initialised so that θ = θ_max/2, η ≈ 0.9, α ≈ 0.01;
-- the inner step is normalised (`mem_normalized_update`, default on): each token's gradient
-  u_t is divided by 1 + c_t, c_t = ||u_t||² / (4 ||M(k_t) - v_t||²) the memory's Gauss-Newton
+- the inner update is normalised (`mem_normalized_update`, default on): v is L2-normalised
+  like q and k (the memory's read goes through RMSNorm, so v's scale was free, and at d 768
+  it put 55% of token updates above the clip at init; 2.7% with unit values), and each
+  token's gradient u_t is divided by 1 + c_t, c_t = ||u_t||² / (4 ||M(k_t) - v_t||²) the memory's Gauss-Newton
   curvature along u_t, and θ_max = 0.03. The rule as specified diverges: a 2-layer memory's
   inner curvature grows with its own weights within a sequence, and the chunk sum and the
   momentum multiply the step (at θ_max 0.1, cpu-s, initialisation, real text: NaN by the
@@ -228,6 +230,8 @@ class NeuralMemory(nn.Module):
         q, k, v = F.silu(qkv.transpose(1, 2)).split(c, dim=-1)  # (B, T, C) each
         q, k, v = (split_heads(z, self.n_heads) for z in (q, k, v))  # (B, H, T, D)
         q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
+        if self.normalized:  # [OURS] unit values too: the residual M(k) - v stays O(1) at any width
+            v = F.normalize(v, dim=-1)
         gates = self.w_gates(x).to(torch.promote_types(x.dtype, torch.float32))  # >= fp32; float64 stays
         g_theta, g_eta, g_alpha = gates.transpose(1, 2).split(self.n_heads, dim=1)  # (B, H, T)
         theta = self.theta_max * torch.sigmoid(g_theta)
