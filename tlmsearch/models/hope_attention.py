@@ -139,6 +139,8 @@ def fast_swiglu_scan(
 class CMSLevel(nn.Module):
     """One CMS level: z + SwiGLU(RMSNorm(z)), with test-time steps when `period` is fast."""
 
+    clip_stats: torch.Tensor  # [clipped, total] inner-gradient clips while training (a buffer)
+
     def __init__(self, cfg: ModelConfig, width: int, period: int) -> None:
         super().__init__()
         self.period = period

@@ -192,6 +192,8 @@ def memory_scan(
 class NeuralMemory(nn.Module):
     """Titans' long-term memory: per-head deep MLP trained at test time, chunk-parallel."""
 
+    clip_stats: torch.Tensor  # [clipped, total] inner-gradient clips while training (a buffer)
+
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         d = cfg.d_model
