@@ -103,14 +103,26 @@ def _trial_keys(study: Path) -> Counter:
     return keys
 
 
-@pytest.mark.slow
-def test_study_end_to_end_two_architectures(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One uninterrupted tiny study (shared by the end-to-end and the kill/resume tests)."""
+    import ray
+
     from tlmsearch import study
+
+    tmp_path = tmp_path_factory.mktemp("reference")
+    result = study(tiny(tmp_path), progress=False)
+    assert result.run_dir == (tmp_path / "st").resolve()
+    ray.shutdown()  # the kill/resume runs start their own local Ray in subprocesses
+    return tmp_path
+
+
+@pytest.mark.slow
+def test_study_end_to_end_two_architectures(reference: Path) -> None:
     from tlmsearch.cli import main
 
-    result = study(tiny(tmp_path), progress=False)
+    tmp_path = reference
     run = tmp_path / "st"
-    assert result.run_dir == run.resolve()
     for name in ("study.yaml", "study_state.json", "summary.json", "summary.md", "report.html"):
         assert (run / name).is_file(), name
     s = json.loads((run / "summary.json").read_text())
@@ -128,13 +140,94 @@ def test_study_end_to_end_two_architectures(tmp_path: Path) -> None:
     state = json.loads((run / "study_state.json").read_text())["phases"]
     assert all(p["status"] == "done" for p in state.values()) and len(state) == 2 * 2 + 2 + 1
     assert "transformer" in (run / "report.html").read_text() and s["answer"] in (run / "summary.md").read_text()
-    # each architecture trained 4 search + 4 profiles x 2 verify seeds; nothing twice
+    # each architecture: 4 search trials, then every verified profile (the top-1, cosine, uniform,
+    # the early group) with the same 2 seeds; nothing twice
     keys = _trial_keys(run)
     assert max(keys.values()) == 1
     for arch in ("transformer", "gated_attention"):
-        assert sum(1 for k in keys if k[0] == arch and k[1] == "verify") == 8
+        assert sum(1 for k in keys if k[0] == arch and k[1] in ("baseline", "sampled")) == 4
+        seeds: dict[str, set[int]] = {}
+        for k in keys:
+            if k[0] == arch and k[1] == "verify":
+                seeds.setdefault(k[2], set()).add(k[3])
+        assert (
+            len(seeds) >= 3
+            and all(len(v) == 2 for v in seeds.values())
+            and len(set(map(frozenset, seeds.values()))) == 1
+        )
 
     before = keys
-    assert main(["resume", str(run)]) == 0  # nothing left to train: the same records
+    assert main(["resume", str(run), "--quiet"]) == 0  # nothing left to train: the same records
     assert _trial_keys(run) == before
     assert main(["status", str(run), "--json"]) == 0
+
+
+def _losses(study: Path) -> dict:
+    out = {}
+    for sub in sorted(p for p in study.iterdir() if (p / "trials.jsonl").is_file()):
+        for r in read_records(sub):
+            key = (sub.name, r.kind, json.dumps(r.profile, sort_keys=True), r.seed)
+            out[key] = round(r.metric("val_loss"), 6)
+    return out
+
+
+def _phase_reached(run: Path, phase: str) -> bool:
+    """`phase` is running with at least one record of its own, or already done."""
+    state_file = run / "study_state.json"
+    if not state_file.is_file():
+        return False
+    status = json.loads(state_file.read_text())["phases"].get(phase, {}).get("status")
+    if status == "done":
+        return True
+    if status != "running":
+        return False
+    where, what = phase.split("/")
+    sub, kind = (run / f"transfer-{what}", "compare") if where == "transfer" else (run / where, what)
+    kinds = ("baseline", "sampled") if kind == "search" else (kind,)
+    return any(r.kind in kinds for r in read_records(sub))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("phase", ["transformer/search", "gated_attention/verify", "transfer/transformer"])
+def test_study_killed_in_a_phase_resumes_to_the_same_records(reference: Path, tmp_path: Path, phase: str) -> None:
+    """SIGKILL the whole `tlmsearch study` process group once `phase` has recorded a trial, then
+    `tlmsearch resume`: the records equal the uninterrupted study's (same trials, same losses:
+    training is deterministic), none lost, none twice, and none written before the kill changed."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    tiny(tmp_path).save(tmp_path / "study-config.yaml")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "tlmsearch", "study", "--config", str(tmp_path / "study-config.yaml"), "--quiet"]
+    run = tmp_path / "st"
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.time() + 400
+        while not _phase_reached(run, phase):
+            assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
+            assert time.time() < deadline, f"phase {phase} not reached in time"
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    before = _losses(run)
+    done = subprocess.run(
+        [sys.executable, "-m", "tlmsearch", "resume", str(run), "--quiet"], env=env, capture_output=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    keys = _trial_keys(run)
+    assert max(keys.values()) == 1  # nothing twice
+    assert keys == _trial_keys(reference / "st")  # nothing lost
+    after = _losses(run)
+    assert after == _losses(reference / "st")
+    assert all(after[k] == v for k, v in before.items())
+    assert (
+        json.loads((run / "summary.json").read_text())["answer"]
+        == json.loads((reference / "st" / "summary.json").read_text())["answer"]
+    )

@@ -22,7 +22,10 @@ from tlmsearch.report import write_report
 from tlmsearch.rundir.records import EVAL_KINDS, read_records
 from tlmsearch.search_config import SearchConfig
 from tlmsearch.study_config import StudyConfig
+from tlmsearch.study_files import set_phase
+from tlmsearch.study_report import study_summary, write_study_report
 from tlmsearch.tuning import runner
+from tlmsearch.tuning import study as study_runner
 from tlmsearch.tuning.compare import CompareResult
 from tlmsearch.tuning.compare import compare as train_and_compare
 from tlmsearch.tuning.verify import VerifyResult
@@ -158,21 +161,23 @@ def study(
     `cfg` or `StudyConfig` fields as keywords, e.g. `tlmsearch.study(archs=("transformer",
     "titans"), preset="cpu-s", trials=16)`. Interrupted studies continue with `resume_study`.
     """
-    from tlmsearch.study_report import study_summary
-    from tlmsearch.tuning.study import start_study
-
     cfg = cfg.replace(**fields) if cfg is not None else StudyConfig.from_dict(fields)
-    run_dir = start_study(cfg, address=address, progress=progress)
-    return StudyResult(run_dir, study_summary(run_dir))
+    return _finish_study(study_runner.start_study(cfg, address=address, progress=progress), progress)
 
 
 def resume_study(run_dir: str | Path, *, address: str | None = None, progress: bool = True) -> StudyResult:
     """Continue an interrupted study without training any finished trial again."""
-    from tlmsearch.study_report import study_summary
-    from tlmsearch.tuning.study import resume_study as _resume
+    return _finish_study(study_runner.run_phases(run_dir, address=address, progress=progress), progress)
 
-    path = _resume(run_dir, address=address, progress=progress)
-    return StudyResult(path, study_summary(path))
+
+def _finish_study(run_dir: Path, progress: bool) -> StudyResult:
+    """The study's last phase: its report (report.html, summary.json, summary.md)."""
+    set_phase(run_dir, "report", "running")
+    paths = write_study_report(run_dir)
+    set_phase(run_dir, "report", "done")
+    if progress:
+        print(f"study: wrote {paths['html']}", flush=True)
+    return StudyResult(run_dir, study_summary(run_dir))
 
 
 __all__ = ["Study", "StudyResult", "compare", "load", "resume", "resume_study", "search", "study"]

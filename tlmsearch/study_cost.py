@@ -16,7 +16,10 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from tlmsearch.models.counts import flops_per_token, forward_flops
 from tlmsearch.profiles import ProfileSpec
+from tlmsearch.resolve import trial_shape
+from tlmsearch.rundir.records import read_records
 from tlmsearch.study_config import StudyConfig
 
 
@@ -68,9 +71,6 @@ def trials_per_arch(cfg: StudyConfig) -> tuple[int, int]:
 
 def trial_flops(cfg: StudyConfig, arch: str) -> float:
     """Analytic FLOPs of one full-fidelity trial of `arch` (training plus evaluations)."""
-    from tlmsearch.models.counts import flops_per_token, forward_flops
-    from tlmsearch.resolve import trial_shape
-
     search = cfg.search_config(arch)
     _, _, model = trial_shape(search, ProfileSpec.parse("uniform"))
     t = cfg.train
@@ -80,8 +80,6 @@ def trial_flops(cfg: StudyConfig, arch: str) -> float:
 
 
 def measured_seconds(study_dir: str | Path | None, arch: str) -> float | None:
-    from tlmsearch.rundir.records import read_records
-
     if study_dir is None:
         return None
     times = [r.wall_s for r in read_records(Path(study_dir) / arch) if r.full_fidelity and r.wall_s > 0]

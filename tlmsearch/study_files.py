@@ -9,13 +9,14 @@ each transfer verdict on the study's transfer seeds.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
 
 from tlmsearch.analysis.summary import decision_seeds, verdicts
 from tlmsearch.errors import ConfigError
-from tlmsearch.rundir.io import read_verify, read_yaml
+from tlmsearch.rundir.io import read_verify, read_yaml, write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.records import read_records
 from tlmsearch.study_config import StudyConfig
@@ -44,6 +45,13 @@ def read_state(study_dir: str | Path) -> dict[str, Any]:
     """{"phases": {key: {"status": pending|running|done, ...}}} ({} phases before the first write)."""
     path = Path(study_dir) / STUDY_STATE
     return json.loads(path.read_text()) if path.is_file() else {"phases": {}}
+
+
+def set_phase(study_dir: str | Path, key: str, status: str, **extra: Any) -> None:
+    """Record one phase's status (and `extra` facts) in the state file, atomically."""
+    state = read_state(study_dir)
+    state["phases"][key] = {"status": status, "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), **extra}
+    write_json(Path(study_dir) / STUDY_STATE, state)
 
 
 def transfer_seeds(cfg: StudyConfig) -> list[int]:

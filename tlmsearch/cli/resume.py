@@ -31,10 +31,11 @@ def run(args: argparse.Namespace) -> int:
     from tlmsearch.study_files import is_study
 
     if is_study(args.run_dir):  # a cross-architecture study (`tlmsearch study`)
+        from tlmsearch.api import resume_study
         from tlmsearch.cli.study import print_study_status
-        from tlmsearch.tuning.study import resume_study
 
-        print_study_status(resume_study(args.run_dir, address=args.address, progress=not args.quiet), args.json)
+        result = resume_study(args.run_dir, address=args.address, progress=not args.quiet)
+        print_study_status(result.run_dir, args.json)
         return 0
     from tlmsearch.tuning import resume
 

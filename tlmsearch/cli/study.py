@@ -105,10 +105,10 @@ def run(args: argparse.Namespace) -> int:
         print(cfg.to_yaml(), end="")
         print(estimate(cfg).text())
         return 0
-    from tlmsearch.tuning.study import start_study
+    from tlmsearch.api import study
 
-    study_dir = start_study(cfg, address=args.address, progress=not args.quiet)
-    print_study_status(study_dir)
+    result = study(cfg, address=args.address, progress=not args.quiet)
+    print_study_status(result.run_dir)
     return 0
 
 

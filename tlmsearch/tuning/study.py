@@ -1,5 +1,6 @@
 """A cross-architecture study: for each architecture a search, then a verification with planned
-seeds (the three-outcome verdict), then a transfer check, in one resumable run directory.
+seeds (the three-outcome verdict), then a transfer check, in one resumable run directory (the report
+is written by `tlmsearch.api` once these phases are done).
 
     runs/<study>/
       study.yaml            the resolved StudyConfig
@@ -21,33 +22,29 @@ fidelity before each search). Its place is `_phases` ("noise" before "search"); 
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from tlmsearch.analysis.collect import label
 from tlmsearch.analysis.crossarch import COSINE, best_profiles
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, create_run_dir
 from tlmsearch.rundir.records import finished, read_records
 from tlmsearch.study_config import StudyConfig
+from tlmsearch.study_cost import estimate
 from tlmsearch.study_files import (
     STUDY_CONFIG,
     STUDY_STATE,
     TRANSFER_KIND,
     load_config,
     read_state,
+    set_phase,
     transfer_dir,
     transfer_seeds,
 )
 
 PHASES = ("search", "verify")  # per architecture; then "transfer/<arch>" per target and "report"
-
-
-def _set(study_dir: Path, key: str, status: str, **extra: Any) -> None:
-    state = read_state(study_dir)
-    state["phases"][key] = {"status": status, "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), **extra}
-    write_json(study_dir / STUDY_STATE, state)
 
 
 def _phases(cfg: StudyConfig) -> list[str]:
@@ -57,22 +54,19 @@ def _phases(cfg: StudyConfig) -> list[str]:
 
 
 def start_study(cfg: StudyConfig, *, address: str | None = None, progress: bool = True) -> Path:
-    """Create the study directory, print the cost estimate, and run every phase."""
-    from tlmsearch.study_cost import estimate
-
+    """Create the study directory, print the cost estimate, and run every training phase."""
     study_dir = create_run_dir(cfg.runs_dir, cfg.name or None, prefix="study").resolve()
     cfg = cfg.replace(name=study_dir.name)
     cfg.save(study_dir / STUDY_CONFIG)
     write_json(study_dir / STUDY_STATE, {"phases": {k: {"status": "pending"} for k in _phases(cfg)}})
     if progress:
         print(estimate(cfg, study_dir).text(), flush=True)
-    return resume_study(study_dir, address=address, progress=progress)
+    return run_phases(study_dir, address=address, progress=progress)
 
 
-def resume_study(study_dir: str | Path, *, address: str | None = None, progress: bool = True) -> Path:
-    """Run every phase that is not done; finished trials are never trained again."""
-    from tlmsearch.study_report import write_study_report
-
+def run_phases(study_dir: str | Path, *, address: str | None = None, progress: bool = True) -> Path:
+    """Run every training phase that is not done; finished trials are never trained again. The
+    "report" phase is the caller's (`tlmsearch.api`): training never writes reports."""
     study_dir = Path(study_dir).resolve()
     cfg = load_config(study_dir)
     state = read_state(study_dir)["phases"]
@@ -84,29 +78,25 @@ def resume_study(study_dir: str | Path, *, address: str | None = None, progress:
     for arch in cfg.archs:
         sub = study_dir / arch
         if not done(f"{arch}/search"):
-            _set(study_dir, f"{arch}/search", "running")
+            set_phase(study_dir, f"{arch}/search", "running")
             _search(cfg, study_dir, arch, address, progress)
-            _set(study_dir, f"{arch}/search", "done")
+            set_phase(study_dir, f"{arch}/search", "done")
         key = f"{arch}/verify"
         if not done(key):
-            _set(study_dir, key, "running")
+            set_phase(study_dir, key, "running")
         result = _verify(cfg, sub, address, progress)
         if result is not None:
             own[arch] = result
-        _set(study_dir, key, "done", outcome=own.get(arch, {}).get("outcome"))
+        set_phase(study_dir, key, "done", outcome=own.get(arch, {}).get("outcome"))
     best = best_profiles(own)
+    exact = {p: _exact_profile(study_dir / src, p) for src, p in best.items()}
     for arch in cfg.archs:
         key = f"transfer/{arch}"
         if not done(key):
-            _set(study_dir, key, "running")
-        profiles = [p for src, p in best.items() if src != arch and p != COSINE]
+            set_phase(study_dir, key, "running")
+        profiles = {p: exact[p] for src, p in best.items() if src != arch and p != COSINE}
         n = _transfer(cfg, study_dir, arch, profiles, address, progress)
-        _set(study_dir, key, "done", profiles=sorted(set(profiles)), trained=n)
-    _set(study_dir, "report", "running")
-    paths = write_study_report(study_dir)
-    _set(study_dir, "report", "done")
-    if progress:
-        print(f"study: wrote {paths['html']}", flush=True)
+        set_phase(study_dir, key, "done", profiles=sorted(profiles), trained=n)
     return study_dir
 
 
@@ -141,30 +131,42 @@ def _verify(cfg: StudyConfig, sub: Path, address: str | None, progress: bool) ->
     return result.verdicts[0].to_dict() if result.verdicts else None
 
 
+def _exact_profile(sub: Path, text: str) -> dict[str, Any]:
+    """The full-precision ProfileSpec dict behind a verdict's label (labels print 6 digits)."""
+    for r in read_records(sub):
+        if r.profile and label(r) == text:
+            return dict(r.profile)
+    return ProfileSpec.parse(text).to_dict()
+
+
 def _transfer(
-    cfg: StudyConfig, study_dir: Path, arch: str, profiles: list[str], address: str | None, progress: bool
+    cfg: StudyConfig,
+    study_dir: Path,
+    arch: str,
+    profiles: dict[str, dict[str, Any]],
+    address: str | None,
+    progress: bool,
 ) -> int:
-    """Train `profiles` (the other architectures' best) and cosine on `arch`, seed-paired; only
-    the (profile, seed) pairs without a finished record. Returns how many were trained."""
-    from tlmsearch.analysis.collect import label
+    """Train `profiles` (label -> ProfileSpec dict: the other architectures' best) and cosine on
+    `arch`, seed-paired; only the (profile, seed) pairs without a finished record. Returns how
+    many were trained."""
     from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 
-    wanted = sorted({str(ProfileSpec.parse(p)) for p in profiles})
-    if not wanted:
+    if not profiles:
         return 0  # every other architecture's best is cosine itself: nothing to transfer
-    texts = [COSINE, *[p for p in wanted if p != COSINE]]
+    specs = {COSINE: ProfileSpec.parse(COSINE)} | {t: ProfileSpec.from_dict(p) for t, p in sorted(profiles.items())}
     sub = transfer_dir(study_dir, arch)
     sub.mkdir(exist_ok=True)
     search_cfg = cfg.search_config(arch, str(study_dir)).replace(
-        name=sub.name, scheduler="none", baselines=tuple(texts), trials=len(texts) * cfg.transfer_seeds
+        name=sub.name, scheduler="none", baselines=tuple(specs), trials=len(specs) * cfg.transfer_seeds
     )
     search_cfg.save(sub / SEARCH_CONFIG)
     done = {(label(r), r.seed) for r in finished(read_records(sub), kinds=(TRANSFER_KIND,))}
     items = [
-        FixedTrial(spec=ProfileSpec.parse(t), seed=s, name=t)
-        for t in texts
+        FixedTrial(spec=spec, seed=s, name=text)
+        for text, spec in specs.items()
         for s in transfer_seeds(cfg)
-        if (str(ProfileSpec.parse(t)), s) not in done
+        if (text, s) not in done
     ]
     run_fixed(sub, search_cfg, items, kind=TRANSFER_KIND, address=address, progress=progress)
     return len(items)
