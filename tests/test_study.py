@@ -160,6 +160,9 @@ def test_study_end_to_end_two_architectures(reference: Path) -> None:
     assert main(["resume", str(run), "--quiet"]) == 0  # nothing left to train: the same records
     assert _trial_keys(run) == before
     assert main(["status", str(run), "--json"]) == 0
+    (run / "report.html").unlink()
+    assert main(["report", str(run)]) == 0 and (run / "report.html").is_file()  # rebuilt from the records alone
+    assert json.loads((run / "summary.json").read_text())["answer"] == s["answer"]
 
 
 def _losses(study: Path) -> dict:
