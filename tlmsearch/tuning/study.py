@@ -96,7 +96,7 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
             set_phase(study_dir, key, "running")
         profiles = {p: exact[p] for src, p in best.items() if src != arch and p != COSINE}
         n = _transfer(cfg, study_dir, arch, profiles, address, progress)
-        set_phase(study_dir, key, "done", profiles=sorted(profiles), trained=n)
+        set_phase(study_dir, key, "done", profiles=sorted(profiles), trained_by_last_run=n)
     return study_dir
 
 
