@@ -1,4 +1,4 @@
-"""Real searches on a local Ray (2 CPUs, one Ray session for the module): tiny model, real text.
+"""Real searches on the shared local Ray (2 CPUs, tests/integration/conftest.py): tiny model, real text.
 
 The CI-sized search (8 trials, TPE + ASHA, one trial that raises) and a multi-objective budget
 sweep whose Pareto front is checked against brute force.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import optuna
@@ -39,15 +38,7 @@ encode = knots.encode
 '''
 
 
-@pytest.fixture(scope="module", autouse=True)
-def ray_session() -> Iterator[None]:
-    import ray
-
-    if ray.is_initialized():
-        ray.shutdown()
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=80 * 1024**2, log_to_driver=False)
-    yield
-    ray.shutdown()
+pytestmark = pytest.mark.usefixtures("ray_session")  # the shared local Ray of tests/integration (2 CPUs)
 
 
 def tiny(tmp_path: Path, **changes: object) -> SearchConfig:

@@ -1,0 +1,141 @@
+"""The search/verify/report/export/train and compare commands end to end on a tiny real search
+(slow: Ray plus a few real training runs on the pydoc corpus), on the shared local Ray."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tlmsearch.cli import main
+
+pytestmark = pytest.mark.usefixtures("ray_session")
+
+
+def _tiny_search(runs: Path) -> Path:
+    import tlmsearch
+    from tlmsearch.config import DataConfig, TrainConfig
+    from tlmsearch.tuning import SearchConfig
+
+    cfg = SearchConfig(
+        name="tiny",
+        runs_dir=str(runs),
+        arch="transformer",
+        preset="tiny",
+        space="knots",
+        sampler="random",
+        scheduler="none",
+        trials=3,
+        max_concurrent=2,
+        baselines=("uniform", "cosine:start=1.5,end=0.5"),
+        train=TrainConfig(steps=6, warmup_steps=2, eval_interval=3, eval_windows=4, batch_size=4),
+        data=DataConfig(corpus="pydoc"),
+    )
+    return tlmsearch.search(cfg, progress=False).run_dir
+
+
+@pytest.mark.slow
+def test_search_verify_report_export_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = _tiny_search(tmp_path / "runs")
+    assert main(["verify", str(run), "--top-k", "1", "--seeds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "verify: " in out and ("cosine is near-optimal" in out or "a better profile was found" in out), out
+    verified = [json.loads(x) for x in (run / "trials.jsonl").read_text().splitlines()]
+    verified = [r for r in verified if r["kind"] == "verify"]
+    assert all(r["full_fidelity"] for r in verified)
+    profiles = {tuple(r["widths"]) for r in verified}
+    assert len(verified) == 2 * len(profiles) and 2 <= len(profiles) <= 3  # the best + missing baselines, 2 seeds
+    assert {(r["profile"]["family"]) for r in verified} >= {"uniform", "cosine"}
+    assert {r["seed"] for r in verified} == {1, 2}  # fresh seeds, never the search's seed 0
+
+    # a second verify reuses every finished record
+    assert main(["verify", str(run), "--top-k", "1", "--seeds", "2", "--no-report"]) == 0
+    assert f"{len(verified)} reused, 0 trained" in capsys.readouterr().out
+
+    page = (run / "report.html").read_text()
+    for fig_id in ("verdict", "pareto", "widths", "curves", "front-load", "parallel"):
+        assert f'id="fig-{fig_id}"' in page
+    assert not re.search(r"<script[^>]+src=[\"']?https?:", page)
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["evaluation"] == "verify" and summary["verdicts"][0]["n_profiles"] == len(profiles)
+
+    # native export -> tlmsearch train --config builds the same model
+    sampled = next(
+        r
+        for r in map(json.loads, (run / "trials.jsonl").read_text().splitlines())
+        if r["kind"] == "sampled" and r["status"] == "complete"
+    )
+    out_dir = tmp_path / "native"
+    assert main(["export", str(run), "--trial", sampled["trial_id"], "--out", str(out_dir)]) == 0
+    capsys.readouterr()
+    assert (
+        main(
+            [
+                "train",
+                "--config",
+                str(out_dir / "config.yaml"),
+                "--steps",
+                "1",
+                "--eval-interval",
+                "1",
+                "--runs-dir",
+                str(tmp_path / "train"),
+                "--name",
+                "rt",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    trained = json.loads(capsys.readouterr().out)
+    assert trained["model_config"]["mlp_widths"] == sampled["widths"]
+    assert trained["metrics"]["params_total"] == sampled["metrics"]["params_total"]
+    assert yaml.safe_load((out_dir / "config.yaml").read_text())["meta"]["trial_id"] == sampled["trial_id"]
+
+    # gemma3n export loads in transformers with the same widths
+    transformers = pytest.importorskip("transformers")
+    assert main(["export", str(run), "--format", "gemma3n", "--out", str(tmp_path / "g")]) == 0
+    cfg = transformers.Gemma3nTextConfig.from_json_file(str(tmp_path / "g" / "config.json"))
+    best = json.loads((run / "summary.json").read_text())
+    assert sum(cfg.intermediate_size) == sum(sampled["widths"]) and len(cfg.intermediate_size) == 2
+    assert best["verdicts"]
+
+
+@pytest.mark.slow
+def test_compare_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [
+        "compare",
+        "--arch",
+        "transformer",
+        "--preset",
+        "tiny",
+        "--families",
+        "uniform",
+        "groups:early",
+        "cosine",
+        "--seeds",
+        "2",
+        "--steps",
+        "4",
+        "--eval-interval",
+        "2",
+        "--corpus",
+        "pydoc",
+        "--name",
+        "cmp",
+        "--runs-dir",
+        str(tmp_path),
+    ]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "3 profiles x 2 seeds, 6 complete" in out, out + (tmp_path / "cmp" / "trials.jsonl").read_text()
+    run = tmp_path / "cmp"
+    records = [json.loads(x) for x in (run / "trials.jsonl").read_text().splitlines()]
+    assert sorted(r["kind"] for r in records) == ["compare"] * 6
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["evaluation"] == "compare" and summary["verdicts"][0]["n_profiles"] == 3
+    assert 'id="fig-widths"' in (run / "report.html").read_text()
+    assert main(["export", str(run), "--format", "widths", "--stdout"]) == 0
