@@ -45,3 +45,9 @@ def ray_session() -> None:
     """The shared local Ray (started here if it is not running); use it with
     `pytestmark = pytest.mark.usefixtures("ray_session")` or as an argument."""
     start_shared_ray()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The benchmarks' dry runs go last: they shut Ray down when they end, and the searches
+    before them then share one session (each benchmark reuses it or starts its own, as designed)."""
+    items.sort(key=lambda item: "/integration/bench/" in str(item.path).replace("\\", "/"))

@@ -50,6 +50,7 @@ def tiny(tmp_path: Path, **changes: object) -> SearchConfig:
     return base.replace(**changes)
 
 
+@pytest.mark.slow
 def test_ci_search_records_every_trial_baselines_first_and_survives_a_raising_trial(tmp_path: Path) -> None:
     space = tmp_path / "faulty.py"
     space.write_text(FAULTY_SPACE)
@@ -128,6 +129,7 @@ def test_budget_sweep_pareto_front_has_only_full_fidelity_trials(tmp_path: Path)
     assert {t.number for t in ot.best_trials} <= numbers
 
 
+@pytest.mark.slow
 def test_run_fixed_appends_full_fidelity_records_in_order(tmp_path: Path) -> None:
     cfg = tiny(tmp_path, name="fixed")
     items = [FixedTrial(spec=ProfileSpec.parse("uniform"), seed=7, name="uniform"),
