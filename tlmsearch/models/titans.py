@@ -37,7 +37,7 @@ weight trajectory is not kept for the whole backward pass.
 - each token's inner gradient is clipped to Frobenius norm `mem_max_grad_norm` (default 1):
   without it the chunked momentum updates can diverge (at d 64, 4 layers, seq 128 they
   overflowed already at initialisation), because a 2-layer memory's inner curvature grows with
-  its own weights; `tests/test_models.py` checks eight chunks at a high outer learning rate;
+  its own weights; `tests/unit/models/test_models.py` checks eight chunks at a high outer learning rate;
 - the causal convs start as the identity (last tap 1); A2 ~ N(0, std 1/d_mem), A1 ~ N(0, std init_std);
 - the sequence is zero-padded at the end to a whole number of chunks (the last chunk never
   updates, so padding cannot reach real tokens);
