@@ -45,16 +45,23 @@ _RAY_ENV = {
 # ----------------------------------------------------------------------------- ray
 
 
-def ensure_ray(address: str | None = None) -> None:
-    """Start a quiet local Ray with this machine's CPUs (and GPUs), or join `address`."""
+def quiet_ray() -> None:
+    """Set the environment and loggers that keep Ray quiet; call before `ray.init` (the test
+    suite starts its shared Ray with this too)."""
     for key, value in _RAY_ENV.items():
         os.environ.setdefault(key, value)
-    import ray
-
     # the result grid would warn about the per-trial result files we do not write
     logging.getLogger("ray.tune.analysis.experiment_analysis").setLevel(logging.ERROR)
     # a local Ray keeps its default token authentication on; its notice saying so is noise here
     logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
+
+
+def ensure_ray(address: str | None = None) -> None:
+    """Start a quiet local Ray with this machine's CPUs (and GPUs), or join `address`. A Ray
+    already running in this process (the test suite's shared session, a notebook's) is reused."""
+    quiet_ray()
+    import ray
+
     if ray.is_initialized():
         return
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING, "include_dashboard": False}

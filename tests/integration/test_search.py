@@ -1,4 +1,4 @@
-"""Real searches on a local Ray (2 CPUs, one Ray session for the module): tiny model, real text.
+"""Real searches on the shared local Ray (2 CPUs, tests/integration/conftest.py): tiny model, real text.
 
 The CI-sized search (8 trials, TPE + ASHA, one trial that raises) and a multi-objective budget
 sweep whose Pareto front is checked against brute force.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import optuna
@@ -39,17 +38,7 @@ encode = knots.encode
 '''
 
 
-@pytest.fixture(scope="module", autouse=True)
-def ray_session() -> Iterator[None]:
-    import ray
-
-    if ray.is_initialized():
-        ray.shutdown()
-    ray.init(  # a local Ray of the module's own, never one found on the machine
-        address="local", num_cpus=2, include_dashboard=False, object_store_memory=80 * 1024**2, log_to_driver=False
-    )
-    yield
-    ray.shutdown()
+pytestmark = pytest.mark.usefixtures("ray_session")  # the shared local Ray of tests/integration (2 CPUs)
 
 
 def tiny(tmp_path: Path, **changes: object) -> SearchConfig:
@@ -61,6 +50,7 @@ def tiny(tmp_path: Path, **changes: object) -> SearchConfig:
     return base.replace(**changes)
 
 
+@pytest.mark.slow
 def test_ci_search_records_every_trial_baselines_first_and_survives_a_raising_trial(tmp_path: Path) -> None:
     space = tmp_path / "faulty.py"
     space.write_text(FAULTY_SPACE)
@@ -152,6 +142,7 @@ def test_budget_sweep_is_fair_to_every_budget_and_its_front_has_only_full_fideli
     assert {t.number for t in ot.best_trials} <= numbers
 
 
+@pytest.mark.slow
 def test_run_fixed_appends_full_fidelity_records_in_order(tmp_path: Path) -> None:
     cfg = tiny(tmp_path, name="fixed")
     items = [FixedTrial(spec=ProfileSpec.parse("uniform"), seed=7, name="uniform"),

@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from bench import bench_sampler_pruning as bp  # noqa: E402
-from bench import bench_samplers as bs  # noqa: E402
+from bench import bench_sampler_pruning as bp
+from bench import bench_samplers as bs
 
 
 def test_curves_end_in_benchmark_4s_table() -> None:

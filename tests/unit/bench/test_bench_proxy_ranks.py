@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import math
 import random
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from bench import bench_proxy_ranks as bp  # noqa: E402
+from bench import bench_proxy_ranks as bp
 
 
 def test_rank_preserving_curves_give_one_and_the_first_step() -> None:
