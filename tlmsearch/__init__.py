@@ -39,6 +39,7 @@ _EXPORTS: dict[str, str] = {
     "train": "tlmsearch.trainer",
     "TrainResult": "tlmsearch.trainer",
     "TrainingDiverged": "tlmsearch.trainer",
+    "TrainingInterrupted": "tlmsearch.trainer",
     # search and analysis
     "SearchConfig": "tlmsearch.search_config",
     "search": "tlmsearch.api",
@@ -77,5 +78,5 @@ if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, profile, project_to_budget, shape_stats  # noqa: F401
     from tlmsearch.report import write_report  # noqa: F401
     from tlmsearch.search_config import SearchConfig  # noqa: F401
-    from tlmsearch.trainer import TrainingDiverged, TrainResult, train  # noqa: F401
+    from tlmsearch.trainer import TrainingDiverged, TrainingInterrupted, TrainResult, train  # noqa: F401
     from tlmsearch.tuning.verify import verify  # noqa: F401
