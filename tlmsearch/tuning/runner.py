@@ -371,6 +371,8 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
             f"{run_dir} holds no search trials (only {', '.join(sorted(kinds))} runs), so there is no search "
             "to resume; an interrupted `tlmsearch compare` is re-run under a new --name"
         )
+    if sum(r.kind in SEARCH_KINDS for r in read_records(run_dir)) >= cfg.trials:
+        return load(run_dir)  # finished: every trial has its record; nothing to run, no Ray to start
     start_ray(cfg, address)
     _quiet_optuna()
     tune_path = run_dir / TUNE_DIR
