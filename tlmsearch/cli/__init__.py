@@ -20,6 +20,7 @@ from tlmsearch.errors import UserError
 
 # subcommand -> module under tlmsearch.cli (listed in the order `--help` shows them)
 COMMANDS: dict[str, str] = {
+    "quickstart": "quickstart",
     "profiles": "profiles",
     "data": "data",
     "train": "train",
@@ -33,7 +34,7 @@ COMMANDS: dict[str, str] = {
 }
 
 # the commands that run trials on Ray (they take --verbose)
-RAY_COMMANDS = ("search", "resume", "verify", "compare")
+RAY_COMMANDS = ("quickstart", "search", "resume", "verify", "compare")
 
 DESCRIPTION = """\
 Search how a language model's MLP width should be spread over its layers under a fixed
