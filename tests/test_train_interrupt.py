@@ -116,3 +116,13 @@ def test_finished_run_keeps_no_checkpoint_unless_asked(tmp_path: Path, monkeypat
     assert main(["train", *quick, "--name", "b", "--keep-checkpoint"]) == 0
     assert not (tmp_path / "a" / "checkpoint").exists()
     assert (tmp_path / "b" / "checkpoint" / "checkpoint.pt").is_file()
+
+
+def test_train_runs_one_thread_unless_told() -> None:
+    from tlmsearch.cli import build_parser
+    from tlmsearch.cli.train import resolve_run_config
+
+    parser = build_parser()
+    assert resolve_run_config(parser.parse_args(["train", "--preset", "tiny"])).train.threads == 1
+    assert resolve_run_config(parser.parse_args(["train", "--threads", "0"])).train.threads == 0  # torch's default
+    assert resolve_run_config(parser.parse_args(["train", "--threads", "2"])).train.threads == 2

@@ -59,6 +59,9 @@ corpora: shakespeare (default), bible-web, pydoc, text:PATH, tokens:PATH, hf:NAM
 
 __all__ = ["add_arguments", "parse_tokenizer", "resolve_configs", "run"]
 
+# `train` on a CPU runs 1 torch thread unless told otherwise: interleaved on a loaded 2-core
+# machine, 2 threads ran 2.5x (issue 15) and 5x (README, "Threads") slower than 1
+TRAIN_THREADS = 1
 CHECKPOINT_MINUTES = 5.0
 PROGRESS_SECONDS = 30.0
 
@@ -66,7 +69,7 @@ PROGRESS_SECONDS = 30.0
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="FILE", help="run config (YAML/JSON with model/train/data/meta sections)")
     add_model_arguments(p, family=True)
-    add_training_arguments(p)
+    add_training_arguments(p, default_text={"threads": f"{TRAIN_THREADS} (see the README, 'Threads')"})
     g = p.add_argument_group("output")
     g.add_argument("--name", help="run name (default: train-<date>-<time>)")
     g.add_argument("--runs-dir", default="runs", help="parent folder of run directories (default: runs)")
@@ -106,6 +109,8 @@ def resolve_run_config(args: argparse.Namespace) -> Any:
     elif pairs:  # a full ModelConfig: replace its fields (validated like the file)
         model = apply_overrides(model, pairs, "model")
     train, data = training_overrides(args)
+    if "threads" not in train and run.train.threads == 0:
+        train["threads"] = TRAIN_THREADS
     return run.replace(
         model=model,
         train=apply_overrides(run.train, train, "train"),
