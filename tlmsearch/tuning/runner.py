@@ -87,7 +87,8 @@ def ensure_ray(address: str | None = None) -> None:
     ray.init(
         address="local", num_cpus=cpu_count(), num_gpus=_local_gpus(), object_store_memory=OBJECT_STORE_BYTES, **quiet
     )
-    session = Path(ray._private.worker._global_node.get_session_dir_path())
+    node = ray._private.worker._global_node
+    session = Path(node.get_session_dir_path()) if node is not None else None
     atexit.register(_clean_up, scratch, session)  # runs before Ray's own exit handler (registered earlier)
     _sigterm_as_sigint()
 
@@ -105,12 +106,14 @@ def empty_scratch() -> None:
             shutil.rmtree(child, ignore_errors=True)
 
 
-def _clean_up(scratch: Path, session: Path) -> None:
+def _clean_up(scratch: Path, session: Path | None) -> None:
     import ray
 
     if ray.is_initialized():
         ray.shutdown()
     shutil.rmtree(scratch, ignore_errors=True)
+    if session is None:
+        return
     shutil.rmtree(session, ignore_errors=True)
     latest = session.parent / "session_latest"
     if latest.is_symlink() and os.readlink(latest) == str(session):
