@@ -84,3 +84,18 @@ def test_live_line_names_trials_as_status_does_and_shows_steps_inside_trials(tmp
     assert line.endswith(f"best val_loss 3.0000 ({best['trial_id']} {best['baseline']})")
     assert trial_name(records[0]) == f"{records[0].trial_id} uniform"
     assert summary_line("demo", [], 6, 1, 1.0, steps=[10]).endswith("1 running, at step 10")
+
+
+def test_scratch_folders_of_dead_drivers_are_swept(tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    from tlmsearch.tuning.runner import sweep_dead_scratch
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid that no longer runs
+    for pid in (dead.pid, os.getpid(), 1):
+        (tmp_path / f"tlmsearch-run-{pid}-abc" / "tlmsearch-trial-x").mkdir(parents=True)
+    assert sweep_dead_scratch(tmp_path) == [tmp_path / f"tlmsearch-run-{dead.pid}-abc"]
+    kept = sorted(p.name for p in tmp_path.iterdir())
+    assert kept == sorted([f"tlmsearch-run-{os.getpid()}-abc", "tlmsearch-run-1-abc"])  # alive: kept

@@ -81,6 +81,7 @@ def ensure_ray(address: str | None = None) -> None:
         return
     from tlmsearch.hardware import cpu_count
 
+    sweep_dead_scratch()
     scratch = Path(tempfile.mkdtemp(prefix=f"tlmsearch-run-{os.getpid()}-"))
     os.environ[TRIAL_TMP_ENV] = str(scratch)  # the workers of a local Ray inherit it
     # address="local": a fresh instance of our own, never some other Ray found on the machine
@@ -96,6 +97,24 @@ def ensure_ray(address: str | None = None) -> None:
 def verbose_ray() -> bool:
     """Whether Ray's and Optuna's own messages should reach the user (`--verbose`)."""
     return os.environ.get("TLMSEARCH_VERBOSE") == "1"
+
+
+def sweep_dead_scratch(parent: Path | None = None) -> list[Path]:
+    """Delete the scratch folders of drivers that no longer run (killed with SIGKILL, where no
+    exit handler runs); the pid in the folder's name says whose it is. Returns what it deleted."""
+    gone = []
+    for folder in Path(parent or tempfile.gettempdir()).glob("tlmsearch-run-*-*"):
+        pid = folder.name.split("-")[2]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+            gone.append(folder)
+        except PermissionError:  # alive, someone else's
+            continue
+    return gone
 
 
 def empty_scratch() -> None:
