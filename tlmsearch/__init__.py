@@ -39,6 +39,7 @@ _EXPORTS: dict[str, str] = {
     "train": "tlmsearch.trainer",
     "TrainResult": "tlmsearch.trainer",
     "TrainingDiverged": "tlmsearch.trainer",
+    "TrainingInterrupted": "tlmsearch.trainer",
     # search and analysis
     "SearchConfig": "tlmsearch.search_config",
     "search": "tlmsearch.api",
@@ -82,5 +83,5 @@ if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.report import write_report  # noqa: F401
     from tlmsearch.search_config import SearchConfig  # noqa: F401
     from tlmsearch.study_config import StudyConfig  # noqa: F401
-    from tlmsearch.trainer import TrainingDiverged, TrainResult, train  # noqa: F401
+    from tlmsearch.trainer import TrainingDiverged, TrainingInterrupted, TrainResult, train  # noqa: F401
     from tlmsearch.tuning.verify import verify  # noqa: F401

@@ -128,12 +128,15 @@ def export_run(
     *,
     divisor: int | None = None,
     write: bool = True,
+    allow_inexact: bool = False,
 ) -> tuple[Export, Path | None, str]:
     """Export one trial of a run (a `Study` or a run directory); returns (export, path, why chosen).
 
     The model is the one the trial trained (its record's `model`; `Study.model_of` re-derives
     it only for records written before records held it). Written to `out_dir` (default
-    `<run_dir>/export/<trial_id>-<format>/`) unless `write=False`.
+    `<run_dir>/export/<trial_id>-<format>/`) unless `write=False`. A format whose reader would
+    build other widths than the trial trained is refused (a `UserError` showing both) unless
+    `allow_inexact=True`: a silently different model is not the one the search chose.
     """
     get_format(fmt)  # refuse an unknown format before reading the run
     if isinstance(study, str | Path):
@@ -154,6 +157,12 @@ def export_run(
     }
     # the native format keeps `source` as the run config's meta (the section training ignores)
     ex = export(model, fmt, train=train.to_dict(), data=cfg.data.to_dict(), source=source, divisor=divisor)
+    if not ex.exact and not allow_inexact:
+        raise UserError(
+            f"{fmt} cannot express trial {rec.trial_id}'s widths exactly: requested {list(ex.widths)} "
+            f"(sum {sum(ex.widths)}), its reader builds {list(ex.built)} (sum {sum(ex.built)}); "
+            f"{get_format(fmt).exact_rule}; pass --allow-inexact (allow_inexact=True) to write it anyway"
+        )
     path = None
     if write:
         out = Path(out_dir) if out_dir else Path(study.run_dir) / EXPORT_DIR / f"{rec.trial_id}-{fmt}"

@@ -13,6 +13,14 @@ Readers' rules:
 - openelm: OpenELM `config.json`, per-layer `ffn_multipliers`; the reader builds
   `make_divisible(ffn_multipliers[i] * model_dim, ffn_dim_divisor)`. A two-entry list is read as
   linspace end points rounded to 2 decimals, which matters for 2-layer models.
+
+transformers has no built-in class for `openelm` or `nemotron-nas`: their configuration and
+modelling code lives in the reference checkpoints' Hub repositories. The written config.json
+therefore carries an `auto_map` naming that code as `<repo>--<module>.<class>` (the form
+transformers resolves against another repository), so `AutoConfig.from_pretrained(dir,
+trust_remote_code=True)` finds it. That code is not installable here (no network), so what
+was and was not checked is stated per format (`Format.checked`) and printed by the CLI with
+the exact loading snippet (`Format.loading`).
 - megatron: Megatron Core heterogeneous-layers JSON (`--heterogeneous-layers-config-path`) with a
   direct `ffn_hidden_size` per block: exact.
 - gemma3n: transformers `Gemma3nTextConfig` with a per-layer `intermediate_size` list: exact
@@ -68,6 +76,8 @@ class Format(NamedTuple):
     write: Callable[[ExportInput], tuple[Any, list[str]]]  # -> (document, notes)
     decode: Callable[[Any], tuple[int, ...]]  # document -> the widths the reader builds
     dump: Callable[[Any], str] = _json  # document -> file text
+    loading: str = ""  # how to load the file: a snippet with {path} and {dir} to fill in
+    checked: str = ""  # what the tests check of that loading, and what they cannot
 
 
 # ----------------------------------------------------------------------------- writers
@@ -83,6 +93,14 @@ def _native(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
     return run.to_dict(), []
 
 
+NEMOTRON_CODE = "nvidia/Llama-3_1-Nemotron-51B-Instruct"  # Hub repository of DeciLM's config/model code
+OPENELM_CODE = "apple/OpenELM-270M"  # Hub repository of OpenELM's config/model code
+
+
+def _auto_map(repo: str, config: str, model: str) -> dict[str, str]:
+    return {"AutoConfig": f"{repo}--{config}", "AutoModelForCausalLM": f"{repo}--{model}"}
+
+
 def _nemotron(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
     model, h = x.model, x.model.d_model
     blocks = [
@@ -95,6 +113,7 @@ def _nemotron(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
     doc = {
         "architectures": ["DeciLMForCausalLM"],
         "model_type": "nemotron-nas",
+        "auto_map": _auto_map(NEMOTRON_CODE, "configuration_decilm.DeciLMConfig", "modeling_decilm.DeciLMForCausalLM"),
         "hidden_size": h,
         "num_hidden_layers": model.n_layers,
         "num_attention_heads": model.n_heads,
@@ -122,6 +141,9 @@ def _openelm(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
     doc = {
         "architectures": ["OpenELMForCausalLM"],
         "model_type": "openelm",
+        "auto_map": _auto_map(
+            OPENELM_CODE, "configuration_openelm.OpenELMConfig", "modeling_openelm.OpenELMForCausalLM"
+        ),
         "model_dim": model.d_model,
         "num_transformer_layers": model.n_layers,
         "head_dim": model.head_dim,
@@ -230,6 +252,16 @@ def _decode_gemma3n(doc: Any) -> tuple[int, ...]:
 
 # ----------------------------------------------------------------------------- the table
 
+_REMOTE_LOADING = """\
+from transformers import AutoConfig, AutoModelForCausalLM
+config = AutoConfig.from_pretrained({{dir!r}}, trust_remote_code=True)  # code from {repo}
+model = AutoModelForCausalLM.from_config(config, trust_remote_code=True)  # untrained, the exported widths"""
+_REMOTE_CHECKED = (
+    "tested: transformers reads the file's auto_map and asks {repo} for {cls} (not the 'model type not "
+    "recognized' error); not tested: that class itself (remote code, needs the Hub), so its own checks "
+    "of the other fields are unverified here"
+)
+
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
@@ -241,6 +273,8 @@ FORMATS: dict[str, Format] = {
             _native,
             lambda doc: tuple(int(w) for w in doc["model"]["mlp_widths"]),
             _yaml,
+            loading="tlmsearch train --config {path}",
+            checked="tested: the file is a valid --config that trains the exported widths",
         ),
         Format(
             "nemotron-nas",
@@ -249,6 +283,8 @@ FORMATS: dict[str, Format] = {
             "exact for widths that are multiples of 256 (readers round up to one)",
             _nemotron,
             _decode_nemotron,
+            loading=_REMOTE_LOADING.format(repo=NEMOTRON_CODE),
+            checked=_REMOTE_CHECKED.format(repo=NEMOTRON_CODE, cls="DeciLMConfig"),
         ),
         Format(
             "openelm",
@@ -257,6 +293,8 @@ FORMATS: dict[str, Format] = {
             "exact with ffn_dim_divisor = gcd of the widths (the default)",
             _openelm,
             _decode_openelm,
+            loading=_REMOTE_LOADING.format(repo=OPENELM_CODE),
+            checked=_REMOTE_CHECKED.format(repo=OPENELM_CODE, cls="OpenELMConfig"),
         ),
         Format(
             "megatron",
@@ -265,6 +303,8 @@ FORMATS: dict[str, Format] = {
             "exact",
             _megatron,
             lambda doc: tuple(int(b["ffn"]["ffn_hidden_size"]) for b in doc["block_configs"]),
+            loading="pretrain_gpt.py ... --heterogeneous-layers-config-path {path} --swiglu --disable-bias-linear",
+            checked="not loaded here (Megatron Core is not installed); the widths follow its ffn_hidden_size field",
         ),
         Format(
             "gemma3n",
@@ -273,6 +313,8 @@ FORMATS: dict[str, Format] = {
             "exact",
             _gemma3n,
             _decode_gemma3n,
+            loading="transformers.Gemma3nTextConfig.from_json_file({path!r})",
+            checked="tested: transformers' Gemma3nTextConfig reads the file and keeps every width",
         ),
         Format(
             "widths",
@@ -281,6 +323,8 @@ FORMATS: dict[str, Format] = {
             "exact",
             _widths,
             lambda doc: tuple(int(w) for w in doc),
+            loading="json.load(open({path!r}))",
+            checked="plain JSON",
         ),
     )
 }

@@ -100,6 +100,7 @@ PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
         Preset(name="tiny", d_model=32, n_layers=2, n_heads=2, seq_len=32, base_width=64, multiple_of=8),
+        Preset(name="cpu-xs", d_model=64, n_layers=6, n_heads=4, seq_len=128, base_width=192, multiple_of=16),
         Preset(name="cpu-s", d_model=128, n_layers=8, n_heads=4, seq_len=256, base_width=352, multiple_of=32),
         Preset(name="cpu-m", d_model=256, n_layers=12, n_heads=4, seq_len=256, base_width=704, multiple_of=32),
         _gpu("170m", 768, 12, 12),

@@ -14,8 +14,12 @@
   updates since the previous evaluation that the inner-gradient safety clip scaled down.
 - With `checkpoint_dir`, a checkpoint (model, optimizer, schedule position, data position,
   loss history, RNG states) is written every `checkpoint_interval` steps (0: at every
-  evaluation, before `report` is called); when the folder already holds one, training resumes
-  from it and ends with exactly the numbers of an uninterrupted run.
+  evaluation, before `report` is called), and also every `checkpoint_every_s` seconds of wall
+  time (a long run between evaluations loses little when killed); when the folder already holds
+  one, training resumes from it and ends with exactly the numbers of an uninterrupted run.
+- `stop()` (optional) is asked after every step; when it says yes, a checkpoint is written (with
+  `checkpoint_dir`) and `TrainingInterrupted` is raised: a signal handler only sets a flag, and
+  the run stops between two steps, where its state is whole.
 - A non-finite training loss raises `TrainingDiverged` naming the step and the value.
 
 The hot loop does no host synchronisation per step on CUDA (losses stay on the device and are
@@ -52,6 +56,15 @@ CHECKPOINT_FILE = "checkpoint.pt"
 _CHECKPOINT_VERSION = 1
 # fields that may differ between a checkpoint and the run resuming from it
 _RESUME_MAY_DIFFER = {"threads", "checkpoint_interval", "device"}
+
+
+class TrainingInterrupted(RuntimeError):
+    """`stop()` asked the run to end; `checkpoint` is where it was saved (None without a folder)."""
+
+    def __init__(self, step: int, checkpoint: Path | None) -> None:
+        super().__init__(f"training interrupted at step {step}")
+        self.step = step
+        self.checkpoint = checkpoint
 
 
 class TrainingDiverged(RuntimeError):
@@ -130,16 +143,20 @@ def train(
     *,
     checkpoint_dir: Path | str | None = None,
     progress: Callable[[int], None] | None = None,
+    checkpoint_every_s: float = 0.0,
+    stop: Callable[[], bool] | None = None,
 ) -> TrainResult:
     """Train `model_cfg` on `data_cfg` as `train_cfg` says; see the module docstring.
 
     `report(step, metrics)` is called after each evaluation with val_loss, val_ppl, val_bpb,
     train_loss, tokens_per_s, mfu, lr, step, tokens, elapsed_s. `progress(step)` (optional) is
     called after every optimizer step and costs nothing (no device synchronisation).
+    `checkpoint_every_s` > 0 adds checkpoints by wall time; `stop()` ends the run early with a
+    checkpoint and `TrainingInterrupted` (see the module docstring).
     """
     with thread_count(train_cfg.threads):
         run = _Run(model_cfg, train_cfg, data_cfg, Path(checkpoint_dir) if checkpoint_dir else None)
-        return run.loop(report, progress)
+        return run.loop(report, progress, checkpoint_every_s, stop)
 
 
 class _Run:
@@ -195,7 +212,13 @@ class _Run:
 
     # ------------------------------------------------------------------------- the loop
 
-    def loop(self, report: Report | None, progress: Callable[[int], None] | None) -> TrainResult:
+    def loop(
+        self,
+        report: Report | None,
+        progress: Callable[[int], None] | None,
+        checkpoint_every_s: float = 0.0,
+        stop: Callable[[], bool] | None = None,
+    ) -> TrainResult:
         cfg, T = self.cfg, self.model_cfg.seq_len
         V = self.model_cfg.vocab_size
         on_cpu, check_every = self.device.type == "cpu", 16
@@ -203,7 +226,7 @@ class _Run:
         checked = self.step
         last_eval = int(self.curve[-1]["step"]) if self.curve else 0
         session_start = time.perf_counter()
-        t0 = session_start
+        t0 = last_save = session_start
         while self.step < cfg.steps:
             lr = lr_at(self.step, cfg)
             for group in self.optimizer.param_groups:
@@ -239,8 +262,12 @@ class _Run:
                 self._check_finite(checked, self.step)
                 checked = self.step
             ckpt_every = cfg.checkpoint_interval
+            stop_now = stop is not None and stop() and self.step < cfg.steps
             save_now = self.ckpt_dir is not None and (
-                (ckpt_every and self.step % ckpt_every == 0) or (not ckpt_every and evaluate_now)
+                (ckpt_every and self.step % ckpt_every == 0)
+                or (not ckpt_every and evaluate_now)
+                or stop_now
+                or (checkpoint_every_s > 0 and time.perf_counter() - last_save >= checkpoint_every_s)
             )
             if evaluate_now or save_now:
                 if self.device.type == "cuda":
@@ -253,9 +280,13 @@ class _Run:
                     self.curve.append(metrics)
                 if save_now:
                     self._save_checkpoint(self.elapsed + time.perf_counter() - session_start)
+                    last_save = time.perf_counter()
                 if evaluate_now and report is not None:
                     report(self.step, dict(metrics))
                 t0 = time.perf_counter()
+            if stop_now:
+                saved = self.ckpt_dir / CHECKPOINT_FILE if self.ckpt_dir is not None else None
+                raise TrainingInterrupted(self.step, saved)
         wall = self.elapsed + time.perf_counter() - session_start
         final = dict(self.curve[-1]) if self.curve else {}
         final.update(self.static_metrics)

@@ -20,6 +20,7 @@ from tlmsearch.errors import UserError
 
 # subcommand -> module under tlmsearch.cli (listed in the order `--help` shows them)
 COMMANDS: dict[str, str] = {
+    "quickstart": "quickstart",
     "profiles": "profiles",
     "data": "data",
     "train": "train",
@@ -32,6 +33,9 @@ COMMANDS: dict[str, str] = {
     "report": "report",
     "export": "export",
 }
+
+# the commands that run trials on Ray (they take --verbose)
+RAY_COMMANDS = ("quickstart", "search", "resume", "verify", "compare")
 
 DESCRIPTION = """\
 Search how a language model's MLP width should be spread over its layers under a fixed
@@ -73,6 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         module.add_arguments(p)
+        if name in RAY_COMMANDS:
+            p.add_argument(
+                "--verbose", action="store_true", help="also show Ray's and Optuna's own messages (default: hidden)"
+            )
         p.set_defaults(_run=module.run)
     return parser
 
@@ -83,6 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
+    if getattr(args, "verbose", False):
+        os.environ["TLMSEARCH_VERBOSE"] = "1"  # read by tlmsearch.tuning.runner (and Ray's workers)
     try:
         return int(args._run(args) or 0)
     except UserError as exc:

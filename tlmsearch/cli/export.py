@@ -21,7 +21,8 @@ formats (and when their readers build exactly the exported widths):
 "best" is the profile with the lowest mean verified perplexity when the run has been verified
 (or is a comparison), else the finished search trial with the lowest val_loss. Where a format's
 rounding rule cannot reproduce a width exactly, the export says so and lists the widths a reader
-will build.
+will build, and refuses unless --allow-inexact. After writing, it prints how to load the
+file and what the test suite checks of that loading.
 
 examples:
   tlmsearch export runs/my-search --format native
@@ -43,6 +44,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", metavar="DIR", help="output folder (default: RUN_DIR/export/<trial>-<format>/)")
     p.add_argument("--divisor", type=int, help="openelm: ffn_dim_divisor (default: gcd of the widths, exact)")
     p.add_argument("--stdout", action="store_true", help="print the exported file instead of writing it")
+    p.add_argument(
+        "--allow-inexact",
+        action="store_true",
+        help="write a format whose reader builds other widths than the trial's (default: refuse, showing both)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,8 +58,15 @@ def run(args: argparse.Namespace) -> int:
     if args.divisor is not None and args.divisor < 1:
         raise UserError(f"--divisor={args.divisor} must be >= 1")
     ex, path, why = export_run(
-        args.run_dir, args.trial, args.fmt, args.out, divisor=args.divisor, write=not args.stdout
+        args.run_dir,
+        args.trial,
+        args.fmt,
+        args.out,
+        divisor=args.divisor,
+        write=not args.stdout,
+        allow_inexact=args.allow_inexact,
     )
+    fmt = get_format(args.fmt)
     if args.stdout:
         print(ex.text, end="")
         print(ex.summary(), file=sys.stderr)
@@ -61,4 +74,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"exported {why}")
     print(ex.summary())
     print(f"wrote {path}")
+    assert path is not None
+    if fmt.loading:
+        snippet = fmt.loading.format(path=str(path), dir=str(path.parent))
+        print("load it with:\n" + "\n".join(f"  {line}" for line in snippet.splitlines()))
+    if fmt.checked:
+        print(f"checked: {fmt.checked}")
     return 0

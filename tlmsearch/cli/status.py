@@ -25,11 +25,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top", type=int, default=5, help="how many best trials to show (default 5)")
 
 
+def own_kinds(study: Any) -> tuple[str, ...]:
+    """The record kinds that are the run's own trials: a compare run's are "compare" records
+    (it writes compare.json), a search's are its baselines and sampled trials."""
+    from tlmsearch.rundir.layout import COMPARE
+    from tlmsearch.rundir.records import SEARCH_KINDS
+
+    return ("compare",) if (study.run_dir / COMPARE).is_file() else SEARCH_KINDS
+
+
 def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
     """The status of a study as plain data (what `--json` prints)."""
     from tlmsearch.rundir.study import objective_value  # run-directory readers: not needed for --help
 
     cfg = study.config
+    kinds = own_kinds(study)
+    own = [r for r in study.records if r.kind in kinds]
 
     def brief(r: Any) -> dict[str, Any]:
         return {
@@ -38,15 +49,18 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
             **{o: objective_value(r, o) for o in cfg.objectives},
         }  # fmt: skip
 
-    full = sorted(study.full_fidelity(), key=lambda r: objective_value(r, "val_loss"))
+    finished = study.full_fidelity() if "compare" not in kinds else [r for r in own if r.finished()]
+    full = sorted(finished, key=lambda r: objective_value(r, "val_loss"))
     front_ids = set(study.pareto_front()["trial_id"]) if cfg.multi_objective else set()
     return {
         "name": cfg.name,
         "run_dir": str(study.run_dir),
         "objectives": list(cfg.objectives),
         "planned": cfg.trials,
-        "ended": sum(r.kind in ("baseline", "sampled") for r in study.records),
-        "counts": study.counts(),
+        "kinds": list(kinds),
+        "ended": len(own),
+        "counts": {s: sum(r.status == s for r in own) for s in ("complete", "stopped", "failed")},
+        "verify": sum(r.kind == "verify" for r in study.records),
         "best": [brief(r) for r in full[:top]],
         "pareto": [brief(r) for r in full if r.trial_id in front_ids],
         "baselines": [brief(r) for r in study.records if r.kind == "baseline"],
@@ -70,6 +84,7 @@ def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
     print(
         f"trials: {s['ended']}/{s['planned']} ended: {c['complete']} complete, {c['stopped']} stopped, "
         f"{c['failed']} failed; objectives: {', '.join(s['objectives'])}"
+        + (f"; {s['verify']} verify trials" if s["verify"] else "")
     )
     for title, rows in (
         ("best (full fidelity)", s["best"]),

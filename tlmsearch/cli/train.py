@@ -10,16 +10,21 @@ the model from the preset (a full ModelConfig in the file keeps only its arch); 
 and data flag (see `tlmsearch.cli._config_args`) replaces one field.
 
 The run directory receives `config.yaml` (the resolved config, itself a valid `--config`),
-`environment.json`, `metrics.jsonl` (one line per evaluation), `summary.json` and
-`checkpoint/` (resumable with `--resume`).
+`environment.json`, `metrics.jsonl` (one line per evaluation) and `summary.json`. While it runs,
+`checkpoint/` holds its latest checkpoint (at every evaluation and every `--checkpoint-minutes`);
+SIGINT (Ctrl-C) or SIGTERM writes one more and prints the `--resume` command; a run that
+finishes deletes it unless `--keep-checkpoint`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import signal
 import sys
-import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +36,7 @@ from tlmsearch.cli._config_args import (
     parse_tokenizer,
     training_overrides,
 )
+from tlmsearch.cli._train_progress import TrainProgress
 from tlmsearch.config import ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.runconfig import ModelSpec, RunConfig
@@ -53,15 +59,38 @@ corpora: shakespeare (default), bible-web, pydoc, text:PATH, tokens:PATH, hf:NAM
 
 __all__ = ["add_arguments", "parse_tokenizer", "resolve_configs", "run"]
 
+# `train` on a CPU runs 1 torch thread unless told otherwise: interleaved on a loaded 2-core
+# machine, 2 threads ran 2.5x (issue 15) and 5x (README, "Threads") slower than 1
+TRAIN_THREADS = 1
+CHECKPOINT_MINUTES = 5.0
+PROGRESS_SECONDS = 30.0
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="FILE", help="run config (YAML/JSON with model/train/data/meta sections)")
     add_model_arguments(p, family=True)
-    add_training_arguments(p)
+    add_training_arguments(p, default_text={"threads": f"{TRAIN_THREADS} (see the README, 'Threads')"})
     g = p.add_argument_group("output")
     g.add_argument("--name", help="run name (default: train-<date>-<time>)")
     g.add_argument("--runs-dir", default="runs", help="parent folder of run directories (default: runs)")
     g.add_argument("--resume", action="store_true", help="continue the run --name from its checkpoint")
+    g.add_argument(
+        "--checkpoint-minutes",
+        type=float,
+        default=CHECKPOINT_MINUTES,
+        metavar="M",
+        help=f"also checkpoint every M minutes of wall time; 0 = only at evaluations (default: {CHECKPOINT_MINUTES:g})",
+    )
+    g.add_argument(
+        "--keep-checkpoint", action="store_true", help="keep checkpoint/ when the run finishes (default: delete it)"
+    )
+    g.add_argument(
+        "--progress-seconds",
+        type=float,
+        default=PROGRESS_SECONDS,
+        metavar="S",
+        help=f"seconds between progress lines when output is not a terminal (default: {PROGRESS_SECONDS:g})",
+    )
     g.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
 
 
@@ -80,6 +109,8 @@ def resolve_run_config(args: argparse.Namespace) -> Any:
     elif pairs:  # a full ModelConfig: replace its fields (validated like the file)
         model = apply_overrides(model, pairs, "model")
     train, data = training_overrides(args)
+    if "threads" not in train and run.train.threads == 0:
+        train["threads"] = TRAIN_THREADS
     return run.replace(
         model=model,
         train=apply_overrides(run.train, train, "train"),
@@ -94,53 +125,58 @@ def resolve_configs(args: argparse.Namespace) -> tuple[Any, Any, Any, dict[str, 
     return model_cfg, run.train, run.data, meta
 
 
-# ----------------------------------------------------------------------------- progress display
-
-
-class Progress:
-    """One line updated in place on a TTY (throttled); plain lines per evaluation otherwise."""
-
-    def __init__(self, total: int, stream: Any = sys.stderr) -> None:
-        self.total, self.stream = total, stream
-        self.tty = bool(getattr(stream, "isatty", lambda: False)())
-        self.start = time.perf_counter()
-        self.last_draw = 0.0
-        self.step = 0
-        self.eval_text = ""
-
-    def on_step(self, step: int) -> None:
-        self.step = step
-        now = time.perf_counter()
-        if self.tty and now - self.last_draw > 0.2:
-            self.last_draw = now
-            self._draw()
-
-    def on_eval(self, step: int, m: dict[str, float]) -> None:
-        self.step = step
-        self.eval_text = (
-            f"val {m['val_loss']:.4f} (ppl {m['val_ppl']:.2f}, bpb {m['val_bpb']:.3f}) | "
-            f"train {m['train_loss']:.4f} | {m['tokens_per_s']:,.0f} tok/s | mfu {100 * m['mfu']:.1f}%"
-        )
-        if self.tty:
-            self._draw()
-        else:
-            print(self._line(), file=self.stream, flush=True)
-
-    def close(self) -> None:
-        if self.tty:
-            self._draw()
-            print(file=self.stream, flush=True)
-
-    def _line(self) -> str:
-        elapsed = time.perf_counter() - self.start
-        parts = [f"step {self.step}/{self.total}", self.eval_text, f"{elapsed:.1f}s"]
-        return " | ".join(p for p in parts if p)
-
-    def _draw(self) -> None:
-        print("\r\033[K" + self._line(), end="", file=self.stream, flush=True)
-
-
 # ----------------------------------------------------------------------------- run
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[list[int]]:
+    """SIGINT and SIGTERM ask the run to stop after the current step (a checkpoint follows);
+    a second signal acts at once. Yields the list the signal numbers are appended to."""
+    received: list[int] = []
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def handler(signum: int, frame: Any) -> None:
+        received.append(signum)
+        for sig, old in previous.items():  # the next signal: the default (or caller's) behaviour
+            signal.signal(sig, old)
+
+    for sig in previous:
+        signal.signal(sig, handler)
+    try:
+        yield received
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _resume_command(run_dir: Path, runs_dir: str) -> str:
+    extra = "" if runs_dir == "runs" else f" --runs-dir {runs_dir}"
+    return f"tlmsearch train --name {run_dir.name}{extra} --resume"
+
+
+def _plan(model_cfg: Any, train_cfg: Any, run_dir: Path, start_step: int) -> str:
+    """What the run will do, in one line (printed before the first step)."""
+    import torch
+
+    from tlmsearch.models import count_params
+
+    threads = train_cfg.threads or torch.get_num_threads()
+    tokens = train_cfg.batch_size * train_cfg.grad_accum * model_cfg.seq_len
+    steps = f"steps {start_step + 1}-{train_cfg.steps}" if start_step else f"{train_cfg.steps} steps"
+    return (
+        f"train: {model_cfg.arch}, {model_cfg.n_layers} layers, d_model {model_cfg.d_model}, "
+        f"{count_params(model_cfg).total:,} parameters; {steps} of {tokens:,} tokens, "
+        f"{threads} thread{'s' * (threads != 1)}; into {run_dir}"
+    )
+
+
+def _checkpoint_step(path: Path) -> int:
+    import torch
+
+    try:
+        return int(torch.load(path, map_location="cpu", weights_only=True)["step"])
+    except Exception:  # noqa: BLE001 - the trainer reports an unreadable checkpoint properly
+        return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -148,12 +184,16 @@ def run(args: argparse.Namespace) -> int:
 
     model_cfg, train_cfg, data_cfg, meta = resolve_configs(args)
     runs_dir = Path(args.runs_dir)
+    if args.checkpoint_minutes < 0 or args.progress_seconds <= 0:
+        raise ConfigError("--checkpoint-minutes must be >= 0 and --progress-seconds > 0")
     if args.resume:
         if not args.name:
             raise ConfigError("--resume needs --name (the run to continue)")
         run_dir = runs_dir / rundir.check_name(args.name)
         if not (run_dir / "checkpoint" / "checkpoint.pt").is_file():
-            raise ConfigError(f"{run_dir} holds no checkpoint to resume from")
+            finished = (run_dir / "summary.json").is_file()
+            why = "it finished (its checkpoint was deleted; --keep-checkpoint keeps it)" if finished else "none"
+            raise ConfigError(f"{run_dir} holds no checkpoint to resume from: {why}")
         if not args.config:  # resume with the run's own config unless told otherwise
             args.config = str(run_dir / "config.yaml")
             model_cfg, train_cfg, data_cfg, meta = resolve_configs(args)
@@ -161,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
         run_dir = rundir.create_run_dir(runs_dir, args.name, prefix="train")
     meta = {**meta, "name": run_dir.name}
 
-    from tlmsearch.trainer import TrainingDiverged, resolve_vocab, train
+    from tlmsearch.trainer import TrainingDiverged, TrainingInterrupted, resolve_vocab, train
 
     model_cfg = resolve_vocab(model_cfg, data_cfg)
     resolved = RunConfig(model=model_cfg, train=train_cfg, data=data_cfg, meta=meta)
@@ -172,7 +212,11 @@ def run(args: argparse.Namespace) -> int:
     rundir.write_environment(run_dir, seeds={"seed": train_cfg.seed}, device=str(device))
 
     out = sys.stderr if args.json else sys.stdout
-    progress = Progress(train_cfg.steps, out)
+    checkpoint_dir = run_dir / "checkpoint"
+    start_step = _checkpoint_step(checkpoint_dir / "checkpoint.pt") if args.resume else 0
+    print(_plan(model_cfg, train_cfg, run_dir, start_step), file=out, flush=True)
+    tokens_per_step = train_cfg.batch_size * train_cfg.grad_accum * model_cfg.seq_len
+    progress = TrainProgress(train_cfg.steps, tokens_per_step, out, first=start_step, interval_s=args.progress_seconds)
     metrics_path = run_dir / "metrics.jsonl"
 
     def report(step: int, metrics: dict[str, float]) -> None:
@@ -180,17 +224,36 @@ def run(args: argparse.Namespace) -> int:
         progress.on_eval(step, metrics)
 
     summary: dict[str, Any] = {"name": run_dir.name, "run_dir": str(run_dir), "meta": meta}
-    try:
-        result = train(
-            model_cfg, train_cfg, data_cfg, report, checkpoint_dir=run_dir / "checkpoint", progress=progress.on_step
-        )
-    except TrainingDiverged as exc:
-        progress.close()
-        summary.update(status="diverged", error=str(exc), step=exc.step)
-        rundir.write_json(run_dir / "summary.json", summary)
-        print(f"tlmsearch train: {exc} (run {run_dir})", file=sys.stderr)
-        return 1
+    with _stop_on_signals() as received:
+        try:
+            result = train(
+                model_cfg,
+                train_cfg,
+                data_cfg,
+                report,
+                checkpoint_dir=checkpoint_dir,
+                progress=progress.on_step,
+                checkpoint_every_s=60.0 * args.checkpoint_minutes,
+                stop=lambda: bool(received),
+            )
+        except TrainingInterrupted as exc:
+            progress.close()
+            name = signal.Signals(received[0]).name if received else "a stop request"
+            print(
+                f"tlmsearch train: stopped by {name} at step {exc.step}/{train_cfg.steps}, checkpoint saved; "
+                f"resume with: {_resume_command(run_dir, args.runs_dir)}",
+                file=sys.stderr,
+            )
+            return 128 + (received[0] if received else signal.SIGINT)
+        except TrainingDiverged as exc:
+            progress.close()
+            summary.update(status="diverged", error=str(exc), step=exc.step)
+            rundir.write_json(run_dir / "summary.json", summary)
+            print(f"tlmsearch train: {exc} (run {run_dir})", file=sys.stderr)
+            return 1
     progress.close()
+    if not args.keep_checkpoint:
+        shutil.rmtree(checkpoint_dir, ignore_errors=True)
     metrics_path.write_text("".join(json.dumps(c) + "\n" for c in result.curve))  # whole curve, once
     summary.update(
         status="completed",
@@ -204,12 +267,13 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(summary, indent=2))
     else:
         m = result.metrics
+        kept = f"\n  checkpoint kept in {checkpoint_dir}" if args.keep_checkpoint else ""
         print(
             f"done: {run_dir}\n"
             f"  val_loss {m['val_loss']:.4f}  val_ppl {m['val_ppl']:.2f}  val_bpb {m['val_bpb']:.4f}  "
             f"train_loss {m['train_loss']:.4f}\n"
             f"  {int(m['steps'])} steps, {int(m['tokens']):,} tokens in {m['wall_s']:.1f}s "
             f"({m['tokens_per_s']:,.0f} tok/s, mfu {100 * m['mfu']:.1f}%), "
-            f"{int(m['params_total']):,} parameters ({int(m['params_mlp']):,} in MLPs)"
+            f"{int(m['params_total']):,} parameters ({int(m['params_mlp']):,} in MLPs){kept}"
         )
     return 0

@@ -3,8 +3,12 @@
 One line, rewritten in place on a terminal (printed every `interval` seconds and at each
 trial end otherwise):
 
-    search tiny-knots  1m05s | 5/8 ended: 3 complete, 1 stopped, 1 failed | 2 running
-        | best val_loss 5.4321 (cosine:start=1.5,end=0.5)      (all on one line)
+    search tiny-knots  1m05s | 5/8 ended: 3 complete, 1 stopped, 1 failed
+        | 2 running, at steps 20 and 40 of 60 | best val_loss 5.4321 (7a3c_00001 cosine:start=1.5,end=0.5)
+
+(all on one line). Trials are named as `tlmsearch status` and trials.jsonl name them: by trial
+id, followed by the baseline or the profile family. The steps of running trials are those of
+their latest evaluation (what Tune already hands the driver; nothing extra is reported).
 """
 
 from __future__ import annotations
@@ -29,26 +33,45 @@ def fmt_elapsed(seconds: float) -> str:
 
 
 def summary_line(
-    name: str, records: list[TrialRecord], total: int, running: int, elapsed: float, metric: str = "val_loss"
+    name: str,
+    records: list[TrialRecord],
+    total: int,
+    running: int,
+    elapsed: float,
+    metric: str = "val_loss",
+    *,
+    steps: list[int] | None = None,
+    max_steps: int = 0,
 ) -> str:
-    """The progress line for these ended records (pure, tested)."""
+    """The progress line for these ended records (pure, tested); `steps`: the latest evaluated
+    step of each running trial (of `max_steps`)."""
     counts = {s: sum(r.status == s for r in records) for s in ("complete", "stopped", "failed")}
     parts = [
         f"search {name}  {fmt_elapsed(elapsed)}",
         f"{len(records)}/{total} ended: {counts['complete']} complete, {counts['stopped']} stopped, "
         f"{counts['failed']} failed",
-        f"{running} running",
+        f"{running} running" + _at_steps(steps, max_steps),
     ]
     full = [r for r in records if r.finished(metric)]
     if full:
         best = min(full, key=lambda r: r.metric(metric))
-        parts.append(f"best {metric} {best.metric(metric):.4f} ({best.baseline or _short(best)})")
+        parts.append(f"best {metric} {best.metric(metric):.4f} ({trial_name(best)})")
     return " | ".join(parts)
 
 
-def _short(record: TrialRecord) -> str:
-    family = record.profile.get("family", "?")
-    return f"#{record.number} {family}" if record.number >= 0 else f"{family} seed {record.seed}"
+def trial_name(record: TrialRecord) -> str:
+    """The one name of a trial in every output: its id, then its baseline or profile family."""
+    what = record.baseline or record.profile.get("family", "?")
+    seed = f" seed {record.seed}" if record.kind in ("verify", "compare") else ""
+    return f"{record.trial_id} {what}{seed}"
+
+
+def _at_steps(steps: list[int] | None, max_steps: int) -> str:
+    if not steps:
+        return ""
+    shown = sorted(steps)
+    text = ", ".join(str(s) for s in shown[:-1]) + (" and " if len(shown) > 1 else "") + str(shown[-1])
+    return f", at step{'s' * (len(shown) > 1)} {text}" + (f" of {max_steps}" if max_steps else "")
 
 
 class ProgressView(Callback):
@@ -72,12 +95,14 @@ class ProgressView(Callback):
         self._t0 = time.time()
         self._last = 0.0
         self._records: list[TrialRecord] = []
+        self._steps: dict[str, int] = {}  # trial id -> latest evaluated step
+        self.max_steps = int(writer.cfg.train.steps) if hasattr(writer, "cfg") else 0
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in ("stream", "_records")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("stream", "_records", "_steps")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state, stream=None, _records=[], _t0=time.time())
+        self.__dict__.update(state, stream=None, _records=[], _t0=time.time(), _steps={})
 
     @property
     def out(self) -> IO[str]:
@@ -95,8 +120,12 @@ class ProgressView(Callback):
     def _print(self, trials: list, final: bool = False) -> None:
         if not ENABLED:
             return
-        running = sum(t.status == "RUNNING" for t in trials)
-        line = summary_line(self.name, self._records, self.total, running, time.time() - self._t0)
+        live = [t for t in trials if t.status == "RUNNING"]
+        steps = [self._steps[t.trial_id] for t in live if t.trial_id in self._steps]
+        line = summary_line(
+            self.name, self._records, self.total, len(live), time.time() - self._t0,
+            steps=steps, max_steps=getattr(self, "max_steps", 0),
+        )  # fmt: skip
         if self.tty and not final:
             self.out.write("\r\033[K" + line)
         else:
@@ -108,6 +137,10 @@ class ProgressView(Callback):
         interval = self.interval if self.interval is not None else (1.0 if self.tty else 30.0)
         if time.time() - self._last >= interval:
             self._print(trials)
+
+    def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
+        if isinstance(result.get("step"), int | float):
+            self._steps[trial.trial_id] = int(result["step"])
 
     def _ended(self, trials: list) -> None:
         fresh = [r for r in self.writer.written if r not in self._records]

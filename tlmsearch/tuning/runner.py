@@ -4,14 +4,26 @@ A run directory `<runs_dir>/<name>/` holds `search.yaml`, `environment.json`, th
 journal `optuna.log`, Ray Tune's experiment folder `tune/` and `trials.jsonl`. With
 `address`, the driver joins an existing Ray cluster; the run directory must then lie on
 storage every node can reach (a shared filesystem).
+
+A local Ray is this process's own: its trials keep their temporary folders in a scratch folder
+of this process (`TRIAL_TMP_ENV`, inherited by the workers), emptied after every `fit`, and at
+exit the process shuts Ray down and deletes the scratch folder and its Ray session folder, on
+every exit path that runs Python's exit handlers (normal end, error, Ctrl-C; SIGTERM is turned
+into Ctrl-C so Tune saves its state and stops the same way). Ray's and Optuna's own messages
+stay hidden unless `TLMSEARCH_VERBOSE=1` (the CLI's `--verbose`).
 """
 
 from __future__ import annotations
 
+import atexit
 import datetime as dt
 import logging
 import os
+import shutil
+import signal
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +39,7 @@ from tlmsearch.rundir.records import SEARCH_KINDS, read_records
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.search_config import SearchConfig, check_fair_objectives, check_sampler_scheduler
 from tlmsearch.spaces import load_space
-from tlmsearch.tuning.trainable import run_trial, trial_train_config
+from tlmsearch.tuning.trainable import TRIAL_TMP_ENV, run_trial, trial_train_config
 
 OBJECT_STORE_BYTES = 128 * 1024**2  # the trials exchange only small dicts
 
@@ -54,6 +66,8 @@ def quiet_ray() -> None:
     logging.getLogger("ray.tune.analysis.experiment_analysis").setLevel(logging.ERROR)
     # a local Ray keeps its default token authentication on; its notice saying so is noise here
     logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
+    if not verbose_ray():  # e.g. "Stop signal received ... Tuner.restore(...)": the tool says how to resume
+        logging.getLogger("ray.tune.tune").setLevel(logging.ERROR)
 
 
 def ensure_ray(address: str | None = None) -> None:
@@ -62,9 +76,10 @@ def ensure_ray(address: str | None = None) -> None:
     quiet_ray()
     import ray
 
+    verbose = verbose_ray()
     if ray.is_initialized():
         return
-    quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING, "include_dashboard": False}
+    quiet: dict[str, Any] = {"log_to_driver": verbose, "logging_level": logging.WARNING, "include_dashboard": False}
     if address:
         try:
             ray.init(address=address, **quiet)
@@ -73,10 +88,68 @@ def ensure_ray(address: str | None = None) -> None:
         return
     from tlmsearch.hardware import cpu_count
 
+    sweep_dead_scratch()
+    scratch = Path(tempfile.mkdtemp(prefix=f"tlmsearch-run-{os.getpid()}-"))
+    os.environ[TRIAL_TMP_ENV] = str(scratch)  # the workers of a local Ray inherit it
     # address="local": a fresh instance of our own, never some other Ray found on the machine
     ray.init(
         address="local", num_cpus=cpu_count(), num_gpus=_local_gpus(), object_store_memory=OBJECT_STORE_BYTES, **quiet
     )
+    node = ray._private.worker._global_node
+    session = Path(node.get_session_dir_path()) if node is not None else None
+    atexit.register(_clean_up, scratch, session)  # runs before Ray's own exit handler (registered earlier)
+    _sigterm_as_sigint()
+
+
+def verbose_ray() -> bool:
+    """Whether Ray's and Optuna's own messages should reach the user (`--verbose`)."""
+    return os.environ.get("TLMSEARCH_VERBOSE") == "1"
+
+
+def sweep_dead_scratch(parent: Path | None = None) -> list[Path]:
+    """Delete the scratch folders of drivers that no longer run (killed with SIGKILL, where no
+    exit handler runs); the pid in the folder's name says whose it is. Returns what it deleted."""
+    gone = []
+    for folder in Path(parent or tempfile.gettempdir()).glob("tlmsearch-run-*-*"):
+        pid = folder.name.split("-")[2]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+            gone.append(folder)
+        except PermissionError:  # alive, someone else's
+            continue
+    return gone
+
+
+def empty_scratch() -> None:
+    """Delete the trial folders left in this process's scratch folder (trials killed mid-run)."""
+    scratch = os.environ.get(TRIAL_TMP_ENV)
+    if scratch and Path(scratch).is_dir():
+        for child in Path(scratch).iterdir():
+            shutil.rmtree(child, ignore_errors=True)
+
+
+def _clean_up(scratch: Path, session: Path | None) -> None:
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+    shutil.rmtree(scratch, ignore_errors=True)
+    if session is None:
+        return
+    shutil.rmtree(session, ignore_errors=True)
+    latest = session.parent / "session_latest"
+    if latest.is_symlink() and os.readlink(latest) == str(session):
+        latest.unlink(missing_ok=True)
+
+
+def _sigterm_as_sigint() -> None:
+    """SIGTERM stops a search like Ctrl-C (state saved, exit handlers run) instead of killing it."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda signum, frame: os.kill(os.getpid(), signal.SIGINT))
 
 
 def _local_gpus() -> int:
@@ -273,7 +346,10 @@ def fit_trials(
     """
     _limit_pending(cfg)
     start = time.time()
-    tuner.fit()  # trial errors are in the records, not raised
+    try:
+        tuner.fit()  # trial errors are in the records, not raised
+    finally:
+        empty_scratch()
     out_of_time = cfg.time_budget_s and time.time() - start >= 0.95 * cfg.time_budget_s
     if ended() < expected and not out_of_time:
         hint = f"; resume with: tlmsearch resume {run_dir}" if resumable else ""
@@ -327,6 +403,8 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
             f"{run_dir} holds no search trials (only {', '.join(sorted(kinds))} runs), so there is no search "
             "to resume; an interrupted `tlmsearch compare` is re-run under a new --name"
         )
+    if sum(r.kind in SEARCH_KINDS for r in read_records(run_dir)) >= cfg.trials:
+        return load(run_dir)  # finished: every trial has its record; nothing to run, no Ray to start
     start_ray(cfg, address)
     _quiet_optuna()
     tune_path = run_dir / TUNE_DIR

@@ -21,6 +21,7 @@ retries (`max_failures`) stay reserved for infrastructure failures (a dead worke
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 import traceback
@@ -34,6 +35,7 @@ from tlmsearch.resolve import trial_shape
 from tlmsearch.search_config import OBJECTIVE_METRICS, SearchConfig
 
 CURVE_FILE = "curve.json"
+TRIAL_TMP_ENV = "TLMSEARCH_TRIAL_TMP"  # the driver's scratch folder for trial folders (see tuning.runner)
 
 
 def trial_train_config(cfg: SearchConfig, seed: int) -> TrainConfig:
@@ -60,7 +62,8 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
     config = config["item"] if "item" in config else config  # run_fixed's grid search
     train_cfg = trial_train_config(cfg, int(config.get("seed", cfg.seed)))
     torch.set_num_threads(train_cfg.threads)
-    work = Path(tempfile.mkdtemp(prefix="tlmsearch-trial-"))
+    scratch = os.environ.get(TRIAL_TMP_ENV, "")
+    work = Path(tempfile.mkdtemp(prefix="tlmsearch-trial-", dir=scratch if os.path.isdir(scratch) else None))
     curve: list[dict[str, float]] = []
     restored = tune.get_checkpoint()
     if restored is not None:

@@ -85,7 +85,7 @@ def test_config_with_preset_spec_and_flag_overrides(tmp_path: Path, capsys: pyte
 
 
 def test_resume_flag_continues_a_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert _train(tmp_path, "--name", "r", "--json") == 0
+    assert _train(tmp_path, "--name", "r", "--json", "--keep-checkpoint") == 0
     done = json.loads(capsys.readouterr().out)
     assert main(["train", "--name", "r", "--resume", "--runs-dir", str(tmp_path / "runs"), "--json"]) == 0
     again = json.loads(capsys.readouterr().out)

@@ -1,0 +1,55 @@
+"""`tlmsearch quickstart` end to end at reduced settings: search -> verify -> report, 6 layers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tlmsearch.presets import preset
+from tlmsearch.profiles import ProfileSpec, profile
+
+
+def test_cpu_xs_baselines_all_differ() -> None:
+    """At cpu-xs the baselines and a grouped profile are five different shapes of one budget."""
+    budget = preset("cpu-xs").budget()
+    texts = ["uniform", "cosine:start=1.5,end=0.5", "linear:start=1.5,end=0.5", "cosine:start=0.5,end=1.5"]
+    texts.append("groups:third=late")
+    shapes = set()
+    for text in texts:
+        spec = ProfileSpec.parse(text)
+        widths = profile(spec.family, budget, **spec.params)
+        assert sum(widths) == 6 * 192
+        shapes.add(tuple(widths))
+    assert len(shapes) == len(texts)
+
+
+@pytest.mark.slow
+def test_quickstart_runs_the_whole_loop(tmp_path: Path) -> None:
+    env = {**os.environ, "TLMSEARCH_CACHE": str(tmp_path / "cache")}
+    runs = tmp_path / "runs"
+    cmd = [sys.executable, "-m", "tlmsearch", "quickstart", "--trials", "5", "--steps", "9", "--seeds", "2"]
+    done = subprocess.run(
+        [*cmd, "--name", "q", "--runs-dir", str(runs), "--quiet"], env=env, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = runs / "q"
+    assert f"report: {run / 'report.html'}" in done.stdout and "done in " in done.stdout
+    records = [json.loads(line) for line in (run / "trials.jsonl").read_text().splitlines()]
+    kinds = [r["kind"] for r in records]
+    assert kinds.count("baseline") == 4 and kinds.count("sampled") == 1
+    verified = {
+        (r["profile"]["family"], json.dumps(r["profile"]["params"]), r["seed"])
+        for r in records
+        if r["kind"] == "verify"
+    }
+    assert {seed for *_, seed in verified} == {1, 2}  # two fresh seeds, never the search's seed 0
+    assert {("uniform", "{}"), ("cosine", '{"start": 1.5, "end": 0.5}')} <= {v[:2] for v in verified}
+    assert all(len(r["widths"]) == 6 for r in records)
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["verdicts"] and (run / "report.html").stat().st_size > 10_000 and (run / "summary.md").is_file()
+    assert summary["verdicts"][0]["headline"] in done.stdout

@@ -1,0 +1,112 @@
+"""`tlmsearch quickstart`: the whole loop in one command, small enough for a first look.
+
+search (the four baselines first, then sampled profiles, ASHA early stopping) -> verify (the
+best profile and the baselines re-trained with fresh seeds) -> report, on the embedded
+Shakespeare corpus with the `cpu-xs` shape (6 layers: enough depth for cosine, linear, grouped
+and expanding profiles to differ, small enough for a 2-core laptop). It calls the public
+Python API only (`tlmsearch.search`, `tlmsearch.verify`, `tlmsearch.write_report`), so it is
+also the shortest worked example of that API.
+
+The numbers are short-trial numbers on a small model: the verdict's interval is wide and the
+README says so; the real job is `tlmsearch search ... --preset cpu-s` (see the README).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import time
+from typing import TYPE_CHECKING
+
+from tlmsearch.errors import UserError
+
+if TYPE_CHECKING:
+    from tlmsearch.search_config import SearchConfig
+
+HELP = "run the whole loop (search with baselines, verify, report) on a small model in minutes"
+DESCRIPTION = """\
+Run search -> verify -> report end to end on the embedded corpus with a small 6-layer model,
+and print where the report is. About five minutes on a quiet 2-core machine with the defaults
+(see the README, "First five minutes"); every stage's own progress line shows while it runs.
+
+examples:
+  tlmsearch quickstart
+  tlmsearch quickstart --arch titans --trials 12 --steps 200
+  tlmsearch quickstart --name first --runs-dir /tmp/runs
+"""
+
+DEFAULTS = {"trials": 8, "steps": 120, "seeds": 2, "top_k": 1}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--arch", default="transformer", help="architecture (default: transformer)")
+    p.add_argument("--preset", default="cpu-xs", help="model shape preset (default: cpu-xs, 6 layers)")
+    p.add_argument("--corpus", default="shakespeare", help="corpus (default: shakespeare, embedded)")
+    p.add_argument(
+        "--trials", type=int, default=DEFAULTS["trials"], help="search trials, the 4 baselines included (default: 8)"
+    )
+    p.add_argument("--steps", type=int, default=DEFAULTS["steps"], help="training steps per trial (default: 120)")
+    p.add_argument("--seeds", type=int, default=DEFAULTS["seeds"], help="fresh seeds per verified profile (default: 2)")
+    p.add_argument("--top-k", type=int, default=DEFAULTS["top_k"], help="search profiles to verify (default: 1)")
+    p.add_argument("--name", help="run name (default: quickstart-<date>-<time>)")
+    p.add_argument("--runs-dir", default="runs", help="parent folder of run directories (default: runs)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+
+
+def quickstart_config(args: argparse.Namespace) -> SearchConfig:
+    """The SearchConfig of the quickstart's search (evaluations every third of the steps)."""
+    from tlmsearch.config import DataConfig, TrainConfig
+    from tlmsearch.search_config import SearchConfig
+
+    if args.trials < 4 or args.steps < 3:
+        raise UserError(f"--trials={args.trials} must be >= 4 (the baselines) and --steps={args.steps} >= 3")
+    name = args.name or f"quickstart-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    third = max(1, args.steps // 3)
+    return SearchConfig(
+        name=name,
+        runs_dir=args.runs_dir,
+        arch=args.arch,
+        preset=args.preset,
+        space="knots",
+        sampler="tpe",
+        scheduler="asha",
+        trials=args.trials,
+        grace_steps=third,
+        cpus_per_trial=1,
+        train=TrainConfig(steps=args.steps, eval_interval=third, warmup_steps=min(20, third), eval_windows=16),
+        data=DataConfig(corpus=args.corpus),
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import tlmsearch
+
+    if args.seeds < 2 or args.top_k < 1:
+        raise UserError(f"--seeds={args.seeds} must be >= 2 (an interval needs two) and --top-k={args.top_k} >= 1")
+    cfg = quickstart_config(args)
+    start = time.monotonic()
+    print(
+        f"quickstart: search {cfg.trials} trials of {cfg.train.steps} steps ({cfg.arch}, preset {cfg.preset}, "
+        f"corpus {cfg.data.corpus}), then verify the best {args.top_k} and the baselines with {args.seeds} "
+        f"seeds, then the report; about 5 minutes on a quiet 2-core machine",
+        flush=True,
+    )
+    study = tlmsearch.search(cfg, progress=not args.quiet)
+    searched = time.monotonic()
+    result = tlmsearch.verify(study.run_dir, top_k=args.top_k, seeds=args.seeds, progress=not args.quiet)
+    verified = time.monotonic()
+    paths = tlmsearch.write_report(study.run_dir)
+    for v in result.verdicts:
+        print(f"{v.group}: {v.headline}")
+    if not result.verdicts:
+        print("no verdict: no finished cosine re-evaluation (see trials.jsonl for failures)")
+    print(
+        f"done in {time.monotonic() - start:.0f}s (search {searched - start:.0f}s, verify {verified - searched:.0f}s)\n"
+        f"report: {paths['html']}\n"
+        f"        {paths['markdown']}\n"
+        f"next: tlmsearch status {study.run_dir} | tlmsearch export {study.run_dir} --format native"
+    )
+    return 0
+
+
+__all__ = ["add_arguments", "quickstart_config", "run"]
