@@ -7,6 +7,8 @@ from torch import nn
 
 from tlmsearch.architectures import architecture, import_object
 from tlmsearch.config import ModelConfig
+from tlmsearch.errors import ConfigError
+from tlmsearch.models.keyed_init import keyed_reinit
 
 
 def model_class(arch: str) -> type[nn.Module]:
@@ -17,15 +19,34 @@ def model_class(arch: str) -> type[nn.Module]:
     return cls
 
 
-def build_model(cfg: ModelConfig, *, seed: int | None = None) -> nn.Module:
-    """Build the model `cfg` describes (on CPU, float32). With `seed`, initialise under
-    `torch.manual_seed(seed)` without disturbing the global RNG state afterwards."""
+INIT_MODES = ("keyed", "stream")
+
+
+def build_model(cfg: ModelConfig, *, seed: int | None = None, init: str = "keyed") -> nn.Module:
+    """Build the model `cfg` describes (on CPU, float32), initialised from `seed` without
+    disturbing the global RNG state; with `seed=None`, from the global RNG (the old stream).
+
+    `init` says how `seed` becomes weights (the distributions are the same either way):
+    - "keyed" (default): common random numbers. Every tensor is drawn from generators keyed
+      by (seed, its name, the position), so at one seed the profiles of a budget share every
+      tensor of equal shape and the MLP matrices agree on their common hidden units; paired
+      comparisons between profiles then carry much less initialisation noise
+      (`tlmsearch.models.keyed_init`).
+    - "stream": one stream seeded by `seed` and consumed in module order (the behaviour before
+      keyed init; profiles of different widths share only the tensors drawn before the first
+      MLP).
+    """
+    if init not in INIT_MODES:
+        raise ConfigError(f"init={init!r} is not an init mode; allowed: {', '.join(INIT_MODES)}")
     cls = model_class(cfg.arch)
     if seed is None:
         return cls(cfg)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        return cls(cfg)
+        model = cls(cfg)
+    if init == "keyed":
+        keyed_reinit(model, seed)
+    return model
 
 
 def mlp_hidden_sizes(model: nn.Module) -> tuple[int, ...]:
