@@ -167,7 +167,13 @@ def check_choice(name: str, value: object, allowed: Collection[object]) -> None:
 
 
 def check_positive(name: str, value: float, *, allow_zero: bool = False) -> None:
-    """`value` > 0 (or >= 0) and finite: NaN fails every comparison, so it is refused by name."""
+    """`value` > 0 (or >= 0) and finite: NaN fails every comparison, so it is refused by name.
+
+    A value of the wrong type (`--model n_layers=abc` reads as a string) is refused here too,
+    before a comparison with it raises a TypeError.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{name}={value!r} must be a number {'>= 0' if allow_zero else '> 0'}")
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(f"{name}={value!r} must be a finite number {'>= 0' if allow_zero else '> 0'}")
     if allow_zero and value < 0:

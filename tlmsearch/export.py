@@ -20,6 +20,7 @@ from tlmsearch.config import ModelConfig
 from tlmsearch.errors import UserError
 from tlmsearch.export_formats import FORMATS, ExportInput, Format, decode, get_format, make_divisible
 from tlmsearch.rundir.layout import EXPORT_DIR
+from tlmsearch.validate import confined, writable_dir
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished
 from tlmsearch.rundir.study import Study, load
 
@@ -156,6 +157,11 @@ def export_run(
     ex = export(model, fmt, train=train.to_dict(), data=cfg.data.to_dict(), source=source, divisor=divisor)
     path = None
     if write:
-        out = Path(out_dir) if out_dir else Path(study.run_dir) / EXPORT_DIR / f"{rec.trial_id}-{fmt}"
+        # a trial id comes from a record, which a damaged or crafted file could set to ../../..
+        out = (
+            writable_dir(out_dir, "--out")
+            if out_dir
+            else confined(study.run_dir, EXPORT_DIR, f"{rec.trial_id}-{fmt}")
+        )
         path = ex.write(out)
     return ex, path, why

@@ -43,6 +43,7 @@ from tlmsearch.errors import ConfigError
 from tlmsearch.hardware import matmul_peak, resolve_device, thread_count, torch_dtype
 from tlmsearch.models import build_model, count_params, flops_per_token
 from tlmsearch.models.build import weight_decay_split
+from tlmsearch.validate import check_training_fits
 
 Report = Callable[[int, dict[str, float]], None]
 CHECKPOINT_FILE = "checkpoint.pt"
@@ -147,6 +148,7 @@ class _Run:
         self.device = resolve_device(cfg.device)
         self.data = prepare(data_cfg)
         self.model_cfg = _with_vocab(model_cfg, self.data)
+        check_training_fits(self.model_cfg, cfg)  # one line with the estimate, not the allocator's error
         T = self.model_cfg.seq_len
 
         torch.manual_seed(cfg.seed)

@@ -146,7 +146,10 @@ class Progress:
 def run(args: argparse.Namespace) -> int:
     from tlmsearch import rundir  # run-directory writers: not needed for --help
 
+    from tlmsearch.validate import check_training_fits
+
     model_cfg, train_cfg, data_cfg, meta = resolve_configs(args)
+    check_training_fits(model_cfg, train_cfg)  # refuse with the estimate before any directory or data
     runs_dir = Path(args.runs_dir)
     if args.resume:
         if not args.name:

@@ -28,6 +28,7 @@ from tlmsearch.rundir.study import Study, load
 from tlmsearch.search_config import SearchConfig
 from tlmsearch.spaces import load_space
 from tlmsearch.tuning.trainable import run_trial, trial_train_config
+from tlmsearch.validate import check_training_fits, writable_dir
 
 OBJECT_STORE_BYTES = 128 * 1024**2  # the trials exchange only small dicts
 
@@ -113,8 +114,11 @@ def resolve(cfg: SearchConfig) -> SearchConfig:
         lo, hi, _ = sweep_widths(cfg)
         budget_for(cfg, lo), budget_for(cfg, hi)
     budget_for(cfg)  # raises for an infeasible budget
-    for text in cfg.baselines:
-        trial_shape(cfg, ProfileSpec.parse(text))
+    for text in cfg.baselines or ("uniform",):
+        check_training_fits(trial_shape(cfg, ProfileSpec.parse(text))[2], cfg.train)
+    if cfg.base_widths:  # the widest budget of a sweep
+        check_training_fits(trial_shape(cfg, ProfileSpec.parse("uniform"), sweep_widths(cfg)[1])[2], cfg.train)
+    writable_dir(cfg.runs_dir, "runs_dir")  # a file or unwritable place: refused before Ray starts
     if not cfg.name:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         cfg = cfg.replace(name=f"{cfg.arch}-{space.name}-{cfg.sampler}-{stamp}")
