@@ -20,9 +20,9 @@ from tlmsearch.config import ModelConfig
 from tlmsearch.errors import UserError
 from tlmsearch.export_formats import FORMATS, ExportInput, Format, decode, get_format, make_divisible
 from tlmsearch.rundir.layout import EXPORT_DIR
-from tlmsearch.validate import confined, writable_dir
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished
 from tlmsearch.rundir.study import Study, load
+from tlmsearch.validate import confined, writable_dir
 
 __all__ = ["FORMATS", "Export", "Format", "decode", "export", "export_run", "make_divisible", "pick_trial"]
 
@@ -159,9 +159,7 @@ def export_run(
     if write:
         # a trial id comes from a record, which a damaged or crafted file could set to ../../..
         out = (
-            writable_dir(out_dir, "--out")
-            if out_dir
-            else confined(study.run_dir, EXPORT_DIR, f"{rec.trial_id}-{fmt}")
+            writable_dir(out_dir, "--out") if out_dir else confined(study.run_dir, EXPORT_DIR, f"{rec.trial_id}-{fmt}")
         )
         path = ex.write(out)
     return ex, path, why

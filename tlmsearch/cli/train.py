@@ -145,7 +145,6 @@ class Progress:
 
 def run(args: argparse.Namespace) -> int:
     from tlmsearch import rundir  # run-directory writers: not needed for --help
-
     from tlmsearch.validate import check_training_fits
 
     model_cfg, train_cfg, data_cfg, meta = resolve_configs(args)
