@@ -334,6 +334,8 @@ class _Run:
             state = torch.load(path, map_location=self.device, weights_only=True)
         except Exception as exc:
             raise ConfigError(f"cannot read checkpoint {path}: {exc}") from None
+        if not isinstance(state, dict):  # e.g. a list saved by something else under this name
+            raise ConfigError(f"checkpoint {path} holds a {type(state).__name__}, not a tlmsearch checkpoint")
         if state.get("version") != _CHECKPOINT_VERSION:
             raise ConfigError(f"checkpoint {path} has format {state.get('version')}, expected {_CHECKPOINT_VERSION}")
         _check_same_configs(state["configs"], self._configs(), path)
