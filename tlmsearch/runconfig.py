@@ -27,6 +27,7 @@ from tlmsearch.errors import ConfigError
 from tlmsearch.presets import Preset
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import resolve_model
+from tlmsearch.validate import load_yaml, read_text
 
 SECTIONS: tuple[str, ...] = ("model", "train", "data", "meta")
 _SPEC_FIELDS: tuple[str, ...] = ("preset", "arch", "family", "base_width")
@@ -130,8 +131,6 @@ class RunConfig(Config):
     @classmethod
     def load(cls, path: str | Path) -> Self:
         """Read a YAML (or `.json`) file; errors name the file and stay on one line."""
-        from tlmsearch.validate import load_yaml, read_text
-
         path = Path(path)
         text = read_text(path, "config file")  # one line for a directory, binary or non-UTF-8 file
         if path.suffix == ".json":

@@ -34,6 +34,7 @@ from tlmsearch.cli._config_args import (
 from tlmsearch.config import ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.runconfig import ModelSpec, RunConfig
+from tlmsearch.validate import check_training_fits
 
 HELP = "train one model on real text and record its metrics in runs/<name>/"
 DESCRIPTION = """\
@@ -145,7 +146,6 @@ class Progress:
 
 def run(args: argparse.Namespace) -> int:
     from tlmsearch import rundir  # run-directory writers: not needed for --help
-    from tlmsearch.validate import check_training_fits
 
     model_cfg, train_cfg, data_cfg, meta = resolve_configs(args)
     check_training_fits(model_cfg, train_cfg)  # refuse with the estimate before any directory or data
