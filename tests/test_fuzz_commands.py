@@ -67,6 +67,9 @@ CASES: list[tuple[str, Callable[[SimpleNamespace], list[str]], str]] = [
     ("train --config 5000-deep YAML", lambda p: ["train", "--config", f"{p.tmp}/deep.yaml", "--runs-dir", p.runs], "deep"),
     ("train --model n_layers=abc", lambda p: ["train", "--model", "n_layers=abc", "--runs-dir", p.runs, *SMALL], "n_layers"),
     ("train --name 'x\\n'", lambda p: ["train", "--name", "x\n", "--runs-dir", p.runs, *SMALL], "run name"),
+    ("train --cache-dir FILE", lambda p: ["train", "--cache-dir", p.file, "--runs-dir", p.runs, *SMALL], "cache_dir"),
+    ("search --cache-dir FILE", lambda p: ["search", "--cache-dir", p.file, "--runs-dir", p.runs, *SMALL], "cache_dir"),
+    ("compare --cache-dir FILE", lambda p: ["compare", "--families", "uniform", "--cache-dir", p.file, "--name", "c", "--runs-dir", p.runs, *SMALL], "cache_dir"),
     ("train --runs-dir FILE", lambda p: ["train", "--runs-dir", p.file, *SMALL], "runs_dir"),
     ("train --base-width 1e9", lambda p: ["train", "--base-width", "1000000000", "--runs-dir", p.runs, *SMALL], "memory"),
     ("train --batch-size 1e8", lambda p: ["train", "--batch-size", "100000000", "--runs-dir", p.runs, "--preset", "tiny"], "batch_size"),
@@ -92,13 +95,14 @@ CASES: list[tuple[str, Callable[[SimpleNamespace], list[str]], str]] = [
 @pytest.mark.parametrize("case", [c[0] for c in CASES])
 def test_bad_command_input_is_one_line(case: str, place: SimpleNamespace, capsys: pytest.CaptureFixture[str]) -> None:
     _, build, words = next(c for c in CASES if c[0] == case)
+    ray_before = ray_started()  # an earlier test in this process may have left Ray running
     code, _, err = run_cli(capsys, *build(place))
     assert code == 2, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err
     assert words in lines[0], lines[0]
     assert list(place.runs_path.iterdir()) == [], "a refused command left a run directory behind"
-    assert not ray_started()
+    assert ray_before or not ray_started(), "Ray was started for input that was refused"
 
 
 def test_refused_compare_can_be_retried_with_the_same_name(
@@ -208,3 +212,29 @@ def test_a_search_where_every_trial_failed_exits_with_the_documented_code(capsys
     assert exit_status(study(failed=3, complete=1)) == 0
     assert exit_status(study(failed=3, stopped=1)) == 0
     assert exit_status(study()) == 0  # nothing ran (e.g. a time budget of 0): not a failure of trials
+
+
+FAILING_SPACE = '''
+"""A space whose every profile is one the budget cannot hold, so every trial raises in training."""
+from tlmsearch.profiles import ProfileSpec
+
+NAME = "always-fails"
+
+
+def sample(trial, n_layers):
+    trial.suggest_float("x", 0.0, 1.0)
+    return ProfileSpec(family="free", params={"l0": 0.0, "l1": 0.0})  # 2 logits for 4 layers
+'''
+
+
+@pytest.mark.slow
+def test_a_real_search_where_every_trial_fails_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    space = tmp_path / "failing.py"
+    space.write_text(FAILING_SPACE)
+    code, _, err = run_cli(
+        capsys, "search", "--space", str(space), "--no-baselines", "--trials", "2", "--name", "allfail",
+        "--runs-dir", str(tmp_path), "--preset", "tiny", "--model", "n_layers=4", "--steps", "4",
+        "--eval-windows", "2", "--batch-size", "2", "--scheduler", "none", "--quiet",
+    )  # fmt: skip
+    assert code == EXIT_ALL_FAILED, err
+    assert "all 2 trials failed" in err

@@ -34,7 +34,7 @@ from tlmsearch.cli._config_args import (
 from tlmsearch.config import ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.runconfig import ModelSpec, RunConfig
-from tlmsearch.validate import check_training_fits
+from tlmsearch.validate import check_training_fits, writable_dir
 
 HELP = "train one model on real text and record its metrics in runs/<name>/"
 DESCRIPTION = """\
@@ -149,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
 
     model_cfg, train_cfg, data_cfg, meta = resolve_configs(args)
     check_training_fits(model_cfg, train_cfg)  # refuse with the estimate before any directory or data
+    writable_dir(data_cfg.cache_path(), "cache_dir")
     runs_dir = Path(args.runs_dir)
     if args.resume:
         if not args.name:

@@ -119,6 +119,7 @@ def resolve(cfg: SearchConfig) -> SearchConfig:
     if cfg.base_widths:  # the widest budget of a sweep
         check_training_fits(trial_shape(cfg, ProfileSpec.parse("uniform"), sweep_widths(cfg)[1])[2], cfg.train)
     writable_dir(cfg.runs_dir, "runs_dir")  # a file or unwritable place: refused before Ray starts
+    writable_dir(cfg.data.cache_path(), "cache_dir")
     if not cfg.name:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         cfg = cfg.replace(name=f"{cfg.arch}-{space.name}-{cfg.sampler}-{stamp}")
