@@ -22,7 +22,7 @@ from typing import Any, Self, TypeVar, Union, get_args, get_origin
 from tlmsearch.architectures import ARCHITECTURE_NAMES as ARCHITECTURE_NAMES
 from tlmsearch.architectures import architecture
 from tlmsearch.errors import ConfigError
-from tlmsearch.validate import MAX_SEED, check_int, load_yaml, read_text
+from tlmsearch.validate import MAX_LAYERS, MAX_SEED, MAX_WIDTH, check_int, load_yaml, read_text
 
 C = TypeVar("C", bound="Config")
 
@@ -252,6 +252,16 @@ class ArchOptions(Config):
                 raise ConfigError(f"options.cms_shares={self.cms_shares} must sum to 1")
 
 
+# ModelConfig's integer fields and their upper bounds (the lower bound is 1)
+MODEL_INT_BOUNDS: dict[str, int] = {
+    "d_model": MAX_WIDTH,
+    "n_layers": MAX_LAYERS,
+    "n_heads": MAX_WIDTH,
+    "seq_len": 2**24,
+    "vocab_size": 2**24,
+}
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ModelConfig(Config):
     """One concrete model: architecture family, shape, and the per-layer MLP widths."""
@@ -271,8 +281,10 @@ class ModelConfig(Config):
 
     def __post_init__(self) -> None:
         spec = architecture(self.arch)  # a ConfigError naming the registered families
-        for name in ("d_model", "n_layers", "n_heads", "seq_len", "vocab_size"):
-            check_positive(name, getattr(self, name))
+        # integers with bounds far above any model one machine trains, so that a typo (seq_len
+        # 1e8, 1e5 layers) is one line here; memory is checked by `validate.check_training_fits`
+        for name, high in MODEL_INT_BOUNDS.items():
+            check_int(name, getattr(self, name), 1, high)
         if self.d_model % self.n_heads:
             raise ConfigError(
                 f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; "
