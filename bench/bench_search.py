@@ -1,7 +1,7 @@
 """Search-engine figures: wall time and per-trial overhead of a CI-sized search, and the
 speed-up of 2 concurrent Ray trials over the same trials run one at a time.
 
-A. The CI-sized search of tests/test_search.py (tiny model d32 L4, pydoc text, 8 trials of 30
+A. The CI-sized search of tests/integration/test_search.py (tiny model d32 L4, pydoc text, 8 trials of 30
    steps, TPE + ASHA, 2 CPUs): total wall time including Ray's start-up, and for each trial
    the driver-measured wall time minus the trainer's own elapsed time (the overhead: actor
    start or reuse, data mapping, model build, checkpoint copies, reports, records).

@@ -47,6 +47,10 @@ _EXPORTS: dict[str, str] = {
     "Study": "tlmsearch.api",
     "verify": "tlmsearch.tuning.verify",
     "compare": "tlmsearch.api",
+    "study": "tlmsearch.api",
+    "resume_study": "tlmsearch.api",
+    "StudyResult": "tlmsearch.api",
+    "StudyConfig": "tlmsearch.study_config",
     "write_report": "tlmsearch.report",
     "export_run": "tlmsearch.export",
 }
@@ -68,7 +72,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tlmsearch.api import Study, compare, load, resume, search  # noqa: F401
+    from tlmsearch.api import Study, StudyResult, compare, load, resume, resume_study, search, study  # noqa: F401
     from tlmsearch.config import ArchOptions, Config, DataConfig, ModelConfig, TrainConfig  # noqa: F401
     from tlmsearch.errors import ConfigError, DataError, UserError  # noqa: F401
     from tlmsearch.export import export_run  # noqa: F401
@@ -77,5 +81,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, profile, project_to_budget, shape_stats  # noqa: F401
     from tlmsearch.report import write_report  # noqa: F401
     from tlmsearch.search_config import SearchConfig  # noqa: F401
+    from tlmsearch.study_config import StudyConfig  # noqa: F401
     from tlmsearch.trainer import TrainingDiverged, TrainResult, train  # noqa: F401
     from tlmsearch.tuning.verify import verify  # noqa: F401

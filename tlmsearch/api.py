@@ -10,6 +10,7 @@ never import each other.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,11 @@ from tlmsearch.export import Export, export_run
 from tlmsearch.report import write_report
 from tlmsearch.rundir.records import EVAL_KINDS, read_records
 from tlmsearch.search_config import SearchConfig
+from tlmsearch.study_config import StudyConfig
+from tlmsearch.study_files import set_phase
+from tlmsearch.study_report import study_summary, write_study_report
 from tlmsearch.tuning import runner
+from tlmsearch.tuning import study as study_runner
 from tlmsearch.tuning.compare import CompareResult
 from tlmsearch.tuning.compare import compare as train_and_compare
 from tlmsearch.tuning.verify import VerifyResult
@@ -138,4 +143,41 @@ def compare(
     return result
 
 
-__all__ = ["Study", "compare", "load", "resume", "search"]
+@dataclass(frozen=True)
+class StudyResult:
+    """A finished (or resumed) cross-architecture study: its directory and its summary
+    (what `summary.json` holds: verdicts, cross-architecture table, transfer matrix, answer)."""
+
+    run_dir: Path
+    summary: dict[str, Any]
+
+
+def study(
+    cfg: StudyConfig | None = None, *, address: str | None = None, progress: bool = True, **fields: Any
+) -> StudyResult:
+    """Run a cross-architecture study (`tlmsearch.tuning.study`): per architecture a search and
+    a verification with planned seeds, then the transfer check and the study report.
+
+    `cfg` or `StudyConfig` fields as keywords, e.g. `tlmsearch.study(archs=("transformer",
+    "titans"), preset="cpu-s", trials=16)`. Interrupted studies continue with `resume_study`.
+    """
+    cfg = cfg.replace(**fields) if cfg is not None else StudyConfig.from_dict(fields)
+    return _finish_study(study_runner.start_study(cfg, address=address, progress=progress), progress)
+
+
+def resume_study(run_dir: str | Path, *, address: str | None = None, progress: bool = True) -> StudyResult:
+    """Continue an interrupted study without training any finished trial again."""
+    return _finish_study(study_runner.run_phases(run_dir, address=address, progress=progress), progress)
+
+
+def _finish_study(run_dir: Path, progress: bool) -> StudyResult:
+    """The study's last phase: its report (report.html, summary.json, summary.md)."""
+    set_phase(run_dir, "report", "running")
+    paths = write_study_report(run_dir)
+    set_phase(run_dir, "report", "done")
+    if progress:
+        print(f"study: wrote {paths['html']}", flush=True)
+    return StudyResult(run_dir, study_summary(run_dir))
+
+
+__all__ = ["Study", "StudyResult", "compare", "load", "resume", "resume_study", "search", "study"]

@@ -209,16 +209,25 @@ class ArchOptions(Config):
     # titans: "mag" (memory as a gate) or "mal" (memory as a layer)
     titans_variant: str = "mag"
     n_persistent: int = 4  # titans: learned persistent tokens prepended in every layer
-    window: int = 0  # titans: sliding attention window in tokens; 0 = full causal
+    # titans: sliding attention window in tokens (each query sees itself and the window - 1
+    # positions before it, plus the persistent tokens); 0 = full causal; -1 = auto, seq_len // 4
+    # [OURS] (see ModelConfig.attention_window)
+    window: int = -1
     mem_heads: int = 0  # titans: memory heads, each an MLP over d_model/mem_heads channels; 0 = n_heads
     mem_expansion: int = 2  # titans: memory MLP hidden = mem_expansion * (d_model / mem_heads)
     mem_chunk: int = 16  # titans: tokens per parallel memory update
-    mem_theta_max: float = 0.1  # titans: upper bound of the inner learning rate
+    mem_theta_max: float = 0.03  # titans: upper bound of the inner learning rate (measured choice [OURS])
     mem_max_grad_norm: float = 1.0  # titans: clip each token's inner gradient to this norm; 0 = no clipping
+    # titans: values L2-normalised and each token's inner gradient divided by 1 + its Gauss-Newton
+    # curvature (normalised-LMS step) [OURS]
+    mem_normalized_update: bool = True
     cms_levels: int = 2  # hope_attention: number of CMS levels, fastest first
     cms_periods: tuple[int, ...] = (16, 0)  # hope_attention: update period per level; 0 = never
     cms_shares: tuple[float, ...] = ()  # hope_attention: share of f_l per level; () = equal
     cms_max_grad_norm: float = 1.0  # hope_attention: clip each token's fast-level gradient norm; 0 = off
+    # hope_attention: fast-level keys RMS-normalised, values L2-normalised, and each token's gradient
+    # divided by 1 + its Gauss-Newton curvature (normalised-LMS step) [OURS]
+    cms_normalized_update: bool = True
     # titans, hope_attention: recompute the test-time-learning scans during backward instead of
     # keeping every chunk's weights ("auto": on CUDA only; saves most activation memory at GPU scale)
     recompute_memory: str = "auto"
@@ -227,7 +236,8 @@ class ArchOptions(Config):
         check_choice("options.gate", self.gate, ("elementwise", "headwise"))
         check_choice("options.titans_variant", self.titans_variant, ("mag", "mal"))
         check_positive("options.n_persistent", self.n_persistent, allow_zero=True)
-        check_positive("options.window", self.window, allow_zero=True)
+        if self.window < -1:
+            raise ConfigError(f"options.window={self.window} must be -1 (auto), 0 (full causal) or a positive length")
         check_positive("options.mem_heads", self.mem_heads, allow_zero=True)
         check_positive("options.mem_expansion", self.mem_expansion)
         check_positive("options.mem_chunk", self.mem_chunk)
@@ -304,6 +314,14 @@ class ModelConfig(Config):
         check_positive("rope_theta", self.rope_theta)
         check_positive("norm_eps", self.norm_eps)
         spec.validate(self)  # the architecture's own checks (tlmsearch.models.<arch>_spec)
+
+    def attention_window(self) -> int:
+        """Titans' resolved attention window: `options.window`, or seq_len // 4 (at least 1) when
+        it is -1 (auto) [OURS: a quarter of the sequence leaves the long range to the memory,
+        as MAG intends; the Titans paper's text gives no window size for its language models];
+        0 = full causal."""
+        w = self.options.window
+        return max(1, self.seq_len // 4) if w == -1 else w
 
     @property
     def head_dim(self) -> int:

@@ -73,7 +73,9 @@ def search_preset(cfg: SearchConfig) -> Preset:
 
 
 def sweep_widths(cfg: SearchConfig) -> tuple[int, int, int]:
-    """(low, high, step) of the base widths a budget sweep samples, snapped to `multiple_of`."""
+    """(low, high, step) of the base widths a budget sweep samples: at most `budget_levels`
+    widths evenly spaced from low, on multiples of `multiple_of` (the last one may fall short
+    of high when the spacing has to round up)."""
     m = search_preset(cfg).multiple_of
     low, high = cfg.base_widths
     lo, hi = -(-low // m) * m, (high // m) * m
@@ -81,7 +83,17 @@ def sweep_widths(cfg: SearchConfig) -> tuple[int, int, int]:
         raise ConfigError(
             f"base_widths={list(cfg.base_widths)} holds fewer than two multiples of {m} (the preset's multiple_of)"
         )
-    return lo, hi, m
+    gaps = cfg.budget_levels - 1
+    step = max(m, -(-(hi - lo) // (gaps * m)) * m)  # rounded up: never more than budget_levels widths
+    return lo, lo + (hi - lo) // step * step, step
+
+
+def sweep_levels(cfg: SearchConfig) -> tuple[int, ...]:
+    """Every base width of a budget sweep (empty for a fixed budget)."""
+    if not cfg.base_widths:
+        return ()
+    lo, hi, step = sweep_widths(cfg)
+    return tuple(range(lo, hi + 1, step))
 
 
 def default_base_width(cfg: SearchConfig) -> int:

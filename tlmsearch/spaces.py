@@ -10,8 +10,8 @@ A space is a Python module (built in under `search_spaces/`, or a user's `.py` f
 
 `encode` returns the parameters that make `sample` reproduce `spec` exactly (so a search can
 seed known baselines such as cosine 1.5 -> 0.5 into the sampler), or None when the space cannot
-express it. Only this module and the search engine know about spaces; Optuna is never
-imported here.
+express it. Only this module and the search engine know about spaces; Optuna is imported
+here only by `prior_fractions`, lazily, to draw from its `RandomSampler`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from types import ModuleType
 from typing import Any
 
 from tlmsearch.errors import ConfigError
-from tlmsearch.profiles import ProfileSpec
+from tlmsearch.profiles import Budget, ProfileSpec
+
+SHAPES: tuple[str, ...] = ("non-increasing", "non-decreasing", "non-monotone")
 
 
 @dataclass(frozen=True)
@@ -89,3 +91,70 @@ def _from_module(module: ModuleType, *, default_name: str, source: str) -> Searc
         _encode=getattr(module, "encode", None),
         source=source,
     )
+
+
+def monotonicity(widths: tuple[int, ...] | list[int]) -> str:
+    """The shape class of integer widths: non-increasing, non-decreasing or non-monotone; a
+    constant profile (both monotone kinds at once) is its own class, "constant"."""
+    steps = [b - a for a, b in zip(widths, widths[1:], strict=False)]
+    if all(d == 0 for d in steps):
+        return "constant"
+    if all(d <= 0 for d in steps):
+        return "non-increasing"
+    if all(d >= 0 for d in steps):
+        return "non-decreasing"
+    return "non-monotone"
+
+
+def prior_fractions(space: SearchSpace, budget: Budget, n: int = 10_000, seed: int = 0) -> dict[str, float]:
+    """How the space's prior spreads over shapes: the fraction of `n` profiles, drawn with
+    Optuna's `RandomSampler` (seeded) and projected onto `budget`, that are non-increasing,
+    non-decreasing, non-monotone or constant (integer widths, as trained).
+
+    A search's first trials (TPE's and GP's start-up, all of random search) come from this
+    prior, so a space that puts almost nothing on monotone tapers cannot test the taper.
+    Each parameter is drawn by `RandomSampler.sample_independent`, exactly as a random
+    search draws it, without the cost of a study per draw.
+    """
+    import optuna
+
+    if n < 1:
+        raise ConfigError(f"prior_fractions: n={n} must be >= 1")
+    trial = _PriorTrial(optuna.samplers.RandomSampler(seed=seed))
+    counts = dict.fromkeys((*SHAPES, "constant"), 0)
+    for _ in range(n):
+        trial.params = {}
+        counts[monotonicity(space.sample(trial, budget.n_layers).widths(budget))] += 1
+    return {k: v / n for k, v in counts.items()}
+
+
+class _PriorTrial:
+    """The part of Optuna's trial API a space uses, answered by a sampler's independent draws."""
+
+    def __init__(self, sampler: Any) -> None:
+        self.sampler = sampler
+        self.params: dict[str, Any] = {}
+        self.user_attrs: dict[str, Any] = {}
+        self.number = 0
+
+    def _draw(self, name: str, distribution: Any) -> Any:
+        if name not in self.params:
+            self.params[name] = self.sampler.sample_independent(None, None, name, distribution)
+        return self.params[name]
+
+    def suggest_float(
+        self, name: str, low: float, high: float, *, step: float | None = None, log: bool = False
+    ) -> float:
+        from optuna.distributions import FloatDistribution
+
+        return float(self._draw(name, FloatDistribution(low, high, step=step, log=log)))
+
+    def suggest_int(self, name: str, low: int, high: int, *, step: int = 1, log: bool = False) -> int:
+        from optuna.distributions import IntDistribution
+
+        return int(self._draw(name, IntDistribution(low, high, step=step, log=log)))
+
+    def suggest_categorical(self, name: str, choices: Any) -> Any:
+        from optuna.distributions import CategoricalDistribution
+
+        return self._draw(name, CategoricalDistribution(tuple(choices)))

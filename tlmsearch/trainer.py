@@ -10,6 +10,8 @@
   both follow `TrainConfig.seed`).
 - Every `eval_interval` steps and at the last step: loss on the fixed validation windows, in
   nats per token (`val_loss`), perplexity and bits per byte; `report(step, metrics)` follows.
+  Titans and Hope-attention also report `inner_clip_frac`: the fraction of test-time token
+  updates since the previous evaluation that the inner-gradient safety clip scaled down.
 - With `checkpoint_dir`, a checkpoint (model, optimizer, schedule position, data position,
   loss history, RNG states) is written every `checkpoint_interval` steps (0: at every
   evaluation, before `report` is called); when the folder already holds one, training resumes
@@ -43,6 +45,7 @@ from tlmsearch.errors import ConfigError
 from tlmsearch.hardware import matmul_peak, resolve_device, thread_count, torch_dtype
 from tlmsearch.models import build_model, count_params, flops_per_token
 from tlmsearch.models.build import weight_decay_split
+from tlmsearch.models.common import inner_clip_fraction
 from tlmsearch.validate import check_training_fits
 
 Report = Callable[[int, dict[str, float]], None]
@@ -271,6 +274,7 @@ class _Run:
 
     @torch.no_grad()
     def _evaluate(self, last_eval: int, lr: float, elapsed: float) -> dict[str, float]:
+        clip_frac = inner_clip_fraction(self.model)  # training forwards since the last evaluation
         self.model.eval()
         V, B = self.model_cfg.vocab_size, self.cfg.batch_size
         total = torch.zeros((), dtype=torch.float64, device=self.device)
@@ -286,7 +290,7 @@ class _Run:
         train_loss = float(self.losses[last_eval : self.step].mean())
         tokens = self.step * self.tokens_per_step
         tokens_per_s = tokens / self.train_time if self.train_time > 0 else float("nan")
-        return {
+        metrics = {
             "step": float(self.step),
             "tokens": float(tokens),
             "val_loss": val_loss,
@@ -298,6 +302,9 @@ class _Run:
             "mfu": tokens_per_s * self.static_metrics["flops_per_token"] / self.peak_flops,
             "elapsed_s": elapsed,
         }
+        if clip_frac is not None:
+            metrics["inner_clip_frac"] = clip_frac
+        return metrics
 
     # ------------------------------------------------------------------------- checkpoints
 

@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "data": "data",
     "train": "train",
     "search": "search",
+    "study": "study",
     "resume": "resume",
     "status": "status",
     "verify": "verify",

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
+from tlmsearch.errors import UserError
 
 HELP = "write report.html (works offline), summary.md and summary.json for a run directory"
 DESCRIPTION = """\
@@ -23,13 +24,26 @@ examples:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a search or compare run directory")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a search, compare or study run directory")
     p.add_argument("--out", metavar="DIR", help="where to write the files (default: RUN_DIR)")
     add_verdict_arguments(p)
     p.add_argument("--json", action="store_true", help="print summary.json on stdout")
 
 
 def run(args: argparse.Namespace) -> int:
+    from tlmsearch.study_files import is_study
+
+    if is_study(args.run_dir):  # a study decides at the margin and alpha in its study.yaml
+        from tlmsearch.study_report import write_study_report
+
+        if args.out or args.margin is not None or args.alpha is not None or args.confidence is not None:
+            raise UserError("a study's report takes no --out/--margin/--alpha: they are fixed in its study.yaml")
+        paths = write_study_report(args.run_dir)
+        if args.json:
+            print(paths["json"].read_text(), end="")
+        else:
+            print(f"wrote {paths['html']}\n      {paths['md']}\n      {paths['json']}")
+        return 0
     from tlmsearch.report import write_report  # not needed for --help
 
     margin, alpha = verdict_levels(args)

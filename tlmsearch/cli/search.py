@@ -33,13 +33,15 @@ ended trial), optuna.log (open with `optuna-dashboard runs/<name>/optuna.log`) a
 examples:
   tlmsearch search --arch transformer --preset cpu-s --space knots --sampler tpe --trials 64
   tlmsearch search --preset tiny --corpus pydoc --steps 60 --trials 8 --name smoke
-  tlmsearch search --space monotone --objectives val_loss,params --base-widths 256 512 --sampler nsga2
+  tlmsearch search --space monotone --objectives val_loss,params --base-widths 256 512 --sampler nsga2 --scheduler none
   tlmsearch search --config search.yaml --trials 128 --address auto     # on a Ray cluster
   tlmsearch resume runs/<name>     # after Ctrl-C or a crash
   tlmsearch status runs/<name>
 
-samplers: {samplers}; schedulers: {schedulers} (hyperband: async, 3 brackets);
-objectives: val_loss, plus optionally params (needs --base-widths) or tokens_per_s.
+samplers: {samplers}; schedulers: {schedulers} (hyperband: async, up to 3 brackets);
+gp, cmaes and nsga2 learn only from completed trials: use them with --scheduler none.
+objectives: val_loss, plus optionally params (needs --base-widths); tokens_per_s is refused
+(throughput measured while trials share the machine is load noise).
 Training and data flags mean what they mean in `train`, `compare` and `verify`; --seed is
 also the sampler's seed.
 

@@ -87,6 +87,13 @@ def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tlmsearch.study_files import is_study
+
+    if is_study(args.run_dir):  # a cross-architecture study: each architecture's phases
+        from tlmsearch.cli.study import print_study_status
+
+        print_study_status(args.run_dir, args.json)
+        return 0
     from tlmsearch.rundir.study import load
 
     print_status(load(args.run_dir), as_json=args.json, top=args.top)

@@ -55,14 +55,64 @@ def causal_attention(
 ) -> torch.Tensor:
     """Causal softmax attention over (B, H, T, D) tensors. `window > 0` limits each query to
     the `window` most recent positions (itself included), except that the first `prefix`
-    positions (Titans' persistent tokens) stay visible to every later query."""
+    positions (Titans' persistent tokens) stay visible to every later query. A window
+    shorter than the T - prefix other positions runs as chunked local attention
+    (`windowed_attention`), whose cost grows with T·window instead of T²; its outputs are
+    those of `masked_window_attention`, the plain masked form."""
     t = q.shape[-2]
-    if window <= 0 or window >= t:
+    if window <= 0 or window >= t - prefix:  # every query sees all earlier positions
         return F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    i = torch.arange(t, device=q.device)
+    return windowed_attention(q, k, v, window, prefix)
+
+
+def masked_window_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window: int, prefix: int = 0
+) -> torch.Tensor:
+    """The sliding window as one full T x T score matrix with a mask: the reference that
+    `windowed_attention` must equal (it costs T² whatever the window)."""
+    i = torch.arange(q.shape[-2], device=q.device)
     recent = (i[None, :] > i[:, None] - window) | (i[None, :] < prefix)  # (T, T)
     allowed = (i[None, :] <= i[:, None]) & recent  # (T, T)
     return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+
+
+def windowed_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window: int, prefix: int = 0) -> torch.Tensor:
+    """Sliding-window causal attention computed block by block (block size w = `window`).
+
+    The `prefix` positions attend causally among themselves (P x P scores). The other
+    T' = T - P positions, zero-padded to nb = ceil(T'/w) blocks, are queried block by block:
+    block n attends [the P prefix keys | block n-1 | block n] (P + 2w keys), masked so that
+    query i sees key j iff j <= i and j > i - w (block 0 has no previous block). Scores
+    computed: P² + nb·w·(P + 2w) per head, all of them on the math backend (the FLOP count
+    in `titans_spec.attention_pairs` follows this).
+    """
+    b, h, t, d = q.shape
+    w, n_p = window, prefix
+    rest = t - n_p
+    nb = -(-rest // w)
+    pad = nb * w - rest
+    qb, kb, vb = (F.pad(z[..., n_p:, :], (0, 0, 0, pad)).view(b, h, nb, w, d) for z in (q, k, v))  # (B, H, nb, w, D)
+
+    def keys(z: torch.Tensor, zb: torch.Tensor) -> torch.Tensor:
+        prev = F.pad(zb, (0, 0, 0, 0, 1, 0))[:, :, :-1]  # (B, H, nb, w, D): block n-1 (zeros before block 0)
+        pre = z[..., :n_p, :].unsqueeze(2).expand(b, h, nb, n_p, d)  # (B, H, nb, P, D)
+        return torch.cat((pre, prev, zb), dim=3).view(b, h * nb, n_p + 2 * w, d)  # (B, H nb, P + 2w, D)
+
+    r = torch.arange(w, device=q.device)
+    own = r[None, :] <= r[:, None]  # (w, w): key c of the own block, query row r
+    before = r[None, :] > r[:, None]  # (w, w): key c of the previous block is within the window
+    first = torch.arange(nb, device=q.device)[:, None, None] > 0  # (nb, 1, 1): block 0 has no previous
+    mask = torch.cat(
+        (torch.ones(nb, w, n_p, dtype=torch.bool, device=q.device), before & first, own.expand(nb, w, w)), dim=-1
+    )  # (nb, w, P + 2w)
+    y = F.scaled_dot_product_attention(
+        qb.view(b, h * nb, w, d), keys(k, kb), keys(v, vb), attn_mask=mask.repeat(h, 1, 1)
+    )  # (B, H nb, w, D)
+    y = y.view(b, h, nb * w, d)[:, :, :rest]  # (B, H, T', D)
+    if n_p == 0:
+        return y
+    y_p = F.scaled_dot_product_attention(q[..., :n_p, :], k[..., :n_p, :], v[..., :n_p, :], is_causal=True)
+    return torch.cat((y_p, y), dim=2)  # (B, H, T, D)
 
 
 def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
@@ -173,13 +223,13 @@ def silu_grad(x: torch.Tensor) -> torch.Tensor:
     return s * (1 + x * (1 - s))
 
 
-def run_scan(fn: Callable[..., torch.Tensor], *args: Any, recompute: str) -> torch.Tensor:
+def run_scan(fn: Callable[..., Any], *args: Any, recompute: str) -> Any:
     """Run a test-time-learning scan, recomputing it during backward (activation checkpointing)
     when `recompute` is "always", or "auto" on CUDA: then only the scan's inputs are kept, not
     every chunk's weights, so a layer's weight trajectory lives only during its own backward."""
     on = recompute == "always" or (recompute == "auto" and args[0].is_cuda)
     if on and torch.is_grad_enabled():
-        return torch.utils.checkpoint.checkpoint(fn, *args, use_reentrant=False)  # type: ignore[no-any-return]
+        return torch.utils.checkpoint.checkpoint(fn, *args, use_reentrant=False)
     return fn(*args)
 
 
@@ -189,3 +239,27 @@ def fp32_baddbmm(x: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Ten
     dtype = torch.promote_types(x.dtype, torch.float32)
     with torch.autocast(x.device.type, enabled=False):
         return torch.baddbmm(x.to(dtype), a.to(dtype), b.to(dtype))
+
+
+def count_clipped(stats: torch.Tensor, grad_norms: torch.Tensor, max_norm: float) -> None:
+    """Add to `stats` = [clipped, total] (int64) the token updates whose inner-gradient norm
+    exceeded the safety clip `max_norm` (one comparison and two sums: cheap enough to run at
+    every training step)."""
+    n = torch.tensor(grad_norms.numel(), dtype=torch.int64, device=stats.device)
+    stats.add_(torch.stack(((grad_norms > max_norm).sum(), n)))
+
+
+def inner_clip_fraction(model: nn.Module, reset: bool = True) -> float | None:
+    """Fraction of the test-time-learning token updates (Titans' memory, Hope's fast CMS
+    levels) whose gradient the safety clip scaled down in training forward passes since the
+    last reset, over all layers; None when the model has no clipped inner update (other
+    families, clip disabled, or no training step yet). Reading it synchronises the device."""
+    clipped = total = 0
+    for module in model.modules():
+        stats = getattr(module, "clip_stats", None)
+        if isinstance(stats, torch.Tensor):
+            c, t = (int(x) for x in stats.tolist())
+            clipped, total = clipped + c, total + t
+            if reset:
+                stats.zero_()
+    return clipped / total if total else None

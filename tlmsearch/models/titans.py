@@ -4,10 +4,11 @@ option (`options.titans_variant`).
 
 Per layer, with x = RMSNorm(h) and x̃ = [P ; x] (N_p learned persistent tokens prepended):
 
-- attention branch: y = causal attention with RoPE over x̃ (sliding window when
-  `options.window > 0` and smaller than the sequence; the persistent tokens stay visible to
-  every query, as in the paper's attention masks);
-- memory branch: q, k, v = SiLU(conv4(x̃ W_{q,k,v})), q and k L2-normalised per memory head;
+- attention branch: y = causal attention with RoPE over x̃, sliding-window by default as in
+  the paper's MAG (`ModelConfig.attention_window()`: `options.window`, auto = seq_len // 4;
+  computed block by block, `common.windowed_attention`); the persistent tokens stay visible to
+  every query, as in the paper's attention masks;
+- memory branch: q, k, v = SiLU(conv4(x̃ W_{q,k,v})), q and k (and, by default, v) L2-normalised per memory head;
   gates θ_t = θ_max σ(x̃_t w_θ), η_t = σ(x̃_t w_η), α_t = σ(x̃_t w_α); memory
   M_W(z) = z + act(z A2) A1 with initial weights W_0 = (A2, A1) trained by the outer loop and
   reset at every sequence; inner loss ||M_W(k_t) - v_t||²; chunked update (chunk b):
@@ -34,10 +35,20 @@ weight trajectory is not kept for the whole backward pass.
 - memory split into `options.mem_heads` heads (default n_heads), each an MLP over
   d_model/mem_heads channels with hidden `mem_expansion` times that, act = SiLU;
 - gates are linear maps with a bias, initialised so that θ = θ_max/2, η ≈ 0.9, α ≈ 0.01;
-- each token's inner gradient is clipped to Frobenius norm `mem_max_grad_norm` (default 1):
-  without it the chunked momentum updates can diverge (at d 64, 4 layers, seq 128 they
-  overflowed already at initialisation), because a 2-layer memory's inner curvature grows with
-  its own weights; `tests/test_models.py` checks eight chunks at a high outer learning rate;
+- the inner update is normalised (`mem_normalized_update`, default on): v is L2-normalised
+  like q and k (the memory's read goes through RMSNorm, so v's scale was free, and at d 768
+  it put 55% of token updates above the clip at init; 2.7% with unit values), and each
+  token's gradient u_t is divided by 1 + c_t, c_t = ||u_t||² / (4 ||M(k_t) - v_t||²) the memory's Gauss-Newton
+  curvature along u_t, and θ_max = 0.03. The rule as specified diverges: a 2-layer memory's
+  inner curvature grows with its own weights within a sequence, and the chunk sum and the
+  momentum multiply the step (at θ_max 0.1, cpu-s, initialisation, real text: NaN by the
+  middle of the sequence without a clip, 73% of token updates clipped with it). The
+  normalised step shrinks exactly when the curvature would make it overshoot (a
+  normalised-LMS step; ||u_t|| / (1 + c_t) <= ||M(k_t) - v_t||), and θ_max was chosen from
+  measurements (0.1: finite but 66% of tokens above the clip at init; 0.03: 0.1%; 0.01: 0%
+  at init but a worse fit, more clipping after training, bench/README.md "inner updates");
+- each token's (normalised) gradient is then clipped to Frobenius norm `mem_max_grad_norm`
+  (default 1) as a safety net; the trainer reports the clipped share as `inner_clip_frac`;
 - the causal convs start as the identity (last tap 1); A2 ~ N(0, std 1/d_mem), A1 ~ N(0, std init_std);
 - the sequence is zero-padded at the end to a whole number of chunks (the last chunk never
   updates, so padding cannot reach real tokens);
@@ -60,6 +71,7 @@ from tlmsearch.models.common import (
     SwiGLU,
     apply_rope,
     causal_attention,
+    count_clipped,
     fp32_baddbmm,
     merge_heads,
     run_scan,
@@ -102,14 +114,20 @@ def memory_scan(
     a1: torch.Tensor,
     chunk: int,
     max_grad_norm: float = 0.0,
-) -> torch.Tensor:
+    normalized: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Read the test-time-trained memory M(z) = z + silu(z A2) A1 at every position.
 
     q, k, v: (B, H, T, D); theta, log_eta (log η), log_keep (log(1 - α)): (B, H, T);
     a2: (H, D, F), a1: (H, F, D) initial weights. Returns m: (B, H, T, D), where tokens of
     chunk c read the weights W_c left by chunks < c. With `max_grad_norm > 0` each token's
     inner gradient u_t is scaled to at most that Frobenius norm (||k^T g|| = ||k|| ||g|| for
-    an outer product, so the norm costs no per-token weight tensor).
+    an outer product, so the norm costs no per-token weight tensor), and the second result
+    holds every updating token's gradient norm before clipping, (BH, tokens), detached (for
+    the clip rate); it is None without clipping. With `normalized`, each token's gradient is
+    first divided by 1 + c_t, c_t = ||u_t||² / (4 ||r_t||²) (r_t = M(k_t) - v_t): c_t is the
+    memory's Gauss-Newton curvature along that token's update, so the step shrinks exactly
+    when the memory's own weights would make it overshoot (a normalised-LMS step).
     """
     bsz, n_h, t, d = q.shape
     f = a2.shape[-1]
@@ -137,7 +155,7 @@ def memory_scan(
     # per-chunk views via unbind (its backward is one stack; indexing would zero-fill per chunk)
     k_sq = ks.pow(2).sum(-1)  # (BH, n, b) squared key norms, for the per-token gradient norms
     q_c, k_c, v_c, z_c, coef_c, mix_c, k_sq_c = (x.unbind(1) for x in (qs, ks, vs, zs, coefs, mix, k_sq))
-    outs = []
+    outs, norms = [], []
     for c in range(n):
         w2, w1 = x2[:, 0].view(bh, d, f).to(a2.dtype), x1[:, 0].view(bh, f, d).to(a1.dtype)  # W_c
         if c == n - 1:  # the last chunk's update is never read
@@ -151,8 +169,14 @@ def memory_scan(
         act_k, a_k, kc = act.chunk(2, dim=1)[1], a.chunk(2, dim=1)[1], k_c[c]  # (BH, b, F) x2, (BH, b, D)
         r = out_k - v_c[c]  # (BH, b, D) half of dℓ/dM
         g = (r @ w1.transpose(1, 2)) * silu_grad(a_k)  # (BH, b, F) half of dℓ/da
+        if normalized:  # c_t = ||u_t||² / (4 ||r_t||²) = ||k_t||² ||g_t||² / ||r_t||² + ||act_t||²
+            r_sq = r.pow(2).sum(-1)  # (BH, b)
+            curv = k_sq_c[c] * g.pow(2).sum(-1) / (r_sq + 1e-12) + act_k.pow(2).sum(-1)  # (BH, b)
+            step = (1 + curv).reciprocal().unsqueeze(-1)  # (BH, b, 1)
+            g, r = g * step, r * step
         if max_grad_norm > 0:  # ||u_t||² = 4 (||k_t||² ||g_t||² + ||act_t||² ||r_t||²)
             sq = 4 * (k_sq_c[c] * g.pow(2).sum(-1) + act_k.pow(2).sum(-1) * r.pow(2).sum(-1))  # (BH, b)
+            norms.append(sq.detach())
             clip = (max_grad_norm * torch.rsqrt(sq + 1e-12)).clamp(max=1.0).unsqueeze(-1)  # (BH, b, 1)
             g, r = g * clip, r * clip
         # Σ_i coef_i u_i for u_i = (k_i^T g_i, act_i^T r_i): W and S coefficients in one matmul each
@@ -161,11 +185,14 @@ def memory_scan(
         upd1 = act_k.transpose(1, 2).unsqueeze(1) @ (r.unsqueeze(1) * cf)  # (BH, 2, F, D)
         x2 = fp32_baddbmm(upd2.reshape(bh, 2, -1), mix_c[c], x2)  # (BH, 2, D*F)
         x1 = fp32_baddbmm(upd1.reshape(bh, 2, -1), mix_c[c], x1)  # (BH, 2, F*D)
-    return torch.cat(outs, dim=1)[:, :t].reshape(bsz, n_h, t, d)  # (B, H, T, D)
+    grad_norms = torch.cat(norms, dim=1).sqrt() if norms else None  # (BH, (n-1) b)
+    return torch.cat(outs, dim=1)[:, :t].reshape(bsz, n_h, t, d), grad_norms  # (B, H, T, D)
 
 
 class NeuralMemory(nn.Module):
     """Titans' long-term memory: per-head deep MLP trained at test time, chunk-parallel."""
+
+    clip_stats: torch.Tensor  # [clipped, total] inner-gradient clips while training (a buffer)
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -176,6 +203,7 @@ class NeuralMemory(nn.Module):
         self.theta_max = cfg.options.mem_theta_max
         self.recompute = cfg.options.recompute_memory
         self.max_grad_norm = cfg.options.mem_max_grad_norm
+        self.normalized = cfg.options.mem_normalized_update
         self.init_std = cfg.init_std
         hidden = cfg.options.mem_expansion * self.d_mem
         self.w_qkv = nn.Linear(d, 3 * d, bias=False)
@@ -183,6 +211,9 @@ class NeuralMemory(nn.Module):
         self.w_gates = nn.Linear(d, 3 * self.n_heads, bias=True)
         self.a2 = nn.Parameter(torch.empty(self.n_heads, self.d_mem, hidden))
         self.a1 = nn.Parameter(torch.empty(self.n_heads, hidden, self.d_mem))
+        # [clipped, total] token updates since the last read (training only); int64, so a
+        # wholesale dtype change of the model leaves the counts alone
+        self.register_buffer("clip_stats", torch.zeros(2, dtype=torch.int64), persistent=False)
 
     def reset_extra_parameters(self) -> None:
         with torch.no_grad():
@@ -201,12 +232,16 @@ class NeuralMemory(nn.Module):
         q, k, v = F.silu(qkv.transpose(1, 2)).split(c, dim=-1)  # (B, T, C) each
         q, k, v = (split_heads(z, self.n_heads) for z in (q, k, v))  # (B, H, T, D)
         q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
+        if self.normalized:  # [OURS] unit values too: the residual M(k) - v stays O(1) at any width
+            v = F.normalize(v, dim=-1)
         gates = self.w_gates(x).to(torch.promote_types(x.dtype, torch.float32))  # >= fp32; float64 stays
         g_theta, g_eta, g_alpha = gates.transpose(1, 2).split(self.n_heads, dim=1)  # (B, H, T)
         theta = self.theta_max * torch.sigmoid(g_theta)
         log_eta, log_keep = F.logsigmoid(g_eta), F.logsigmoid(-g_alpha)
-        args = (q, k, v, theta, log_eta, log_keep, self.a2, self.a1, self.chunk, self.max_grad_norm)
-        m = run_scan(memory_scan, *args, recompute=self.recompute)  # (B, H, T, D)
+        args = (q, k, v, theta, log_eta, log_keep, self.a2, self.a1, self.chunk, self.max_grad_norm, self.normalized)
+        m, norms = run_scan(memory_scan, *args, recompute=self.recompute)  # (B, H, T, D)
+        if self.training and norms is not None:
+            count_clipped(self.clip_stats, norms, self.max_grad_norm)
         return merge_heads(m.to(x.dtype))  # (B, T, C)
 
 
@@ -214,7 +249,7 @@ class Block(nn.Module):
     def __init__(self, cfg: ModelConfig, layer_idx: int) -> None:
         super().__init__()
         d, o = cfg.d_model, cfg.options
-        self.n_heads, self.n_p, self.window = cfg.n_heads, o.n_persistent, o.window
+        self.n_heads, self.n_p, self.window = cfg.n_heads, o.n_persistent, cfg.attention_window()
         self.mag = o.titans_variant == "mag"
         self.init_std = cfg.init_std
         self.attn_norm = RMSNorm(d, cfg.norm_eps)

@@ -42,10 +42,14 @@ def memory_params(cfg: ModelConfig) -> int:
 
 
 def attention_pairs(cfg: ModelConfig) -> int:
-    """(query, key) score pairs the attention computes over T~ positions: all T~², with or
-    without a window (`common.causal_attention` masks a full T~ x T~ score matrix)."""
-    t = cfg.seq_len + cfg.options.n_persistent
-    return t * t
+    """(query, key) score pairs the attention computes over T~ = N_p + T positions
+    (`common.causal_attention`): T~² for full causal attention or a window w >= T; for a
+    window 0 < w < T, the chunked local attention's N_p² (persistent queries) plus
+    ceil(T / w) blocks of w queries against N_p + 2w keys (`common.windowed_attention`)."""
+    n_p, t, w = cfg.options.n_persistent, cfg.seq_len, cfg.attention_window()
+    if w <= 0 or w >= t:
+        return (t + n_p) ** 2
+    return n_p * n_p + -(-t // w) * w * (n_p + 2 * w)
 
 
 def memory_scan_flops(cfg: ModelConfig) -> int:

@@ -74,4 +74,10 @@ def _parse_value(key: str, value: str, text: str) -> Param:
 
 
 def _fmt(v: Param) -> str:
-    return f"{v:g}" if isinstance(v, float) else str(v)
+    """Short text for a parameter (`1.5`, not `1.5000`), exact whenever the short form is not:
+    the text of a spec must rebuild the same widths (a search space's logits land on rounding
+    ties otherwise)."""
+    if not isinstance(v, float):
+        return str(v)
+    short = f"{v:g}"
+    return short if float(short) == v else repr(v)

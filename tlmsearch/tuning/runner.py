@@ -25,7 +25,7 @@ from tlmsearch.rundir.layout import SEARCH_CONFIG, TUNE_DIR
 from tlmsearch.rundir.provenance import write_environment
 from tlmsearch.rundir.records import SEARCH_KINDS, read_records
 from tlmsearch.rundir.study import Study, load
-from tlmsearch.search_config import SearchConfig
+from tlmsearch.search_config import SearchConfig, check_fair_objectives, check_sampler_scheduler
 from tlmsearch.spaces import load_space
 from tlmsearch.tuning.trainable import run_trial, trial_train_config
 from tlmsearch.validate import check_training_fits, writable_dir
@@ -46,16 +46,23 @@ _RAY_ENV = {
 # ----------------------------------------------------------------------------- ray
 
 
-def ensure_ray(address: str | None = None) -> None:
-    """Start a quiet local Ray with this machine's CPUs (and GPUs), or join `address`."""
+def quiet_ray() -> None:
+    """Set the environment and loggers that keep Ray quiet; call before `ray.init` (the test
+    suite starts its shared Ray with this too)."""
     for key, value in _RAY_ENV.items():
         os.environ.setdefault(key, value)
-    import ray
-
     # the result grid would warn about the per-trial result files we do not write
     logging.getLogger("ray.tune.analysis.experiment_analysis").setLevel(logging.ERROR)
     # a local Ray keeps its default token authentication on; its notice saying so is noise here
     logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
+
+
+def ensure_ray(address: str | None = None) -> None:
+    """Start a quiet local Ray with this machine's CPUs (and GPUs), or join `address`. A Ray
+    already running in this process (the test suite's shared session, a notebook's) is reused."""
+    quiet_ray()
+    import ray
+
     if ray.is_initialized():
         return
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING, "include_dashboard": False}
@@ -110,6 +117,8 @@ def resolve(cfg: SearchConfig) -> SearchConfig:
     """`cfg` with a run name, after checking everything that can be checked before Ray starts."""
     space = load_space(cfg.space)
     _check_sampler_dependencies(cfg.sampler)
+    check_sampler_scheduler(cfg)
+    check_fair_objectives(cfg)
     if cfg.base_widths:
         lo, hi, _ = sweep_widths(cfg)
         budget_for(cfg, lo), budget_for(cfg, hi)
@@ -187,7 +196,8 @@ def _scheduler(cfg: SearchConfig) -> Any:
         max_t=cfg.train.steps,
         grace_period=cfg.grace,
         reduction_factor=cfg.reduction_factor,
-        brackets=3 if cfg.scheduler == "hyperband" else 1,
+        brackets=3 if cfg.scheduler == "hyperband" else 1,  # an upper bound: only brackets with a rung
+        seed=cfg.seed,
     )
 
 

@@ -4,10 +4,24 @@
 
 - the baselines are the first trials: enqueued into the study (with their name as a user
   attribute) when the space can express them, otherwise run outside the study;
+- every evaluation of a trial becomes an Optuna intermediate value keyed by its training
+  step (not Ray's iteration count), including the evaluation that got the trial stopped:
+  Ray hands a result to the searcher's `on_trial_result` only when the scheduler lets the
+  trial go on, so the stopping (and the final) evaluation is reported from the trial's curve
+  when it ends;
 - a trial that ends before the full number of steps (stopped by the scheduler or the time
   budget) is told to Optuna as PRUNED, not COMPLETE with a partial value, so neither the
-  samplers nor optuna-dashboard's Pareto front mistake it for a full-fidelity result;
+  samplers nor optuna-dashboard's Pareto front mistake it for a full-fidelity result. Optuna
+  gives a PRUNED trial its last intermediate value as its value, and TPE ranks pruned trials
+  by (deepest step, value at it): a trial stopped at step 100 with a good loss teaches TPE
+  more than one stopped at step 50. Samplers that learn only from COMPLETE trials (GP,
+  CMA-ES, NSGA-II) are refused with early stopping
+  (`tlmsearch.search_config.check_sampler_scheduler`);
 - a trial whose training raised (reported with `failed`) is told as FAIL.
+
+Optuna records intermediate values for single-objective studies only (`Trial.report`
+refuses multi-objective ones), so in a multi-objective search a stopped trial is PRUNED
+without them; its curve stays in its trial record.
 """
 
 from __future__ import annotations
@@ -19,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ray.tune.search.optuna import OptunaSearch
 
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import default_base_width, search_preset, sweep_widths
+from tlmsearch.resolve import search_preset, sweep_levels, sweep_widths
 from tlmsearch.rundir.layout import OPTUNA_LOG
 from tlmsearch.search_config import SearchConfig
 from tlmsearch.spaces import SearchSpace, load_space
@@ -136,19 +150,34 @@ class ProfileSearch(OptunaSearch):
         return super().suggest(trial_id)
 
     def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
-        if trial_id in self._outside or trial_id not in self._ot_trials:
+        if trial_id in self._outside or trial_id not in self._ot_trials or trial_id in self._completed_trials:
             return
-        if not self.multi_objective and self.metric not in result:
+        self._report(trial_id, result)
+
+    def _report(self, trial_id: str, result: dict[str, Any]) -> None:
+        """Every evaluation in the trial's curve (and the result itself) as an intermediate
+        value at its training step; steps already reported are skipped."""
+        if self.multi_objective or result.get("failed"):
             return
-        super().on_trial_result(trial_id, result)
+        metric = str(self.metric)
+        points = [(c.get("step"), c.get(metric)) for c in result.get("curve") or []]
+        points.append((result.get("step"), result.get(metric)))
+        trial = self._ot_trials[trial_id]
+        with warnings.catch_warnings():  # a resumed trial re-reports steps Optuna already has
+            warnings.filterwarnings("ignore", message=".*is already reported")
+            for step, value in points:
+                if step is not None and value is not None:
+                    trial.report(float(value), int(step))
 
     @property
     def multi_objective(self) -> bool:
         return isinstance(self.metric, list)
 
     def on_trial_complete(self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False) -> None:
-        if trial_id in self._outside or trial_id not in self._ot_trials:
+        if trial_id in self._outside or trial_id not in self._ot_trials or trial_id in self._completed_trials:
             return
+        if result:
+            self._report(trial_id, result)  # the evaluation that stopped (or ended) it
         if result and result.get("failed"):
             result, error = None, True
         elif result and int(result.get("step", 0)) < self._max_steps:
@@ -171,19 +200,21 @@ def mark_pruned(run_dir: str, numbers: list[int]) -> None:
 def baseline_points(
     cfg: SearchConfig, define: DefineProfile
 ) -> list[tuple[str, dict[str, Any] | None, dict[str, Any]]]:
-    """For each baseline: its name, the Optuna params that reproduce it (or None) and its Tune config."""
+    """For each baseline (at each budget of a sweep): its name, the Optuna params that
+    reproduce it (or None) and its Tune config."""
     n_layers = search_preset(cfg).n_layers
     out = []
-    for text in cfg.baselines:
-        spec = ProfileSpec.parse(text)
-        name = str(spec)
-        config: dict[str, Any] = {"profile": name, "baseline": name}
-        point = define.space.encode(spec, n_layers)
-        if cfg.base_widths:
-            config["base_width"] = default_base_width(cfg)
-            if point is not None:
-                point = {"base_width": config["base_width"], **point}
-        out.append((name, point, config))
+    for width in sweep_levels(cfg) or (None,):
+        for text in cfg.baselines:
+            spec = ProfileSpec.parse(text)
+            name = str(spec)
+            config: dict[str, Any] = {"profile": name, "baseline": name}
+            point = define.space.encode(spec, n_layers)
+            if width is not None:
+                config["base_width"] = width
+                if point is not None:
+                    point = {"base_width": width, **point}
+            out.append((name, point, config))
     return out
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,7 @@ from tlmsearch.analysis.pilot import (
     estimate_text,
     plan_from_pilot,
 )
-from tlmsearch.analysis.plan import RESOURCE_FIELDS, Planned, plan, same_training
+from tlmsearch.analysis.plan import CONTROLS, RESOURCE_FIELDS, Planned, plan, same_training
 from tlmsearch.analysis.planning import SeedPlan
 from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import verdicts
@@ -106,6 +106,7 @@ def verify(
     address: str | None = None,
     progress: bool = True,
     announce: Callable[[str], None] | None = None,
+    controls: Sequence[str] = CONTROLS,
 ) -> VerifyResult:
     """Re-train the top-k profiles and the baselines with fresh seeds; return the verdicts.
 
@@ -120,7 +121,9 @@ def verify(
     `retrain_config`). Finished verify records are reused only when trained the same way.
     `margin` (old name `threshold`) and `alpha` (or `confidence` = 1 - alpha) decide the verdict.
     `announce` receives the plan's text before the fresh seeds train (default: print it when
-    `progress`). Every bad option is refused before anything trains.
+    `progress`). `controls`: the profiles re-trained beside cosine and uniform (ProfileSpec texts;
+    default `analysis.plan.CONTROLS`; a study adds the paper's early/middle/late groups).
+    Every bad option is refused before anything trains.
     """
     if top_k < 1:
         raise UserError(f"top_k={top_k} must be >= 1")
@@ -146,7 +149,7 @@ def verify(
         return same_training(r, wanted_train, wanted_data, overridden)
 
     def train_seeds(seed_list: list[int]) -> tuple[list[Planned], list[TrialRecord], float]:
-        planned = plan(load(study.run_dir).records, top_k, seed_list, steps, reusable)
+        planned = plan(load(study.run_dir).records, top_k, seed_list, steps, reusable, controls)
         items = [
             FixedTrial(spec=ProfileSpec.from_dict(p.profile), seed=p.seed, base_width=p.base_width, name=p.name)
             for p in planned

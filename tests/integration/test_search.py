@@ -1,4 +1,4 @@
-"""Real searches on a local Ray (2 CPUs, one Ray session for the module): tiny model, real text.
+"""Real searches on the shared local Ray (2 CPUs, tests/integration/conftest.py): tiny model, real text.
 
 The CI-sized search (8 trials, TPE + ASHA, one trial that raises) and a multi-objective budget
 sweep whose Pareto front is checked against brute force.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import optuna
@@ -39,17 +38,7 @@ encode = knots.encode
 '''
 
 
-@pytest.fixture(scope="module", autouse=True)
-def ray_session() -> Iterator[None]:
-    import ray
-
-    if ray.is_initialized():
-        ray.shutdown()
-    ray.init(
-        address="local", num_cpus=2, include_dashboard=False, object_store_memory=80 * 1024**2, log_to_driver=False
-    )
-    yield
-    ray.shutdown()
+pytestmark = pytest.mark.usefixtures("ray_session")  # the shared local Ray of tests/integration (2 CPUs)
 
 
 def tiny(tmp_path: Path, **changes: object) -> SearchConfig:
@@ -61,6 +50,7 @@ def tiny(tmp_path: Path, **changes: object) -> SearchConfig:
     return base.replace(**changes)
 
 
+@pytest.mark.slow
 def test_ci_search_records_every_trial_baselines_first_and_survives_a_raising_trial(tmp_path: Path) -> None:
     space = tmp_path / "faulty.py"
     space.write_text(FAULTY_SPACE)
@@ -107,6 +97,13 @@ def test_ci_search_records_every_trial_baselines_first_and_survives_a_raising_tr
         if r.number >= 0:
             expected = {"complete": "COMPLETE", "stopped": "PRUNED", "failed": "FAIL"}[r.status]
             assert state[r.number].name == expected, (r.number, r.status)
+    # every evaluation reached Optuna keyed by training step, the one that got a trial stopped too
+    by_number = {t.number: t for t in ot.trials}
+    for r in records:
+        if r.number >= 0 and r.status != "failed":
+            assert by_number[r.number].intermediate_values == {int(c["step"]): c["val_loss"] for c in r.curve}
+            assert by_number[r.number].value == pytest.approx(r.metrics["val_loss"])  # pruned: its last value
+    assert all(max(by_number[r.number].intermediate_values) == r.steps for r in records if r.status == "stopped")
 
     best = load(run).best(3)
     assert len(best) >= 1 and (best["status"] == "complete").all()
@@ -119,26 +116,33 @@ def study_budget(r: object) -> object:
 
 
 @pytest.mark.slow
-def test_budget_sweep_pareto_front_has_only_full_fidelity_trials(tmp_path: Path) -> None:
+def test_budget_sweep_is_fair_to_every_budget_and_its_front_has_only_full_fidelity_trials(tmp_path: Path) -> None:
     cfg = tiny(
-        tmp_path, name="sweep", objectives=("val_loss", "params"), base_widths=(32, 128), sampler="nsga2",
-        scheduler="asha", seed=1,
+        tmp_path, name="sweep", objectives=("val_loss", "params"), base_widths=(32, 128), budget_levels=2,
+        baselines=("uniform", "cosine:start=1.5,end=0.5"), trials=10, sampler="tpe", scheduler="asha", seed=1,
     )  # fmt: skip
     study = search(cfg, progress=False)
-    assert len(study.records) == 8
+    assert len(study.records) == 10
+    widths = {r.budget["base_width"] for r in study.records}
+    assert widths <= {32, 128}
+    for width in (32, 128):  # baselines at every budget, all at full fidelity
+        at = [r for r in study.records if r.budget["base_width"] == width]
+        assert sorted(r.baseline for r in at if r.kind == "baseline") == sorted(cfg.baselines), width
+        assert all(r.full_fidelity for r in at if r.kind == "baseline")
+        assert any(r.full_fidelity for r in at)
     full = [r for r in study.records if r.full_fidelity]
     points = {r.trial_id: (r.metrics["val_loss"], r.metrics["params_total"]) for r in full}
     brute = {i for i, a in points.items() if not any(b[0] <= a[0] and b[1] <= a[1] and b != a for b in points.values())}
     front = set(study.pareto_front()["trial_id"])
     assert front and front == brute
-    assert {r.base_width for r in study.trials.itertuples()} - {None} <= set(range(32, 129, 8))
-    assert len({r.metrics["params_total"] for r in full}) >= 2  # the sweep really varied the budget
+    assert len({r.metrics["params_total"] for r in full}) == 2  # the sweep really varied the budget
     # optuna-dashboard's front (the journal) holds only full-fidelity trials too
     ot = optuna.load_study(study_name=STUDY_NAME, storage=open_storage(str(tmp_path / "sweep")))
     numbers = {r.number for r in full}
     assert {t.number for t in ot.best_trials} <= numbers
 
 
+@pytest.mark.slow
 def test_run_fixed_appends_full_fidelity_records_in_order(tmp_path: Path) -> None:
     cfg = tiny(tmp_path, name="fixed")
     items = [FixedTrial(spec=ProfileSpec.parse("uniform"), seed=7, name="uniform"),

@@ -37,8 +37,11 @@ LOWER = ("errors", "architectures", "config", "runconfig", "search_config", "res
          "data", "hardware", "trainer", "spaces")  # fmt: skip
 LAYERS: dict[str, int] = {
     **dict.fromkeys(LOWER, 0),
+    "study_config": 0,
     "rundir": 1,
     "analysis": 2,
+    "study_files": 2, "study_cost": 2,  # a study directory read, its cost (no training, no report)
+    "study_report": 3,
     "report": 3, "plots": 3, "export": 3, "export_formats": 3,
     "tuning": 3,
     "api": 4, "cli": 5, "__main__": 5, "": 5,  # "" is tlmsearch/__init__.py: the lazy public API
@@ -47,8 +50,8 @@ LAYERS: dict[str, int] = {
 # the bottom layer alone, so `tlmsearch --help` stays fast (tests/test_cli_config_flags.py)
 DEFERRING = ("cli", "__main__")
 # siblings on one layer that must not import each other: (importer, imported)
-FORBIDDEN_SIDEWAYS = {("tuning", p) for p in ("report", "plots", "export", "export_formats")} | {
-    (p, "tuning") for p in ("report", "plots", "export", "export_formats")
+FORBIDDEN_SIDEWAYS = {("tuning", p) for p in ("report", "plots", "export", "export_formats", "study_report")} | {
+    (p, "tuning") for p in ("report", "plots", "export", "export_formats", "study_report")
 }
 
 

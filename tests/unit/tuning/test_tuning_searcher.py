@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import optuna
 import pytest
 
@@ -32,10 +34,13 @@ def test_baselines_are_the_first_trials_and_train_exactly_the_baseline() -> None
     assert [c.get("baseline") for c in configs[:4]] == list(cfg.baselines)
     assert [c["profile"] for c in configs[:4]] == list(cfg.baselines)
     assert all("baseline" not in c for c in configs[4:])
-    # knots expresses uniform and linear (they enter the study); the cosines run outside it
-    assert [c.get("number") for c in configs[:4]] == [0, None, 1, None]
-    assert [c["number"] for c in configs[4:]] == [2, 3]
-    assert all(c["profile"].startswith("knots:") for c in configs[4:])
+    # the default space (taper) expresses every default baseline: they all enter the study
+    assert [c.get("number") for c in configs[:4]] == [0, 1, 2, 3]
+    assert [c["number"] for c in configs[4:]] == [4, 5]
+    assert all("taper" in c and c["profile"] not in cfg.baselines for c in configs[4:])  # sampled from taper
+    # knots expresses uniform and linear only; the cosines run outside its study
+    knots = searcher(cfg.replace(space="knots"))
+    assert [knots.suggest(f"t{i}").get("number") for i in range(6)] == [0, None, 1, None, 2, 3]
 
 
 def test_same_seed_same_first_profiles_other_seed_others() -> None:
@@ -60,6 +65,30 @@ def test_partial_trials_are_pruned_failed_ones_fail_full_ones_complete() -> None
     assert s.study.best_value == pytest.approx(3.9)
 
 
+def test_every_evaluation_reaches_optuna_by_training_step_with_the_stopping_one() -> None:
+    s = searcher(config(baselines=()))
+    s.suggest("t0"), s.suggest("t1")
+    curve = [{"step": 10, "val_loss": 4.4}, {"step": 20, "val_loss": 4.1}]
+    s.on_trial_result("t0", {"val_loss": 4.4, "step": 10, "training_iteration": 1, "curve": curve[:1]})
+    # the scheduler stops t0 at step 20: Ray gives this result only to on_trial_complete
+    s.on_trial_complete("t0", {"val_loss": 4.1, "step": 20, "training_iteration": 2, "curve": curve})
+    s.on_trial_complete("t1", {"val_loss": 3.8, "step": 30, "training_iteration": 3, "curve": []})
+    t0, t1 = s.study.trials
+    assert t0.state == optuna.trial.TrialState.PRUNED and t0.intermediate_values == {10: 4.4, 20: 4.1}
+    assert t0.value == pytest.approx(4.1)  # Optuna gives a pruned trial its last intermediate value
+    assert t1.state == optuna.trial.TrialState.COMPLETE and t1.intermediate_values == {30: 3.8}
+
+
+def test_a_resumed_trial_re_reporting_steps_changes_nothing() -> None:
+    s = searcher(config(baselines=()))
+    s.suggest("t0")
+    s.on_trial_result("t0", {"val_loss": 4.4, "step": 10})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s.on_trial_result("t0", {"val_loss": 4.4, "step": 10, "curve": [{"step": 10, "val_loss": 4.4}]})
+    assert s.study.trials[0].intermediate_values == {10: 4.4}
+
+
 def test_multi_objective_front_in_optuna_has_only_full_fidelity_trials() -> None:
     cfg = config(objectives=("val_loss", "params"), base_widths=(32, 96), sampler="nsga2", baselines=())
     s = searcher(cfg)
@@ -72,11 +101,13 @@ def test_multi_objective_front_in_optuna_has_only_full_fidelity_trials() -> None
     assert sorted(t.number for t in s.study.best_trials) == [0, 2]
 
 
-def test_sweep_baselines_run_at_the_middle_budget() -> None:
+def test_sweep_baselines_run_at_every_budget() -> None:
     cfg = config(objectives=("val_loss", "params"), base_widths=(32, 96), sampler="tpe")
     s = searcher(cfg)
-    first = s.suggest("t0")
-    assert first["baseline"] == "uniform" and first["base_width"] == 64
+    configs = [s.suggest(f"t{i}") for i in range(14)]
+    runs = [(c["baseline"], c["base_width"]) for c in configs[:12]]
+    assert sorted(runs) == sorted((b, w) for b in cfg.baselines for w in (32, 64, 96))
+    assert all("baseline" not in c and c["base_width"] in (32, 64, 96) for c in configs[12:])
 
 
 @pytest.mark.parametrize("sampler", ["tpe", "gp", "nsga2", "cmaes", "random", "qmc"])
@@ -105,13 +136,15 @@ def test_schedulers(name: str) -> None:
 
     from tlmsearch.tuning.runner import _scheduler
 
-    sched = _scheduler(config(scheduler=name, grace_steps=10))
+    sched = _scheduler(config(scheduler=name, grace_steps=10, train=TrainConfig(steps=90, eval_interval=10)))
     if name == "none":
         assert isinstance(sched, FIFOScheduler)
     else:
         assert isinstance(sched, AsyncHyperBandScheduler)
+        # 90 steps, grace 10, reduction factor 3: first rungs at 10 and 30 (a third at 90 would be empty)
         assert (
-            sched._max_t == 30
+            sched._max_t == 90
             and sched._time_attr == "step"
-            and len(sched._brackets) == (3 if name == "hyperband" else 1)
+            and len(sched._brackets) == (2 if name == "hyperband" else 1)
         )
+        assert sched.seed == 3  # seeded from the search: reproducible bracket choice

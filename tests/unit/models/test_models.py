@@ -272,7 +272,7 @@ def test_titans_chunked_memory_matches_per_token_autograd(t: int, max_norm: floa
     a2 = torch.randn(h, d, f, dtype=dt, requires_grad=True)
     a1 = (0.5 * torch.randn(h, f, d, dtype=dt)).requires_grad_()
     v.requires_grad_()
-    fast = memory_scan(q, k, v, theta, eta.log(), (1 - alpha).log(), a2, a1, chunk, max_norm)
+    fast, _ = memory_scan(q, k, v, theta, eta.log(), (1 - alpha).log(), a2, a1, chunk, max_norm)
     clipped: list[bool] = []
     ref = torch.stack(
         [
@@ -320,7 +320,7 @@ def test_hope_fast_level_matches_autograd_steps(t: int, max_norm: float) -> None
     b, c, f, chunk, lr = 2, 4, 6, 4, torch.tensor(0.1, dtype=torch.float64)
     u, k, v = (torch.randn(b, t, c, dtype=torch.float64) for _ in range(3))
     wg, wu, wd = (torch.randn(*s, dtype=torch.float64, requires_grad=True) for s in ((c, f), (c, f), (f, c)))
-    fast = fast_swiglu_scan(u, k, v, wg, wu, wd, lr, chunk, max_norm)
+    fast, _ = fast_swiglu_scan(u, k, v, wg, wu, wd, lr, chunk, max_norm)
     refs, clipped = [], []
     for i in range(b):
         ws = (wg, wu, wd)

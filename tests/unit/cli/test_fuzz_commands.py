@@ -215,29 +215,3 @@ def test_a_search_where_every_trial_failed_exits_with_the_documented_code(capsys
     assert exit_status(study(failed=3, complete=1)) == 0
     assert exit_status(study(failed=3, stopped=1)) == 0
     assert exit_status(study()) == 0  # nothing ran (e.g. a time budget of 0): not a failure of trials
-
-
-FAILING_SPACE = '''
-"""A space whose every profile is one the budget cannot hold, so every trial raises in training."""
-from tlmsearch.profiles import ProfileSpec
-
-NAME = "always-fails"
-
-
-def sample(trial, n_layers):
-    trial.suggest_float("x", 0.0, 1.0)
-    return ProfileSpec(family="free", params={"l0": 0.0, "l1": 0.0})  # 2 logits for 4 layers
-'''
-
-
-@pytest.mark.slow
-def test_a_real_search_where_every_trial_fails_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    space = tmp_path / "failing.py"
-    space.write_text(FAILING_SPACE)
-    code, _, err = run_cli(
-        capsys, "search", "--space", str(space), "--no-baselines", "--trials", "2", "--name", "allfail",
-        "--runs-dir", str(tmp_path), "--preset", "tiny", "--model", "n_layers=4", "--steps", "4",
-        "--eval-windows", "2", "--batch-size", "2", "--scheduler", "none", "--quiet",
-    )  # fmt: skip
-    assert code == EXIT_ALL_FAILED, err
-    assert "all 2 trials failed" in err

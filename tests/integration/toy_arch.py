@@ -1,6 +1,6 @@
 """A toy fifth architecture, written the way the checklist in `tlmsearch/models/README.md`
 says, to prove that adding a family needs nothing outside its own files and one registry
-line: the tests name it by its import path `tests.toy_arch:SPEC` (which works in every
+line: the tests name it by its import path `tests.integration.toy_arch:SPEC` (which works in every
 process, Ray's workers included) or register it as `ARCHITECTURES["toy"]`.
 
 Block l (a token-shift mixer, no attention):
@@ -59,7 +59,7 @@ def validate(cfg: ModelConfig) -> None:
 
 
 SPEC: ArchSpec[ModelConfig] = ArchSpec(
-    model="tests.toy_arch:ToyLM",
+    model="tests.integration.toy_arch:ToyLM",
     summary="toy token-shift mixer (tests only)",
     block_params=block_params,
     block_flops=block_flops,

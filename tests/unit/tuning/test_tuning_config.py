@@ -9,7 +9,7 @@ import pytest
 from tlmsearch.cli import main
 from tlmsearch.config import DataConfig, TrainConfig
 from tlmsearch.errors import ConfigError
-from tlmsearch.resolve import default_base_width, sweep_widths, trial_shape
+from tlmsearch.resolve import default_base_width, sweep_levels, sweep_widths, trial_shape
 from tlmsearch.tuning import SearchConfig
 from tlmsearch.tuning.runner import resolve
 
@@ -57,11 +57,29 @@ def test_invalid_configs_name_the_field(changes: dict, message: str) -> None:
 
 def test_resolve_names_the_run_and_checks_space_and_budget() -> None:
     cfg = resolve(tiny())
-    assert cfg.name.startswith("transformer-knots-tpe-")
+    assert cfg.name.startswith("transformer-taper-tpe-")
     with pytest.raises(ConfigError, match="unknown search space"):
         resolve(tiny(space="nope"))
     with pytest.raises(ConfigError, match="base_width=12 is not a multiple"):
         resolve(tiny(base_width=12))  # tiny widths are multiples of 8
+
+
+@pytest.mark.parametrize("sampler", ["gp", "cmaes", "nsga2"])
+def test_samplers_that_ignore_pruned_trials_refuse_early_stopping(sampler: str) -> None:
+    for scheduler in ("asha", "hyperband"):
+        with pytest.raises(ConfigError, match=f"sampler='{sampler}' learns only from completed trials"):
+            resolve(tiny(sampler=sampler, scheduler=scheduler))
+    assert resolve(tiny(sampler=sampler, scheduler="none")).sampler == sampler
+    for other in ("tpe", "random", "qmc"):  # TPE ranks pruned trials; random and QMC learn nothing at all
+        assert resolve(tiny(sampler=other, scheduler="asha")).scheduler == "asha"
+
+
+def test_default_grace_is_the_first_evaluation_after_a_third_of_the_steps() -> None:
+    assert tiny(train=TrainConfig(steps=300, eval_interval=50)).grace == 100
+    assert tiny(train=TrainConfig(steps=100, eval_interval=10)).grace == 40
+    assert tiny(train=TrainConfig(steps=30, eval_interval=10)).grace == 10
+    assert tiny(train=TrainConfig(steps=20, eval_interval=50)).grace == 20  # capped at the steps
+    assert tiny(grace_steps=20, train=TrainConfig(steps=300, eval_interval=50)).grace == 20
 
 
 def test_trial_shape_is_exactly_on_budget() -> None:
@@ -70,9 +88,13 @@ def test_trial_shape_is_exactly_on_budget() -> None:
     cfg = tiny()
     budget, widths, model = trial_shape(cfg, ProfileSpec.parse("cosine:start=1.5,end=0.5"))
     assert sum(widths) == budget.total == 4 * 64 and model.n_layers == 4 and model.mlp_widths == widths
-    sweep = tiny(base_widths=(30, 100))
-    assert sweep_widths(sweep) == (32, 96, 8)
+    sweep = tiny(base_widths=(30, 100))  # three budgets by default, on multiples of 8
+    assert sweep_widths(sweep) == (32, 96, 32) and sweep_levels(sweep) == (32, 64, 96)
     assert default_base_width(sweep) == 64
+    assert sweep_levels(tiny(base_widths=(32, 100), budget_levels=4)) == (32, 56, 80)  # spacing 64 / 3 rounds up to 24
+    assert sweep_levels(tiny(base_widths=(32, 48), budget_levels=5)) == (32, 40, 48)  # every multiple of 8
+    with pytest.raises(ConfigError, match="budget_levels=1 must be >= 2"):
+        tiny(base_widths=(32, 96), budget_levels=1)
 
 
 @pytest.mark.parametrize(
@@ -85,6 +107,9 @@ def test_trial_shape_is_exactly_on_budget() -> None:
         (["--cpus-per-trial", "4096"], "cpus_per_trial=4096 but this machine has"),
         (["--gpus-per-trial", "1"], "gpus_per_trial=1 but this machine has"),
         (["--model", "nonsense=3"], "unknown ModelConfig field"),
+        (["--sampler", "gp"], "sampler='gp' learns only from completed trials.*--scheduler none or --sampler tpe"),
+        (["--sampler", "cmaes", "--scheduler", "hyperband"], "sampler='cmaes' learns only from completed"),
+        (["--objectives", "val_loss,tokens_per_s"], "objective 'tokens_per_s' is refused: .* load noise"),
     ],
 )
 def test_cli_invalid_config_is_one_line_exit_2(
@@ -106,7 +131,8 @@ def test_cli_invalid_config_is_one_line_exit_2(
 
 def test_cli_dry_run_prints_a_loadable_config(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["search", "--preset", "tiny", "--corpus", "pydoc", "--steps", "40", "--trials", "5", "--name", "x"]
-    argv += ["--objectives", "val_loss,params", "--base-widths", "32", "96", "--sampler", "nsga2", "--dry-run"]
+    argv += ["--objectives", "val_loss,params", "--base-widths", "32", "96", "--sampler", "nsga2"]
+    argv += ["--scheduler", "none", "--dry-run"]  # NSGA-II learns only from complete trials
     assert main(argv) == 0
     cfg = SearchConfig.from_yaml(capsys.readouterr().out)
     assert cfg.train.steps == 40 and cfg.trials == 5 and cfg.objectives == ("val_loss", "params")

@@ -1,4 +1,4 @@
-"""A fifth architecture added from outside the package (`tests/toy_arch.py`): registered with
+"""A fifth architecture added from outside the package (`tests/integration/toy_arch.py`): registered with
 one registry line it validates, counts, builds and trains like the four families; named by its
 import path it runs a real search on Ray, whose trial workers find it by importing its module."""
 
@@ -16,13 +16,13 @@ from tlmsearch.errors import ConfigError
 from tlmsearch.models import ARCHITECTURES, build_model, count_params, flops_per_token, mlp_hidden_sizes
 from tlmsearch.presets import preset
 
-ROOT = Path(__file__).resolve().parent.parent
-TOY = "tests.toy_arch:SPEC"
+ROOT = Path(__file__).resolve().parents[2]  # the repository root
+TOY = "tests.integration.toy_arch:SPEC"
 
 
 @pytest.fixture(autouse=True)
 def _importable(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`tests.toy_arch` importable here and in any Ray worker started from here (Ray also puts
+    """`tests.integration.toy_arch` importable here and in any Ray worker started from here (Ray also puts
     the driver's working directory on its workers' path)."""
     monkeypatch.syspath_prepend(str(ROOT))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH")))))
@@ -30,7 +30,7 @@ def _importable(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_one_registry_line_makes_a_family(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.test_flops import counted_flops_per_token
+    from tests.unit.models.test_flops import counted_flops_per_token
 
     monkeypatch.setitem(ARCHITECTURES, "toy", TOY)
     assert "toy" in ARCHITECTURE_NAMES and "toy" in list(ARCHITECTURE_NAMES)  # config validation, CLI help
@@ -49,7 +49,7 @@ def test_one_registry_line_makes_a_family(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_unregistered_names_and_bad_paths_are_config_errors() -> None:
     assert "toy" not in ARCHITECTURE_NAMES and TOY in ARCHITECTURE_NAMES
-    for bad in ("tests.toy_arch:NOPE", "tests.no_such_module:SPEC", "tests.toy_arch:ToyLM"):
+    for bad in ("tests.integration.toy_arch:NOPE", "tests.no_such_module:SPEC", "tests.integration.toy_arch:ToyLM"):
         assert bad not in ARCHITECTURE_NAMES
         with pytest.raises(ConfigError, match="toy_arch|no_such_module"):
             preset("tiny").model_config(bad)

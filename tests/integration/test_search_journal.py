@@ -1,0 +1,87 @@
+"""The Optuna journal holds every evaluation of every trial, keyed by training step, and a
+search killed with SIGKILL and resumed keeps them.
+
+Ray hands a result to the searcher's `on_trial_result` only when the scheduler lets the trial
+go on, so the evaluation that got a trial stopped must reach Optuna another way; this checks
+it does, end to end, on real Ray (each `tlmsearch` process starts a local Ray of its own).
+Slow: two short searches' worth of trials on 2 cores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import optuna
+import pytest
+
+ARGS = [
+    "--preset", "tiny", "--model", "n_layers=4", "--corpus", "pydoc", "--space", "knots", "--steps", "30",
+    "--eval-interval", "10", "--grace-steps", "10", "--batch-size", "8", "--train", "eval_windows=8",
+    "--train", "warmup_steps=2", "--trials", "8", "--baseline", "uniform", "--max-concurrent", "2", "--quiet",
+]  # fmt: skip
+
+
+def _lines(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.slow
+def test_pruned_trials_last_value_and_step_are_in_the_journal_after_sigkill_and_resume(tmp_path: Path) -> None:
+    from tlmsearch.tuning.searcher import STUDY_NAME, open_storage
+
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    run = tmp_path / "run"
+    cmd = [sys.executable, "-m", "tlmsearch", "search", *ARGS, "--runs-dir", str(tmp_path), "--name", "run"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.time() + 300
+        while len(_lines(run / "trials.jsonl")) < 3:
+            assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
+            assert time.time() < deadline, "three trials did not end in time"
+            time.sleep(0.3)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    if _group_alive(proc.pid):  # the killed driver's own Ray processes
+        os.killpg(proc.pid, signal.SIGKILL)
+    before = _lines(run / "trials.jsonl")
+    assert 3 <= len(before) < 8, "the search should have been cut short"
+
+    done = subprocess.run(
+        [sys.executable, "-m", "tlmsearch", "resume", str(run), "--quiet"], env=env, capture_output=True, timeout=500
+    )
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    records = _lines(run / "trials.jsonl")
+    assert len(records) == 8
+
+    study = optuna.load_study(study_name=STUDY_NAME, storage=open_storage(str(run)))
+    trials = {t.number: t for t in study.trials}
+    stopped = [r for r in records if r["status"] == "stopped"]
+    assert stopped, "ASHA stopped no trial: nothing to check"
+    for r in records:  # every evaluation, keyed by training step; recorded before the kill or after
+        t = trials[r["number"]]
+        assert t.intermediate_values == {int(c["step"]): c["val_loss"] for c in r["curve"]}, r["number"]
+    for r in stopped:  # the evaluation that stopped it is its last intermediate value, and its value
+        t = trials[r["number"]]
+        assert t.state == optuna.trial.TrialState.PRUNED
+        assert max(t.intermediate_values) == r["steps"] < 30
+        assert t.value == pytest.approx(t.intermediate_values[r["steps"]]) == pytest.approx(r["metrics"]["val_loss"])
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -1,0 +1,236 @@
+"""`tlmsearch study`: per-architecture search + verify, the transfer check, the report, resume.
+
+The end-to-end tests train real tiny models on a local Ray (two architectures, a few steps and
+seeds); they are slow-marked. The config and the cross-architecture analysis are checked without
+training.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tlmsearch.analysis.crossarch import COSINE, one_shape_answer, paper_gains, transfer_matrix
+from tlmsearch.analysis.plan import CONTROLS
+from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.errors import ConfigError
+from tlmsearch.rundir.records import read_records
+from tlmsearch.study_config import GROUP_CONTROLS, STUDY_CONTROLS, StudyConfig
+from tlmsearch.study_cost import estimate, trials_per_arch
+
+
+def tiny(tmp_path: Path, **changes: object) -> StudyConfig:
+    base = StudyConfig(
+        name="st", runs_dir=str(tmp_path), archs=("transformer", "gated_attention"), preset="tiny",
+        model={"n_layers": 4}, trials=4, top_k=1, seeds=2, transfer_seeds=2, scheduler="none",
+        controls=("groups:third=early",), max_seeds=5,
+        train=TrainConfig(steps=10, eval_interval=10, warmup_steps=2, batch_size=4, eval_windows=4),
+        data=DataConfig(corpus="pydoc"),
+    )  # fmt: skip
+    return base.replace(**changes)
+
+
+def test_config_round_trips_and_refuses_bad_values(tmp_path: Path) -> None:
+    cfg = tiny(tmp_path)
+    assert StudyConfig.from_dict(cfg.to_dict()) == cfg
+    assert cfg.search_config("gated_attention").arch == "gated_attention"
+    for bad in ({"archs": ("transformer", "transformer")}, {"archs": ("nope",)}, {"seeds": 1}, {"margin": 0.0},
+                {"alpha": 0.5}, {"transfer_seeds": 1}, {"controls": ("nofamily",)}):  # fmt: skip
+        with pytest.raises(ConfigError):
+            tiny(tmp_path, **bad)
+
+
+def test_study_controls_are_verifys_plus_the_papers_groups() -> None:
+    assert STUDY_CONTROLS == (*CONTROLS, *GROUP_CONTROLS)
+
+
+def test_cost_estimate_counts_trials_and_flops(tmp_path: Path) -> None:
+    cfg = tiny(tmp_path)
+    # search 4 + (top-1, cosine, uniform, early) x 2 seeds + up to 2 targets x 2 seeds
+    assert trials_per_arch(cfg) == (4 + 8, 4 + 8 + 4)
+    est = estimate(cfg)
+    assert [a.arch for a in est.archs] == ["transformer", "gated_attention"]
+    assert est.archs[1].flops_per_trial > est.archs[0].flops_per_trial > 0  # the gate adds a projection
+    assert "analytic matmul FLOPs" in est.text()
+
+
+def _cell(estimate: float, shown: bool | None = None) -> dict:
+    return {"gain": {"estimate": estimate, "low": estimate - 0.01, "high": estimate + 0.01}, "n": 3,
+            "shown_better": shown}  # fmt: skip
+
+
+def test_transfer_matrix_and_answer_from_verdicts() -> None:
+    own = {
+        "a": {
+            "comparisons": [
+                {
+                    "label": "linear",
+                    "reference": COSINE,
+                    "n": 3,
+                    "gain": {"estimate": 0.02, "low": 0.01, "high": 0.03},
+                    "shown_better": True,
+                }
+            ]
+        },  # fmt: skip
+        "b": {"comparisons": []},
+    }
+    transfer = {"b": {"comparisons": [{"label": "linear", "reference": COSINE, "n": 2, "gain": {"estimate": -0.01,
+                "low": -0.05, "high": 0.03}, "shown_better": False}]}}  # fmt: skip
+    matrix = transfer_matrix(["a", "b"], {"a": "linear", "b": COSINE}, own, transfer)
+    assert matrix[0]["cells"]["a"]["source"] == "verification" and matrix[0]["cells"]["a"]["shown_better"]
+    assert matrix[0]["cells"]["b"]["source"] == "transfer" and matrix[0]["cells"]["b"]["n"] == 2
+    assert matrix[1]["cells"] == {"a": {"is_cosine": True}, "b": {"is_cosine": True}}
+    text = one_shape_answer(["a", "b"], matrix, {"a": "better", "b": "inconclusive"})
+    assert "no shape is shown better than cosine everywhere" in text and "linear (best on a) on a" in text
+    assert "inconclusive on b" in text
+    gains = paper_gains()
+    assert gains[COSINE]["vs_uniform"] == pytest.approx(16.28 / 14.44 - 1)
+    assert gains["uniform"]["vs_cosine"] < 0
+
+
+def _trial_keys(study: Path) -> Counter:
+    """(sub-run, kind, profile, seed) of every record: what must be neither lost nor doubled."""
+    keys: Counter = Counter()
+    for sub in sorted(p for p in study.iterdir() if (p / "trials.jsonl").is_file()):
+        for r in read_records(sub):
+            if r.kind in ("verify", "compare", "baseline"):
+                keys[(sub.name, r.kind, json.dumps(r.profile, sort_keys=True), r.seed)] += 1
+            else:  # sampled search trials: the sampler's choice, identified by number
+                keys[(sub.name, r.kind, r.number, r.seed)] += 1
+    return keys
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One uninterrupted tiny study (shared by the end-to-end and the kill/resume tests)."""
+    import ray
+
+    from tlmsearch import study
+
+    tmp_path = tmp_path_factory.mktemp("reference")
+    result = study(tiny(tmp_path), progress=False)
+    assert result.run_dir == (tmp_path / "st").resolve()
+    ray.shutdown()  # the kill/resume runs start their own local Ray in subprocesses
+    return tmp_path
+
+
+@pytest.mark.slow
+def test_study_end_to_end_two_architectures(reference: Path) -> None:
+    from tlmsearch.cli import main
+
+    tmp_path = reference
+    run = tmp_path / "st"
+    for name in ("study.yaml", "study_state.json", "summary.json", "summary.md", "report.html"):
+        assert (run / name).is_file(), name
+    s = json.loads((run / "summary.json").read_text())
+    assert set(s["verdicts"]) == {"transformer", "gated_attention"}
+    for v in s["verdicts"].values():
+        assert v["outcome"] in ("better", "near_optimal", "inconclusive") and v["n_seeds"] == 2
+    labels = {row["label"] for row in s["cross_table"]}
+    assert {"uniform", COSINE, "groups:third=early"} <= labels
+    shared = [row for row in s["cross_table"] if row["label"] == "uniform"][0]
+    assert shared["paper"]["ppl"] == 16.28 and set(shared["cells"]) == {"transformer", "gated_attention"}
+    assert [row["source"] for row in s["transfer_matrix"]] == ["transformer", "gated_attention"]
+    for row in s["transfer_matrix"]:  # every off-diagonal cell was trained (or the best is cosine itself)
+        for arch, cell in row["cells"].items():
+            assert cell is not None and ("is_cosine" in cell or cell["n"] == 2 or arch == row["source"])
+    state = json.loads((run / "study_state.json").read_text())["phases"]
+    assert all(p["status"] == "done" for p in state.values()) and len(state) == 2 * 2 + 2 + 1
+    assert "transformer" in (run / "report.html").read_text() and s["answer"] in (run / "summary.md").read_text()
+    # each architecture: 4 search trials, then every verified profile (the top-1, cosine, uniform,
+    # the early group) with the same 2 seeds; nothing twice
+    keys = _trial_keys(run)
+    assert max(keys.values()) == 1
+    for arch in ("transformer", "gated_attention"):
+        assert sum(1 for k in keys if k[0] == arch and k[1] in ("baseline", "sampled")) == 4
+        seeds: dict[str, set[int]] = {}
+        for k in keys:
+            if k[0] == arch and k[1] == "verify":
+                seeds.setdefault(k[2], set()).add(k[3])
+        assert (
+            len(seeds) >= 3
+            and all(len(v) == 2 for v in seeds.values())
+            and len(set(map(frozenset, seeds.values()))) == 1
+        )
+
+    before = keys
+    assert main(["resume", str(run), "--quiet"]) == 0  # nothing left to train: the same records
+    assert _trial_keys(run) == before
+    assert main(["status", str(run), "--json"]) == 0
+    (run / "report.html").unlink()
+    assert main(["report", str(run)]) == 0 and (run / "report.html").is_file()  # rebuilt from the records alone
+    assert json.loads((run / "summary.json").read_text())["answer"] == s["answer"]
+
+
+def _losses(study: Path) -> dict:
+    out = {}
+    for sub in sorted(p for p in study.iterdir() if (p / "trials.jsonl").is_file()):
+        for r in read_records(sub):
+            key = (sub.name, r.kind, json.dumps(r.profile, sort_keys=True), r.seed)
+            out[key] = round(r.metric("val_loss"), 6)
+    return out
+
+
+def _phase_reached(run: Path, phase: str) -> bool:
+    """`phase` is running with at least one record of its own, or already done."""
+    state_file = run / "study_state.json"
+    if not state_file.is_file():
+        return False
+    status = json.loads(state_file.read_text())["phases"].get(phase, {}).get("status")
+    if status == "done":
+        return True
+    if status != "running":
+        return False
+    where, what = phase.split("/")
+    sub, kind = (run / f"transfer-{what}", "compare") if where == "transfer" else (run / where, what)
+    kinds = ("baseline", "sampled") if kind == "search" else (kind,)
+    return any(r.kind in kinds for r in read_records(sub))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("phase", ["transformer/search", "gated_attention/verify", "transfer/transformer"])
+def test_study_killed_in_a_phase_resumes_to_the_same_records(reference: Path, tmp_path: Path, phase: str) -> None:
+    """SIGKILL the whole `tlmsearch study` process group once `phase` has recorded a trial, then
+    `tlmsearch resume`: the records equal the uninterrupted study's (same trials, same losses:
+    training is deterministic), none lost, none twice, and none written before the kill changed."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    tiny(tmp_path).save(tmp_path / "study-config.yaml")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "tlmsearch", "study", "--config", str(tmp_path / "study-config.yaml"), "--quiet"]
+    run = tmp_path / "st"
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.time() + 400
+        while not _phase_reached(run, phase):
+            assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
+            assert time.time() < deadline, f"phase {phase} not reached in time"
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    before = _losses(run)
+    done = subprocess.run(
+        [sys.executable, "-m", "tlmsearch", "resume", str(run), "--quiet"], env=env, capture_output=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    keys = _trial_keys(run)
+    assert max(keys.values()) == 1  # nothing twice
+    assert keys == _trial_keys(reference / "st")  # nothing lost
+    after = _losses(run)
+    assert after == _losses(reference / "st")
+    assert all(after[k] == v for k, v in before.items())
+    assert (
+        json.loads((run / "summary.json").read_text())["answer"]
+        == json.loads((reference / "st" / "summary.json").read_text())["answer"]
+    )

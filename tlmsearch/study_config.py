@@ -1,0 +1,130 @@
+"""`StudyConfig`: the cross-architecture study, saved as `runs/<name>/study.yaml`.
+
+A study asks the paper's question of several architectures at once: for each, a search, then a
+verification of the search's best profiles beside the baselines with planned seeds (the
+three-outcome verdict), then a transfer check of each architecture's best profile on the
+others. It sits on the bottom layer beside `SearchConfig`, from which every per-architecture
+search is derived (`search_config`), so that the CLI, the orchestration and the report all read
+the same plain data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from tlmsearch.config import (
+    ARCHITECTURE_NAMES,
+    Config,
+    DataConfig,
+    TrainConfig,
+    check_choice,
+    check_positive,
+    option,
+)
+from tlmsearch.errors import ConfigError
+from tlmsearch.profiles import ProfileSpec
+from tlmsearch.search_config import DEFAULT_BASELINES, SAMPLERS, SCHEDULERS, SearchConfig, check_name
+
+DEFAULT_ARCHS: tuple[str, ...] = ("transformer", "gated_attention", "titans", "hope_attention")
+# the paper's controlled experiment (one third of the layers wider: early / middle / late),
+# re-trained by a study's verification beside the usual controls
+GROUP_CONTROLS: tuple[str, ...] = ("groups:third=early", "groups:third=middle", "groups:third=late")
+# what each verification re-trains beside cosine and uniform: verify's controls (expanding
+# cosine, linear, the bowtie hourglass; `analysis.plan.CONTROLS`, kept equal by a test) and the groups
+STUDY_CONTROLS: tuple[str, ...] = (
+    "cosine:start=0.5,end=1.5",
+    "linear:start=1.5,end=0.5",
+    "bowtie:ratio=0.3,position=0.75",
+    *GROUP_CONTROLS,
+)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class StudyConfig(Config):
+    """One search + verification per architecture, then a transfer check across them.
+
+    Every architecture trains the same preset, budget, steps and data, so profiles (as
+    `ProfileSpec`s, i.e. shapes) carry over between them exactly.
+    """
+
+    name: str = option("", "study name: the study directory is RUNS_DIR/NAME; empty = study-<time>")
+    runs_dir: str = option("runs", "parent folder of run directories")
+    archs: tuple[str, ...] = option(DEFAULT_ARCHS, "architectures, in the order they are studied")
+    preset: str = option("cpu-s", "model shape preset")
+    model: dict[str, Any] = dataclasses.field(default_factory=dict)  # preset shape overrides
+    base_width: int = option(0, "fixed budget: MLP width per layer; 0 = the preset's")
+    space: str = option("knots", "search space of every architecture's search")
+    sampler: str = option("tpe", "Optuna sampler", choices=SAMPLERS)
+    scheduler: str = option("asha", "early stopping of the searches", choices=SCHEDULERS)
+    trials: int = option(16, "search trials per architecture, baselines included")
+    top_k: int = option(3, "distinct best search profiles each verification re-trains")
+    controls: tuple[str, ...] = option(STUDY_CONTROLS, "profiles each verification re-trains beside cosine and uniform")
+    seeds: int = option(0, "verification seeds per profile; 0 = planned (a pilot, then the seeds that decide)")
+    pilot_seeds: int = option(3, "pilot seeds of a planned verification")
+    max_seeds: int = option(20, "cap on seeds per profile of a planned verification, pilot included")
+    transfer_seeds: int = option(3, "seeds of each transferred profile and of cosine on every other architecture")
+    margin: float = option(0.01, "perplexity gain over cosine that matters, declared before the data")
+    alpha: float = option(0.05, "level of each claim of a verdict")
+    cpus_per_trial: float = option(1.0, "CPUs per trial")
+    max_concurrent: int = option(0, "trials at once; 0 = as many as the resources allow")
+    seed: int = option(0, "sampler seed and training seed of the searches (verification seeds follow it)")
+    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+    data: DataConfig = dataclasses.field(default_factory=DataConfig)
+
+    def __post_init__(self) -> None:
+        if not self.archs:
+            raise ConfigError(f"archs must name at least one of: {', '.join(ARCHITECTURE_NAMES)}")
+        for arch in self.archs:
+            check_choice("archs", arch, ARCHITECTURE_NAMES)
+        if len(set(self.archs)) != len(self.archs):
+            raise ConfigError(f"archs={list(self.archs)} repeats an architecture")
+        check_choice("sampler", self.sampler, SAMPLERS)
+        check_choice("scheduler", self.scheduler, SCHEDULERS)
+        for field in ("trials", "top_k", "transfer_seeds", "cpus_per_trial"):
+            check_positive(field, getattr(self, field))
+        for field in ("seeds", "base_width", "max_concurrent", "seed"):
+            check_positive(field, getattr(self, field), allow_zero=True)
+        if self.seeds == 1:
+            raise ConfigError("seeds=1 gives no spread: use 0 (planned) or at least 2")
+        if self.pilot_seeds < 2:
+            raise ConfigError(f"pilot_seeds={self.pilot_seeds} must be >= 2 (a spread needs two seeds)")
+        if self.max_seeds < self.pilot_seeds + 2:
+            raise ConfigError(f"max_seeds={self.max_seeds} must be at least pilot_seeds + 2 = {self.pilot_seeds + 2}")
+        if self.transfer_seeds < 2:
+            raise ConfigError(f"transfer_seeds={self.transfer_seeds} must be >= 2 (a paired spread needs two seeds)")
+        if not 0.0 < self.margin < 1.0:
+            raise ConfigError(f"margin={self.margin} must lie in (0, 1): a relative perplexity gain (0.01 = 1%)")
+        if not 0.0 < self.alpha < 0.5:
+            raise ConfigError(f"alpha={self.alpha} must lie in (0, 0.5)")
+        if self.name:
+            check_name(self.name)
+        for text in self.controls:
+            ProfileSpec.parse(text)  # raises ConfigError naming the bad profile
+        self.search_config(self.archs[0])  # every derived search must be valid too
+
+    @property
+    def verify_seeds(self) -> int | str:
+        """What `verify` takes: "auto" or a number of seeds."""
+        return "auto" if self.seeds == 0 else self.seeds
+
+    def search_config(self, arch: str, runs_dir: str = "") -> SearchConfig:
+        """The search of `arch` inside the study directory `runs_dir` (named after the arch)."""
+        return SearchConfig(
+            name=arch,
+            runs_dir=runs_dir or self.runs_dir,
+            arch=arch,
+            preset=self.preset,
+            model=dict(self.model),
+            base_width=self.base_width,
+            space=self.space,
+            sampler=self.sampler,
+            scheduler=self.scheduler,
+            trials=self.trials,
+            cpus_per_trial=self.cpus_per_trial,
+            max_concurrent=self.max_concurrent,
+            seed=self.seed,
+            baselines=DEFAULT_BASELINES,
+            train=self.train,
+            data=self.data,
+        )

@@ -1,0 +1,87 @@
+"""Reading a study directory (no training): its config, its phase state, and the verdicts its
+records give, per architecture and per transfer target.
+
+Both the orchestration (`tlmsearch.tuning.study`) and the report (`tlmsearch.study_report`) read
+a study through this module, so the report decides on exactly what the study decided on: each
+architecture's verification verdict on the seeds its last verify decided on (`verify.json`),
+each transfer verdict on the study's transfer seeds.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+from tlmsearch.analysis.summary import decision_seeds, verdicts
+from tlmsearch.errors import ConfigError
+from tlmsearch.rundir.io import read_verify, read_yaml, write_json
+from tlmsearch.rundir.layout import SEARCH_CONFIG
+from tlmsearch.rundir.records import read_records
+from tlmsearch.study_config import StudyConfig
+
+STUDY_CONFIG = "study.yaml"
+STUDY_STATE = "study_state.json"
+TRANSFER_KIND = "compare"  # transfer records are seed-paired comparisons, read by `verdicts` as such
+
+
+def transfer_dir(study_dir: str | Path, arch: str) -> Path:
+    return Path(study_dir) / f"transfer-{arch}"
+
+
+def is_study(path: str | Path) -> bool:
+    return (Path(path) / STUDY_CONFIG).is_file()
+
+
+def load_config(study_dir: str | Path) -> StudyConfig:
+    path = Path(study_dir) / STUDY_CONFIG
+    if not path.is_file():
+        raise ConfigError(f"{study_dir} is not a study directory (no {STUDY_CONFIG})")
+    return StudyConfig.from_dict(read_yaml(path), where=str(path))
+
+
+def read_state(study_dir: str | Path) -> dict[str, Any]:
+    """{"phases": {key: {"status": pending|running|done, ...}}} ({} phases before the first write)."""
+    path = Path(study_dir) / STUDY_STATE
+    return json.loads(path.read_text()) if path.is_file() else {"phases": {}}
+
+
+def set_phase(study_dir: str | Path, key: str, status: str, **extra: Any) -> None:
+    """Record one phase's status (and `extra` facts) in the state file, atomically."""
+    state = read_state(study_dir)
+    state["phases"][key] = {"status": status, "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), **extra}
+    write_json(Path(study_dir) / STUDY_STATE, state)
+
+
+def transfer_seeds(cfg: StudyConfig) -> list[int]:
+    """Fresh seeds for the transfer, after every seed a search or a planned verification uses."""
+    first = cfg.seed + cfg.max_seeds + 1
+    return [first + i for i in range(cfg.transfer_seeds)]
+
+
+def own_verdict(cfg: StudyConfig, study_dir: str | Path, arch: str) -> dict[str, Any] | None:
+    """`arch`'s verification verdict (on the seeds its verify decided on), or None before one."""
+    sub = Path(study_dir) / arch
+    if not (sub / SEARCH_CONFIG).is_file():
+        return None
+    records = read_records(sub)
+    if not any(r.kind == "verify" for r in records):
+        return None
+    vs = verdicts(
+        records, margin=cfg.margin, alpha=cfg.alpha, arch=arch, kinds=("verify",),
+        seeds=decision_seeds(records, read_verify(sub)),
+    )  # fmt: skip
+    return vs[0].to_dict() if vs else None
+
+
+def transfer_verdict(cfg: StudyConfig, study_dir: str | Path, arch: str) -> dict[str, Any] | None:
+    """The seed-paired verdict of the transferred profiles against cosine on `arch` (or None)."""
+    sub = transfer_dir(study_dir, arch)
+    if not (sub / SEARCH_CONFIG).is_file():
+        return None
+    vs = verdicts(
+        read_records(sub), margin=cfg.margin, alpha=cfg.alpha, arch=arch, kinds=(TRANSFER_KIND,),
+        seeds=transfer_seeds(cfg),
+    )  # fmt: skip
+    return vs[0].to_dict() if vs else None

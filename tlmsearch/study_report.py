@@ -1,0 +1,185 @@
+"""The report of a cross-architecture study: summary.json, summary.md and report.html in the
+study directory, rebuilt from its records alone (`tlmsearch.study_files`).
+
+It shows each architecture's three-outcome verdict, the cross-architecture table (rows:
+profiles; columns: architectures; cells: gain over uniform and over cosine with intervals),
+the transfer matrix, each profile's widths, and the paper's controlled experiment beside ours
+where the profiles correspond (the paper's numbers, a 440M Transformer on its own data: a
+different scale, shown for direction, not compared by test). Offline HTML, no scripts.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tlmsearch.analysis.crossarch import (
+    PAPER_SOURCE,
+    best_profiles,
+    cross_table,
+    fmt_gain,
+    one_shape_answer,
+    transfer_matrix,
+)
+from tlmsearch.rundir.io import write_json, write_text
+from tlmsearch.study_files import load_config, own_verdict, read_state, transfer_seeds, transfer_verdict
+
+
+def study_summary(study_dir: str | Path) -> dict[str, Any]:
+    """Everything the study report shows, as plain data (what summary.json holds)."""
+    study_dir = Path(study_dir)
+    cfg = load_config(study_dir)
+    own = {a: v for a in cfg.archs if (v := own_verdict(cfg, study_dir, a)) is not None}
+    transfer = {a: v for a in cfg.archs if (v := transfer_verdict(cfg, study_dir, a)) is not None}
+    best = best_profiles(own)
+    matrix = transfer_matrix(cfg.archs, best, own, transfer)
+    outcomes = {a: str(v["outcome"]) for a, v in own.items()}
+    return {
+        "study": cfg.name,
+        "config": cfg.to_dict(),
+        "phases": read_state(study_dir)["phases"],
+        "verdicts": {
+            a: {k: v.get(k) for k in ("outcome", "headline", "n_seeds", "n_candidates", "best", "better", "regret")}
+            for a, v in own.items()
+        },
+        "missing_verdicts": [a for a in cfg.archs if a not in own],
+        "cross_table": cross_table(own),
+        "best_profiles": best,
+        "transfer_matrix": matrix,
+        "transfer_seeds": transfer_seeds(cfg),
+        "transfer_verdicts": {
+            a: {k: v.get(k) for k in ("outcome", "headline", "n_seeds")} for a, v in transfer.items()
+        },
+        "answer": one_shape_answer(cfg.archs, matrix, outcomes),
+        "paper_source": PAPER_SOURCE,
+        "noise_floor": None,  # not measured yet: the noise-floor phase is not built
+    }
+
+
+def write_study_report(study_dir: str | Path) -> dict[str, Path]:
+    study_dir = Path(study_dir)
+    summary = study_summary(study_dir)
+    return {
+        "json": write_json(study_dir / "summary.json", _json_safe(summary)),
+        "md": write_text(study_dir / "summary.md", markdown(summary)),
+        "html": write_text(study_dir / "report.html", to_html(summary)),
+    }
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+# ----------------------------------------------------------------------------- tables
+
+
+def _tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(title, header, rows) of every table, shared by the Markdown and the HTML."""
+    archs = list(s["config"]["archs"])
+    verdict_rows = [
+        [a, v["outcome"], str(v["n_seeds"]), str(v["best"]), v["headline"]] for a, v in s["verdicts"].items()
+    ] + [[a, "no verdict yet", "", "", ""] for a in s["missing_verdicts"]]
+    cross_rows = []
+    for row in s["cross_table"]:
+        cells = [
+            f"{fmt_gain(c['vs_uniform'])} / {fmt_gain(c['vs_cosine'])}" if (c := row["cells"].get(a)) else "—"
+            for a in archs
+        ]
+        paper = row.get("paper")
+        ptext = f"ppl {paper['ppl']:.2f}: {paper['vs_uniform']:+.1%} / {paper['vs_cosine']:+.1%}" if paper else ""
+        cross_rows.append([row["label"], *cells, ptext])
+    matrix_rows = []
+    for row in s["transfer_matrix"]:
+        cells = []
+        for a in archs:
+            c = row["cells"].get(a)
+            if c is None:
+                cells.append("—")
+            elif c.get("is_cosine"):
+                cells.append("(is cosine)")
+            else:
+                mark = " better" if c.get("shown_better") else (" within margin" if c.get("within_margin") else "")
+                cells.append(f"{fmt_gain(c['gain'])} n={c['n']}{mark}")
+        matrix_rows.append([f"{row['source']}: {row['profile']}", *cells])
+    shape_rows = [
+        [row["label"], *[" ".join(map(str, c["widths"])) if (c := row["cells"].get(a)) else "—" for a in archs]]
+        for row in s["cross_table"]
+    ]
+    return [
+        ("Verdicts per architecture", ["arch", "outcome", "seeds", "best by mean", "headline"], verdict_rows),
+        (
+            "Gain over uniform / over cosine (perplexity, verified seeds, intervals as in each verdict)",
+            ["profile", *archs, f"paper: {PAPER_SOURCE} (vs uniform / vs cosine)"],
+            cross_rows,
+        ),
+        (
+            f"Transfer: each architecture's best profile against cosine on every architecture "
+            f"(seeds {s['transfer_seeds']}; diagonal: the verification)",
+            ["best of", *archs],
+            matrix_rows,
+        ),
+        ("Profile widths per layer", ["profile", *archs], shape_rows),
+    ]
+
+
+def markdown(s: Mapping[str, Any]) -> str:
+    cfg = s["config"]
+    out = [
+        f"# Study {s['study']}",
+        "",
+        f"Architectures {', '.join(cfg['archs'])}; preset {cfg['preset']}, {cfg['train']['steps']} steps, "
+        f"{cfg['trials']} search trials each; margin {cfg['margin']:.1%}, alpha {cfg['alpha']:g}.",
+        "",
+        f"**Is one shape best everywhere, and is it cosine?** {s['answer']}.",
+        "",
+        "The paper's figures are its own (a 440M Transformer trained on its data), another scale than ours.",
+        "The noise-floor phase (search-time spread of uniform) is not built yet.",
+    ]
+    for title, header, rows in _tables(s):
+        out += ["", f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        out += ["| " + " | ".join(c.replace("|", "/") for c in r) + " |" for r in rows]
+    return "\n".join(out) + "\n"
+
+
+def _svg(widths: Sequence[int]) -> str:
+    if not widths:
+        return ""
+    top = max(widths)
+    bars = "".join(
+        f'<rect x="{i * 8}" y="{30 - 30 * w / top:.1f}" width="6" height="{30 * w / top:.1f}" fill="#4878a8"/>'
+        for i, w in enumerate(widths)
+    )
+    return f'<svg width="{8 * len(widths)}" height="30">{bars}</svg>'
+
+
+def to_html(s: Mapping[str, Any]) -> str:
+    e = html.escape
+    parts = [
+        "<!doctype html><meta charset='utf-8'><title>study report</title>",
+        "<style>body{font-family:sans-serif;margin:2em}td,th{border:1px solid #ccc;padding:4px;font-size:13px}"
+        "table{border-collapse:collapse;margin-bottom:2em}</style>",
+        f"<h1>Study {e(s['study'])}</h1>",
+        f"<p><b>Is one shape best everywhere, and is it cosine?</b> {e(s['answer'])}.</p>",
+        "<p>The paper's figures are its own (a 440M Transformer on its data): another scale, shown for direction. "
+        "The noise-floor phase is not built yet.</p>",
+    ]
+    for title, header, rows in _tables(s):
+        parts.append(f"<h2>{e(title)}</h2><table><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>")
+        parts += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows]
+        parts.append("</table>")
+    archs = list(s["config"]["archs"])
+    parts.append("<h2>Shapes</h2><table><tr><th>profile</th>" + "".join(f"<th>{e(a)}</th>" for a in archs) + "</tr>")
+    for row in s["cross_table"]:
+        cells = "".join(f"<td>{_svg(c['widths']) if (c := row['cells'].get(a)) else ''}</td>" for a in archs)
+        parts.append(f"<tr><td>{e(row['label'])}</td>{cells}</tr>")
+    parts.append("</table>")
+    return "\n".join(parts) + "\n"
