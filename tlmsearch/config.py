@@ -22,7 +22,7 @@ from typing import Any, Self, TypeVar, Union, get_args, get_origin
 from tlmsearch.architectures import ARCHITECTURE_NAMES as ARCHITECTURE_NAMES
 from tlmsearch.architectures import architecture
 from tlmsearch.errors import ConfigError
-from tlmsearch.validate import MAX_SEED, check_int, load_yaml, read_text
+from tlmsearch.validate import MAX_LAYERS, MAX_SEED, MAX_WIDTH, check_int, load_yaml, read_text
 
 C = TypeVar("C", bound="Config")
 
@@ -167,7 +167,13 @@ def check_choice(name: str, value: object, allowed: Collection[object]) -> None:
 
 
 def check_positive(name: str, value: float, *, allow_zero: bool = False) -> None:
-    """`value` > 0 (or >= 0) and finite: NaN fails every comparison, so it is refused by name."""
+    """`value` > 0 (or >= 0) and finite: NaN fails every comparison, so it is refused by name.
+
+    A value of the wrong type (`--model n_layers=abc` reads as a string) is refused here too,
+    before a comparison with it raises a TypeError.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{name}={value!r} must be a number {'>= 0' if allow_zero else '> 0'}")
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(f"{name}={value!r} must be a finite number {'>= 0' if allow_zero else '> 0'}")
     if allow_zero and value < 0:
@@ -256,6 +262,16 @@ class ArchOptions(Config):
                 raise ConfigError(f"options.cms_shares={self.cms_shares} must sum to 1")
 
 
+# ModelConfig's integer fields and their upper bounds (the lower bound is 1)
+MODEL_INT_BOUNDS: dict[str, int] = {
+    "d_model": MAX_WIDTH,
+    "n_layers": MAX_LAYERS,
+    "n_heads": MAX_WIDTH,
+    "seq_len": 2**24,
+    "vocab_size": 2**24,
+}
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ModelConfig(Config):
     """One concrete model: architecture family, shape, and the per-layer MLP widths."""
@@ -275,8 +291,10 @@ class ModelConfig(Config):
 
     def __post_init__(self) -> None:
         spec = architecture(self.arch)  # a ConfigError naming the registered families
-        for name in ("d_model", "n_layers", "n_heads", "seq_len", "vocab_size"):
-            check_positive(name, getattr(self, name))
+        # integers with bounds far above any model one machine trains, so that a typo (seq_len
+        # 1e8, 1e5 layers) is one line here; memory is checked by `validate.check_training_fits`
+        for name, high in MODEL_INT_BOUNDS.items():
+            check_int(name, getattr(self, name), 1, high)
         if self.d_model % self.n_heads:
             raise ConfigError(
                 f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; "

@@ -22,6 +22,7 @@ from tlmsearch.export_formats import FORMATS, ExportInput, Format, decode, get_f
 from tlmsearch.rundir.layout import EXPORT_DIR
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished
 from tlmsearch.rundir.study import Study, load
+from tlmsearch.validate import confined, writable_dir
 
 __all__ = ["FORMATS", "Export", "Format", "decode", "export", "export_run", "make_divisible", "pick_trial"]
 
@@ -165,6 +166,9 @@ def export_run(
         )
     path = None
     if write:
-        out = Path(out_dir) if out_dir else Path(study.run_dir) / EXPORT_DIR / f"{rec.trial_id}-{fmt}"
+        # a trial id comes from a record, which a damaged or crafted file could set to ../../..
+        out = (
+            writable_dir(out_dir, "--out") if out_dir else confined(study.run_dir, EXPORT_DIR, f"{rec.trial_id}-{fmt}")
+        )
         path = ex.write(out)
     return ex, path, why

@@ -27,6 +27,7 @@ from tlmsearch.errors import ConfigError
 from tlmsearch.presets import Preset
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import resolve_model
+from tlmsearch.validate import load_yaml, read_text
 
 SECTIONS: tuple[str, ...] = ("model", "train", "data", "meta")
 _SPEC_FIELDS: tuple[str, ...] = ("preset", "arch", "family", "base_width")
@@ -130,17 +131,15 @@ class RunConfig(Config):
     @classmethod
     def load(cls, path: str | Path) -> Self:
         """Read a YAML (or `.json`) file; errors name the file and stay on one line."""
-        import yaml
-
         path = Path(path)
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
-        try:
-            doc = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-        except (ValueError, yaml.YAMLError) as exc:
-            raise ConfigError(f"{path}: not valid YAML/JSON ({str(exc).splitlines()[0]})") from None
+        text = read_text(path, "config file")  # one line for a directory, binary or non-UTF-8 file
+        if path.suffix == ".json":
+            try:
+                doc = json.loads(text)
+            except ValueError as exc:
+                raise ConfigError(f"{path}: not valid JSON ({str(exc).splitlines()[0]})") from None
+        else:
+            doc = load_yaml(text, str(path))
         return cls.from_dict(doc or {}, where=str(path))
 
     def resolved(self) -> tuple[ModelConfig, dict[str, Any]]:

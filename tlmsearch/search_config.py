@@ -23,8 +23,9 @@ from tlmsearch.config import (
 )
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
+from tlmsearch.validate import MAX_SEED, check_int
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]*\Z")  # \Z, not $: no trailing newline
 
 SAMPLERS: tuple[str, ...] = ("tpe", "gp", "nsga2", "cmaes", "random", "qmc")
 SCHEDULERS: tuple[str, ...] = ("asha", "hyperband", "none")
@@ -174,7 +175,7 @@ class SearchConfig(Config):
         check_positive("cpus_per_trial", self.cpus_per_trial)
         check_positive("gpus_per_trial", self.gpus_per_trial, allow_zero=True)
         check_positive("max_failures", self.max_failures, allow_zero=True)
-        check_positive("seed", self.seed, allow_zero=True)
+        check_int("seed", self.seed, 0, MAX_SEED)
         if self.grace_steps > self.train.steps:
             raise ConfigError(f"grace_steps={self.grace_steps} must not exceed train.steps={self.train.steps}")
         if self.name:

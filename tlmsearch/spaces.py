@@ -67,6 +67,8 @@ def load_space(name_or_path: str) -> SearchSpace:
             spec.loader.exec_module(module)
         except Exception as exc:  # a user's file: report, don't crash
             raise ConfigError(f"search space file {path} failed to import: {type(exc).__name__}: {exc}") from None
+        except SystemExit as exc:  # sys.exit() in a user's file would end the whole search with its status
+            raise ConfigError(f"search space file {path} calls sys.exit({exc.code!r}) on import; remove it") from None
         return _from_module(module, default_name=path.stem, source=str(path.resolve()))
     names = builtin_spaces()
     if name_or_path not in names:

@@ -50,6 +50,7 @@ from tlmsearch.hardware import matmul_peak, resolve_device, thread_count, torch_
 from tlmsearch.models import build_model, count_params, flops_per_token
 from tlmsearch.models.build import weight_decay_split
 from tlmsearch.models.common import inner_clip_fraction
+from tlmsearch.validate import check_training_fits
 
 Report = Callable[[int, dict[str, float]], None]
 CHECKPOINT_FILE = "checkpoint.pt"
@@ -167,6 +168,7 @@ class _Run:
         self.device = resolve_device(cfg.device)
         self.data = prepare(data_cfg)
         self.model_cfg = _with_vocab(model_cfg, self.data)
+        check_training_fits(self.model_cfg, cfg)  # one line with the estimate, not the allocator's error
         T = self.model_cfg.seq_len
 
         torch.manual_seed(cfg.seed)
@@ -370,6 +372,8 @@ class _Run:
             state = torch.load(path, map_location=self.device, weights_only=True)
         except Exception as exc:
             raise ConfigError(f"cannot read checkpoint {path}: {exc}") from None
+        if not isinstance(state, dict):  # e.g. a list saved by something else under this name
+            raise ConfigError(f"checkpoint {path} holds a {type(state).__name__}, not a tlmsearch checkpoint")
         if state.get("version") != _CHECKPOINT_VERSION:
             raise ConfigError(f"checkpoint {path} has format {state.get('version')}, expected {_CHECKPOINT_VERSION}")
         _check_same_configs(state["configs"], self._configs(), path)

@@ -34,7 +34,7 @@ def test_round_trips(tmp_path: Path) -> None:
         ({"arch": "rnn"}, "arch='rnn' is not allowed; choose one of: transformer, gated_attention"),
         ({"mlp_widths": (1, 2)}, "mlp_widths has 2 entries"),
         ({"n_heads": 5}, "not divisible by n_heads=5"),
-        ({"n_layers": 0, "mlp_widths": ()}, "n_layers=0 must be > 0"),
+        ({"n_layers": 0, "mlp_widths": ()}, "n_layers=0 must be a positive integer"),
     ],
 )
 def test_validation_names_the_field(change: dict[str, object], message: str) -> None:

@@ -78,10 +78,10 @@ def test_empty_sections_and_bad_files(tmp_path: Path) -> None:
     assert RunConfig.from_yaml("model:\ntrain:\n") == RunConfig()
     bad = tmp_path / "bad.yaml"
     bad.write_text("model: [\n")
-    with pytest.raises(ConfigError, match="not valid YAML/JSON") as info:
+    with pytest.raises(ConfigError, match=r"bad.yaml: invalid YAML at line 2") as info:
         RunConfig.load(bad)
     assert "\n" not in str(info.value)
-    with pytest.raises(ConfigError, match="cannot read config file"):
+    with pytest.raises(ConfigError, match="config file: .*missing.yaml does not exist"):
         RunConfig.load(tmp_path / "missing.yaml")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from tlmsearch.cli._config_args import (
@@ -17,6 +18,8 @@ from tlmsearch.cli.status import print_status
 from tlmsearch.search_config import SAMPLERS, SCHEDULERS, SearchConfig
 
 DEFAULT = SearchConfig()
+# a search that ran but where no trial succeeded has no answer: scripts must see that
+EXIT_ALL_FAILED = 3
 
 HELP = "search per-layer width profiles: parallel trials on Ray Tune, Optuna sampler, early stopping"
 DESCRIPTION = """\
@@ -41,7 +44,9 @@ objectives: val_loss, plus optionally params (needs --base-widths); tokens_per_s
 (throughput measured while trials share the machine is load noise).
 Training and data flags mean what they mean in `train`, `compare` and `verify`; --seed is
 also the sampler's seed.
-""".format(samplers=" ".join(SAMPLERS), schedulers=" ".join(SCHEDULERS))
+
+exit status: 0 done, 2 bad input, {all_failed} every trial failed, 130 interrupted.
+""".format(samplers=" ".join(SAMPLERS), schedulers=" ".join(SCHEDULERS), all_failed=EXIT_ALL_FAILED)
 
 # SearchConfig fields whose flags are not derived one to one: the shared model and training
 # flags carry arch/preset/base_width/model/seed/train/data; the rest have their own form below
@@ -113,4 +118,17 @@ def run(args: argparse.Namespace) -> int:
 
     study = search(cfg, address=args.address, progress=not args.quiet)
     print_status(study, as_json=args.json)
+    return exit_status(study)
+
+
+def exit_status(study: Any) -> int:
+    """0, or `EXIT_ALL_FAILED` (with one line on stderr) when trials ran and every one failed."""
+    counts = study.counts()
+    if counts["failed"] and not counts["complete"] and not counts["stopped"]:
+        print(
+            f"tlmsearch search: error: all {counts['failed']} trials failed; see their errors with "
+            f"`tlmsearch status {study.run_dir}`",
+            file=sys.stderr,
+        )
+        return EXIT_ALL_FAILED
     return 0

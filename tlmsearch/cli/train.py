@@ -40,6 +40,7 @@ from tlmsearch.cli._train_progress import TrainProgress
 from tlmsearch.config import ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.runconfig import ModelSpec, RunConfig
+from tlmsearch.validate import check_training_fits, writable_dir
 
 HELP = "train one model on real text and record its metrics in runs/<name>/"
 DESCRIPTION = """\
@@ -183,6 +184,8 @@ def run(args: argparse.Namespace) -> int:
     from tlmsearch import rundir  # run-directory writers: not needed for --help
 
     model_cfg, train_cfg, data_cfg, meta = resolve_configs(args)
+    check_training_fits(model_cfg, train_cfg)  # refuse with the estimate before any directory or data
+    writable_dir(data_cfg.cache_path(), "cache_dir")
     runs_dir = Path(args.runs_dir)
     if args.checkpoint_minutes < 0 or args.progress_seconds <= 0:
         raise ConfigError("--checkpoint-minutes must be >= 0 and --progress-seconds > 0")

@@ -193,12 +193,11 @@ def load_token_files(path: Path, val_fraction: float) -> TokenData:
             meta = json.loads(meta_path.read_text())
         except (OSError, ValueError) as exc:
             raise DataError(f"{meta_path}: not valid JSON ({exc})") from None
+    _check_token_meta(meta, meta_path)
     largest = int(max(train.max(), val.max()))
     vocab = int(meta.get("vocab_size", largest + 1))
     if largest >= vocab:
-        raise DataError(
-            f"corpus {spec}: token id {largest} is out of range for vocab_size={vocab} in {meta_path}"
-        )
+        raise DataError(f"corpus {spec}: token id {largest} is out of range for vocab_size={vocab} in {meta_path}")
     token_bytes = None
     if "token_bytes" in meta:
         token_bytes = np.asarray(meta["token_bytes"], dtype=np.int64)
@@ -207,6 +206,20 @@ def load_token_files(path: Path, val_fraction: float) -> TokenData:
     stat = [(p.name, p.stat().st_size, int(p.stat().st_mtime)) for p in sorted(Path(path).glob("*.bin"))]
     sha = hashlib.sha256(repr(stat if path.is_dir() else (path.stat().st_size,)).encode()).hexdigest()
     return TokenData(spec, "tokens", vocab, train, val, token_bytes, sha, path)
+
+
+def _check_token_meta(meta: Any, meta_path: Path) -> None:
+    """The metadata beside token files is user data: a wrong type is one line naming the file."""
+    if not isinstance(meta, dict):
+        raise DataError(
+            f"{meta_path}: expected a JSON object with vocab_size and token_bytes, found {type(meta).__name__}"
+        )
+    vocab = meta.get("vocab_size", 1)
+    if isinstance(vocab, bool) or not isinstance(vocab, int) or not 1 <= vocab <= 2**16:
+        raise DataError(f"{meta_path}: vocab_size={vocab!r} must be an integer in [1, 65536] (uint16 token ids)")
+    tb = meta.get("token_bytes", [])
+    if not isinstance(tb, list) or any(isinstance(b, bool) or not isinstance(b, int) or b < 0 for b in tb):
+        raise DataError(f"{meta_path}: token_bytes must be a list of non-negative integers (UTF-8 bytes per token)")
 
 
 def _memmap_checked(path: Path) -> np.ndarray:
@@ -238,9 +251,7 @@ def val_windows(n_val_tokens: int, seq_len: int, n_windows: int) -> np.ndarray:
     return np.linspace(0, last, n_windows).round().astype(np.int64)
 
 
-def train_starts(
-    n_train_tokens: int, seq_len: int, shape: tuple[int, ...], seed: int, step: int = 0
-) -> np.ndarray:
+def train_starts(n_train_tokens: int, seq_len: int, shape: tuple[int, ...], seed: int, step: int = 0) -> np.ndarray:
     """Start offsets (shape `shape`) of the training windows of optimizer step `step`.
 
     Each step has its own generator seeded by (seed, step): step k reads the same windows
@@ -248,9 +259,7 @@ def train_starts(
     """
     high = n_train_tokens - seq_len  # a window reads seq_len + 1 tokens
     if high <= 0:
-        raise DataError(
-            f"the training part has {n_train_tokens} tokens, fewer than seq_len + 1 = {seq_len + 1}"
-        )
+        raise DataError(f"the training part has {n_train_tokens} tokens, fewer than seq_len + 1 = {seq_len + 1}")
     rng = np.random.default_rng([seed, 0x5EED, step])
     return rng.integers(0, high, size=shape, dtype=np.int64)
 

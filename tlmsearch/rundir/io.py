@@ -15,7 +15,9 @@ from typing import Any
 
 import yaml
 
+from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.layout import RUN_CONFIG, VERIFY
+from tlmsearch.validate import load_yaml, read_text
 
 
 def write_text(path: str | Path, text: str) -> Path:
@@ -62,8 +64,11 @@ def write_config(run_dir: str | Path, sections: Mapping[str, Any], filename: str
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
-    """A YAML mapping ({} for an empty file)."""
-    return yaml.safe_load(Path(path).read_text()) or {}
+    """A YAML mapping ({} for an empty file); damage is one line naming the file."""
+    doc = load_yaml(read_text(path, "run file"), str(path)) or {}
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{path}: expected a YAML mapping, found {type(doc).__name__}")
+    return doc
 
 
 def read_verify(run_dir: str | Path) -> dict[str, Any]:

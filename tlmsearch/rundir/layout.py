@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tlmsearch.errors import ConfigError
 from tlmsearch.search_config import check_name
+from tlmsearch.validate import writable_dir
 
 SEARCH_CONFIG = "search.yaml"
 RUN_CONFIG = "config.yaml"
@@ -53,8 +54,7 @@ def create_run_dir(
     An explicit name that already exists is a `ConfigError` unless `exist_ok`; a default name
     gets a `-2`, `-3`, ... suffix instead.
     """
-    root = Path(runs_dir)
-    root.mkdir(parents=True, exist_ok=True)
+    root = writable_dir(runs_dir, "runs_dir", create=True)  # a file or unwritable place: one line
     if name is not None:
         path = root / check_name(name)
         if path.exists() and not exist_ok:

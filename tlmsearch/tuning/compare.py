@@ -31,6 +31,7 @@ from tlmsearch.rundir.layout import COMPARE, SEARCH_CONFIG, create_run_dir
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.search_config import SearchConfig
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
+from tlmsearch.tuning.runner import resolve
 
 
 @dataclass(frozen=True)
@@ -84,9 +85,8 @@ def compare(
     train_cfg = TrainConfig.from_dict(dict(train or {}), where="train")
     if steps is not None:
         train_cfg = train_cfg.replace(steps=steps, warmup_steps=min(train_cfg.warmup_steps, steps))
-    run_path = create_run_dir(runs_dir, name or None, prefix=f"compare-{arch}")
     cfg = SearchConfig(
-        name=run_path.name,
+        name=name or "",
         runs_dir=str(Path(runs_dir)),
         arch=arch,
         preset=preset,
@@ -102,6 +102,11 @@ def compare(
         train=train_cfg,
         data=DataConfig.from_dict(dict(data or {}), where="data"),
     )
+    # everything (numbers, names, models, memory, runs_dir) is checked before the run directory
+    # exists and before Ray starts, so a refused compare leaves nothing behind to block a retry
+    resolve(cfg)
+    run_path = create_run_dir(runs_dir, name or None, prefix=f"compare-{arch}")
+    cfg = cfg.replace(name=run_path.name)
     cfg.save(run_path / SEARCH_CONFIG)
     seed_list = [seed + i for i in range(seeds)]
     write_json(run_path / COMPARE, {"profiles": texts, "seeds": seed_list, "steps": train_cfg.steps})

@@ -40,6 +40,7 @@ from tlmsearch.rundir.study import Study, load
 from tlmsearch.search_config import SearchConfig, check_fair_objectives, check_sampler_scheduler
 from tlmsearch.spaces import load_space
 from tlmsearch.tuning.trainable import TRIAL_TMP_ENV, run_trial, trial_train_config
+from tlmsearch.validate import check_training_fits, writable_dir
 
 OBJECT_STORE_BYTES = 128 * 1024**2  # the trials exchange only small dicts
 
@@ -195,8 +196,12 @@ def resolve(cfg: SearchConfig) -> SearchConfig:
         lo, hi, _ = sweep_widths(cfg)
         budget_for(cfg, lo), budget_for(cfg, hi)
     budget_for(cfg)  # raises for an infeasible budget
-    for text in cfg.baselines:
-        trial_shape(cfg, ProfileSpec.parse(text))
+    for text in cfg.baselines or ("uniform",):
+        check_training_fits(trial_shape(cfg, ProfileSpec.parse(text))[2], cfg.train)
+    if cfg.base_widths:  # the widest budget of a sweep
+        check_training_fits(trial_shape(cfg, ProfileSpec.parse("uniform"), sweep_widths(cfg)[1])[2], cfg.train)
+    writable_dir(cfg.runs_dir, "runs_dir")  # a file or unwritable place: refused before Ray starts
+    writable_dir(cfg.data.cache_path(), "cache_dir")
     if not cfg.name:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         cfg = cfg.replace(name=f"{cfg.arch}-{space.name}-{cfg.sampler}-{stamp}")

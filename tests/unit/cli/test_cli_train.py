@@ -99,7 +99,7 @@ def test_resume_flag_continues_a_run(tmp_path: Path, capsys: pytest.CaptureFixtu
         (["--corpus", "text:/no/such/file.txt"], "no such file"),
         (["--tokenizer", "wordpiece"], "tokenizer 'wordpiece' is not allowed"),
         (["--preset", "huge"], "preset='huge' is unknown"),
-        (["--config", "/no/such/run.yaml"], "cannot read config file"),
+        (["--config", "/no/such/run.yaml"], "run.yaml does not exist"),
         (["--lr", "-1"], "lr=-1.0 must be > 0"),
     ],
 )
