@@ -280,9 +280,9 @@ def plan(cfg: PlanConfig) -> Plan:
                 wall_hours=sum(p.wall_hours for p in phases),
             )
         )
-    phases = [p for a in arch_plans for p in a.phases]
-    used = sum(p.runs * p.run_hours for p in phases)
-    offered = sum(p.waves * slots * p.run_hours for p in phases)
+    all_phases = [p for a in arch_plans for p in a.phases]
+    used = sum(p.runs * p.run_hours for p in all_phases)
+    offered = sum(p.waves * slots * p.run_hours for p in all_phases)
     return Plan(
         config=cfg,
         shape={f: getattr(shape, f) for f in (*SHAPE_FIELDS, "base_width")},

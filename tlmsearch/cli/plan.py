@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tlmsearch.planning import PlanConfig
 
 HELP = "cost a study before running it: tokens, FLOPs, GPU-hours and wall time on N GPUs"
 DESCRIPTION = """\
@@ -81,11 +85,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def config_from_args(args: argparse.Namespace) -> object:
+def config_from_args(args: argparse.Namespace) -> PlanConfig:
     """The `PlanConfig` the flags describe (unset flags keep the defaults)."""
     from tlmsearch.planning import PlanConfig
 
-    fields: dict[str, object] = {f: getattr(args, k) for k, f in _FIELDS.items() if getattr(args, k) is not None}
+    fields: dict[str, Any] = {f: getattr(args, k) for k, f in _FIELDS.items() if getattr(args, k) is not None}
     if args.arch is not None:
         fields["archs"] = tuple(a.strip() for a in args.arch.split(",") if a.strip())
     shape = {f: getattr(args, k) for k, f in _SHAPE.items() if getattr(args, k) is not None}
@@ -99,6 +103,6 @@ def config_from_args(args: argparse.Namespace) -> object:
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.planning import format_plan, plan
 
-    result = plan(config_from_args(args))  # type: ignore[arg-type]
+    result = plan(config_from_args(args))
     print(json.dumps(result.to_dict(), indent=2) if args.json else format_plan(result))
     return 0
