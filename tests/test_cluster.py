@@ -87,6 +87,12 @@ def _processes_of(temp_dir: str) -> list[str]:
 # ----------------------------------------------------------------------------- the cluster
 
 
+def _ray_address_file() -> Path:
+    from ray._common.utils import get_ray_address_file
+
+    return Path(get_ray_address_file(None))
+
+
 class LocalCluster:
     """A head node (1 CPU) and a worker node (1 CPU, 1 fake GPU) on this machine."""
 
@@ -98,14 +104,30 @@ class LocalCluster:
         self._env = {k: os.environ.get(k) for k in ("RAY_USAGE_STATS_ENABLED",)}
         os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
         common = {"object_store_memory": OBJECT_STORE, "temp_dir": self.temp_dir}
+        self._address_file = _ray_address_file()
+        self._previous_address = self._address_file.read_text() if self._address_file.exists() else None
         self.cluster = Cluster(
             initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False, **common}
         )
+        # Cluster advertises its head in Ray's machine-wide "current cluster" file, so any other
+        # `ray.init()` on this machine (another test run, a local search) would join it and fail
+        # ("num_cpus ... must not be provided"); the driver here passes the address explicitly
+        self._restore_address_file()
         self.worker = self.cluster.add_node(num_cpus=1, num_gpus=1, **common)
         self.cluster.wait_for_nodes()
+        self.gcs_address = self.address
         self.head_id = self.cluster.head_node.node_id
         self.worker_id = self.worker.node_id
         self.stopped = False
+
+    def _restore_address_file(self) -> None:
+        f = self._address_file
+        current = f.read_text().strip() if f.exists() else None
+        if current == self.address or (current is None and self._previous_address is not None):
+            if self._previous_address is None:
+                f.unlink(missing_ok=True)
+            else:
+                f.write_text(self._previous_address)
 
     @property
     def address(self) -> str:
@@ -118,7 +140,8 @@ class LocalCluster:
 
         self.stopped = True
         ray.shutdown()
-        self.cluster.shutdown()
+        self.cluster.shutdown()  # deletes the "current cluster" file: put back what was there
+        self._restore_address_file()
         for key, value in self._env.items():
             if value is None:
                 os.environ.pop(key, None)
@@ -304,5 +327,7 @@ def test_nothing_left_running(cluster: LocalCluster) -> None:
     ):
         time.sleep(0.5)
     assert _processes_of(cluster.temp_dir) == []
+    f = _ray_address_file()  # no later `ray.init()` on this machine is pointed at the dead cluster
+    assert not f.exists() or f.read_text().strip() != cluster.gcs_address
     left = _descendants(os.getpid()) - cluster.children_before
     assert not left, [f"{p} {_cmdline(p)[:160]}" for p in left]
