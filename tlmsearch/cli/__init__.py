@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "compare": "compare",
     "report": "report",
     "export": "export",
+    "plan": "plan",
 }
 
 DESCRIPTION = """\
