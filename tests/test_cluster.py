@@ -5,10 +5,10 @@ its own raylet, object store and worker processes; one GCS on the head), with on
 worker also declares one (fake) GPU. The driver joins through the public API,
 `tlmsearch.search(cfg, address=cluster.address)`, exactly as on a real cluster.
 
-Where each trial ran: the trial records do not hold a node yet, and Tune's own `node_ip`
-cannot tell two nodes on one host apart. So the test maps each trial's last reported `pid`
-(from Tune's saved experiment state) to the Ray actor that ran it (Ray's state API: node id,
-placement group) and reads the resources of that actor's placement-group bundle.
+Where each trial ran is read from its record (the Ray node id, the devices and the retries the
+worker reported); Tune's own `node_ip` cannot tell two nodes on one host apart. What a trial
+asked for comes from Tune's saved experiment state, and what Ray reserved from its placement
+groups.
 
 Everything started here is stopped at the end, and the last test checks that no process of
 this cluster (found by its private temp directory) and no child of the test process is left.
@@ -183,19 +183,23 @@ def _actors() -> list[dict[str, Any]]:
 
 
 def _placements(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """trial id -> where its last result came from (node id), what it asked for, its retries."""
+    """trial id -> where it ran (node id, devices and retries, from its record), what it asked
+    for and how far its last run got (from Tune's saved experiment state)."""
     from ray import tune
 
+    from tlmsearch.rundir.records import read_records
+
     analysis = tune.ExperimentAnalysis(str(run_dir / "tune"))
-    by_pid = {a["pid"]: a for a in _actors()}
+    records = {r.trial_id: r for r in read_records(run_dir)}
     out = {}
     for trial in analysis.trials:
         result = trial.last_result or {}
-        actor = by_pid.get(result.get("pid"), {})
+        record = records[trial.trial_id]
         out[trial.trial_id] = {
-            "node_id": actor.get("node_id"),
+            "node_id": record.node,
+            "devices": record.devices,
+            "num_failures": record.retries,
             "requested": trial.placement_group_factory.bundles,
-            "num_failures": trial.run_metadata.num_failures,
             "iteration": result.get("training_iteration"),
             "since_restore": result.get("iterations_since_restore"),
         }
@@ -228,6 +232,7 @@ def test_trials_run_on_both_nodes(cluster: LocalCluster, tmp_path: Path) -> None
     assert nodes == {cluster.head_id, cluster.worker_id}, where
     for w in where.values():
         assert w["requested"] == [{"CPU": 1.0}], w
+        assert w["devices"] == ("cpu",) and w["num_failures"] == 0, w
 
 
 def test_gpu_trials_only_on_the_gpu_node_with_their_fraction(cluster: LocalCluster, tmp_path: Path) -> None:
@@ -260,6 +265,7 @@ def test_gpu_trials_only_on_the_gpu_node_with_their_fraction(cluster: LocalClust
     for trial_id, w in where.items():
         assert w["node_id"] == cluster.worker_id, (trial_id, w)
         assert w["requested"] == [{"CPU": 0.5, "GPU": 0.5}], (trial_id, w)
+        assert w["devices"] == ("GPU 0",), (trial_id, w)  # the worker's one (fake) GPU
     groups = _gpu_groups()  # what Ray actually reserved, and where
     assert len(groups) >= 4, groups
     for pg in groups:

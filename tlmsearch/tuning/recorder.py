@@ -37,6 +37,7 @@ def build_record(
     error: str | None = None,
     started: float | None = None,
     ended: float | None = None,
+    retries: int = 0,
 ) -> TrialRecord:
     """The record of one ended trial from its Tune config and its last reported result.
 
@@ -97,6 +98,9 @@ def build_record(
         model=model,
         train=dict(trained.get("train") or {}),
         data=dict(trained.get("data") or {}),
+        node=str(result["node"]) if result.get("node") else None,
+        devices=tuple(str(d) for d in result.get("devices") or ()),
+        retries=int(retries),
     )
 
 
@@ -107,6 +111,14 @@ def _error_reason(trial: Any) -> str:
         err = None
     text = str(err or "").strip().splitlines()
     return text[-1] if text else "the trial's worker failed"
+
+
+def _retries(trial: Any) -> int:
+    """How many times Ray restarted the trial after its worker failed (`max_failures`)."""
+    try:
+        return int(trial.run_metadata.num_failures)
+    except (AttributeError, TypeError, ValueError):
+        return 0
 
 
 class RecordWriter(Callback):
@@ -179,6 +191,7 @@ class RecordWriter(Callback):
             dict(trial.last_result or {}),
             error=error,
             started=self._started.pop(trial.trial_id, None),
+            retries=_retries(trial),
         )
         if reason and record.status == "stopped":
             record = record.replace(reason=f"{reason} at step {record.steps} of {record.max_steps}")

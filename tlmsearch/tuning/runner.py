@@ -59,6 +59,9 @@ def ensure_ray(address: str | None = None) -> None:
         return
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING, "include_dashboard": False}
     if address:
+        from tlmsearch.tuning.address import probe_address
+
+        probe_address(address)  # one line within seconds, not minutes of silent retries
         try:
             ray.init(address=address, **quiet)
         except (ConnectionError, RuntimeError) as exc:
