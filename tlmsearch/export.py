@@ -156,6 +156,21 @@ def export_run(
     ex = export(model, fmt, train=train.to_dict(), data=cfg.data.to_dict(), source=source, divisor=divisor)
     path = None
     if write:
-        out = Path(out_dir) if out_dir else Path(study.run_dir) / EXPORT_DIR / f"{rec.trial_id}-{fmt}"
+        out = Path(out_dir) if out_dir else _default_out(Path(study.run_dir), rec.trial_id, fmt)
         path = ex.write(out)
     return ex, path, why
+
+
+def _default_out(run_dir: Path, trial_id: str, fmt: str) -> Path:
+    """`<run_dir>/export/<trial_id>-<fmt>`, confined to `<run_dir>/export` whatever the record says.
+
+    A trial id comes from `trials.jsonl`, which anyone may have edited: characters beyond
+    letters, digits, `_` and `-` become `_`, so no id (`../../..`, `/etc`) names a folder elsewhere.
+    """
+    import re
+
+    root = (run_dir / EXPORT_DIR).resolve()
+    out = (root / f"{re.sub(r'[^A-Za-z0-9_-]', '_', trial_id)[:100]}-{fmt}").resolve()
+    if out.parent != root:  # cannot happen after the substitution; kept as the invariant
+        raise UserError(f"export path {out} would leave {root}")
+    return out

@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from tlmsearch.report import write_report  # not needed for --help
 
     check_levels(args.threshold, args.confidence)
+    _warn_damaged(args.run_dir)
     paths = write_report(
         args.run_dir, args.out, threshold=args.threshold, confidence=args.confidence, method=args.interval
     )
@@ -47,3 +48,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     print(f"wrote {paths['html']}\n      {paths['markdown']}\n      {paths['json']}")
     return 0
+
+
+def _warn_damaged(run_dir: str) -> None:
+    """Say on stderr when damaged lines of trials.jsonl were skipped (the counts omit them)."""
+    import sys
+
+    from tlmsearch.rundir.records import damage_note
+
+    note = damage_note(run_dir)
+    if note:
+        print(note, file=sys.stderr)

@@ -90,4 +90,16 @@ def run(args: argparse.Namespace) -> int:
     from tlmsearch.rundir.study import load
 
     print_status(load(args.run_dir), as_json=args.json, top=args.top)
+    _warn_damaged(args.run_dir)
     return 0
+
+
+def _warn_damaged(run_dir: str) -> None:
+    """Say on stderr when damaged lines of trials.jsonl were skipped (the counts omit them)."""
+    import sys
+
+    from tlmsearch.rundir.records import damage_note
+
+    note = damage_note(run_dir)
+    if note:
+        print(note, file=sys.stderr)
