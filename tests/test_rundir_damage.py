@@ -152,3 +152,14 @@ def test_a_second_writer_is_refused_in_one_line(tmp_path: Path) -> None:
         holder.wait()
     with run_lock(tmp_path):  # the kernel dropped the killed holder's lock: no stale lock
         assert os.path.exists(tmp_path / ".lock")
+
+
+def test_exit_status_three_when_every_search_trial_failed(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    from tlmsearch.cli.status import EVERY_TRIAL_FAILED, exit_status
+    from tlmsearch.rundir.study import load
+
+    run = _run(tmp_path, _record("a", 0, status="failed"), _record("b", 1, status="failed"))
+    assert exit_status(load(run)) == EVERY_TRIAL_FAILED == 3
+    assert capsys.readouterr().err.strip() == "error: every trial failed (2 of 2): the reasons are above"
+    RecordLog(run).append(_record("c", 2))
+    assert exit_status(load(run)) == 0

@@ -13,7 +13,7 @@ from tlmsearch.cli._config_args import (
     parse_pairs,
     training_overrides,
 )
-from tlmsearch.cli.status import print_status
+from tlmsearch.cli.status import exit_status, print_status
 from tlmsearch.search_config import SAMPLERS, SCHEDULERS, SearchConfig
 
 DEFAULT = SearchConfig()
@@ -39,6 +39,9 @@ samplers: {samplers}; schedulers: {schedulers} (hyperband: async, 3 brackets);
 objectives: val_loss, plus optionally params (needs --base-widths) or tokens_per_s.
 Training and data flags mean what they mean in `train`, `compare` and `verify`; --seed is
 also the sampler's seed.
+
+exit status: 0 done; 2 bad input (one line, nothing started); 3 the search ended but every
+trial failed; 130 interrupted (resume it with `tlmsearch resume`).
 """.format(samplers=" ".join(SAMPLERS), schedulers=" ".join(SCHEDULERS))
 
 # SearchConfig fields whose flags are not derived one to one: the shared model and training
@@ -111,4 +114,4 @@ def run(args: argparse.Namespace) -> int:
 
     study = search(cfg, address=args.address, progress=not args.quiet)
     print_status(study, as_json=args.json)
-    return 0
+    return exit_status(study)

@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tlmsearch.rundir.study import Study
 
 HELP = "show a search's progress: trials complete / stopped / failed, best so far, Pareto front"
 DESCRIPTION = """\
@@ -103,3 +106,17 @@ def _warn_damaged(run_dir: str) -> None:
     note = damage_note(run_dir)
     if note:
         print(note, file=sys.stderr)
+
+
+EVERY_TRIAL_FAILED = 3  # the exit status of a search whose every trial failed
+
+
+def exit_status(study: Study) -> int:
+    """0, or `EVERY_TRIAL_FAILED` (with one line on stderr) when no search trial succeeded."""
+    import sys
+
+    own = [r for r in study.records if r.kind in ("baseline", "sampled")]
+    if own and all(r.status == "failed" for r in own):
+        print(f"error: every trial failed ({len(own)} of {len(own)}): the reasons are above", file=sys.stderr)
+        return EVERY_TRIAL_FAILED
+    return 0

@@ -188,6 +188,8 @@ class ProfileSearch(OptunaSearch):
         self._attach()
         if trial_id in self._outside or trial_id not in self._ot_trials:
             return
+        if self.study._storage.get_trial(self._ot_trials[trial_id]._trial_id).state.is_finished():
+            return  # a trial re-run after a kill that had already been told (and recorded)
         if result and result.get("failed"):
             result, error = None, True
         elif result and int(result.get("step", 0)) < self._max_steps:
