@@ -156,9 +156,10 @@ class ProfileSearch(OptunaSearch):
         from tlmsearch.tuning.location import run_dir
 
         self._storage = open_storage(str(run_dir()))
-        self._ot_study = optuna.load_study(study_name=STUDY_NAME, storage=self._storage, sampler=self._sampler)
+        study = optuna.load_study(study_name=STUDY_NAME, storage=self._storage, sampler=self._sampler)
+        self._ot_study = study  # type: ignore[assignment]  # Ray annotates it as None
         ids = self.__dict__.pop("_ot_trial_ids", {})
-        self._ot_trials.update({tid: optuna.trial.Trial(self._ot_study, i) for tid, i in ids.items()})
+        self._ot_trials.update({tid: optuna.trial.Trial(study, i) for tid, i in ids.items()})
 
     def suggest(self, trial_id: str) -> dict[str, Any] | None:
         self._attach()
