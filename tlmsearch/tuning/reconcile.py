@@ -134,3 +134,45 @@ def open_study(run_dir: Path) -> optuna.Study | None:
         return optuna.load_study(study_name=STUDY_NAME, storage=open_storage(str(run_dir)))
     except KeyError:  # the journal holds no study of that name (created, then killed)
         return None
+
+
+def relocate_search_state(tune_dir: Path, run_dir: Path) -> None:
+    """Point Tune's saved search generator at the run directory where it now lies.
+
+    Tune re-points its restored trials to a moved experiment folder, but not the experiment
+    its search generator saved (`search_gen_state-*.json`, a pickle): new trials of a copied
+    run would be created in the original folder, and a moved one would recreate it. Rewritten
+    atomically; a file it cannot read is left to `tune_state_problem` and Tune.
+    """
+    import os
+    import pickle
+
+    for path in tune_dir.glob("search_gen_state-*.json"):
+        try:
+            state = pickle.loads(path.read_bytes())
+            storage = state["experiment"].storage
+        except Exception:  # noqa: BLE001 - Tune's own restore reports a damaged file
+            continue
+        if storage.storage_fs_path == str(run_dir) and storage.experiment_dir_name == tune_dir.name:
+            continue
+        storage.storage_fs_path, storage.experiment_dir_name = str(run_dir), tune_dir.name
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(pickle.dumps(state))
+        tmp.replace(path)
+
+
+def prune_checkpoints(tune_dir: Path) -> int:
+    """Keep only the newest checkpoint of each trial; return how many were removed.
+
+    Called once every trial is recorded and Tune has saved its final state (all trials
+    ended), so no restore can need the older ones.
+    """
+    import shutil
+
+    removed = 0
+    for trial_dir in tune_dir.glob("trial_*"):
+        checkpoints = sorted(trial_dir.glob("checkpoint_*"), key=lambda p: p.name)
+        for old in checkpoints[:-1]:
+            shutil.rmtree(old, ignore_errors=True)
+            removed += 1
+    return removed

@@ -29,7 +29,7 @@ from tlmsearch.rundir.study import Study, load
 from tlmsearch.search_config import SearchConfig
 from tlmsearch.spaces import load_space
 from tlmsearch.tuning.location import bound_to
-from tlmsearch.tuning.reconcile import repair_journal, tune_state_problem
+from tlmsearch.tuning.reconcile import prune_checkpoints, relocate_search_state, repair_journal, tune_state_problem
 from tlmsearch.tuning.trainable import run_trial, trial_train_config
 
 OBJECT_STORE_BYTES = 128 * 1024**2  # the trials exchange only small dicts
@@ -201,9 +201,11 @@ def run_config(cfg: SearchConfig, run_dir: Path, name: str, callbacks: list) -> 
         verbose=0,
         callbacks=callbacks,
         failure_config=tune.FailureConfig(max_failures=cfg.max_failures),
-        # keep 2: Tune's last experiment snapshot may still point to the checkpoint before the
-        # newest one; deleting it would make a resumed healthy trial fail ("does not exist")
-        checkpoint_config=tune.CheckpointConfig(num_to_keep=2),
+        # keep every checkpoint while the search runs: Tune's last experiment snapshot may point
+        # to any earlier one (short trials checkpoint several times between snapshots), and
+        # deleting it makes a resumed healthy trial fail ("does not exist on storage anymore");
+        # `prune_checkpoints` keeps only the newest of each trial once every trial is recorded
+        checkpoint_config=tune.CheckpointConfig(num_to_keep=None),
     )
 
 
@@ -353,6 +355,7 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
         tuner = None
         if problem is None:
             try:
+                relocate_search_state(tune_path, run_dir)
                 tuner = tune.Tuner.restore(
                     str(tune_path), trainable_for(cfg), resume_unfinished=True, resume_errored=False
                 )
@@ -405,3 +408,4 @@ def _close_zombies(cfg: SearchConfig, run_dir: Path) -> None:
     study = open_study(run_dir)
     if study is not None:
         close_zombies(study, records, cfg)
+    prune_checkpoints(run_dir / TUNE_DIR)
