@@ -163,3 +163,13 @@ def test_exit_status_three_when_every_search_trial_failed(tmp_path: Path, capsys
     assert capsys.readouterr().err.strip() == "error: every trial failed (2 of 2): the reasons are above"
     RecordLog(run).append(_record("c", 2))
     assert exit_status(load(run)) == 0
+
+
+def test_prune_keeps_the_newest_checkpoint_of_each_trial(tmp_path: Path) -> None:
+    from tlmsearch.tuning.reconcile import prune_checkpoints
+
+    for trial, n in (("trial_a", 3), ("trial_b", 1)):
+        for i in range(n):
+            (tmp_path / trial / f"checkpoint_{i:06d}").mkdir(parents=True)
+    assert prune_checkpoints(tmp_path) == 2
+    assert sorted(p.name for p in tmp_path.glob("*/checkpoint_*")) == ["checkpoint_000000", "checkpoint_000002"]
