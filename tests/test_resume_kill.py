@@ -130,6 +130,7 @@ def test_sigkill_then_resume_records_every_trial_once(tmp_path: Path, point: str
     done = _resume(run)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert "lock file" not in done.stderr, done.stderr[-3000:]  # the killed driver's journal lock is cleared
     records = _check_whole(run)
     print(f"{point}: killed={killed} records={len(records)} stderr={done.stderr.strip()[-300:]!r}")
 

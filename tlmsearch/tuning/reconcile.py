@@ -63,10 +63,18 @@ def tune_state_problem(tune_dir: Path) -> str | None:
 def repair_journal(run_dir: Path) -> bool:
     """Check `optuna.log` line by line; cut a torn last line. True when it was changed.
 
+    Call it holding the run directory's lock (`run_lock`): it also removes the journal's lock
+    file, which only a killed driver can have left behind then.
+
     Raises a one-line `ConfigError` for a garbled line before the last: everything after it
     would be unreadable to Optuna, and guessing what it held could re-run or lose trials.
     """
     path = run_dir / OPTUNA_LOG
+    # the journal's own lock left by a killed driver: stale, as this process holds the run's lock
+    # (else Optuna waits on it and then warns on every resume)
+    stale = path.with_name(path.name + ".lock")
+    if stale.is_symlink() or stale.exists():
+        stale.unlink()
     if not path.is_file():
         return False
     cut = cut_torn_tail(path)
