@@ -63,7 +63,34 @@ def _search_killed_when(runs: Path, name: str, when: Callable[[Path], bool]) -> 
         except ProcessLookupError:
             pass
         proc.wait()
+        _end_orphans(runs / name)
     return killed
+
+
+def _working_in(run: Path) -> list[int]:
+    """Processes whose working directory lies in `run` (Tune runs each trial in its folder)."""
+    out = []
+    for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            if os.readlink(f"/proc/{pid}/cwd").startswith(str(run) + os.sep):
+                out.append(pid)
+        except OSError:
+            continue
+    return out
+
+
+def _end_orphans(run: Path) -> None:
+    """Trial workers of the killed driver outlive it for a moment (Ray ends them once it notices)
+    and may still write a checkpoint: wait for them (then end them), so that the run directory
+    is quiet before it is copied, moved or resumed, as after a real crash."""
+    deadline = time.time() + 30
+    while _working_in(run) and time.time() < deadline:
+        time.sleep(0.5)
+    for pid in _working_in(run):  # started by this test's search: ours to end
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def _resume(run: Path) -> subprocess.CompletedProcess[str]:
