@@ -91,6 +91,14 @@ def _end_orphans(run: Path) -> None:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+    # a worker persisting its last checkpoint need not sit in the trial folder: wait until
+    # nothing in the run directory has changed for 5 s
+    last, quiet_since = _files(run) if run.exists() else {}, time.time()
+    while time.time() - quiet_since < 5 and time.time() < deadline + 30:
+        time.sleep(0.5)
+        now = _files(run) if run.exists() else {}
+        if now != last:
+            last, quiet_since = now, time.time()
 
 
 def _resume(run: Path) -> subprocess.CompletedProcess[str]:
