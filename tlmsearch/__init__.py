@@ -54,6 +54,9 @@ _EXPORTS: dict[str, str] = {
     "StudyConfig": "tlmsearch.study_config",
     "write_report": "tlmsearch.report",
     "export_run": "tlmsearch.export",
+    # costing a study (pure)
+    "PlanConfig": "tlmsearch.planning",
+    "plan": "tlmsearch.planning",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -78,6 +81,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.errors import ConfigError, DataError, UserError  # noqa: F401
     from tlmsearch.export import export_run  # noqa: F401
     from tlmsearch.models import ARCHITECTURES, build_model  # noqa: F401
+    from tlmsearch.planning import PlanConfig, plan  # noqa: F401
     from tlmsearch.presets import PRESETS, preset  # noqa: F401
     from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, profile, project_to_budget, shape_stats  # noqa: F401
     from tlmsearch.report import write_report  # noqa: F401

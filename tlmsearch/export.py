@@ -172,3 +172,4 @@ def export_run(
         )
         path = ex.write(out)
     return ex, path, why
+

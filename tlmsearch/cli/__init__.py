@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "compare": "compare",
     "report": "report",
     "export": "export",
+    "plan": "plan",
 }
 
 # the commands that run trials on Ray (they take --verbose)

@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from tlmsearch.export import export_run  # reads run directories: not needed for --help
 
     get_format(args.fmt)  # one line naming the allowed formats
+    _warn_damaged(args.run_dir)
     if args.divisor is not None and args.divisor < 1:
         raise UserError(f"--divisor={args.divisor} must be >= 1")
     ex, path, why = export_run(
@@ -81,3 +82,14 @@ def run(args: argparse.Namespace) -> int:
     if fmt.checked:
         print(f"checked: {fmt.checked}")
     return 0
+
+
+def _warn_damaged(run_dir: str) -> None:
+    """Say on stderr when damaged lines of trials.jsonl were skipped (the counts omit them)."""
+    import sys
+
+    from tlmsearch.rundir.records import damage_note
+
+    note = damage_note(run_dir)
+    if note:
+        print(note, file=sys.stderr)

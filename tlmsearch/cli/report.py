@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from tlmsearch.report import write_report  # not needed for --help
 
     margin, alpha = verdict_levels(args)
+    _warn_damaged(args.run_dir)
     paths = write_report(args.run_dir, args.out, margin=margin, alpha=alpha, method=args.interval)
     if args.json:
         print(paths["json"].read_text(), end="")
@@ -58,3 +59,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     print(f"wrote {paths['html']}\n      {paths['markdown']}\n      {paths['json']}")
     return 0
+
+
+def _warn_damaged(run_dir: str) -> None:
+    """Say on stderr when damaged lines of trials.jsonl were skipped (the counts omit them)."""
+    import sys
+
+    from tlmsearch.rundir.records import damage_note
+
+    note = damage_note(run_dir)
+    if note:
+        print(note, file=sys.stderr)

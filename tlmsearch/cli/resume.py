@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from tlmsearch.cli.status import print_status
+from tlmsearch.cli.status import exit_status, print_status
 
 HELP = "continue an interrupted search or study (Ctrl-C, crash) without re-running finished trials"
 DESCRIPTION = """\
@@ -17,6 +17,14 @@ directories you trust.
 examples:
   tlmsearch resume runs/transformer-knots-tpe-20260101-120000
   tlmsearch resume runs/big --address auto
+
+A damaged run directory is repaired where it safely can be (a record or journal line cut by a
+crash is removed and kept aside; unreadable Tune state is set aside and the remaining trials
+run from trials.jsonl, the source of truth); otherwise one line names the file. A directory
+being resumed is locked: a second resume of it is refused. The run directory may have been
+copied or moved: it is resumed where it now lies.
+
+exit status: 0 done; 2 bad input or a damaged file; 3 every trial failed; 130 interrupted.
 """
 
 
@@ -41,4 +49,4 @@ def run(args: argparse.Namespace) -> int:
 
     study = resume(args.run_dir, address=args.address, progress=not args.quiet)
     print_status(study, as_json=args.json)
-    return 0
+    return exit_status(study)

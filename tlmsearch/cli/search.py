@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from tlmsearch.cli._config_args import (
@@ -14,12 +13,12 @@ from tlmsearch.cli._config_args import (
     parse_pairs,
     training_overrides,
 )
-from tlmsearch.cli.status import print_status
+from tlmsearch.cli.status import EVERY_TRIAL_FAILED as EXIT_ALL_FAILED
+from tlmsearch.cli.status import exit_status, print_status
 from tlmsearch.search_config import SAMPLERS, SCHEDULERS, SearchConfig
 
 DEFAULT = SearchConfig()
 # a search that ran but where no trial succeeded has no answer: scripts must see that
-EXIT_ALL_FAILED = 3
 
 HELP = "search per-layer width profiles: parallel trials on Ray Tune, Optuna sampler, early stopping"
 DESCRIPTION = """\
@@ -45,7 +44,8 @@ objectives: val_loss, plus optionally params (needs --base-widths); tokens_per_s
 Training and data flags mean what they mean in `train`, `compare` and `verify`; --seed is
 also the sampler's seed.
 
-exit status: 0 done, 2 bad input, {all_failed} every trial failed, 130 interrupted.
+exit status: 0 done; 2 bad input (one line, nothing started); {all_failed} the search ended but
+every trial failed; 130 interrupted (resume it with `tlmsearch resume`).
 """.format(samplers=" ".join(SAMPLERS), schedulers=" ".join(SCHEDULERS), all_failed=EXIT_ALL_FAILED)
 
 # SearchConfig fields whose flags are not derived one to one: the shared model and training
@@ -120,15 +120,3 @@ def run(args: argparse.Namespace) -> int:
     print_status(study, as_json=args.json)
     return exit_status(study)
 
-
-def exit_status(study: Any) -> int:
-    """0, or `EXIT_ALL_FAILED` (with one line on stderr) when trials ran and every one failed."""
-    counts = study.counts()
-    if counts["failed"] and not counts["complete"] and not counts["stopped"]:
-        print(
-            f"tlmsearch search: error: all {counts['failed']} trials failed; see their errors with "
-            f"`tlmsearch status {study.run_dir}`",
-            file=sys.stderr,
-        )
-        return EXIT_ALL_FAILED
-    return 0

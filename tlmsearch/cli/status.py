@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from tlmsearch.rundir.study import Study
 
 HELP = "show a search's progress: trials complete / stopped / failed, best so far, Pareto front"
 DESCRIPTION = """\
@@ -112,4 +115,34 @@ def run(args: argparse.Namespace) -> int:
     from tlmsearch.rundir.study import load
 
     print_status(load(args.run_dir), as_json=args.json, top=args.top)
+    _warn_damaged(args.run_dir)
+    return 0
+
+
+def _warn_damaged(run_dir: str) -> None:
+    """Say on stderr when damaged lines of trials.jsonl were skipped (the counts omit them)."""
+    import sys
+
+    from tlmsearch.rundir.records import damage_note
+
+    note = damage_note(run_dir)
+    if note:
+        print(note, file=sys.stderr)
+
+
+EVERY_TRIAL_FAILED = 3  # the exit status of a search whose every trial failed
+
+
+def exit_status(study: Study) -> int:
+    """0, or `EVERY_TRIAL_FAILED` (with one line on stderr) when trials ran and every one failed."""
+    import sys
+
+    counts = study.counts()
+    if counts["failed"] and not counts["complete"] and not counts["stopped"]:
+        print(
+            f"tlmsearch: error: all {counts['failed']} trials failed; see their errors with "
+            f"`tlmsearch status {study.run_dir}`",
+            file=sys.stderr,
+        )
+        return EVERY_TRIAL_FAILED
     return 0

@@ -41,18 +41,50 @@ def append_jsonl(path: str | Path, record: Mapping[str, Any]) -> None:
 
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """Every complete line of a JSON-lines file ([] when there is none; a torn line is skipped)."""
+    return read_jsonl_checked(path)[0]
+
+
+def read_jsonl_checked(path: str | Path) -> tuple[list[dict[str, Any]], list[int]]:
+    """The JSON objects of a JSON-lines file and the (1-based) numbers of lines that are not one
+    (a line cut short by a crash mid-write, or damaged later); a non-UTF-8 byte spoils its line only."""
     path = Path(path)
     if not path.is_file():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
+        return [], []
+    out, bad = [], []
+    for number, line in enumerate(path.read_bytes().decode("utf-8", errors="replace").splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:  # a line cut short by a crash mid-write
+            data = json.loads(line)
+        except json.JSONDecodeError:
+            bad.append(number)
             continue
-    return out
+        if isinstance(data, dict) and "\ufffd" not in line:
+            out.append(data)
+        else:
+            bad.append(number)
+    return out, bad
+
+
+def cut_torn_tail(path: str | Path) -> int:
+    """Remove a last line left without its newline by a crash mid-append; return its length.
+
+    The cut bytes are kept in `<path>.torn` (appended), so nothing is destroyed. 0 when the
+    file ends cleanly (or does not exist).
+    """
+    path = Path(path)
+    if not path.is_file() or path.stat().st_size == 0:
+        return 0
+    data = path.read_bytes()
+    if data.endswith(b"\n"):
+        return 0
+    keep = data.rfind(b"\n") + 1
+    with open(path.with_name(path.name + ".torn"), "ab") as fh:
+        fh.write(data[keep:] + b"\n")
+    with open(path, "r+b") as fh:
+        fh.truncate(keep)
+        os.fsync(fh.fileno())
+    return len(data) - keep
 
 
 def write_config(run_dir: str | Path, sections: Mapping[str, Any], filename: str = RUN_CONFIG) -> Path:

@@ -15,13 +15,15 @@ import dataclasses
 import json
 import math
 import os
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from tlmsearch.config import Config, ModelConfig, check_choice
+from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.rundir.io import read_jsonl
+from tlmsearch.rundir.io import cut_torn_tail, read_jsonl_checked
 from tlmsearch.rundir.layout import TRIALS
 
 KINDS: tuple[str, ...] = ("baseline", "sampled", "verify", "compare")
@@ -59,6 +61,11 @@ class TrialRecord(Config):
     model: dict[str, Any] = dataclasses.field(default_factory=dict)
     train: dict[str, Any] = dataclasses.field(default_factory=dict)
     data: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # where it ran: the Ray node id, the devices it was given ("cpu", "GPU 0 (name)", ...) and
+    # how many times Ray restarted it after a worker failure (None/()/0 in older records)
+    node: str | None = None
+    devices: tuple[str, ...] = ()
+    retries: int = 0
 
     def __post_init__(self) -> None:
         check_choice("kind", self.kind, KINDS)
@@ -119,8 +126,34 @@ def finished(
 
 
 def read_records(run_dir: str | Path) -> list[TrialRecord]:
-    """All records of a run directory, in the order they ended (a torn last line is skipped)."""
-    return [TrialRecord.from_dict(data) for data in read_jsonl(Path(run_dir) / TRIALS)]
+    """All records of a run directory, in the order they ended (damaged lines are skipped:
+    `damaged_lines` says which)."""
+    return read_records_checked(run_dir)[0]
+
+
+def read_records_checked(run_dir: str | Path) -> tuple[list[TrialRecord], list[int]]:
+    """The records of a run directory and the numbers of the lines that hold none (torn by a
+    crash, garbled, or a JSON object that is not a valid record)."""
+    rows, bad = read_jsonl_checked(Path(run_dir) / TRIALS)
+    out = []
+    for data in rows:
+        try:
+            out.append(TrialRecord.from_dict(data))
+        except (ConfigError, TypeError, ValueError):
+            bad.append(-1)
+    return out, bad
+
+
+def damage_note(run_dir: str | Path) -> str | None:
+    """One line saying how many lines of `trials.jsonl` were skipped as damaged, or None."""
+    _, bad = read_records_checked(run_dir)
+    if not bad:
+        return None
+    where = [str(n) for n in bad if n > 0]
+    at = f" (line {', '.join(where[:5])}{', ...' if len(where) > 5 else ''})" if where else ""
+    return (
+        f"warning: {Path(run_dir) / TRIALS}: skipped {len(bad)} damaged line(s){at}; those trials are not counted here"
+    )
 
 
 class RecordLog:
@@ -129,13 +162,14 @@ class RecordLog:
     def __init__(self, run_dir: str | Path) -> None:
         self.path = Path(run_dir) / TRIALS
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        cut = cut_torn_tail(self.path)  # a line torn by a crash: the next one starts cleanly
+        if cut:
+            print(
+                f"warning: {self.path}: removed a last line cut short by a crash ({cut} bytes, kept in "
+                f"{self.path.name}.torn); that trial is recovered from Tune's state or run again",
+                file=sys.stderr,
+            )
         self.seen: set[str] = {r.trial_id for r in read_records(run_dir)}
-        if self.path.exists() and self.path.stat().st_size:
-            with self.path.open("rb") as f:
-                f.seek(-1, os.SEEK_END)
-                if f.read(1) != b"\n":  # a line torn by a crash: start the next one cleanly
-                    with self.path.open("a") as g:
-                        g.write("\n")
 
     def append(self, record: TrialRecord) -> bool:
         """Write `record` unless its trial id is already there; True when written."""

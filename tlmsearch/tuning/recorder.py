@@ -37,6 +37,7 @@ def build_record(
     error: str | None = None,
     started: float | None = None,
     ended: float | None = None,
+    retries: int = 0,
 ) -> TrialRecord:
     """The record of one ended trial from its Tune config and its last reported result.
 
@@ -97,6 +98,9 @@ def build_record(
         model=model,
         train=dict(trained.get("train") or {}),
         data=dict(trained.get("data") or {}),
+        node=str(result["node"]) if result.get("node") else None,
+        devices=tuple(str(d) for d in result.get("devices") or ()),
+        retries=int(retries),
     )
 
 
@@ -107,6 +111,14 @@ def _error_reason(trial: Any) -> str:
         err = None
     text = str(err or "").strip().splitlines()
     return text[-1] if text else "the trial's worker failed"
+
+
+def _retries(trial: Any) -> int:
+    """How many times Ray restarted the trial after its worker failed (`max_failures`)."""
+    try:
+        return int(trial.run_metadata.num_failures)
+    except (AttributeError, TypeError, ValueError):
+        return 0
 
 
 class RecordWriter(Callback):
@@ -125,10 +137,12 @@ class RecordWriter(Callback):
         self._started: dict[str, float] = {}
 
     def __getstate__(self) -> dict[str, Any]:  # Tune pickles callbacks with the experiment
-        return {"run_dir": self.run_dir, "cfg": self.cfg}
+        return {"cfg": self.cfg}  # no path: a copied or moved run writes where it now lies
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["run_dir"], state["cfg"])  # type: ignore[misc]
+        from tlmsearch.tuning.location import run_dir
+
+        self.__init__(run_dir(), state["cfg"])  # type: ignore[misc]
 
     @property
     def log(self) -> RecordLog:
@@ -142,6 +156,18 @@ class RecordWriter(Callback):
     def setup(self, **info: Any) -> None:  # type: ignore[override]
         self._log = RecordLog(self.run_dir)  # re-read ids: the file may have grown since
         self._setup_at = time.time()
+
+    def on_step_begin(self, iteration: int, trials: list, **info: Any) -> None:
+        if not getattr(self, "_caught_up", False):
+            self._caught_up = True
+            self._record_ended_unrecorded(trials)
+
+    def _record_ended_unrecorded(self, trials: list) -> None:
+        """Record the trials Tune's restored state says ended but `trials.jsonl` lacks (their
+        record was cut by a crash): their last result came back with the state."""
+        for trial in trials:
+            if trial.status in ("TERMINATED", "ERROR") and trial.trial_id not in self.log.seen:
+                self._write(trial, _error_reason(trial) if trial.status == "ERROR" else None)
 
     def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         self._started[trial.trial_id] = time.time()
@@ -157,6 +183,7 @@ class RecordWriter(Callback):
 
         (After a Ctrl-C the unfinished trials stay unrecorded: `resume` finishes them.)
         """
+        self._record_ended_unrecorded(trials)
         budget = self.cfg.time_budget_s
         if not budget or time.time() - getattr(self, "_setup_at", time.time()) < 0.95 * budget:
             return
@@ -179,6 +206,7 @@ class RecordWriter(Callback):
             dict(trial.last_result or {}),
             error=error,
             started=self._started.pop(trial.trial_id, None),
+            retries=_retries(trial),
         )
         if reason and record.status == "stopped":
             record = record.replace(reason=f"{reason} at step {record.steps} of {record.max_steps}")

@@ -33,12 +33,15 @@ from tlmsearch.data import prepare
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import budget_for, search_preset, sweep_widths, trial_shape
-from tlmsearch.rundir.layout import SEARCH_CONFIG, TUNE_DIR
+from tlmsearch.rundir.layout import OPTUNA_LOG, SEARCH_CONFIG, TUNE_DIR
+from tlmsearch.rundir.lock import run_lock
 from tlmsearch.rundir.provenance import write_environment
-from tlmsearch.rundir.records import SEARCH_KINDS, read_records
+from tlmsearch.rundir.records import SEARCH_KINDS, RecordLog, read_records
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.search_config import SearchConfig, check_fair_objectives, check_sampler_scheduler
 from tlmsearch.spaces import load_space
+from tlmsearch.tuning.location import bound_to
+from tlmsearch.tuning.reconcile import prune_checkpoints, relocate_search_state, repair_journal, tune_state_problem
 from tlmsearch.tuning.trainable import TRIAL_TMP_ENV, run_trial, trial_train_config
 from tlmsearch.validate import check_training_fits, writable_dir
 
@@ -82,6 +85,9 @@ def ensure_ray(address: str | None = None) -> None:
         return
     quiet: dict[str, Any] = {"log_to_driver": verbose, "logging_level": logging.WARNING, "include_dashboard": False}
     if address:
+        from tlmsearch.tuning.address import probe_address
+
+        probe_address(address)  # one line within seconds, not minutes of silent retries
         try:
             ray.init(address=address, **quiet)
         except (ConnectionError, RuntimeError) as exc:
@@ -283,7 +289,11 @@ def run_config(cfg: SearchConfig, run_dir: Path, name: str, callbacks: list) -> 
         verbose=0,
         callbacks=callbacks,
         failure_config=tune.FailureConfig(max_failures=cfg.max_failures),
-        checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
+        # keep every checkpoint while the search runs: Tune's last experiment snapshot may point
+        # to any earlier one (short trials checkpoint several times between snapshots), and
+        # deleting it makes a resumed healthy trial fail ("does not exist on storage anymore");
+        # `prune_checkpoints` keeps only the newest of each trial once every trial is recorded
+        checkpoint_config=tune.CheckpointConfig(num_to_keep=None),
     )
 
 
@@ -295,18 +305,32 @@ def _callbacks(cfg: SearchConfig, run_dir: Path, total: int, progress: bool) -> 
     return [writer, ProgressView(cfg.name, total, writer)] if progress else [writer]
 
 
-def _new_tuner(cfg: SearchConfig, run_dir: Path, progress: bool) -> Any:
+def _new_tuner(
+    cfg: SearchConfig,
+    run_dir: Path,
+    progress: bool,
+    *,
+    samples: int | None = None,
+    skip_baselines: frozenset[str] = frozenset(),
+    sampler_seed: int | None = None,
+) -> Any:
+    """A Tuner for `samples` trials (all of `cfg.trials` by default) in `run_dir/tune`; a
+    rebuilt search skips the baselines already recorded and seeds its sampler anew, so it
+    does not replay the sampled points of the first session."""
     from ray import tune
 
     from tlmsearch.tuning.searcher import DefineProfile, ProfileSearch, baseline_points, open_storage, sweep_of
 
+    samples = cfg.trials if samples is None else samples
     define = DefineProfile(cfg.space, search_preset(cfg).n_layers, sweep_of(cfg))
-    baselines = baseline_points(cfg, define)[: cfg.trials]
-    searcher = ProfileSearch(define, cfg=cfg, storage=open_storage(str(run_dir)), baselines=baselines)
+    baselines = [b for b in baseline_points(cfg, define)[: cfg.trials] if b[0] not in skip_baselines][:samples]
+    searcher = ProfileSearch(
+        define, cfg=cfg, storage=open_storage(str(run_dir)), baselines=baselines, sampler_seed=sampler_seed
+    )
     tune_config = tune.TuneConfig(
         search_alg=searcher,
         scheduler=_scheduler(cfg),
-        num_samples=cfg.trials,
+        num_samples=samples,
         max_concurrent_trials=cfg.max_concurrent or None,
         time_budget_s=cfg.time_budget_s or None,
         reuse_actors=True,
@@ -381,10 +405,12 @@ def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = Tr
         raise ConfigError(f"run directory {run_dir} already holds a search; resume it or choose another name")
     start_ray(cfg, address)
     run_dir.mkdir(parents=True, exist_ok=True)
-    cfg.save(run_dir / SEARCH_CONFIG)
-    write_environment(run_dir, seeds={"search": cfg.seed})
-    _quiet_optuna()
-    fit_trials(_new_tuner(cfg, run_dir, progress), run_dir, cfg.trials, _search_ended(run_dir), cfg)
+    with run_lock(run_dir), bound_to(run_dir):
+        cfg.save(run_dir / SEARCH_CONFIG)
+        write_environment(run_dir, seeds={"search": cfg.seed})
+        _quiet_optuna()
+        fit_trials(_new_tuner(cfg, run_dir, progress), run_dir, cfg.trials, _search_ended(run_dir), cfg)
+        _close_zombies(cfg, run_dir)
     return load(run_dir)
 
 
@@ -408,14 +434,72 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
             f"{run_dir} holds no search trials (only {', '.join(sorted(kinds))} runs), so there is no search "
             "to resume; an interrupted `tlmsearch compare` is re-run under a new --name"
         )
-    if sum(r.kind in SEARCH_KINDS for r in read_records(run_dir)) >= cfg.trials:
-        return load(run_dir)  # finished: every trial has its record; nothing to run, no Ray to start
-    start_ray(cfg, address)
-    _quiet_optuna()
-    tune_path = run_dir / TUNE_DIR
-    if tune.Tuner.can_restore(str(tune_path)):
-        tuner = tune.Tuner.restore(str(tune_path), trainable_for(cfg), resume_unfinished=True, resume_errored=False)
-    else:  # killed before Ray saved any state: start again (finished records are kept)
-        tuner = _new_tuner(cfg, run_dir, progress)
-    fit_trials(tuner, run_dir, cfg.trials, _search_ended(run_dir), cfg)
+    with run_lock(run_dir), bound_to(run_dir):
+        RecordLog(run_dir)  # cuts a record torn by a crash (one warning line)
+        journal_repaired = repair_journal(run_dir)
+        if sum(r.kind in SEARCH_KINDS for r in read_records(run_dir)) >= cfg.trials:
+            _close_zombies(cfg, run_dir)  # finished: every trial has its record; no Ray to start
+            return load(run_dir)
+        start_ray(cfg, address)
+        _quiet_optuna()
+        tune_path = run_dir / TUNE_DIR
+        problem = tune_state_problem(tune_path)
+        if problem is None and journal_repaired:
+            problem = f"{run_dir / OPTUNA_LOG} lost its last line, so Tune's saved searcher no longer matches it"
+        tuner = None
+        if problem is None:
+            try:
+                relocate_search_state(tune_path, run_dir)
+                tuner = tune.Tuner.restore(
+                    str(tune_path), trainable_for(cfg), resume_unfinished=True, resume_errored=False
+                )
+            except Exception as exc:  # noqa: BLE001 - any unreadable state: rebuild from the records
+                problem = f"restoring {tune_path} failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
+        if problem is not None:
+            tuner = _rebuild(cfg, run_dir, problem, progress)
+        if tuner is not None:
+            fit_trials(tuner, run_dir, cfg.trials, _search_ended(run_dir), cfg)
+        _close_zombies(cfg, run_dir)
     return load(run_dir)
+
+
+def _rebuild(cfg: SearchConfig, run_dir: Path, problem: str, progress: bool) -> Any:
+    """A new Tuner for the trials `trials.jsonl` does not hold yet (None when it holds all).
+
+    Tune's unusable state is set aside (`tune.damaged-<time>/`, nothing deleted); Optuna
+    trials left open by the killed driver are closed from their records; the recorded
+    baselines are not run again and the sampler, seeded anew, learns from every trial of the
+    journal.
+    """
+    from tlmsearch.tuning.reconcile import close_zombies, open_study
+
+    records = [r for r in read_records(run_dir) if r.kind in SEARCH_KINDS]
+    tune_path = run_dir / TUNE_DIR
+    note = f"note: {problem}; continuing from trials.jsonl ({len(records)} of {cfg.trials} trials recorded)"
+    if tune_path.exists():
+        aside = run_dir / f"{TUNE_DIR}.damaged-{dt.datetime.now().strftime('%Y%m%d-%H%M%S-%f')}"
+        tune_path.rename(aside)
+        note += f"; Tune's state set aside in {aside.name}"
+    print(note, file=sys.stderr)
+    study = open_study(run_dir)
+    if study is not None:
+        close_zombies(study, records, cfg)
+    remaining = cfg.trials - len(records)
+    if remaining <= 0:
+        return None
+    done = frozenset(r.baseline for r in records if r.baseline)
+    offset = len(study.trials) if study is not None else 0
+    return _new_tuner(cfg, run_dir, progress, samples=remaining, skip_baselines=done, sampler_seed=cfg.seed + offset)
+
+
+def _close_zombies(cfg: SearchConfig, run_dir: Path) -> None:
+    """Once every trial is recorded, no Optuna trial may stay RUNNING: close them from the records."""
+    from tlmsearch.tuning.reconcile import close_zombies, open_study
+
+    records = read_records(run_dir)
+    if sum(r.kind in SEARCH_KINDS for r in records) < cfg.trials:
+        return  # cut short by the time budget or a Ctrl-C: a resume still needs them
+    study = open_study(run_dir)
+    if study is not None:
+        close_zombies(study, records, cfg)
+    prune_checkpoints(run_dir / TUNE_DIR)

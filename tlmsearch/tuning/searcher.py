@@ -45,11 +45,11 @@ STUDY_NAME = "search"
 logger = logging.getLogger(__name__)
 
 
-def make_sampler(cfg: SearchConfig) -> optuna.samplers.BaseSampler:
-    """The Optuna sampler named by `cfg.sampler`, seeded with `cfg.seed`."""
+def make_sampler(cfg: SearchConfig, seed: int | None = None) -> optuna.samplers.BaseSampler:
+    """The Optuna sampler named by `cfg.sampler`, seeded with `seed` (default `cfg.seed`)."""
     import optuna
 
-    s, seed = cfg.sampler, cfg.seed
+    s, seed = cfg.sampler, cfg.seed if seed is None else seed
     if s == "tpe":
         return optuna.samplers.TPESampler(seed=seed)
     if s == "gp":
@@ -117,6 +117,7 @@ class ProfileSearch(OptunaSearch):
         cfg: SearchConfig,
         storage: optuna.storages.BaseStorage | None,
         baselines: list[tuple[str, dict[str, Any] | None, dict[str, Any]]],
+        sampler_seed: int | None = None,
     ) -> None:
         metric: str | list[str] = list(cfg.objectives) if cfg.multi_objective else cfg.objectives[0]
         mode: str | list[str] = cfg.modes if cfg.multi_objective else cfg.modes[0]
@@ -124,7 +125,7 @@ class ProfileSearch(OptunaSearch):
             space=define,
             metric=metric,
             mode=mode,
-            sampler=make_sampler(cfg),
+            sampler=make_sampler(cfg, sampler_seed),
             study_name=STUDY_NAME,
             storage=storage,
         )  # the seed goes to the sampler
@@ -135,10 +136,47 @@ class ProfileSearch(OptunaSearch):
 
     @property
     def study(self) -> optuna.Study:
-        assert self._ot_study is not None  # created in __init__: the space is given
+        self._attach()
+        assert self._ot_study is not None
         return self._ot_study
 
+    # Pickled (in Tune's tuner.pkl and searcher-state) without the journal: its path is the run
+    # directory's, which may have been copied or moved since; it is reopened where the run
+    # directory now lies (`location.run_dir()`) on first use after unpickling.
+    def __getstate__(self) -> dict[str, Any]:
+        # Optuna's Trial objects hold the study (and so the journal's path): keep their ids
+        ids = {tid: t._trial_id for tid, t in self._ot_trials.items()}
+        return {**self.__dict__, "_storage": None, "_ot_study": None, "_ot_trials": {}, "_ot_trial_ids": ids}
+
+    def save(self, checkpoint_path: str) -> None:
+        import pickle
+
+        with open(checkpoint_path, "wb") as f:
+            pickle.dump(self.__getstate__(), f)
+
+    def restore(self, checkpoint_path: str) -> None:
+        super().restore(checkpoint_path)
+        if self._ot_trials:  # a state saved before states left the journal out: keep only ids
+            ids = {tid: t._trial_id for tid, t in self._ot_trials.items()}
+            self._ot_trials, self._ot_trial_ids = {}, ids
+        self._ot_study = None
+        self._attach()
+
+    def _attach(self) -> None:
+        if self._ot_study is not None:
+            return
+        import optuna
+
+        from tlmsearch.tuning.location import run_dir
+
+        self._storage = open_storage(str(run_dir()))
+        study = optuna.load_study(study_name=STUDY_NAME, storage=self._storage, sampler=self._sampler)
+        self._ot_study = study  # type: ignore[assignment]  # Ray annotates it as None
+        ids = self.__dict__.pop("_ot_trial_ids", {})
+        self._ot_trials.update({tid: optuna.trial.Trial(study, i) for tid, i in ids.items()})
+
     def suggest(self, trial_id: str) -> dict[str, Any] | None:
+        self._attach()
         if trial_id in self._outside:
             return dict(self._outside[trial_id])
         if self._pending and trial_id not in self._ot_trials:
@@ -150,6 +188,7 @@ class ProfileSearch(OptunaSearch):
         return super().suggest(trial_id)
 
     def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
+        self._attach()
         if trial_id in self._outside or trial_id not in self._ot_trials or trial_id in self._completed_trials:
             return
         self._report(trial_id, result)
@@ -174,8 +213,11 @@ class ProfileSearch(OptunaSearch):
         return isinstance(self.metric, list)
 
     def on_trial_complete(self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False) -> None:
+        self._attach()
         if trial_id in self._outside or trial_id not in self._ot_trials or trial_id in self._completed_trials:
             return
+        if self.study._storage.get_trial(self._ot_trials[trial_id]._trial_id).state.is_finished():
+            return  # a trial re-run after a kill that had already been told (and recorded)
         if result:
             self._report(trial_id, result)  # the evaluation that stopped (or ended) it
         if result and result.get("failed"):

@@ -51,6 +51,28 @@ def _mtime(path: Path) -> int:
     return path.stat().st_mtime_ns if path.exists() else 0
 
 
+def _placement(device: str) -> dict[str, Any]:
+    """The Ray node this trial runs on and the devices it was given (recorded per trial).
+
+    Ray sets CUDA_VISIBLE_DEVICES to the GPUs it assigned, so torch's device i is Ray's GPU
+    `ids[i]`; the device name is added where CUDA is really there.
+    """
+    import ray
+
+    ctx = ray.get_runtime_context()
+    ids = [str(i) for i in ctx.get_accelerator_ids().get("GPU", [])]
+    devices = [f"GPU {i}" for i in ids]
+    if ids and device == "cuda":
+        try:
+            import torch
+
+            if torch.cuda.is_available():
+                devices = [f"GPU {i} ({torch.cuda.get_device_name(k)})" for k, i in enumerate(ids)]
+        except Exception:  # noqa: BLE001 - the name is a courtesy; the ids are what matter
+            pass
+    return {"node": ctx.get_node_id(), "devices": devices or ["cpu"]}
+
+
 def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
     """Ray Tune function trainable (bind `search` with `tune.with_parameters`)."""
     import torch
@@ -71,7 +93,7 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
             shutil.copytree(d, work, dirs_exist_ok=True)
         if (work / CURVE_FILE).is_file():
             curve = json.loads((work / CURVE_FILE).read_text())
-    static: dict[str, float] = {}
+    static: dict[str, Any] = dict(_placement(train_cfg.device))
     trained: dict[str, Any] = {}  # what this trial trains, exactly (see the module docstring)
     saved = [_mtime(work / CHECKPOINT_FILE)]
 
@@ -113,6 +135,7 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
                 "step": int(curve[-1]["step"]) if curve else 0,
                 "curve": list(curve),
                 "trained": trained,
+                **_placement(train_cfg.device),
             }
         )
     finally:

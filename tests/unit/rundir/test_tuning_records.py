@@ -187,3 +187,15 @@ def json_or_yaml(text: str) -> dict:
     import yaml
 
     return yaml.safe_load(text)
+
+
+def test_record_holds_node_devices_and_retries_and_older_records_default_them() -> None:
+    result = {"step": 30, "curve": curve(3), "node": "ab" * 28, "devices": ["GPU 1"]}
+    rec = build_record(CFG, "a", {"profile": "uniform"}, result, retries=2)
+    assert (rec.node, rec.devices, rec.retries) == ("ab" * 28, ("GPU 1",), 2)
+    assert TrialRecord.from_dict(json.loads(json.dumps(rec.to_dict()))) == rec
+    line = rec.to_dict()
+    for key in ("node", "devices", "retries"):  # a trials.jsonl line from before these fields
+        del line[key]
+    old = TrialRecord.from_dict(line)
+    assert (old.node, old.devices, old.retries) == (None, (), 0)

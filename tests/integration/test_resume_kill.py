@@ -1,0 +1,254 @@
+"""SIGKILL a real `tlmsearch search` at several points, damage its state, copy and move it; resume.
+
+After every resume: each trial recorded exactly once, none marked failed (none did fail: the
+tiny trials always train), no Optuna trial left RUNNING or WAITING, and nothing written
+outside the run directory being resumed. Slow (each case starts its own local Ray in the
+subprocesses, address="local"); kept small: 5 tiny trials of 20 steps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+TRIALS = 5
+ARGS = [
+    "--preset", "tiny", "--model", "n_layers=4", "--corpus", "pydoc", "--steps", "20", "--eval-interval", "5",
+    "--batch-size", "8", "--train", "eval_windows=8", "--train", "warmup_steps=2", "--trials", str(TRIALS),
+    "--sampler", "random", "--scheduler", "none", "--quiet",
+]  # fmt: skip
+ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+
+def _lines(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            pass
+    return out
+
+
+def _search_killed_when(runs: Path, name: str, when: Callable[[Path], bool]) -> bool:
+    """Start a search; SIGKILL its driver (then its Ray) as soon as `when(run_dir)`; True if killed."""
+    cmd = [sys.executable, "-m", "tlmsearch", "search", *ARGS, "--runs-dir", str(runs), "--name", name]
+    proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    killed = False
+    try:
+        deadline = time.time() + 400
+        while proc.poll() is None and time.time() < deadline:
+            if when(runs / name):
+                proc.send_signal(signal.SIGKILL)
+                killed = True
+                break
+            time.sleep(0.05)
+        proc.wait(timeout=60)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the rest of its Ray, as a crash would leave it
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        _end_orphans(runs / name)
+    return killed
+
+
+def _working_in(run: Path) -> list[int]:
+    """Processes whose working directory lies in `run` (Tune runs each trial in its folder)."""
+    out = []
+    for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            if os.readlink(f"/proc/{pid}/cwd").startswith(str(run) + os.sep):
+                out.append(pid)
+        except OSError:
+            continue
+    return out
+
+
+def _end_orphans(run: Path) -> None:
+    """Trial workers of the killed driver outlive it for a moment (Ray ends them once it notices)
+    and may still write a checkpoint: wait for them (then end them), so that the run directory
+    is quiet before it is copied, moved or resumed, as after a real crash."""
+    deadline = time.time() + 30
+    while _working_in(run) and time.time() < deadline:
+        time.sleep(0.5)
+    for pid in _working_in(run):  # started by this test's search: ours to end
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    # a worker persisting its last checkpoint need not sit in the trial folder: wait until
+    # nothing in the run directory has changed for 5 s
+    last, quiet_since = _files(run) if run.exists() else {}, time.time()
+    while time.time() - quiet_since < 5 and time.time() < deadline + 30:
+        time.sleep(0.5)
+        now = _files(run) if run.exists() else {}
+        if now != last:
+            last, quiet_since = now, time.time()
+
+
+def _resume(run: Path) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "tlmsearch", "resume", str(run), "--quiet", "--json"]
+    return subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=600)
+
+
+def _optuna_open(run: Path) -> list[int]:
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    storage = JournalStorage(JournalFileBackend(str(run / "optuna.log")))
+    study = optuna.load_study(study_name="search", storage=storage)
+    return [t.number for t in study.trials if t.state.name in ("RUNNING", "WAITING")]
+
+
+def _check_whole(run: Path) -> list[dict]:
+    records = _lines(run / "trials.jsonl")
+    ids = [r["trial_id"] for r in records]
+    assert len(ids) == TRIALS and len(set(ids)) == TRIALS, ids  # nothing lost, nothing twice
+    numbers = [r["number"] for r in records if r["number"] >= 0]
+    assert len(numbers) == len(set(numbers)), numbers  # no Optuna trial ran twice
+    baselines = [r["baseline"] for r in records if r["kind"] == "baseline"]
+    assert len(baselines) == len(set(baselines)) == 4, baselines
+    assert [(r["status"], r["reason"]) for r in records if r["status"] == "failed"] == []
+    assert _optuna_open(run) == []  # no zombie
+    return records
+
+
+def _newest_state_mtime(run: Path) -> float:
+    states = list((run / "tune").glob("experiment_state-*.json"))
+    return max((p.stat().st_mtime for p in states), default=0.0)
+
+
+def _after_a_snapshot_with_checkpoints() -> Callable[[Path], bool]:
+    """True right after Tune rewrites its experiment state while a trial has a checkpoint."""
+    seen: list[float] = []
+
+    def when(run: Path) -> bool:
+        if not any((run / "tune").glob("trial_*/checkpoint_*")):
+            return False
+        mtime = _newest_state_mtime(run)
+        if not seen:
+            seen.append(mtime)
+            return False
+        return mtime != seen[0]
+
+    return when
+
+
+KILL_POINTS: dict[str, Callable[[], Callable[[Path], bool]]] = {
+    "journal-created": lambda: lambda run: (run / "optuna.log").is_file() and (run / "optuna.log").stat().st_size > 0,
+    "first-checkpoint": lambda: lambda run: any((run / "tune").glob("trial_*/checkpoint_000001")),
+    "after-tune-snapshot": _after_a_snapshot_with_checkpoints,
+    "first-record": lambda: lambda run: len(_lines(run / "trials.jsonl")) >= 1,
+}
+
+
+@pytest.mark.parametrize("point", list(KILL_POINTS))
+def test_sigkill_then_resume_records_every_trial_once(tmp_path: Path, point: str) -> None:
+    killed = _search_killed_when(tmp_path, "run", KILL_POINTS[point]())
+    run = tmp_path / "run"
+    done = _resume(run)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert "lock file" not in done.stderr, done.stderr[-3000:]  # the killed driver's journal lock is cleared
+    records = _check_whole(run)
+    print(f"{point}: killed={killed} records={len(records)} stderr={done.stderr.strip()[-300:]!r}")
+
+
+def _files(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+
+
+def test_copied_and_moved_run_directories_resume_in_place(tmp_path: Path) -> None:
+    assert _search_killed_when(tmp_path, "a", KILL_POINTS["first-record"]())
+    a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    shutil.copytree(a, b, symlinks=True)
+    original = _files(a)
+    done = _resume(b)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _files(a) == original  # nothing written to the original
+    _check_whole(b)
+    a.rename(c)
+    done = _resume(c)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert not a.exists()  # the old place is not recreated
+    _check_whole(c)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    runs = tmp_path_factory.mktemp("finished")
+    assert not _search_killed_when(runs, "done", lambda run: False)
+    _check_whole(runs / "done")
+    return runs / "done"
+
+
+def _copy(finished: Path, tmp_path: Path) -> Path:
+    run = tmp_path / "run"
+    shutil.copytree(finished, run, symlinks=True)
+    return run
+
+
+def test_empty_tune_state_is_set_aside_and_only_missing_trials_run(finished: Path, tmp_path: Path) -> None:
+    run = _copy(finished, tmp_path)
+    for pattern in ("experiment_state-*.json", "search_gen_state-*.json", "searcher-state-*.pkl"):
+        for path in (run / "tune").glob(pattern):
+            path.write_bytes(b"")  # what a kill mid-write left in one of the measured runs
+    lines = (run / "trials.jsonl").read_text().splitlines(keepends=True)
+    (run / "trials.jsonl").write_text("".join(lines[:-2]))  # two trials ended unrecorded
+    kept = [json.loads(line)["trial_id"] for line in lines[:-2]]
+    done = _resume(run)
+    assert done.returncode == 0, done.stderr[-3000:]
+    notes = [line for line in done.stderr.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and ("is empty" in notes[0] or "is damaged" in notes[0]), done.stderr
+    records = _check_whole(run)
+    assert [r["trial_id"] for r in records[:3]] == kept  # the recorded trials are not run again
+
+
+def test_torn_last_record_is_recovered_from_tune_state(finished: Path, tmp_path: Path) -> None:
+    run = _copy(finished, tmp_path)
+    text = (run / "trials.jsonl").read_text()
+    last = json.loads(text.splitlines()[-1])
+    (run / "trials.jsonl").write_text(text[: len(text) - len(text.splitlines()[-1]) // 2])
+    done = _resume(run)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "removed a last line cut short" in done.stderr and "Traceback" not in done.stderr
+    records = _check_whole(run)
+    back = next(r for r in records if r["trial_id"] == last["trial_id"])  # the same trial, not a re-run
+    assert back["metrics"] == last["metrics"] and back["curve"] == last["curve"]
+
+
+def test_garbled_journal_is_one_line_naming_the_file(finished: Path, tmp_path: Path) -> None:
+    run = _copy(finished, tmp_path)
+    lines = (run / "optuna.log").read_text().splitlines(keepends=True)
+    lines[2] = "{garbled" + lines[2][8:]
+    (run / "optuna.log").write_text("".join(lines))
+    done = _resume(run)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert len(done.stderr.strip().splitlines()) == 1 and "optuna.log: line 3 is garbled" in done.stderr
+
+
+def test_deleted_tune_folder_runs_nothing_again(finished: Path, tmp_path: Path) -> None:
+    run = _copy(finished, tmp_path)
+    shutil.rmtree(run / "tune")
+    before = (run / "trials.jsonl").read_text()
+    done = _resume(run)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "tune is missing" in done.stderr
+    assert (run / "trials.jsonl").read_text() == before
+    _check_whole(run)

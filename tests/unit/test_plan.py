@@ -1,0 +1,155 @@
+"""`tlmsearch plan`: the figures against the analytic FLOPs and plain arithmetic, and bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from tlmsearch.cli import main
+from tlmsearch.errors import ConfigError
+from tlmsearch.models import count_params, flops_per_token
+from tlmsearch.planning import PlanConfig, plan, slots_for, steps_for
+from tlmsearch.presets import preset
+
+
+def test_figures_match_analytic_flops_and_arithmetic() -> None:
+    cfg = PlanConfig(
+        preset="170m", archs=("transformer", "titans"), trials=10, steps=1000, verify_profiles=4, seeds=3,
+        verify_steps=3000, batch_size=32, grad_accum=2, eval_interval=100, eval_windows=8,
+        gpu="a100-80gb", mfu=0.35, gpus=3, gpus_per_trial=0.5,
+    )  # fmt: skip
+    p = plan(cfg)
+    seq = preset("170m").seq_len
+    assert p.tokens_per_step == 32 * 2 * seq
+    assert p.slots == 6  # two trials on each of three GPUs
+    peak = 312e12
+    assert p.sustained_flops == pytest.approx(peak * 0.35)
+    for a in p.archs:
+        model = preset("170m").model_config(a.arch)
+        fpt = flops_per_token(model)
+        assert a.flops_per_token == fpt
+        assert a.params_total == count_params(model).total
+        assert a.static_gb == pytest.approx(16 * count_params(model).total / 1e9)
+        search, verify = a.phases
+        for ph, runs, steps in ((search, 10, 1000), (verify, 12, 3000)):
+            assert (ph.runs, ph.steps) == (runs, steps)
+            assert ph.tokens_per_run == steps * 32 * 2 * seq
+            evals = steps // 100  # both step counts are multiples of the interval
+            eval_flops = evals * 8 * seq * fpt / 3
+            assert ph.flops_per_run == pytest.approx(ph.tokens_per_run * fpt + eval_flops, rel=1e-12)
+            gpu_s = ph.flops_per_run / (peak * 0.35)
+            assert ph.gpu_hours_per_run == pytest.approx(gpu_s / 3600)
+            assert ph.run_hours == pytest.approx(gpu_s / 0.5 / 3600)  # half a GPU: twice as long
+            assert ph.waves == math.ceil(runs / 6)
+            assert ph.wall_hours == pytest.approx(ph.waves * ph.run_hours)
+            assert ph.gpu_hours == pytest.approx(runs * gpu_s / 3600)
+            assert ph.tokens == runs * ph.tokens_per_run
+        assert a.gpu_hours == pytest.approx(search.gpu_hours + verify.gpu_hours)
+        assert a.wall_hours == pytest.approx(search.wall_hours + verify.wall_hours)
+    assert p.gpu_hours == pytest.approx(sum(a.gpu_hours for a in p.archs))
+    assert p.flops == pytest.approx(sum(a.flops for a in p.archs))
+    # 10 runs in 2 waves of 6 slots, 12 runs in 2 waves: used slot-time / offered slot-time
+    used = sum(ph.runs * ph.run_hours for a in p.archs for ph in a.phases)
+    offered = sum(ph.waves * 6 * ph.run_hours for a in p.archs for ph in a.phases)
+    assert p.packing == pytest.approx(used / offered)
+    # the GPU-hours do not depend on packing; the wall time does
+    whole = plan(cfg.replace(gpus_per_trial=1.0))
+    assert whole.gpu_hours == pytest.approx(p.gpu_hours)
+    assert whole.slots == 3
+
+
+def test_tokens_set_steps_and_overrides_change_the_shape() -> None:
+    cfg = PlanConfig(
+        preset="340m", model={"n_layers": 32}, trials=0, verify_profiles=5, seeds=3,
+        verify_tokens=30_000_000_000, batch_size=64, grad_accum=8, gpus=16,
+    )  # fmt: skip
+    p = plan(cfg)
+    (a,) = p.archs
+    (ph,) = a.phases
+    assert p.shape["n_layers"] == 32 and p.shape["d_model"] == 1024
+    assert ph.steps == steps_for(30_000_000_000, 64 * 8 * 1024) == 57221
+    assert ph.tokens_per_run >= 30_000_000_000 > ph.tokens_per_run - 64 * 8 * 1024
+    model = preset("340m").replace(n_layers=32).model_config("transformer")
+    assert a.params_total == count_params(model).total
+    assert ph.runs == 15 and ph.waves == 1
+
+
+def test_slots() -> None:
+    assert slots_for(8, 0.25) == 32
+    assert slots_for(8, 0.3) == 24  # three trials fit on a GPU, not 3.33
+    assert slots_for(8, 1.0) == 8
+    assert slots_for(8, 2.0) == 4
+    assert slots_for(3, 2.0) == 1
+
+
+def test_warnings() -> None:
+    big = plan(PlanConfig(preset="1.3b", gpu="a100-80gb", gpus_per_trial=0.125))
+    assert any("AdamW" in w for w in big.warnings)
+    assert not plan(PlanConfig(preset="1.3b", gpu="a100-80gb")).warnings
+    assert any("one device per trial" in w for w in plan(PlanConfig(gpus_per_trial=2)).warnings)
+
+
+@pytest.mark.parametrize(
+    ("changes", "needle"),
+    [
+        ({"preset": "2b"}, "preset='2b' is unknown"),
+        ({"archs": ("mamba",)}, "arch='mamba' is not allowed"),
+        ({"gpu": "v100"}, "gpu='v100' is not allowed"),
+        ({"mfu": 1.5}, "mfu=1.5 must lie in (0, 1]"),
+        ({"gpus_per_trial": 1.5}, "must be a whole number"),
+        ({"gpus": 2, "gpus_per_trial": 4.0}, "exceeds gpus=2"),
+        ({"trials": 0, "verify_profiles": 0}, "runs nothing"),
+        ({"model": {"n_experts": 4}}, "model override='n_experts' is not allowed"),
+        ({"steps": 0}, "steps=0 must be > 0"),
+    ],
+)
+def test_bad_config(changes: dict, needle: str) -> None:
+    with pytest.raises(ConfigError, match=None) as err:
+        PlanConfig(**changes)
+    assert needle in str(err.value)
+
+
+def test_config_round_trip() -> None:
+    cfg = PlanConfig(preset="760m", archs=("transformer", "titans"), model={"n_layers": 20}, mfu=0.3)
+    assert PlanConfig.from_dict(json.loads(cfg.to_json())) == cfg
+
+
+def test_cli_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["plan", "--preset", "170m", "--arch", "transformer,gated_attention", "--trials", "8", "--steps", "2e3"]
+    assert main([*argv, "--gpus", "2", "--gpus-per-trial", "0.25", "--gpu", "h200"]) == 0
+    text = capsys.readouterr().out
+    assert "transformer:" in text and "gated_attention:" in text and "8 trials at once" in text
+    assert main([*argv, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    expected = plan(PlanConfig(preset="170m", archs=("transformer", "gated_attention"), trials=8, steps=2000))
+    assert data["gpu_hours"] == pytest.approx(expected.gpu_hours)
+    assert [a["arch"] for a in data["archs"]] == ["transformer", "gated_attention"]
+    assert data["archs"][0]["phases"][0]["steps"] == 2000
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--gpu", "v100"], "gpu='v100' is not allowed; choose one of: h100-sxm"),
+        (["--mfu", "0"], "mfu=0.0 must lie in (0, 1]"),
+        (["--steps", "1.5"], "is not a whole number"),
+        (["--arch", "rwkv"], "arch='rwkv' is not allowed"),
+    ],
+)
+def test_cli_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
+    try:
+        rc = main(["plan", *argv])
+    except SystemExit as exc:  # argparse refuses a flag's value itself
+        rc = exc.code
+    assert rc == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert needle in err[-1] and "Traceback" not in "\n".join(err)
+
+
+def test_plan_imports_no_torch() -> None:
+    code = "import sys, tlmsearch; tlmsearch.plan(tlmsearch.PlanConfig()); assert 'torch' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,353 @@
+"""What a study costs before it runs: tokens, FLOPs, GPU-hours and wall time (pure, no torch).
+
+A study has two phases that run one after the other, because verification needs the search's
+result: a **search** of `trials` trials of `steps` optimizer steps each, then a
+**verification** that re-trains `verify_profiles` profiles (the best ones plus the baselines;
+`tlmsearch verify` re-trains its top 5 and the 4 default baselines) with `seeds` seeds each for
+`verify_steps` steps. Every trial trains `steps * batch_size * grad_accum * seq_len` tokens.
+
+FLOPs come from the analytic `tlmsearch.models.flops_per_token` (training: forward and
+backward), evaluated on the budget's uniform profile; every profile of a budget has the same
+parameter count and the same dense FLOPs, so one figure serves every trial. The periodic
+evaluations (`eval_windows` windows of `seq_len` tokens every `eval_interval` steps and at the
+last step) are forward passes only, counted at one third of the training FLOPs per token.
+
+GPU time is `FLOPs / (peak * mfu)`: `peak` is the GPU's dense BF16 tensor-core figure from its
+vendor's datasheet, and `mfu` the share of it a trial sustains. With fractional GPUs per trial
+(`gpus_per_trial` < 1, e.g. 0.25 packs four trials on one GPU) `mfu` is the utilisation of the
+whole GPU summed over the trials packed on it; a trial on a fraction `g` of a GPU runs
+`1 / g` times longer than alone. With `gpus_per_trial` > 1 (a whole number) the trial is
+assumed to keep `mfu` on every GPU it holds (data parallel). Wall time counts waves: each phase
+runs `slots` trials at once (`gpus * floor(1 / g)`, or `gpus // g`), all trials of a phase take
+equally long, and the last wave may leave slots idle (`packing` is the used share). Search
+trials are costed at full length: ASHA stops most of them early, so the search phase is an
+upper bound. Start-up, data loading, checkpointing and compilation are not counted.
+
+Memory: `static_gb` is the trial's weights, gradients and AdamW moments at 16 bytes per
+parameter (fp32 master weights under bf16 autocast); activations come on top and depend on the
+micro-batch, so a plan only warns when the static memory alone exceeds the trial's share of the
+GPU's memory.
+
+Peak figures (dense BF16 tensor core, without 2:4 structured sparsity; the datasheets print
+the sparse figure, twice the dense one, and mark it "with sparsity"):
+- NVIDIA H100 SXM5 (H100 Tensor Core GPU datasheet): 1,979 TFLOPS with sparsity -> 989.5
+  dense; 80 GB HBM3.
+- NVIDIA H100 PCIe (same datasheet, PCIe column): 1,513 TFLOPS with sparsity -> 756.5 dense;
+  80 GB.
+- NVIDIA H200 SXM (H200 Tensor Core GPU datasheet): 1,979 TFLOPS with sparsity -> 989.5
+  dense (the same GH100 compute as H100 SXM); 141 GB HBM3e.
+- NVIDIA A100 80GB SXM (A100 Tensor Core GPU datasheet): 312 TFLOPS dense, 624 with sparsity;
+  80 GB HBM2e.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, NamedTuple
+
+from tlmsearch.config import ARCHITECTURE_NAMES, Config, TrainConfig, check_choice, check_positive
+from tlmsearch.errors import ConfigError
+
+BYTES_PER_PARAM_STATIC = 16  # fp32 weights + fp32 gradients + two fp32 AdamW moments
+EVAL_FLOPS_SHARE = 1.0 / 3.0  # a forward pass is ~1/3 of a training step's FLOPs per token
+
+
+class GPU(NamedTuple):
+    """A GPU model: its dense BF16 tensor-core peak (FLOP/s) and its memory (GB)."""
+
+    name: str
+    bf16_dense_flops: float
+    memory_gb: float
+
+
+GPUS: dict[str, GPU] = {
+    "h100-sxm": GPU("NVIDIA H100 SXM5 80GB", 989.5e12, 80.0),
+    "h100-pcie": GPU("NVIDIA H100 PCIe 80GB", 756.5e12, 80.0),
+    "h200": GPU("NVIDIA H200 SXM 141GB", 989.5e12, 141.0),
+    "a100-80gb": GPU("NVIDIA A100 SXM 80GB", 312e12, 80.0),
+}
+
+# Preset fields a plan may override (the shape); `base_width` 0 keeps the preset's
+SHAPE_FIELDS: tuple[str, ...] = ("d_model", "n_layers", "n_heads", "seq_len", "vocab_size")
+
+_TRAIN = TrainConfig()
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PlanConfig(Config):
+    """A study to cost. Steps may be given as tokens instead (`tokens` > 0 overrides `steps`)."""
+
+    preset: str = "170m"
+    archs: tuple[str, ...] = ("transformer",)
+    model: dict[str, int] = dataclasses.field(default_factory=dict)  # shape overrides (SHAPE_FIELDS)
+    base_width: int = 0  # MLP width per layer; 0 = the preset's
+    tie_embeddings: bool = True
+    trials: int = 32  # search trials (baselines included), costed at full length
+    steps: int = _TRAIN.steps  # optimizer steps of a search trial
+    tokens: int = 0  # tokens of a search trial; > 0 sets steps = ceil(tokens / tokens_per_step)
+    verify_profiles: int = 9  # profiles re-trained with seeds (verify: top 5 + 4 baselines)
+    seeds: int = 3  # seeds per verified profile
+    verify_steps: int = 0  # steps of a verification run; 0 = steps
+    verify_tokens: int = 0  # tokens of a verification run; > 0 overrides verify_steps
+    batch_size: int = _TRAIN.batch_size  # sequences per micro-batch
+    grad_accum: int = _TRAIN.grad_accum  # micro-batches per step
+    eval_interval: int = _TRAIN.eval_interval
+    eval_windows: int = _TRAIN.eval_windows
+    gpu: str = "h100-sxm"
+    mfu: float = 0.4
+    gpus: int = 8  # GPUs in the cluster
+    gpus_per_trial: float = 1.0  # < 1 packs trials on a GPU; > 1 must be a whole number
+
+    def __post_init__(self) -> None:
+        from tlmsearch.presets import preset
+
+        preset(self.preset)  # a ConfigError naming the presets
+        if not self.archs:
+            raise ConfigError(f"archs is empty; choose one or more of: {', '.join(ARCHITECTURE_NAMES)}")
+        for arch in self.archs:
+            check_choice("arch", arch, ARCHITECTURE_NAMES)
+        for key, value in self.model.items():
+            check_choice("model override", key, SHAPE_FIELDS)
+            check_positive(key, value)
+        check_choice("gpu", self.gpu, GPUS)
+        for name in ("steps", "batch_size", "grad_accum", "eval_interval", "gpus"):
+            check_positive(name, getattr(self, name))
+        for name in ("base_width", "trials", "tokens", "verify_profiles", "verify_steps", "verify_tokens"):
+            check_positive(name, getattr(self, name), allow_zero=True)
+        check_positive("seeds", self.seeds)
+        check_positive("eval_windows", self.eval_windows, allow_zero=True)
+        if not 0 < self.mfu <= 1:
+            raise ConfigError(f"mfu={self.mfu!r} must lie in (0, 1] (a share of the GPU's peak, e.g. 0.4)")
+        check_positive("gpus_per_trial", self.gpus_per_trial)
+        if self.gpus_per_trial > 1 and not float(self.gpus_per_trial).is_integer():
+            raise ConfigError(
+                f"gpus_per_trial={self.gpus_per_trial:g}: above 1 it must be a whole number "
+                "(Ray shares only fractions of one GPU)"
+            )
+        if self.gpus_per_trial > self.gpus:
+            raise ConfigError(f"gpus_per_trial={self.gpus_per_trial:g} exceeds gpus={self.gpus}")
+        if not self.trials and not self.verify_profiles:
+            raise ConfigError("trials=0 and verify_profiles=0: the study runs nothing")
+
+
+class Phase(NamedTuple):
+    """One phase of a study (search or verification) for one architecture."""
+
+    name: str
+    runs: int  # training runs in the phase
+    steps: int  # optimizer steps per run
+    tokens_per_run: int  # training tokens per run
+    flops_per_run: float  # training + evaluation FLOPs per run
+    gpu_hours_per_run: float
+    run_hours: float  # wall hours of one run on its share of GPUs
+    waves: int  # rounds of `slots` runs at once
+    wall_hours: float
+    tokens: int  # all runs
+    flops: float
+    gpu_hours: float
+
+
+class ArchPlan(NamedTuple):
+    arch: str
+    params_total: int
+    params_non_embedding: int
+    flops_per_token: float  # training FLOPs per token (forward + backward)
+    static_gb: float  # weights, gradients and AdamW moments of one trial
+    phases: tuple[Phase, ...]
+    tokens: int
+    flops: float
+    gpu_hours: float
+    wall_hours: float
+
+
+class Plan(NamedTuple):
+    """A costed study: one ArchPlan per architecture, run one after the other."""
+
+    config: PlanConfig
+    shape: dict[str, int]  # d_model, n_layers, n_heads, seq_len, vocab_size, base_width
+    gpu: GPU
+    sustained_flops: float  # peak * mfu, per GPU
+    slots: int  # trials at once on the cluster
+    packing: float  # used share of the slot-hours over the whole study
+    tokens_per_step: int
+    archs: tuple[ArchPlan, ...]
+    tokens: int
+    flops: float
+    gpu_hours: float
+    wall_hours: float
+    warnings: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for `--json`."""
+        out = {f: getattr(self, f) for f in self._fields if f not in ("config", "gpu", "archs")}
+        out["warnings"] = list(self.warnings)
+        out["config"] = self.config.to_dict()
+        out["gpu"] = self.gpu._asdict()
+        out["archs"] = [{**a._asdict(), "phases": [p._asdict() for p in a.phases]} for a in self.archs]
+        return out
+
+
+def slots_for(gpus: int, gpus_per_trial: float) -> int:
+    """How many trials fit at once: `floor(1/g)` per GPU for fractions, `gpus // g` otherwise."""
+    if gpus_per_trial <= 1:
+        return gpus * math.floor(1.0 / gpus_per_trial + 1e-9)
+    return gpus // int(gpus_per_trial)
+
+
+def steps_for(tokens: int, tokens_per_step: int) -> int:
+    """Optimizer steps that train at least `tokens` tokens."""
+    return -(-tokens // tokens_per_step)
+
+
+def _model_config(cfg: PlanConfig, arch: str) -> Any:
+    from tlmsearch.presets import preset
+
+    shape = preset(cfg.preset).replace(**cfg.model)
+    if cfg.base_width:
+        shape = shape.replace(base_width=cfg.base_width)
+    return shape, shape.model_config(arch, tie_embeddings=cfg.tie_embeddings)
+
+
+def _phase(cfg: PlanConfig, name: str, runs: int, steps: int, seq_len: int, fpt: float, slots: int) -> Phase:
+    tokens_per_run = steps * cfg.batch_size * cfg.grad_accum * seq_len
+    evals = steps // cfg.eval_interval + (steps % cfg.eval_interval != 0)  # every interval and the last step
+    eval_tokens = evals * cfg.eval_windows * seq_len
+    flops_per_run = tokens_per_run * fpt + eval_tokens * fpt * EVAL_FLOPS_SHARE
+    gpu_seconds = flops_per_run / (GPUS[cfg.gpu].bf16_dense_flops * cfg.mfu)
+    run_hours = gpu_seconds / cfg.gpus_per_trial / 3600.0
+    waves = -(-runs // slots)
+    return Phase(
+        name=name,
+        runs=runs,
+        steps=steps,
+        tokens_per_run=tokens_per_run,
+        flops_per_run=flops_per_run,
+        gpu_hours_per_run=gpu_seconds / 3600.0,
+        run_hours=run_hours,
+        waves=waves,
+        wall_hours=waves * run_hours,
+        tokens=runs * tokens_per_run,
+        flops=runs * flops_per_run,
+        gpu_hours=runs * gpu_seconds / 3600.0,
+    )
+
+
+def plan(cfg: PlanConfig) -> Plan:
+    """Cost the study `cfg` describes (see the module docstring for every assumption)."""
+    from tlmsearch.models.counts import count_params, flops_per_token
+
+    gpu = GPUS[cfg.gpu]
+    slots = slots_for(cfg.gpus, cfg.gpus_per_trial)
+    warnings: list[str] = []
+    if cfg.gpus_per_trial > 1:
+        warnings.append(
+            f"gpus_per_trial={cfg.gpus_per_trial:g}: the plan assumes data-parallel training over a trial's GPUs, "
+            "but tlmsearch's trainer uses one device per trial today, so the others would idle"
+        )
+    arch_plans = []
+    shape: Any = None
+    for arch in cfg.archs:
+        shape, model = _model_config(cfg, arch)
+        tokens_per_step = cfg.batch_size * cfg.grad_accum * shape.seq_len
+        steps = steps_for(cfg.tokens, tokens_per_step) if cfg.tokens else cfg.steps
+        vsteps = steps_for(cfg.verify_tokens, tokens_per_step) if cfg.verify_tokens else cfg.verify_steps or steps
+        counts = count_params(model)
+        fpt = flops_per_token(model)
+        phases = tuple(
+            _phase(cfg, name, runs, n, shape.seq_len, fpt, slots)
+            for name, runs, n in (("search", cfg.trials, steps), ("verify", cfg.verify_profiles * cfg.seeds, vsteps))
+            if runs
+        )
+        static_gb = counts.total * BYTES_PER_PARAM_STATIC / 1e9
+        share = gpu.memory_gb * min(cfg.gpus_per_trial, 1.0)
+        if static_gb > share:
+            warnings.append(
+                f"{arch}: weights, gradients and AdamW moments alone need {static_gb:.1f} GB, more than the "
+                f"{share:.0f} GB a trial gets with gpus_per_trial={cfg.gpus_per_trial:g} on {gpu.name}"
+            )
+        arch_plans.append(
+            ArchPlan(
+                arch=arch,
+                params_total=counts.total,
+                params_non_embedding=counts.non_embedding,
+                flops_per_token=fpt,
+                static_gb=static_gb,
+                phases=phases,
+                tokens=sum(p.tokens for p in phases),
+                flops=sum(p.flops for p in phases),
+                gpu_hours=sum(p.gpu_hours for p in phases),
+                wall_hours=sum(p.wall_hours for p in phases),
+            )
+        )
+    all_phases = [p for a in arch_plans for p in a.phases]
+    used = sum(p.runs * p.run_hours for p in all_phases)
+    offered = sum(p.waves * slots * p.run_hours for p in all_phases)
+    return Plan(
+        config=cfg,
+        shape={f: getattr(shape, f) for f in (*SHAPE_FIELDS, "base_width")},
+        gpu=gpu,
+        sustained_flops=gpu.bf16_dense_flops * cfg.mfu,
+        slots=slots,
+        packing=used / offered if offered else 0.0,
+        tokens_per_step=cfg.batch_size * cfg.grad_accum * shape.seq_len,
+        archs=tuple(arch_plans),
+        tokens=sum(a.tokens for a in arch_plans),
+        flops=sum(a.flops for a in arch_plans),
+        gpu_hours=sum(a.gpu_hours for a in arch_plans),
+        wall_hours=sum(a.wall_hours for a in arch_plans),
+        warnings=tuple(warnings),
+    )
+
+
+# ----------------------------------------------------------------------------- text
+
+
+def _si(x: float, unit: str = "") -> str:
+    for factor, prefix in ((1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= factor:
+            return f"{x / factor:.3g} {prefix}{unit}"
+    return f"{x:.3g} {unit}".rstrip()
+
+
+def _hours(h: float) -> str:
+    return f"{h:,.1f} h" if h < 48 else f"{h:,.0f} h ({h / 24:,.1f} days)"
+
+
+def format_plan(p: Plan) -> str:
+    """The plan as a short table for people."""
+    c, s = p.config, p.shape
+    lines = [
+        f"preset {c.preset}: d_model {s['d_model']}, {s['n_layers']} layers, {s['n_heads']} heads, "
+        f"seq {s['seq_len']}, vocab {s['vocab_size']}, MLP width {s['base_width']} per layer (budget)",
+        f"{p.tokens_per_step:,} tokens per step (batch {c.batch_size} x accum {c.grad_accum} x seq {s['seq_len']})",
+        f"{p.gpu.name}: {_si(p.gpu.bf16_dense_flops, 'FLOP/s')} dense BF16 peak, at MFU {c.mfu:.0%} "
+        f"{_si(p.sustained_flops, 'FLOP/s')}; {c.gpus} GPUs, {c.gpus_per_trial:g} GPU per trial -> "
+        f"{p.slots} trials at once",
+    ]
+    for a in p.archs:
+        lines.append("")
+        lines.append(
+            f"{a.arch}: {a.params_total / 1e6:,.1f} M parameters "
+            f"({a.params_non_embedding / 1e6:,.1f} M non-embedding), "
+            f"{_si(a.flops_per_token, 'FLOP')} per training token, {a.static_gb:.1f} GB weights+grads+AdamW per trial"
+        )
+        for ph in a.phases:
+            lines.append(
+                f"  {ph.name:<7} {ph.runs:>4} runs x {ph.steps:,} steps = {_si(ph.tokens_per_run)} tokens, "
+                f"{_si(ph.flops_per_run, 'FLOP')}, {ph.gpu_hours_per_run:,.2f} GPU-h per run; "
+                f"{ph.waves} wave{'s' if ph.waves != 1 else ''} of {_hours(ph.run_hours)} -> "
+                f"{_hours(ph.wall_hours)} wall, "
+                f"{ph.gpu_hours:,.1f} GPU-h"
+            )
+        lines.append(
+            f"  total   {_si(a.tokens)} tokens, {_si(a.flops, 'FLOP')}, {a.gpu_hours:,.1f} GPU-h, "
+            f"{_hours(a.wall_hours)} wall"
+        )
+    lines.append("")
+    lines.append(
+        f"study: {_si(p.tokens)} tokens, {_si(p.flops, 'FLOP')}, {p.gpu_hours:,.1f} GPU-hours, "
+        f"{_hours(p.wall_hours)} wall on {c.gpus} x {c.gpu} (slots used {p.packing:.0%})"
+    )
+    lines.extend(f"warning: {w}" for w in p.warnings)
+    return "\n".join(lines)

@@ -1,0 +1,42 @@
+"""One writer per run directory: `search` and `resume` hold an exclusive lock while they run.
+
+Two drivers on one directory would both append records and both drive the Optuna journal and
+Tune's state; the second is refused in one line instead. The lock is an `flock` on
+`<run>/.lock`, so the kernel drops it when its process ends, however it ends (a SIGKILL leaves
+no stale lock behind). The file holds the holder's pid and host, for the message only.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tlmsearch.errors import ConfigError
+
+LOCK_FILE = ".lock"
+
+
+@contextmanager
+def run_lock(run_dir: str | Path) -> Iterator[None]:
+    """Hold the run directory's lock for the duration of the block (ConfigError when taken)."""
+    import fcntl
+
+    path = Path(run_dir) / LOCK_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = Path(path).read_text(errors="replace").strip() or "another process"
+            raise ConfigError(
+                f"run directory {run_dir} is in use by {holder}; wait for it to end (or stop it) and retry"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode())
+        yield
+    finally:
+        os.close(fd)  # closing drops the lock
