@@ -97,8 +97,11 @@ class LocalCluster:
     """A head node (1 CPU) and a worker node (1 CPU, 1 fake GPU) on this machine."""
 
     def __init__(self) -> None:
+        import ray
         from ray.cluster_utils import Cluster
 
+        if ray.is_initialized():  # the integration tests' shared local Ray: this driver joins the cluster instead
+            ray.shutdown()
         self.children_before = _descendants(os.getpid())
         self.temp_dir = tempfile.mkdtemp(prefix="tlmk")  # short: Ray's socket paths must fit 107 bytes
         self._env = {k: os.environ.get(k) for k in ("RAY_USAGE_STATS_ENABLED",)}
