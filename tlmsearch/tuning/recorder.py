@@ -166,7 +166,8 @@ class RecordWriter(Callback):
         """Record the trials Tune's restored state says ended but `trials.jsonl` lacks (their
         record was cut by a crash): their last result came back with the state."""
         for trial in trials:
-            if trial.status in ("TERMINATED", "ERROR") and trial.trial_id not in self.log.seen:
+            never_ran = trial.status == "TERMINATED" and "step" not in (trial.last_result or {})
+            if trial.status in ("TERMINATED", "ERROR") and trial.trial_id not in self.log.seen and not never_ran:
                 self._write(trial, _error_reason(trial) if trial.status == "ERROR" else None)
 
     def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
@@ -183,19 +184,18 @@ class RecordWriter(Callback):
 
         (After a Ctrl-C the unfinished trials stay unrecorded: `resume` finishes them.)
         """
-        self._record_ended_unrecorded(trials)
         budget = self.cfg.time_budget_s
-        if not budget or time.time() - getattr(self, "_setup_at", time.time()) < 0.95 * budget:
-            return
-        ran = [t for t in trials if t.trial_id in self._started or "step" in (t.last_result or {})]
-        cut = [t for t in ran if t.trial_id not in self.log.seen]
-        for trial in cut:
-            self._write(trial, None, reason=f"time budget of {budget:g} s reached")
-        numbers = [int(trial_config(t.config).get("number", -1)) for t in cut]
-        if any(n >= 0 for n in numbers):
-            from tlmsearch.tuning.searcher import mark_pruned
+        if budget and time.time() - getattr(self, "_setup_at", time.time()) >= 0.95 * budget:
+            ran = [t for t in trials if t.trial_id in self._started or "step" in (t.last_result or {})]
+            cut = [t for t in ran if t.trial_id not in self.log.seen]
+            for trial in cut:
+                self._write(trial, None, reason=f"time budget of {budget:g} s reached")
+            numbers = [int(trial_config(t.config).get("number", -1)) for t in cut]
+            if any(n >= 0 for n in numbers):
+                from tlmsearch.tuning.searcher import mark_pruned
 
-            mark_pruned(self.run_dir, [n for n in numbers if n >= 0])
+                mark_pruned(self.run_dir, [n for n in numbers if n >= 0])
+        self._record_ended_unrecorded(trials)  # after the cut ones: they keep their time-budget reason
 
     def _write(self, trial: Any, error: str | None, reason: str | None = None) -> None:
         config = trial_config(trial.config)
