@@ -193,7 +193,7 @@ def test_a_checkpoint_that_is_a_list_is_one_line(tmp_path: Path, capsys: pytest.
 
     runs = str(tmp_path / "runs")
     args = ["--preset", "tiny", "--steps", "1", "--eval-windows", "2", "--batch-size", "2", "--threads", "1"]
-    code, _, err = run_cli(capsys, "train", "--name", "r", "--runs-dir", runs, *args)
+    code, _, err = run_cli(capsys, "train", "--name", "r", "--runs-dir", runs, *args, "--keep-checkpoint")
     assert code == 0, err
     ckpt = tmp_path / "runs" / "r" / "checkpoint" / "checkpoint.pt"
     torch.save([1, 2, 3], ckpt)
