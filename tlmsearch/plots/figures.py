@@ -171,10 +171,10 @@ def plot_curves(source: Any, metric_name: str = "val_loss", kinds: Sequence[str]
     )
 
 
-def plot_front_load(source: Any, metric_name: str = "val_loss", kinds: Sequence[str] = SEARCH_KINDS) -> go.Figure:
+def _shape_points_figure(pts: Sequence[Any], **layout: Any) -> go.Figure:
+    """Trials as small circles, each baseline with its own marker (x = `front_load`, y = `value`)."""
     import plotly.graph_objects as go
 
-    pts = front_load_data(source, metric_name, kinds)
     fig = go.Figure()
     trials = [p for p in pts if not p.baseline]
     fig.add_trace(
@@ -189,8 +189,12 @@ def plot_front_load(source: Any, metric_name: str = "val_loss", kinds: Sequence[
     )
     for kw in _baseline_traces(pts, "front_load", "value"):
         fig.add_trace(go.Scatter(**kw))
-    return _finish(
-        fig,
+    return _finish(fig, **layout)
+
+
+def plot_front_load(source: Any, metric_name: str = "val_loss", kinds: Sequence[str] = SEARCH_KINDS) -> go.Figure:
+    return _shape_points_figure(
+        front_load_data(source, metric_name, kinds),
         title=f"{metric_name} against front-load index (0.5 = uniform, < 0.5 = wider early)",
         xaxis_title="front-load index",
         yaxis_title=metric_name,
@@ -201,26 +205,9 @@ def plot_ranking(source: Any, metric_name: str = "val_loss", kinds: Sequence[str
     """Finished trials ranked by `metric_name` (lower is better), baselines with their own
     markers: the figure of a single-objective search at one budget, where a front against
     measured speed would only show machine load."""
-    import plotly.graph_objects as go
-
     pts = sorted(front_load_data(source, metric_name, kinds), key=lambda p: p.value)
-    ranked = [p._replace(front_load=float(i + 1)) for i, p in enumerate(pts)]  # x = rank
-    fig = go.Figure()
-    trials = [p for p in ranked if not p.baseline]
-    fig.add_trace(
-        go.Scatter(
-            x=[p.front_load for p in trials],
-            y=[p.value for p in trials],
-            mode="markers",
-            name="trials",
-            text=[f"{p.trial_id}: {p.label}" for p in trials],
-            marker={"size": 9, "symbol": "circle", "color": COLORS["other"], "line": {"width": 1, "color": "#225"}},
-        )
-    )
-    for kw in _baseline_traces(ranked, "front_load", "value"):
-        fig.add_trace(go.Scatter(**kw))
-    return _finish(
-        fig,
+    return _shape_points_figure(
+        [p._replace(front_load=float(i + 1)) for i, p in enumerate(pts)],  # x = rank
         title=f"Finished trials ranked by {metric_name} (one training seed each)",
         xaxis_title="rank (1 = best)",
         yaxis_title=f"{metric_name} (lower is better)",
