@@ -233,6 +233,17 @@ def run_scan(fn: Callable[..., Any], *args: Any, recompute: str) -> Any:
     return fn(*args)
 
 
+def fused_scan_applies(x: torch.Tensor, w: torch.Tensor) -> bool:
+    """Whether the scans take their fused single-node form (`titans_fused`, `hope_fused`):
+    activations and weights both float32 or both float64, outside autocast (bf16 models and
+    autocast keep the autograd form, which reads fp32 state in the activations' dtype)."""
+    return (
+        x.dtype == w.dtype
+        and x.dtype in (torch.float32, torch.float64)
+        and not torch.is_autocast_enabled(x.device.type)
+    )
+
+
 def fp32_baddbmm(x: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """`x + a @ b` in at least float32, even under autocast: test-time-learned weights add up
     many small steps, which bf16 would round away."""

@@ -29,6 +29,8 @@ level whose period is 0 or ≥ seq_len is an ordinary MLP trained by the outer l
 - Each token's (normalised) gradient is then clipped to Frobenius norm `cms_max_grad_norm`
   (default 1; the per-token norm of an outer product is a product of vector norms, so this
   needs no per-token weights), a safety net whose rate the trainer reports (`inner_clip_frac`).
+- In float32 and float64 (outside autocast) the fast level's scan runs as one autograd node with a
+  hand-written backward (`hope_fused.FastSwiGLUScan`, equal to the autograd form up to rounding).
 - The fast weights accumulate in float32 under autocast, and `options.recompute_memory`
   recomputes the scan in backward (default: on CUDA) instead of keeping every chunk's weights.
 - Tapering: level ℓ of layer l gets hidden size round(f_l · s_ℓ) with shares s_ℓ
@@ -56,10 +58,12 @@ from tlmsearch.models.common import (
     SwiGLU,
     count_clipped,
     fp32_baddbmm,
+    fused_scan_applies,
     run_scan,
     silu_grad,
 )
 from tlmsearch.models.hope_attention_spec import cms_level_widths
+from tlmsearch.models.hope_fused import FastSwiGLUScan
 
 INITIAL_STEP = 0.01  # initial η of the fast levels
 
@@ -75,6 +79,7 @@ def fast_swiglu_scan(
     chunk: int,
     max_grad_norm: float = 0.0,
     normalized: bool = False,
+    fused: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """SwiGLU read with weights that take one gradient step per chunk.
 
@@ -95,12 +100,17 @@ def fast_swiglu_scan(
     if pad:
         u, k, v = (F.pad(z, (0, 0, 0, pad)) for z in (u, k, v))  # (B, n*b, C)
     us, ks, vs = (z.view(bsz, n, chunk, c) for z in (u, k, v))  # (B, n, b, C)
+    k_sq = ks.pow(2).sum(-1)  # (B, n, b) squared key norms, for the per-token gradient norms
+    if fused and fused_scan_applies(u, w_gate):  # one autograd node, hand-written backward (hope_fused.py)
+        wgu0 = torch.cat((w_gate, w_up), dim=1)  # (C, 2F)
+        reads, sq = FastSwiGLUScan.apply(us, ks, vs, k_sq, wgu0, w_down, lr, max_grad_norm, normalized)
+        norms_out = sq.flatten(1).sqrt() if max_grad_norm > 0 else None  # (B, (n-1) b)
+        return reads.reshape(bsz, n * chunk, c)[:, :t], norms_out
     zs = torch.cat((us, ks), dim=2)  # (B, n, 2b, C): each chunk's reads and inner-loss inputs, one pass
     scaled_v = (2 * lr) * vs  # (B, n, b, C)
     wgu = torch.cat((w_gate, w_up), dim=1)  # (C, 2F), then (B, C, 2F) after the first step
     wd = w_down  # (F, C), then (B, F, C)
     # per-chunk views via unbind (its backward is one stack; indexing would zero-fill per chunk)
-    k_sq = ks.pow(2).sum(-1)  # (B, n, b) squared key norms, for the per-token gradient norms
     u_c, k_c, z_c, sv_c, k_sq_c = (x.unbind(1) for x in (us, ks, zs, scaled_v, k_sq))
     outs, norms = [], []
     for i in range(n):

@@ -27,6 +27,8 @@ and every u_i is an outer product (closed-form gradient of the 2-layer MLP), so 
 one matmul. The scalar coefficients are computed in log space for all chunks at once; the
 pair (W, S) then moves by one 2x2 mix per chunk (a single baddbmm, kept in float32 under
 autocast). The only Python loop is over chunks (each depends on the previous one's weights).
+In float32 and float64 (outside autocast) the scan runs as one autograd node with a
+hand-written backward (`titans_fused.MemoryScan`, equal to this form up to rounding).
 `options.recompute_memory` recomputes the scan in backward (default: on CUDA) so a layer's
 weight trajectory is not kept for the whole backward pass.
 
@@ -73,11 +75,13 @@ from tlmsearch.models.common import (
     causal_attention,
     count_clipped,
     fp32_baddbmm,
+    fused_scan_applies,
     merge_heads,
     run_scan,
     silu_grad,
     split_heads,
 )
+from tlmsearch.models.titans_fused import MemoryScan
 from tlmsearch.models.titans_spec import mem_heads
 
 
@@ -115,6 +119,7 @@ def memory_scan(
     chunk: int,
     max_grad_norm: float = 0.0,
     normalized: bool = False,
+    fused: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Read the test-time-trained memory M(z) = z + silu(z A2) A1 at every position.
 
@@ -148,12 +153,17 @@ def memory_scan(
     # state (W, S) -> (keep_W W + carry_W S, keep_S S): a 2x2 mix per (BH, chunk)
     zero = torch.zeros_like(keep_w)
     mix = torch.stack((torch.stack((keep_w, carry_w), -1), torch.stack((zero, keep_s), -1)), -2)  # (BH, n, 2, 2)
+    k_sq = ks.pow(2).sum(-1)  # (BH, n, b) squared key norms, for the per-token gradient norms
+    if fused and fused_scan_applies(q, a2):  # one autograd node, hand-written backward (titans_fused.py)
+        w2_0, w1_0 = (w.unsqueeze(0).expand(bsz, -1, -1, -1).reshape(bh, *w.shape[1:]) for w in (a2, a1))
+        reads, sq = MemoryScan.apply(zs, vs, k_sq, coefs[..., 0], mix, w2_0, w1_0, max_grad_norm, normalized)
+        norms_out = sq.flatten(1).sqrt() if max_grad_norm > 0 else None  # (BH, (n-1) b)
+        return reads.reshape(bh, n * chunk, d)[:, :t].reshape(bsz, n_h, t, d), norms_out
     # state X = [W ; S] stacked on dim 1; the momentum S starts at zero every sequence
     x2 = torch.stack((a2.to(state), torch.zeros_like(a2, dtype=state)), 1)  # (H, 2, D, F)
     x1 = torch.stack((a1.to(state), torch.zeros_like(a1, dtype=state)), 1)  # (H, 2, F, D)
     x2, x1 = (x.unsqueeze(0).expand(bsz, -1, -1, -1, -1).reshape(bh, 2, -1) for x in (x2, x1))  # (BH, 2, D*F)
     # per-chunk views via unbind (its backward is one stack; indexing would zero-fill per chunk)
-    k_sq = ks.pow(2).sum(-1)  # (BH, n, b) squared key norms, for the per-token gradient norms
     q_c, k_c, v_c, z_c, coef_c, mix_c, k_sq_c = (x.unbind(1) for x in (qs, ks, vs, zs, coefs, mix, k_sq))
     outs, norms = [], []
     for c in range(n):
