@@ -8,8 +8,9 @@ equivalents) ~ N(0, init_std / sqrt(2L)). Embeddings are tied to the LM head by 
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -233,12 +234,27 @@ def run_scan(fn: Callable[..., Any], *args: Any, recompute: str) -> Any:
     return fn(*args)
 
 
+_FUSED_SCANS = [True]  # switched off inside `autograd_scans()` (benchmarks compare both forms)
+
+
+@contextlib.contextmanager
+def autograd_scans() -> Iterator[None]:
+    """Run Titans' and Hope's scans in their autograd form inside this block (for side-by-side
+    measurements, bench/bench_models.py `--scans both`); not thread-safe."""
+    _FUSED_SCANS.append(False)
+    try:
+        yield
+    finally:
+        _FUSED_SCANS.pop()
+
+
 def fused_scan_applies(x: torch.Tensor, w: torch.Tensor) -> bool:
     """Whether the scans take their fused single-node form (`titans_fused`, `hope_fused`):
     activations and weights both float32 or both float64, outside autocast (bf16 models and
     autocast keep the autograd form, which reads fp32 state in the activations' dtype)."""
     return (
-        x.dtype == w.dtype
+        _FUSED_SCANS[-1]
+        and x.dtype == w.dtype
         and x.dtype in (torch.float32, torch.float64)
         and not torch.is_autocast_enabled(x.device.type)
     )
