@@ -251,9 +251,11 @@ def autograd_scans() -> Iterator[None]:
 def fused_scan_applies(x: torch.Tensor, w: torch.Tensor) -> bool:
     """Whether the scans take their fused single-node form (`titans_fused`, `hope_fused`):
     activations and weights both float32 or both float64, outside autocast (bf16 models and
-    autocast keep the autograd form, which reads fp32 state in the activations' dtype)."""
+    autocast keep the autograd form, which reads fp32 state in the activations' dtype), and
+    not while torch.compile traces (it gets the autograd form, whose ops it can fuse itself)."""
     return (
         _FUSED_SCANS[-1]
+        and not torch.compiler.is_compiling()
         and x.dtype == w.dtype
         and x.dtype in (torch.float32, torch.float64)
         and not torch.is_autocast_enabled(x.device.type)
