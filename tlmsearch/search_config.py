@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from pathlib import Path
 from typing import Any
 
 from tlmsearch.config import (
@@ -23,7 +24,7 @@ from tlmsearch.config import (
 )
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.validate import MAX_SEED, check_int
+from tlmsearch.validate import MAX_SEED, check_int, load_yaml, read_text
 
 _NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]*\Z")  # \Z, not $: no trailing newline
 
@@ -44,6 +45,8 @@ DEFAULT_BASELINES: tuple[str, ...] = (
     "cosine:start=0.5,end=1.5",
 )
 
+
+MAX_NOISE_SEEDS = 100  # seeds of the noise floor (uniform at trial fidelity before the search)
 
 # samplers that learn only from COMPLETE trials: a trial early stopping cuts teaches them nothing
 COMPLETE_ONLY_SAMPLERS: tuple[str, ...] = ("gp", "cmaes", "nsga2")
@@ -130,6 +133,11 @@ class SearchConfig(Config):
     gpus_per_trial: float = option(0.0, "GPUs per trial; fractions share one GPU between trials")
     max_failures: int = option(2, "retries of a trial whose worker died (infrastructure failure)")
     seed: int = option(0, "sampler seed and training seed of every trial")
+    noise_seeds: int = option(
+        3,
+        "noise floor: train uniform with this many seeds (seed, seed+1, ...) at trial fidelity before the "
+        "search; the seed-to-seed sd of val_loss marks search-time gaps inside it as ties; 0 = off",
+    )
     baselines: tuple[str, ...] = DEFAULT_BASELINES
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
@@ -176,6 +184,9 @@ class SearchConfig(Config):
         check_positive("gpus_per_trial", self.gpus_per_trial, allow_zero=True)
         check_positive("max_failures", self.max_failures, allow_zero=True)
         check_int("seed", self.seed, 0, MAX_SEED)
+        check_int("noise_seeds", self.noise_seeds, 0, MAX_NOISE_SEEDS)
+        if self.noise_seeds == 1:
+            raise ConfigError("noise_seeds=1 gives no spread: use 0 (no noise floor) or at least 2")
         if self.grace_steps > self.train.steps:
             raise ConfigError(f"grace_steps={self.grace_steps} must not exceed train.steps={self.train.steps}")
         if self.name:
@@ -206,3 +217,18 @@ class SearchConfig(Config):
         every = self.train.eval_interval
         first = -(-math.ceil(self.train.steps * GRACE_FRACTION - 1e-9) // every) * every
         return min(max(first, every), self.train.steps)
+
+
+def load_run_config(path: str | Path) -> SearchConfig:
+    """A run directory's `search.yaml`.
+
+    One written before searches measured a noise floor has no `noise_seeds` key: that search
+    ran without one, so it reads as `noise_seeds=0` (a resume adds no noise trials to it, and
+    `status` does not wait for a floor that was never planned).
+    """
+    path = Path(path)
+    cfg = SearchConfig.load(path)
+    raw = load_yaml(read_text(path, "config file"), "SearchConfig") if path.suffix in (".yaml", ".yml") else None
+    if isinstance(raw, dict) and "noise_seeds" not in raw:
+        cfg = cfg.replace(noise_seeds=0)
+    return cfg

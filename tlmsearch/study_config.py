@@ -69,6 +69,9 @@ class StudyConfig(Config):
     cpus_per_trial: float = option(1.0, "CPUs per trial")
     max_concurrent: int = option(0, "trials at once; 0 = as many as the resources allow")
     seed: int = option(0, "sampler seed and training seed of the searches (verification seeds follow it)")
+    noise_seeds: int = option(
+        3, "noise floor of each search: uniform with this many seeds at trial fidelity before it; 0 = off"
+    )
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
 
@@ -124,6 +127,7 @@ class StudyConfig(Config):
             cpus_per_trial=self.cpus_per_trial,
             max_concurrent=self.max_concurrent,
             seed=self.seed,
+            noise_seeds=self.noise_seeds,
             baselines=DEFAULT_BASELINES,
             train=self.train,
             data=self.data,

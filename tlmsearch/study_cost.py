@@ -19,6 +19,7 @@ from pathlib import Path
 from tlmsearch.models.counts import flops_per_token, forward_flops
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import trial_shape
+from tlmsearch.rundir.noise import noise_trial_seeds
 from tlmsearch.rundir.records import read_records
 from tlmsearch.study_config import StudyConfig
 
@@ -26,7 +27,7 @@ from tlmsearch.study_config import StudyConfig
 @dataclass(frozen=True)
 class ArchCost:
     arch: str
-    trials: tuple[int, int]  # (fewest, most) trials: search + verification (pilot..cap) + transfer
+    trials: tuple[int, int]  # (fewest, most) trials: noise floor + search + verification (pilot..cap) + transfer
     flops_per_trial: float
     measured_s: float | None  # mean wall seconds of a finished trial of this arch, if any
 
@@ -59,14 +60,15 @@ class Estimate:
 
 
 def trials_per_arch(cfg: StudyConfig) -> tuple[int, int]:
-    """(fewest, most) full trials one architecture trains in the study."""
+    """(fewest, most) full trials one architecture trains in the study (its noise trials included)."""
     profiles = cfg.top_k + 2 + len(cfg.controls)
     if cfg.seeds:
         verify = (profiles * cfg.seeds,) * 2
     else:
         verify = (profiles * (cfg.pilot_seeds + 2), profiles * cfg.max_seeds)
     transfer = (0, len(cfg.archs) * cfg.transfer_seeds) if len(cfg.archs) > 1 else (0, 0)
-    return cfg.trials + verify[0] + transfer[0], cfg.trials + verify[1] + transfer[1]
+    search = cfg.trials + len(noise_trial_seeds(cfg.search_config(cfg.archs[0])))  # the floor's extra seeds
+    return search + verify[0] + transfer[0], search + verify[1] + transfer[1]
 
 
 def trial_flops(cfg: StudyConfig, arch: str) -> float:

@@ -25,6 +25,8 @@ from tlmsearch.analysis.crossarch import (
     transfer_matrix,
 )
 from tlmsearch.rundir.io import write_json, write_text
+from tlmsearch.rundir.layout import SEARCH_CONFIG
+from tlmsearch.rundir.study import load
 from tlmsearch.study_files import load_config, own_verdict, read_state, transfer_seeds, transfer_verdict
 
 
@@ -55,8 +57,25 @@ def study_summary(study_dir: str | Path) -> dict[str, Any]:
         },
         "answer": one_shape_answer(cfg.archs, matrix, outcomes),
         "paper_source": PAPER_SOURCE,
-        "noise_floor": None,  # not measured yet: the noise-floor phase is not built
+        "noise_floor": {a: arch_floor(study_dir / a) for a in cfg.archs},
     }
+
+
+def arch_floor(sub: Path) -> dict[str, Any] | None:
+    """An architecture's search noise floor as plain data (None before its search or without one)."""
+    if not (sub / SEARCH_CONFIG).is_file():
+        return None
+    floor = load(sub).noise_floor()
+    return floor.to_dict() if floor is not None else None
+
+
+def floor_text(floor: Mapping[str, Any] | None) -> str:
+    """E.g. "sd 0.0150 nats (3 seeds; ties under 0.0424)"; "-" when none is measured."""
+    if not floor:
+        return "-"
+    if floor.get("sd") is None:
+        return f"{floor['n']} of {floor['planned']} seeds so far"
+    return f"sd {floor['sd']:.4f} nats ({floor['n']} seeds; ties under {floor['tie_gap']:.4f})"
 
 
 def write_study_report(study_dir: str | Path) -> dict[str, Path]:
@@ -142,7 +161,10 @@ def markdown(s: Mapping[str, Any]) -> str:
         f"**Is one shape best everywhere, and is it cosine?** {s['answer']}.",
         "",
         "The paper's figures are its own (a 440M Transformer trained on its data), another scale than ours.",
-        "The noise-floor phase (search-time spread of uniform) is not built yet.",
+        "Noise floor of each search (sd of uniform's val_loss over seeds at the trial fidelity; search-time gaps "
+        "under 2 x sqrt(2) sd are ties): "
+        + "; ".join(f"{a} {floor_text(f)}" for a, f in (s.get("noise_floor") or {}).items())
+        + ".",
     ]
     for title, header, rows in _tables(s):
         out += ["", f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -169,8 +191,11 @@ def to_html(s: Mapping[str, Any]) -> str:
         "table{border-collapse:collapse;margin-bottom:2em}</style>",
         f"<h1>Study {e(s['study'])}</h1>",
         f"<p><b>Is one shape best everywhere, and is it cosine?</b> {e(s['answer'])}.</p>",
-        "<p>The paper's figures are its own (a 440M Transformer on its data): another scale, shown for direction. "
-        "The noise-floor phase is not built yet.</p>",
+        "<p>The paper's figures are its own (a 440M Transformer on its data): another scale, shown for direction.</p>",
+        "<p>Noise floor of each search (sd of uniform's val_loss over seeds at the trial fidelity; search-time "
+        "gaps under 2 x sqrt(2) sd are ties): "
+        + e("; ".join(f"{a} {floor_text(f)}" for a, f in (s.get("noise_floor") or {}).items()))
+        + ".</p>",
     ]
     for title, header, rows in _tables(s):
         parts.append(f"<h2>{e(title)}</h2><table><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>")

@@ -167,7 +167,7 @@ def _config(name: str, runs_dir: Path, **changes: Any) -> Any:
     from tlmsearch.tuning import SearchConfig
 
     train = TrainConfig(steps=changes.pop("steps", 120), eval_interval=changes.pop("eval_interval", 40), eval_windows=4)
-    fields: dict[str, Any] = {"trials": 4, **changes}
+    fields: dict[str, Any] = {"trials": 4, "noise_seeds": 0, **changes}
     return SearchConfig(
         name=name, runs_dir=str(runs_dir), preset="tiny", sampler="random", scheduler="none", space="knots",
         train=train, data=DataConfig(corpus="pydoc"), **fields,

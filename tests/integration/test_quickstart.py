@@ -41,7 +41,7 @@ def test_quickstart_runs_the_whole_loop(tmp_path: Path) -> None:
     assert f"report: {run / 'report.html'}" in done.stdout and "done in " in done.stdout
     records = [json.loads(line) for line in (run / "trials.jsonl").read_text().splitlines()]
     kinds = [r["kind"] for r in records]
-    assert kinds.count("baseline") == 4 and kinds.count("sampled") == 1
+    assert kinds.count("baseline") == 4 and kinds.count("sampled") == 1 and kinds.count("noise") == 2
     verified = {
         (r["profile"]["family"], json.dumps(r["profile"]["params"]), r["seed"])
         for r in records

@@ -23,7 +23,8 @@ import pytest
 ARGS = [
     "--preset", "tiny", "--model", "n_layers=4", "--corpus", "pydoc", "--space", "knots", "--steps", "30",
     "--eval-interval", "10", "--grace-steps", "10", "--batch-size", "8", "--train", "eval_windows=8",
-    "--train", "warmup_steps=2", "--trials", "8", "--baseline", "uniform", "--max-concurrent", "2", "--quiet",
+    "--train", "warmup_steps=2", "--trials", "8", "--baseline", "uniform", "--max-concurrent", "2",
+    "--noise-seeds", "0", "--quiet",
 ]  # fmt: skip
 
 

@@ -49,8 +49,10 @@ def test_study_controls_are_verifys_plus_the_papers_groups() -> None:
 
 def test_cost_estimate_counts_trials_and_flops(tmp_path: Path) -> None:
     cfg = tiny(tmp_path)
-    # search 4 + (top-1, cosine, uniform, early) x 2 seeds + up to 2 targets x 2 seeds
-    assert trials_per_arch(cfg) == (4 + 8, 4 + 8 + 4)
+    # noise floor 2 (seed 0 is the search's uniform baseline) + search 4 + (top-1, cosine, uniform,
+    # early) x 2 seeds + up to 2 targets x 2 seeds
+    assert trials_per_arch(cfg) == (2 + 4 + 8, 2 + 4 + 8 + 4)
+    assert trials_per_arch(tiny(tmp_path, noise_seeds=0)) == (4 + 8, 4 + 8 + 4)
     est = estimate(cfg)
     assert [a.arch for a in est.archs] == ["transformer", "gated_attention"]
     assert est.archs[1].flops_per_trial > est.archs[0].flops_per_trial > 0  # the gate adds a projection

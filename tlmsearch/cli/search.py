@@ -29,6 +29,15 @@ space, and ASHA stops poor trials early. The baselines (uniform, cosine 1.5->0.5
 search.yaml (the resolved config, itself a valid --config), trials.jsonl (one record per
 ended trial), optuna.log (open with `optuna-dashboard runs/<name>/optuna.log`) and tune/.
 
+Noise floor (--noise-seeds N, default 3; 0 = off): before the search, uniform is trained
+with seeds SEED, SEED+1, ..., SEED+N-1 at exactly the trial fidelity, never stopped early.
+Seed SEED is the search's own uniform baseline (the sampler sees it once, like any baseline);
+the other seeds are "noise" trials, recorded once in trials.jsonl and never shown to the
+sampler. The sd of their val_loss goes to noise_floor.json and summary.json; `status`, the
+report and Study.best() give search-time gaps in its units ("+0.012 nats = 0.8 sd") and mark
+a gap under 2 x sqrt(2) sd (what two single-seed scores differ by from seed noise alone about
+95% of the time) as a tie. A resume never re-runs a recorded noise trial.
+
 examples:
   tlmsearch search --arch transformer --preset cpu-s --space knots --sampler tpe --trials 64
   tlmsearch search --preset tiny --corpus pydoc --steps 60 --trials 8 --name smoke

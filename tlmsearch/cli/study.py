@@ -22,7 +22,7 @@ DESCRIPTION = """\
 Ask whether cosine tapering (1.5x -> 0.5x) is near-optimal across architectures, in one run
 directory runs/<name>/:
 
-  1. for each architecture in --archs (default: {archs}): a search (runs/<name>/<arch>/),
+  1. for each architecture in --archs (default: {archs}): the noise floor and a search (runs/<name>/<arch>/),
      then `verify` of its --top-k best profiles beside uniform, cosine, the controls (expanding
      cosine, linear, bowtie) and the paper's early / middle / late groups, with planned seeds
      (--seeds auto) and the three-outcome verdict at --margin / --alpha;
@@ -35,8 +35,12 @@ directory runs/<name>/:
 
 A cost estimate (analytic FLOPs per architecture) is printed before anything trains. Kill it
 at any point: `tlmsearch resume runs/<name>` continues without training a finished trial again;
-`tlmsearch status runs/<name>` shows each phase. The noise-floor phase (uniform with several
-seeds before each search) is not built yet.
+`tlmsearch status runs/<name>` shows each phase and each search's noise floor.
+
+Each search starts with its noise floor (--noise-seeds, default 3; 0 = off): uniform trained
+with that many seeds at the trial fidelity (seed SEED is the search's own uniform baseline, the
+others are extra "noise" trials the sampler never sees); the sd of their val_loss is shown per
+architecture, and search-time gaps under 2 x sqrt(2) sd are marked as ties.
 
 examples:
   tlmsearch study --preset cpu-s --trials 16 --steps 300 --name reference
@@ -117,7 +121,7 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
     import json
 
     from tlmsearch.study_files import load_config, read_state
-    from tlmsearch.study_report import study_summary
+    from tlmsearch.study_report import floor_text, study_summary
 
     cfg = load_config(study_dir)
     phases = read_state(study_dir)["phases"]
@@ -130,7 +134,7 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
         print(
             f"  {r['arch']:<16} search {r['search']:<8} {r['search_trials']}/{cfg.trials} trials  "
             f"verify {r['verify']:<8} {r['verify_trials']} runs  transfer {r['transfer']:<8} "
-            f"{r['transfer_trials']} runs  {r['outcome'] or ''}"
+            f"{r['transfer_trials']} runs  noise floor {floor_text(r['noise_floor'])}  {r['outcome'] or ''}"
         )
     report = phases.get("report", {}).get("status", "pending")
     print(f"  report {report}")
@@ -141,8 +145,9 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
 def study_progress(study_dir: Any, cfg: StudyConfig, phases: dict[str, Any]) -> list[dict[str, Any]]:
     from pathlib import Path
 
-    from tlmsearch.rundir.records import SEARCH_KINDS, read_records
+    from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS, read_records
     from tlmsearch.study_files import TRANSFER_KIND, transfer_dir
+    from tlmsearch.study_report import arch_floor
 
     rows = []
     for arch in cfg.archs:
@@ -155,6 +160,8 @@ def study_progress(study_dir: Any, cfg: StudyConfig, phases: dict[str, Any]) -> 
                 "verify": phases.get(f"{arch}/verify", {}).get("status", "pending"),
                 "transfer": phases.get(f"transfer/{arch}", {}).get("status", "pending"),
                 "search_trials": sum(r.kind in SEARCH_KINDS for r in recs),
+                "noise_trials": sum(r.kind == NOISE_KIND for r in recs),
+                "noise_floor": arch_floor(Path(study_dir) / arch),
                 "verify_trials": sum(r.kind == "verify" for r in recs),
                 "transfer_trials": sum(r.kind == TRANSFER_KIND for r in moved),
                 "outcome": phases.get(f"{arch}/verify", {}).get("outcome"),

@@ -7,6 +7,7 @@ runs/<name>/
   trials.jsonl       one TrialRecord per ended trial (append-only)
   metrics.jsonl      the evaluations of `tlmsearch train`
   compare.json       the profiles and seeds of a comparison
+  noise_floor.json   the search's noise floor: uniform's seed-to-seed sd at trial fidelity
   verify.json        the seeds the last verify decided on (and its pilot and seed plan)
   optuna.log         the Optuna journal (the sampler's state)
   tune/              Ray Tune's experiment folder of the search
@@ -34,6 +35,7 @@ SUMMARY_MD = "summary.md"
 REPORT_HTML = "report.html"
 COMPARE = "compare.json"
 VERIFY = "verify.json"
+NOISE_FLOOR = "noise_floor.json"
 OPTUNA_LOG = "optuna.log"
 TUNE_DIR = "tune"
 FIXED_DIR = "fixed"

@@ -98,6 +98,7 @@ def compare(
         cpus_per_trial=cpus_per_trial,
         gpus_per_trial=gpus_per_trial,
         seed=seed,
+        noise_seeds=0,  # a comparison is no search: its seeds are the replicates
         baselines=tuple(texts),
         train=train_cfg,
         data=DataConfig.from_dict(dict(data or {}), where="data"),

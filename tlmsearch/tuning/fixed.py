@@ -7,21 +7,13 @@ ended trial is appended to the run directory's `trials.jsonl` with the caller's 
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 from pathlib import Path
 from typing import Any
 
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.rundir.layout import FIXED_DIR
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.search_config import SearchConfig
-from tlmsearch.tuning.runner import (
-    fit_trials,
-    run_config,
-    start_ray,
-    trainable_for,
-    trial_dirname,
-)
+from tlmsearch.tuning.runner import fit_trials, fixed_tuner, start_ray
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,11 +42,7 @@ def run_fixed(
     as a record of `kind` ("verify", "compare", ...); returns the new records in `items` order.
     `steps` overrides `search_cfg.train.steps`.
     """
-    from ray import tune
-
     from tlmsearch.tuning import progress as progress_view
-    from tlmsearch.tuning.progress import ProgressView
-    from tlmsearch.tuning.recorder import RecordWriter
 
     if not items:
         return []
@@ -78,22 +66,7 @@ def run_fixed(
         configs.append(config)
     start_ray(cfg, address)
     progress_view.ENABLED = progress
-    writer = RecordWriter(run_dir, cfg)
-    callbacks: list = [writer] + (
-        [ProgressView(f"{cfg.name} {kind}", len(items), writer, kinds=None)] if progress else []
-    )
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    tuner = tune.Tuner(
-        trainable_for(cfg),
-        param_space={"item": tune.grid_search(configs)},
-        tune_config=tune.TuneConfig(
-            num_samples=1,
-            max_concurrent_trials=cfg.max_concurrent or None,
-            reuse_actors=True,
-            trial_dirname_creator=trial_dirname,
-        ),
-        run_config=run_config(cfg, run_dir / FIXED_DIR, f"{kind}-{stamp}", callbacks),
-    )
+    tuner, writer = fixed_tuner(cfg, run_dir, configs, kind, progress)
     fit_trials(tuner, run_dir, len(items), lambda: len(writer.written), cfg, resumable=False)
     by_index = {int(writer.configs[r.trial_id].get("index", -1)): r for r in writer.written}
     return [by_index[i] for i in range(len(items)) if i in by_index]

@@ -33,12 +33,13 @@ from tlmsearch.data import prepare
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import budget_for, search_preset, sweep_widths, trial_shape
-from tlmsearch.rundir.layout import OPTUNA_LOG, SEARCH_CONFIG, TUNE_DIR
+from tlmsearch.rundir.layout import FIXED_DIR, OPTUNA_LOG, SEARCH_CONFIG, TUNE_DIR
 from tlmsearch.rundir.lock import run_lock
+from tlmsearch.rundir.noise import UNIFORM, missing_noise_seeds, noise_base_width, noise_floor, write_noise_floor
 from tlmsearch.rundir.provenance import write_environment
-from tlmsearch.rundir.records import SEARCH_KINDS, RecordLog, read_records
+from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS, RecordLog, read_records
 from tlmsearch.rundir.study import Study, load
-from tlmsearch.search_config import SearchConfig, check_fair_objectives, check_sampler_scheduler
+from tlmsearch.search_config import SearchConfig, check_fair_objectives, check_sampler_scheduler, load_run_config
 from tlmsearch.spaces import load_space
 from tlmsearch.tuning.location import bound_to
 from tlmsearch.tuning.reconcile import prune_checkpoints, relocate_search_state, repair_journal, tune_state_problem
@@ -390,6 +391,67 @@ def _search_ended(run_dir: Path) -> Callable[[], int]:
     return lambda: sum(r.kind in SEARCH_KINDS for r in read_records(run_dir))
 
 
+# ----------------------------------------------------------------------------- fixed trials
+
+
+def fixed_tuner(
+    cfg: SearchConfig, run_dir: Path, configs: list[dict[str, Any]], kind: str, progress: bool
+) -> tuple[Any, Any]:
+    """A Tuner that trains each Tune config of `configs` once, in parallel, at full fidelity (no
+    sampler, no early stopping), recording each ended trial in `run_dir/trials.jsonl`; and its
+    `RecordWriter`. Its Tune folder is `run_dir/fixed/<kind>-<time>/` (`run_fixed`, noise trials)."""
+    from ray import tune
+
+    from tlmsearch.tuning.progress import ProgressView
+    from tlmsearch.tuning.recorder import RecordWriter
+
+    writer = RecordWriter(run_dir, cfg)
+    callbacks: list = [writer] + (
+        [ProgressView(f"{cfg.name} {kind}", len(configs), writer, kinds=None)] if progress else []
+    )
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+    tuner = tune.Tuner(
+        trainable_for(cfg),
+        param_space={"item": tune.grid_search(configs)},
+        tune_config=tune.TuneConfig(
+            num_samples=1,
+            max_concurrent_trials=cfg.max_concurrent or None,
+            reuse_actors=True,
+            trial_dirname_creator=trial_dirname,
+        ),
+        run_config=run_config(cfg, run_dir / FIXED_DIR, f"{kind}-{stamp}", callbacks),
+    )
+    return tuner, writer
+
+
+def run_noise_trials(cfg: SearchConfig, run_dir: Path, progress: bool) -> int:
+    """Train the noise floor's missing seeds of uniform (`tlmsearch.rundir.noise`) before the
+    search: fixed trials at the trial fidelity, never stopped early and never told to the
+    sampler, recorded once with kind "noise". Ray must be running. Returns how many trained."""
+    from tlmsearch.tuning import progress as progress_view
+
+    seeds = missing_noise_seeds(cfg, read_records(run_dir))
+    if seeds:
+        width = noise_base_width(cfg)
+        configs: list[dict[str, Any]] = [
+            {"profile": UNIFORM, "seed": s, "kind": NOISE_KIND, "number": -1, "index": i}
+            | ({"base_width": width} if width else {})
+            for i, s in enumerate(seeds)
+        ]
+        own = f"; seed {cfg.seed} is the search's uniform baseline" if cfg.seed not in seeds else ""
+        if progress:
+            print(
+                f"noise floor: uniform with seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} "
+                f"at {cfg.train.steps} steps before the search{own}",
+                flush=True,
+            )
+        progress_view.ENABLED = progress
+        tuner, writer = fixed_tuner(cfg, run_dir, configs, NOISE_KIND, progress)
+        fit_trials(tuner, run_dir, len(configs), lambda: len(writer.written), cfg)
+    write_noise_floor(run_dir, noise_floor(cfg, read_records(run_dir)))
+    return len(seeds)
+
+
 # ----------------------------------------------------------------------------- public
 
 
@@ -409,8 +471,10 @@ def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = Tr
         cfg.save(run_dir / SEARCH_CONFIG)
         write_environment(run_dir, seeds={"search": cfg.seed})
         _quiet_optuna()
+        run_noise_trials(cfg, run_dir, progress)
         fit_trials(_new_tuner(cfg, run_dir, progress), run_dir, cfg.trials, _search_ended(run_dir), cfg)
         _close_zombies(cfg, run_dir)
+        write_noise_floor(run_dir, noise_floor(cfg, read_records(run_dir)))
     return load(run_dir)
 
 
@@ -427,9 +491,9 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
     run_dir = Path(run_dir).resolve()
     if not (run_dir / SEARCH_CONFIG).is_file():
         raise ConfigError(f"{run_dir} is not a search run directory (no {SEARCH_CONFIG})")
-    cfg = SearchConfig.load(run_dir / SEARCH_CONFIG)
+    cfg = load_run_config(run_dir / SEARCH_CONFIG)
     kinds = {r.kind for r in read_records(run_dir)}
-    if kinds and not kinds & set(SEARCH_KINDS):
+    if kinds and not kinds & {*SEARCH_KINDS, NOISE_KIND}:
         raise ConfigError(
             f"{run_dir} holds no search trials (only {', '.join(sorted(kinds))} runs), so there is no search "
             "to resume; an interrupted `tlmsearch compare` is re-run under a new --name"
@@ -437,17 +501,21 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
     with run_lock(run_dir), bound_to(run_dir):
         RecordLog(run_dir)  # cuts a record torn by a crash (one warning line)
         journal_repaired = repair_journal(run_dir)
-        if sum(r.kind in SEARCH_KINDS for r in read_records(run_dir)) >= cfg.trials:
+        records = read_records(run_dir)
+        if sum(r.kind in SEARCH_KINDS for r in records) >= cfg.trials and not missing_noise_seeds(cfg, records):
             _close_zombies(cfg, run_dir)  # finished: every trial has its record; no Ray to start
+            write_noise_floor(run_dir, noise_floor(cfg, records))
             return load(run_dir)
         start_ray(cfg, address)
         _quiet_optuna()
+        run_noise_trials(cfg, run_dir, progress)  # only the seeds without a record
         tune_path = run_dir / TUNE_DIR
-        problem = tune_state_problem(tune_path)
+        fresh = not tune_path.exists() and not any(r.kind in SEARCH_KINDS for r in read_records(run_dir))
+        problem = None if fresh else tune_state_problem(tune_path)
         if problem is None and journal_repaired:
             problem = f"{run_dir / OPTUNA_LOG} lost its last line, so Tune's saved searcher no longer matches it"
         tuner = None
-        if problem is None:
+        if problem is None and not fresh:
             try:
                 relocate_search_state(tune_path, run_dir)
                 tuner = tune.Tuner.restore(
@@ -455,11 +523,16 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
                 )
             except Exception as exc:  # noqa: BLE001 - any unreadable state: rebuild from the records
                 problem = f"restoring {tune_path} failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
-        if problem is not None:
+        if fresh:  # stopped during the noise trials: the search itself never started
+            tuner = _new_tuner(cfg, run_dir, progress)
+        elif sum(r.kind in SEARCH_KINDS for r in read_records(run_dir)) >= cfg.trials:
+            tuner = None  # only noise trials were missing
+        elif problem is not None:
             tuner = _rebuild(cfg, run_dir, problem, progress)
         if tuner is not None:
             fit_trials(tuner, run_dir, cfg.trials, _search_ended(run_dir), cfg)
         _close_zombies(cfg, run_dir)
+        write_noise_floor(run_dir, noise_floor(cfg, read_records(run_dir)))
     return load(run_dir)
 
 

@@ -16,8 +16,9 @@ trains only the (profile, seed) pairs that have no finished record), so `resume_
 kill anywhere re-runs the phase that was running and trains nothing twice. The state file only
 says where the study is (for `status` and for choosing resume over a fresh search).
 
-Not built yet: the noise-floor phase of the verdict design (uniform with a few seeds at trial
-fidelity before each search). Its place is `_phases` ("noise" before "search"); nothing reads it.
+Each architecture's search measures its own noise floor first (`StudyConfig.noise_seeds`, passed
+to the search: uniform with that many seeds at trial fidelity, `tlmsearch.rundir.noise`); it is
+part of the "<arch>/search" phase and resumes with it (a finished noise trial is never re-run).
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ from tlmsearch.study_files import (
     transfer_seeds,
 )
 
-PHASES = ("search", "verify")  # per architecture; then "transfer/<arch>" per target and "report"
+# per architecture (the search includes its noise floor); then "transfer/<arch>" per target and "report"
+PHASES = ("search", "verify")
 
 
 def _phases(cfg: StudyConfig) -> list[str]:
@@ -158,7 +160,7 @@ def _transfer(
     sub = transfer_dir(study_dir, arch)
     sub.mkdir(exist_ok=True)
     search_cfg = cfg.search_config(arch, str(study_dir)).replace(
-        name=sub.name, scheduler="none", baselines=tuple(specs), trials=len(specs) * cfg.transfer_seeds
+        name=sub.name, scheduler="none", noise_seeds=0, baselines=tuple(specs), trials=len(specs) * cfg.transfer_seeds
     )
     search_cfg.save(sub / SEARCH_CONFIG)
     done = {(label(r), r.seed) for r in finished(read_records(sub), kinds=(TRANSFER_KIND,))}

@@ -14,7 +14,7 @@ from tlmsearch.tuning import SearchConfig
 from tlmsearch.tuning.recorder import build_record
 
 CFG = SearchConfig(
-    name="r", preset="tiny", model={"n_layers": 4}, trials=6, space="families", scheduler="none",
+    name="r", preset="tiny", model={"n_layers": 4}, trials=6, space="families", scheduler="none", noise_seeds=0,
     baselines=("uniform", "cosine:start=1.5,end=0.5"),
     train=TrainConfig(steps=30, eval_interval=10, warmup_steps=5), data=DataConfig(corpus="pydoc"),
 )  # fmt: skip
@@ -69,6 +69,10 @@ def test_resume_of_a_finished_search_returns_without_starting_ray(
     short = _run_dir(tmp_path / "short", "sampled", 5)  # one trial missing: Ray is needed
     with pytest.raises(AssertionError, match="started Ray"):
         runner.resume(short, progress=False)
+    # every search trial recorded, but a noise-floor seed missing: Ray is needed for it
+    CFG.replace(noise_seeds=2).save(run / "search.yaml")
+    with pytest.raises(AssertionError, match="started Ray"):
+        runner.resume(run, progress=False)
 
 
 def test_live_line_names_trials_as_status_does_and_shows_steps_inside_trials(tmp_path: Path) -> None:
