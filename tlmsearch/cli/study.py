@@ -102,8 +102,10 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = build_config(args)
     if args.dry_run:
+        from tlmsearch.study_cost import calibrate_arch
+
         print(cfg.to_yaml(), end="")
-        print(estimate(cfg).text())
+        print(estimate(cfg, calibration={a: calibrate_arch(cfg, a) for a in cfg.archs}).text())
         return 0
     from tlmsearch.api import study
 
