@@ -82,7 +82,7 @@ def _json_safe(value: Any) -> Any:
 # ----------------------------------------------------------------------------- tables
 
 
-def _tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+def tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
     """(title, header, rows) of every table, shared by the Markdown and the HTML."""
     archs = list(s["config"]["archs"])
     verdict_rows = [
@@ -144,7 +144,7 @@ def markdown(s: Mapping[str, Any]) -> str:
         "The paper's figures are its own (a 440M Transformer trained on its data), another scale than ours.",
         "The noise-floor phase (search-time spread of uniform) is not built yet.",
     ]
-    for title, header, rows in _tables(s):
+    for title, header, rows in tables(s):
         out += ["", f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         out += ["| " + " | ".join(c.replace("|", "/") for c in r) + " |" for r in rows]
     return "\n".join(out) + "\n"
@@ -172,7 +172,7 @@ def to_html(s: Mapping[str, Any]) -> str:
         "<p>The paper's figures are its own (a 440M Transformer on its data): another scale, shown for direction. "
         "The noise-floor phase is not built yet.</p>",
     ]
-    for title, header, rows in _tables(s):
+    for title, header, rows in tables(s):
         parts.append(f"<h2>{e(title)}</h2><table><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>")
         parts += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows]
         parts.append("</table>")

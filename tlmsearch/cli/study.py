@@ -58,7 +58,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_verdict_arguments(p)
     add_training_arguments(p)
     g = p.add_argument_group("output")
-    g.add_argument("--dry-run", action="store_true", help="print the resolved config and the cost estimate, then exit")
+    g.add_argument(
+        "--dry-run", action="store_true", help="print the resolved config and the cost estimate (calibrated), then exit"
+    )
+    g.add_argument(
+        "--readme-table", metavar="STUDY_DIR",
+        help="print the README's table of a finished study (from its summary.json, markers included), then exit",
+    )  # fmt: skip
     g.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
@@ -100,6 +106,11 @@ def build_config(args: argparse.Namespace) -> StudyConfig:
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.study_cost import estimate
 
+    if args.readme_table:
+        from tlmsearch.study_readme import read_summary, readme_block
+
+        print(readme_block(read_summary(args.readme_table), args.readme_table))
+        return 0
     cfg = build_config(args)
     if args.dry_run:
         from tlmsearch.study_cost import calibrate_arch
