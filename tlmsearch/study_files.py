@@ -50,11 +50,14 @@ def read_state(study_dir: str | Path) -> dict[str, Any]:
 
 
 def set_phase(study_dir: str | Path, key: str, status: str, **extra: Any) -> None:
-    """Record one phase's status (and `extra` facts) in the state file, atomically."""
+    """Record one phase's status (and `extra` facts) in the state file, atomically; a phase
+    keeps the time it `started` (last went running) once it is done."""
     with _STATE_LOCK:
         state = read_state(study_dir)
         stamp = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-        state["phases"][key] = {"status": status, "at": stamp, **extra}
+        before = state["phases"].get(key, {})
+        started = stamp if status == "running" else before.get("started")
+        state["phases"][key] = {"status": status, "at": stamp, **({"started": started} if started else {}), **extra}
         write_json(Path(study_dir) / STUDY_STATE, state)
 
 

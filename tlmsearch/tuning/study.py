@@ -22,6 +22,7 @@ fidelity before each search). Its place is `_phases` ("noise" before "search"); 
 
 from __future__ import annotations
 
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,9 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
         else:
             for key in graph:
                 calls[key]()
+    except KeyboardInterrupt:
+        print(f"study interrupted; resume the whole study with: tlmsearch resume {study_dir}", file=sys.stderr)
+        raise
     finally:
         if view is not None:
             view.close()
