@@ -7,6 +7,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from analysis_fakes import record, write_run
 
 from tlmsearch.config import DataConfig, TrainConfig
@@ -117,3 +118,16 @@ def test_live_view_on_a_terminal_rewrites_one_line(tmp_path: Path) -> None:
     view.close()
     text = out.getvalue()
     assert text.count("\r\033[K") == 3 and text.endswith("\n") and text.count("\n") == 1
+
+
+def test_status_prints_the_same_line_from_the_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tlmsearch.cli import main
+
+    study = _study(tmp_path, {"transformer/search": "done", "transformer/verify": "running"})
+    _searched(study, "transformer", 4, verified=3)
+    assert main(["status", str(study)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == current_line(study) and first.startswith("study st | transformer verify 3/8 best linear")
+    assert main(["status", str(study), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["now"] == first and data["now_archs"][0]["ended"] == 3

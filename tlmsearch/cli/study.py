@@ -33,10 +33,14 @@ directory runs/<name>/:
      table of gains over uniform and cosine with intervals, the transfer matrix, the shapes, and
      the paper's 440M figures beside ours where the profiles correspond).
 
-A cost estimate (analytic FLOPs per architecture) is printed before anything trains. Kill it
-at any point: `tlmsearch resume runs/<name>` continues without training a finished trial again;
-`tlmsearch status runs/<name>` shows each phase. The noise-floor phase (uniform with several
-seeds before each search) is not built yet.
+Phases overlap (--phase-order overlap): the next architecture's search trains beside the last
+one's verification, on the same CPU slots. A cost estimate in hours (a few timed training steps
+per architecture, and the analytic FLOPs) is printed before anything trains; a live line shows
+each architecture's phase, trials and best so far. Kill it at any point: `tlmsearch resume
+runs/<name>` continues without training a finished trial again; `tlmsearch status runs/<name>`
+shows the same line and each phase. `--readme-table runs/<name>` prints the README's table of a
+finished study. The noise-floor phase (uniform with several seeds before each search) is not
+built yet.
 
 examples:
   tlmsearch study --preset cpu-s --trials 16 --steps 300 --name reference
@@ -127,17 +131,25 @@ def run(args: argparse.Namespace) -> int:
 
 def print_study_status(study_dir: Any, as_json: bool = False) -> None:
     """Per architecture: each phase's status, trials so far, and the verdict when there is one."""
+    import dataclasses
     import json
 
     from tlmsearch.study_files import load_config, read_state
+    from tlmsearch.study_progress import snapshot, study_line, time_left
     from tlmsearch.study_report import study_summary
 
     cfg = load_config(study_dir)
     phases = read_state(study_dir)["phases"]
     rows = study_progress(study_dir, cfg, phases)
+    _, now = snapshot(study_dir)  # what the live view of a running study shows
+    left = time_left(cfg, study_dir, now)
+    line = study_line(cfg.name, now, left)
     if as_json:
-        print(json.dumps({"study": str(study_dir), "phases": phases, "archs": rows}, indent=2))
+        now_archs = [dataclasses.asdict(r) for r in now]
+        out = {"study": str(study_dir), "phases": phases, "archs": rows, "now": line, "now_archs": now_archs}
+        print(json.dumps({**out, "seconds_left": left}, indent=2))
         return
+    print(line)
     print(f"study {cfg.name} ({study_dir}): {', '.join(cfg.archs)}")
     for r in rows:
         print(
