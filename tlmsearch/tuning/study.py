@@ -7,6 +7,7 @@ is written by `tlmsearch.api` once these phases are done).
       study_state.json      each phase's status (pending / running / done), written atomically
       <arch>/               one search run directory per architecture (search + verify records)
       transfer-<arch>/      the other architectures' best profiles and cosine re-trained on <arch>
+      cost.json             the calibration of the cost estimate (`tlmsearch.study_cost`)
       report.html, summary.json, summary.md   the study report (`tlmsearch.study_report`)
 
 It is an orchestration layer over the public `runner.search` / `runner.resume`, `verify` and
@@ -16,8 +17,12 @@ trains only the (profile, seed) pairs that have no finished record), so `resume_
 kill anywhere re-runs the phase that was running and trains nothing twice. The state file only
 says where the study is (for `status` and for choosing resume over a fresh search).
 
+The phases overlap (`phase_graph`, run by `tuning.overlap.run_tasks`): each starts in its own
+thread once the phases it needs are done, so the next architecture's search trains beside the
+last one's verification on the same Ray (its CPU slots are the shared limit).
+
 Not built yet: the noise-floor phase of the verdict design (uniform with a few seeds at trial
-fidelity before each search). Its place is `_phases` ("noise" before "search"); nothing reads it.
+fidelity before each search). Its place is `_phases` and `phase_graph` ("noise" before "search").
 """
 
 from __future__ import annotations
