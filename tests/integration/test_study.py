@@ -57,6 +57,26 @@ def test_cost_estimate_counts_trials_and_flops(tmp_path: Path) -> None:
     assert "TFLOP" in est.text() and "not calibrated" in est.text() and est.hours is None
 
 
+def test_tuners_in_threads_hand_worker_threads_the_stop_event_and_lock_the_registry() -> None:
+    import threading
+
+    import ray.tune.registry as registry
+    import ray.tune.tune as tune_module
+
+    from tlmsearch.tuning.overlap import tune_can_stop_threads, tuners_in_threads
+
+    assert tune_can_stop_threads()
+    original, stop, got = tune_module._setup_signal_catching, threading.Event(), []
+    with tuners_in_threads(stop):
+        worker = threading.Thread(target=lambda: got.append(tune_module._setup_signal_catching()))
+        worker.start()
+        worker.join()
+        assert got == [stop]
+        assert {"register", "flush_values", "unregister"} <= set(vars(registry._global_registry))
+    assert tune_module._setup_signal_catching is original
+    assert not {"register", "flush_values", "unregister"} & set(vars(registry._global_registry))
+
+
 def _cell(estimate: float, shown: bool | None = None) -> dict:
     return {"gain": {"estimate": estimate, "low": estimate - 0.01, "high": estimate + 0.01}, "n": 3,
             "shown_better": shown}  # fmt: skip

@@ -9,10 +9,12 @@ trains beside the last one's verification; Ray's resources are the shared concur
 
 Each task is an ordinary call (`runner.search`, `verify`, `run_fixed`), fitting its own Tuner in
 its own thread. Tune installs its Ctrl-C handler only in the main thread, so a Tuner in another
-thread cannot be stopped the usual way; `stoppable_tuners` hands every Tuner started in a
+thread cannot be stopped the usual way; `tuners_in_threads` hands every Tuner started in a
 worker thread one shared event instead, and `run_tasks` sets it when the main thread is
 interrupted (Ctrl-C, SIGTERM) or a task fails: every Tuner then saves its state and stops as
-after a Ctrl-C, and the study resumes from there.
+after a Ctrl-C, and the study resumes from there. It also serialises the writes to Tune's
+per-process trainable registry, which is not thread-safe, and each Tuner registers its
+trainable under a name of its own (`runner.trainable_for`).
 
 Results do not depend on this: a trial's record is a function of its profile, seed and config;
 only the wall time (and, within a search, which results the sampler has seen when it samples,
@@ -116,19 +118,31 @@ def _join_patiently(thread: threading.Thread) -> None:
 
 
 def tune_can_stop_threads() -> bool:
-    """Whether this Ray Tune has the hook `stoppable_tuners` replaces (a private function)."""
+    """Whether this Ray Tune has what `tuners_in_threads` adapts (private parts of Ray Tune; a
+    study runs its phases one after another without them)."""
     try:
+        import ray.tune.registry as registry
         import ray.tune.tune as tune_module
     except ImportError:
         return False
-    return callable(getattr(tune_module, "_setup_signal_catching", None))
+    reg = getattr(registry, "_global_registry", None)
+    return callable(getattr(tune_module, "_setup_signal_catching", None)) and all(
+        callable(getattr(reg, name, None)) for name in ("register", "flush_values", "unregister")
+    )
 
 
 @contextmanager
-def stoppable_tuners(stop: threading.Event) -> Iterator[None]:
-    """While in this block, every Tuner fitted in a worker thread ends its loop when `stop` is
-    set, exactly as a Ctrl-C ends one in the main thread (state saved, running trials left to a
-    resume); Tuners in the main thread keep Tune's own Ctrl-C handler."""
+def tuners_in_threads(stop: threading.Event) -> Iterator[None]:
+    """Make Ray Tune fit Tuners in several threads of one driver at once, while in this block:
+
+    - every Tuner fitted in a worker thread ends its loop when `stop` is set, exactly as a
+      Ctrl-C ends one in the main thread (state saved, running trials left to a resume); Tuners
+      in the main thread keep Tune's own Ctrl-C handler;
+    - Tune's trainable registry (one per process, written by every Tuner when it starts) takes
+      one writer at a time: its flush iterates a dict that another thread's registration would
+      change under it ("dictionary changed size during iteration").
+    """
+    import ray.tune.registry as registry
     import ray.tune.tune as tune_module
 
     original = tune_module._setup_signal_catching
@@ -138,8 +152,23 @@ def stoppable_tuners(stop: threading.Event) -> Iterator[None]:
             return original()
         return stop
 
+    reg = registry._global_registry
+    lock = threading.RLock()
+    methods = {name: getattr(reg, name) for name in ("register", "flush_values", "unregister")}
+
+    def locked(method: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with lock:
+                return method(*args, **kwargs)
+
+        return call
+
     tune_module._setup_signal_catching = setup
+    for name, method in methods.items():
+        setattr(reg, name, locked(method))  # the instance's attribute shadows the class's method
     try:
         yield
     finally:
         tune_module._setup_signal_catching = original
+        for name in methods:
+            delattr(reg, name)

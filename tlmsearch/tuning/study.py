@@ -81,7 +81,7 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
     fills the cores the last verification leaves idle; "sequential" runs them one after another.
     With `progress`, one live line across architectures replaces the phases' own lines.
     """
-    from tlmsearch.tuning.overlap import Task, run_tasks, stoppable_tuners, tune_can_stop_threads
+    from tlmsearch.tuning.overlap import Task, run_tasks, tune_can_stop_threads, tuners_in_threads
 
     study_dir = Path(study_dir).resolve()
     cfg = load_config(study_dir)
@@ -134,7 +134,7 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
     try:
         if overlap:
             stop = threading.Event()
-            with stoppable_tuners(stop):
+            with tuners_in_threads(stop):
                 run_tasks([Task(k, calls[k], after) for k, after in graph.items()], stop=stop)
         else:
             for key in graph:
