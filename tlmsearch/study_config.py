@@ -26,6 +26,7 @@ from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.search_config import DEFAULT_BASELINES, SAMPLERS, SCHEDULERS, SearchConfig, check_name
 
+PHASE_ORDERS = ("overlap", "sequential")
 DEFAULT_ARCHS: tuple[str, ...] = ("transformer", "gated_attention", "titans", "hope_attention")
 # the paper's controlled experiment (one third of the layers wider: early / middle / late),
 # re-trained by a study's verification beside the usual controls
@@ -68,6 +69,10 @@ class StudyConfig(Config):
     alpha: float = option(0.05, "level of each claim of a verdict")
     cpus_per_trial: float = option(1.0, "CPUs per trial")
     max_concurrent: int = option(0, "trials at once; 0 = as many as the resources allow")
+    phase_order: str = option(
+        "overlap", "phases: overlap (the next search trains beside the last verification) or sequential",
+        choices=PHASE_ORDERS,
+    )  # fmt: skip
     seed: int = option(0, "sampler seed and training seed of the searches (verification seeds follow it)")
     noise_seeds: int = option(
         3, "noise floor of each search: uniform with this many seeds at trial fidelity before it; 0 = off"
@@ -84,6 +89,7 @@ class StudyConfig(Config):
             raise ConfigError(f"archs={list(self.archs)} repeats an architecture")
         check_choice("sampler", self.sampler, SAMPLERS)
         check_choice("scheduler", self.scheduler, SCHEDULERS)
+        check_choice("phase_order", self.phase_order, PHASE_ORDERS)
         for field in ("trials", "top_k", "transfer_seeds", "cpus_per_trial"):
             check_positive(field, getattr(self, field))
         for field in ("seeds", "base_width", "max_concurrent", "seed"):

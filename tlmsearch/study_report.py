@@ -101,7 +101,7 @@ def _json_safe(value: Any) -> Any:
 # ----------------------------------------------------------------------------- tables
 
 
-def _tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+def tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
     """(title, header, rows) of every table, shared by the Markdown and the HTML."""
     archs = list(s["config"]["archs"])
     verdict_rows = [
@@ -166,7 +166,7 @@ def markdown(s: Mapping[str, Any]) -> str:
         + "; ".join(f"{a} {floor_text(f)}" for a, f in (s.get("noise_floor") or {}).items())
         + ".",
     ]
-    for title, header, rows in _tables(s):
+    for title, header, rows in tables(s):
         out += ["", f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         out += ["| " + " | ".join(c.replace("|", "/") for c in r) + " |" for r in rows]
     return "\n".join(out) + "\n"
@@ -197,7 +197,7 @@ def to_html(s: Mapping[str, Any]) -> str:
         + e("; ".join(f"{a} {floor_text(f)}" for a, f in (s.get("noise_floor") or {}).items()))
         + ".</p>",
     ]
-    for title, header, rows in _tables(s):
+    for title, header, rows in tables(s):
         parts.append(f"<h2>{e(title)}</h2><table><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>")
         parts += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows]
         parts.append("</table>")

@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "rundir": 1,
     "analysis": 2,
     "study_files": 2, "study_cost": 2,  # a study directory read, its cost (no training, no report)
+    "study_progress": 2, "study_readme": 3,  # where a running study stands; the README's table of a study
     "study_report": 3,
     "report": 3, "plots": 3, "export": 3, "export_formats": 3,
     "tuning": 3,

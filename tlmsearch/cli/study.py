@@ -33,9 +33,13 @@ directory runs/<name>/:
      table of gains over uniform and cosine with intervals, the transfer matrix, the shapes, and
      the paper's 440M figures beside ours where the profiles correspond).
 
-A cost estimate (analytic FLOPs per architecture) is printed before anything trains. Kill it
-at any point: `tlmsearch resume runs/<name>` continues without training a finished trial again;
-`tlmsearch status runs/<name>` shows each phase and each search's noise floor.
+Phases overlap (--phase-order overlap): the next architecture's search trains beside the last
+one's verification, on the same CPU slots. A cost estimate in hours (a few timed training steps
+per architecture, and the analytic FLOPs) is printed before anything trains; a live line shows
+each architecture's phase, trials and best so far. Kill it at any point: `tlmsearch resume
+runs/<name>` continues without training a finished trial again; `tlmsearch status runs/<name>`
+shows the same line and each phase. `--readme-table runs/<name>` prints the README's table of a
+finished study.
 
 Each search starts with its noise floor (--noise-seeds, default 3; 0 = off): uniform trained
 with that many seeds at the trial fidelity (seed SEED is the search's own uniform baseline, the
@@ -62,7 +66,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_verdict_arguments(p)
     add_training_arguments(p)
     g = p.add_argument_group("output")
-    g.add_argument("--dry-run", action="store_true", help="print the resolved config and the cost estimate, then exit")
+    g.add_argument(
+        "--dry-run", action="store_true", help="print the resolved config and the cost estimate (calibrated), then exit"
+    )
+    g.add_argument(
+        "--readme-table", metavar="STUDY_DIR",
+        help="print the README's table of a finished study (from its summary.json, markers included), then exit",
+    )  # fmt: skip
     g.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
@@ -104,10 +114,17 @@ def build_config(args: argparse.Namespace) -> StudyConfig:
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.study_cost import estimate
 
+    if args.readme_table:
+        from tlmsearch.study_readme import read_summary, readme_block
+
+        print(readme_block(read_summary(args.readme_table), args.readme_table))
+        return 0
     cfg = build_config(args)
     if args.dry_run:
+        from tlmsearch.study_cost import calibrate_arch
+
         print(cfg.to_yaml(), end="")
-        print(estimate(cfg).text())
+        print(estimate(cfg, calibration={a: calibrate_arch(cfg, a) for a in cfg.archs}).text())
         return 0
     from tlmsearch.api import study
 
@@ -118,17 +135,25 @@ def run(args: argparse.Namespace) -> int:
 
 def print_study_status(study_dir: Any, as_json: bool = False) -> None:
     """Per architecture: each phase's status, trials so far, and the verdict when there is one."""
+    import dataclasses
     import json
 
     from tlmsearch.study_files import load_config, read_state
+    from tlmsearch.study_progress import snapshot, study_line, time_left
     from tlmsearch.study_report import floor_text, study_summary
 
     cfg = load_config(study_dir)
     phases = read_state(study_dir)["phases"]
     rows = study_progress(study_dir, cfg, phases)
+    _, now = snapshot(study_dir)  # what the live view of a running study shows
+    left = time_left(cfg, study_dir, now)
+    line = study_line(cfg.name, now, left)
     if as_json:
-        print(json.dumps({"study": str(study_dir), "phases": phases, "archs": rows}, indent=2))
+        now_archs = [dataclasses.asdict(r) for r in now]
+        out = {"study": str(study_dir), "phases": phases, "archs": rows, "now": line, "now_archs": now_archs}
+        print(json.dumps({**out, "seconds_left": left}, indent=2))
         return
+    print(line)
     print(f"study {cfg.name} ({study_dir}): {', '.join(cfg.archs)}")
     for r in rows:
         print(

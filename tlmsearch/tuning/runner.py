@@ -252,12 +252,34 @@ def start_ray(cfg: SearchConfig, address: str | None) -> None:
         check_resources(cfg, address)
 
 
-def trainable_for(cfg: SearchConfig) -> Any:
+TRAINABLE = "run_trial"
+
+
+def trainable_for(cfg: SearchConfig, name: str | None = None) -> Any:
+    """The Tune trainable of `cfg`'s trials, registered under `name` (default: one of its own,
+    `run_trial-<run name>`). Tune looks trainables up by name in a registry shared by the whole
+    Ray job, so two Tuners running at once in one driver (a study's overlapping phases) must not
+    share a name, or one would train the other's configuration."""
     from ray import tune
 
     fn = tune.with_parameters(run_trial, search=cfg.to_dict())
+    fn.__name__ = name or f"{TRAINABLE}-{cfg.name}"
     resources = {"cpu": cfg.cpus_per_trial, "gpu": cfg.gpus_per_trial}
     return tune.with_resources(fn, resources)
+
+
+def saved_trainable_name(tune_path: Path) -> str | None:
+    """The trainable name a saved Tune experiment was started with (Tune refuses to restore it
+    under another one); searches started before names were per run used `run_trial`."""
+    import pickle
+
+    try:
+        with open(tune_path / "tuner.pkl", "rb") as f:
+            state = pickle.load(f)
+    except Exception:  # noqa: BLE001 - unreadable: the restore itself will say what is wrong
+        return None
+    name = state.get("__trainable_name") if isinstance(state, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _scheduler(cfg: SearchConfig) -> Any:
@@ -366,6 +388,11 @@ def _quiet_optuna() -> None:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
+# Tuners fitting in this process now (a study overlaps phases, one Tuner per thread)
+_FITS = 0
+_FITS_LOCK = threading.Lock()
+
+
 def fit_trials(
     tuner: Any, run_dir: Path, expected: int, ended: Callable[[], int], cfg: SearchConfig, resumable: bool = True
 ) -> None:
@@ -374,12 +401,18 @@ def fit_trials(
     Every ended trial leaves a record, so fewer records than trials means the run was cut
     short (unless the time budget ran out).
     """
+    global _FITS
     _limit_pending(cfg)
     start = time.time()
+    with _FITS_LOCK:
+        _FITS += 1
     try:
         tuner.fit()  # trial errors are in the records, not raised
     finally:
-        empty_scratch()
+        with _FITS_LOCK:
+            _FITS -= 1
+            if not _FITS:  # the scratch folder is shared: never empty it under another Tuner's trials
+                empty_scratch()
     out_of_time = cfg.time_budget_s and time.time() - start >= 0.95 * cfg.time_budget_s
     if ended() < expected and not out_of_time:
         hint = f"; resume with: tlmsearch resume {run_dir}" if resumable else ""
@@ -519,7 +552,10 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
             try:
                 relocate_search_state(tune_path, run_dir)
                 tuner = tune.Tuner.restore(
-                    str(tune_path), trainable_for(cfg), resume_unfinished=True, resume_errored=False
+                    str(tune_path),
+                    trainable_for(cfg, saved_trainable_name(tune_path)),
+                    resume_unfinished=True,
+                    resume_errored=False,
                 )
             except Exception as exc:  # noqa: BLE001 - any unreadable state: rebuild from the records
                 problem = f"restoring {tune_path} failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"

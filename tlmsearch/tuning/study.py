@@ -7,6 +7,7 @@ is written by `tlmsearch.api` once these phases are done).
       study_state.json      each phase's status (pending / running / done), written atomically
       <arch>/               one search run directory per architecture (search + verify records)
       transfer-<arch>/      the other architectures' best profiles and cosine re-trained on <arch>
+      cost.json             the calibration of the cost estimate (`tlmsearch.study_cost`)
       report.html, summary.json, summary.md   the study report (`tlmsearch.study_report`)
 
 It is an orchestration layer over the public `runner.search` / `runner.resume`, `verify` and
@@ -19,10 +20,16 @@ says where the study is (for `status` and for choosing resume over a fresh searc
 Each architecture's search measures its own noise floor first (`StudyConfig.noise_seeds`, passed
 to the search: uniform with that many seeds at trial fidelity, `tlmsearch.rundir.noise`); it is
 part of the "<arch>/search" phase and resumes with it (a finished noise trial is never re-run).
+
+The phases overlap (`phase_graph`, run by `tuning.overlap.run_tasks`): each starts in its own
+thread once the phases it needs are done, so the next architecture's search trains beside the
+last one's verification on the same Ray (its CPU slots are the shared limit).
 """
 
 from __future__ import annotations
 
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +40,7 @@ from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, create_run_dir
 from tlmsearch.rundir.records import finished, read_records
 from tlmsearch.study_config import StudyConfig
-from tlmsearch.study_cost import estimate
+from tlmsearch.study_cost import calibrate, estimate
 from tlmsearch.study_files import (
     STUDY_CONFIG,
     STUDY_STATE,
@@ -56,19 +63,28 @@ def _phases(cfg: StudyConfig) -> list[str]:
 
 
 def start_study(cfg: StudyConfig, *, address: str | None = None, progress: bool = True) -> Path:
-    """Create the study directory, print the cost estimate, and run every training phase."""
+    """Create the study directory, calibrate and print the cost estimate, and run every training phase."""
     study_dir = create_run_dir(cfg.runs_dir, cfg.name or None, prefix="study").resolve()
     cfg = cfg.replace(name=study_dir.name)
     cfg.save(study_dir / STUDY_CONFIG)
     write_json(study_dir / STUDY_STATE, {"phases": {k: {"status": "pending"} for k in _phases(cfg)}})
+    calibration = calibrate(cfg, study_dir)  # a few timed steps per architecture, kept in cost.json
     if progress:
-        print(estimate(cfg, study_dir).text(), flush=True)
+        print(estimate(cfg, study_dir, calibration).text(), flush=True)
     return run_phases(study_dir, address=address, progress=progress)
 
 
 def run_phases(study_dir: str | Path, *, address: str | None = None, progress: bool = True) -> Path:
     """Run every training phase that is not done; finished trials are never trained again. The
-    "report" phase is the caller's (`tlmsearch.api`): training never writes reports."""
+    "report" phase is the caller's (`tlmsearch.api`): training never writes reports.
+
+    `phase_order="overlap"` (the default) runs each phase as soon as the phases it needs are done
+    (`phase_graph`), one Tuner per thread on the same Ray, so the next architecture's search
+    fills the cores the last verification leaves idle; "sequential" runs them one after another.
+    With `progress`, one live line across architectures replaces the phases' own lines.
+    """
+    from tlmsearch.tuning.overlap import Task, run_tasks, tune_can_stop_threads, tuners_in_threads
+
     study_dir = Path(study_dir).resolve()
     cfg = load_config(study_dir)
     state = read_state(study_dir)["phases"]
@@ -77,29 +93,102 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
         return state.get(key, {}).get("status") == "done"
 
     own: dict[str, dict[str, Any]] = {}
-    for arch in cfg.archs:
-        sub = study_dir / arch
+    exact: dict[str, dict[str, Any]] = {}
+    best: dict[str, str] = {}
+
+    def search(arch: str) -> None:
         if not done(f"{arch}/search"):
             set_phase(study_dir, f"{arch}/search", "running")
-            _search(cfg, study_dir, arch, address, progress)
+            _search(cfg, study_dir, arch, address, False)
             set_phase(study_dir, f"{arch}/search", "done")
+
+    def verify(arch: str) -> None:
         key = f"{arch}/verify"
         if not done(key):
             set_phase(study_dir, key, "running")
-        result = _verify(cfg, sub, address, progress)
+        result = _verify(cfg, study_dir / arch, address, False)
         if result is not None:
             own[arch] = result
         set_phase(study_dir, key, "done", outcome=own.get(arch, {}).get("outcome"))
-    best = best_profiles(own)
-    exact = {p: _exact_profile(study_dir / src, p) for src, p in best.items()}
-    for arch in cfg.archs:
+
+    def choose() -> None:
+        best.update(best_profiles(own))
+        exact.update({p: _exact_profile(study_dir / src, p) for src, p in best.items()})
+
+    def transfer(arch: str) -> None:
         key = f"transfer/{arch}"
         if not done(key):
             set_phase(study_dir, key, "running")
         profiles = {p: exact[p] for src, p in best.items() if src != arch and p != COSINE}
-        n = _transfer(cfg, study_dir, arch, profiles, address, progress)
+        n = _transfer(cfg, study_dir, arch, profiles, address, False)
         set_phase(study_dir, key, "done", profiles=sorted(profiles), trained_by_last_run=n)
+
+    calls: dict[str, Any] = {"choose": choose}
+    for arch in cfg.archs:
+        calls[f"{arch}/search"] = lambda a=arch: search(a)
+        calls[f"{arch}/verify"] = lambda a=arch: verify(a)
+        calls[f"transfer/{arch}"] = lambda a=arch: transfer(a)
+    overlap = cfg.phase_order == "overlap" and tune_can_stop_threads()
+    graph = phase_graph(cfg.archs, overlap=overlap)
+    if any(not done(k) for k in graph if k != "choose"):
+        _start_ray(cfg, study_dir, address)  # in the main thread: Ray's exit handlers and SIGTERM
+    view = _live_view(study_dir, progress)
+    try:
+        if overlap:
+            stop = threading.Event()
+            with tuners_in_threads(stop):
+                run_tasks([Task(k, calls[k], after) for k, after in graph.items()], stop=stop)
+        else:
+            for key in graph:
+                calls[key]()
+    except KeyboardInterrupt:
+        print(f"study interrupted; resume the whole study with: tlmsearch resume {study_dir}", file=sys.stderr)
+        raise
+    finally:
+        if view is not None:
+            view.close()
     return study_dir
+
+
+def phase_graph(archs: tuple[str, ...], *, overlap: bool = True) -> dict[str, tuple[str, ...]]:
+    """Each step of a study and the steps it waits for, in start order (pure).
+
+    Overlapping: one search at a time, in `archs` order (each architecture's search starts when
+    the previous one ends, beside that one's verification); each verification after its search;
+    the choice of the best profiles after every verification; the transfers after that choice,
+    all at once. Sequential: each step after the one before it.
+    """
+    keys = [f"{a}/search" for a in archs] + [f"{a}/verify" for a in archs] + ["choose"]
+    keys += [f"transfer/{a}" for a in archs]
+    if not overlap:
+        order = [k for a in archs for k in (f"{a}/search", f"{a}/verify")] + keys[2 * len(archs) :]
+        return {k: (order[i - 1],) if i else () for i, k in enumerate(order)}
+    graph: dict[str, tuple[str, ...]] = {}
+    for i, a in enumerate(archs):
+        graph[f"{a}/search"] = (f"{archs[i - 1]}/search",) if i else ()
+    for a in archs:
+        graph[f"{a}/verify"] = (f"{a}/search",)
+    graph["choose"] = tuple(f"{a}/verify" for a in archs)
+    for a in archs:
+        graph[f"transfer/{a}"] = ("choose",)
+    return graph
+
+
+def _start_ray(cfg: StudyConfig, study_dir: Path, address: str | None) -> None:
+    """Check every architecture's resources, prepare the corpus once and start (or join) Ray,
+    before any phase thread: the phases then find it running."""
+    from tlmsearch.tuning.runner import start_ray
+
+    for arch in cfg.archs:
+        start_ray(cfg.search_config(arch, str(study_dir)), address)
+
+
+def _live_view(study_dir: Path, progress: bool) -> Any:
+    if not progress:
+        return None
+    from tlmsearch.study_progress import LiveView
+
+    return LiveView.start(study_dir)
 
 
 def _search(cfg: StudyConfig, study_dir: Path, arch: str, address: str | None, progress: bool) -> None:
