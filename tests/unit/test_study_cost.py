@@ -34,8 +34,10 @@ def tiny(tmp_path: Path, **changes: object) -> StudyConfig:
 
 def test_phase_counts_add_up_to_the_trials_of_an_architecture(tmp_path: Path) -> None:
     cfg = tiny(tmp_path)
-    assert phase_trials(cfg) == {"search": (4, 4), "verify": (8, 8), "transfer": (0, 4)}
-    assert trials_per_arch(cfg) == (12, 16)
+    # 4 search trials and the noise floor's 2 extra uniform seeds (3 by default, one is the baseline)
+    assert phase_trials(cfg) == {"search": (6, 6), "verify": (8, 8), "transfer": (0, 4)}
+    assert trials_per_arch(cfg) == (14, 18)
+    assert phase_trials(cfg.replace(noise_seeds=0))["search"] == (4, 4)
     planned = phase_trials(cfg.replace(seeds=0))["verify"]  # pilot + 2 .. the cap, 4 profiles
     assert planned == (4 * 5, 4 * 5)
     assert phase_trials(cfg.replace(seeds=0, max_seeds=12))["verify"] == (20, 48)
@@ -48,8 +50,9 @@ def test_hours_from_a_calibration_over_the_slots(tmp_path: Path) -> None:
     steps = [steps_equivalent(cfg, a) for a in cfg.archs]
     assert steps[0] > 10  # ten steps plus the evaluations' share
     lo, hi = est.hours or (0, 0)
-    assert lo == pytest.approx((12 * 0.5 * steps[0] + 12 * 1.0 * steps[1]) / 2 / 3600)
-    assert hi == pytest.approx(lo * 16 / 12)
+    lo_trials, hi_trials = trials_per_arch(cfg)  # 14 and 18: the noise floor's trials included
+    assert lo == pytest.approx((lo_trials * 0.5 * steps[0] + lo_trials * 1.0 * steps[1]) / 2 / 3600)
+    assert hi == pytest.approx(lo * hi_trials / lo_trials)
     text = est.text()
     assert "calibrated 500 ms a step" in text and "total:" in text and "2 trials at once" in text
     left = remaining_seconds(est, {"transformer": (2, 3), "gated_attention": (0, 0)})

@@ -58,11 +58,12 @@ def test_each_architecture_shows_its_phase_trials_and_best(tmp_path: Path) -> No
     assert by["transformer"].best == "linear:start=1.5,end=0.5 2.2050 (2 seeds)"  # best mean of the verified
     assert (by["gated_attention"].phase, by["gated_attention"].ended) == ("search", 1)
     assert by["gated_attention"].best.startswith("cosine:start=1.5,end=0.5 2.3000")  # best single trial
-    # what is left: transformer 6 verify + up to 4 transfer; gated 3 search + 8 verify + up to 4
-    assert by["transformer"].left == (6, 10) and by["gated_attention"].left == (11, 15)
+    # what is left: transformer 6 verify + up to 4 transfer; gated 5 search (3 trials and the
+    # noise floor's 2 extra seeds) + 8 verify + up to 4
+    assert by["transformer"].left == (6, 10) and by["gated_attention"].left == (13, 17)
     line = study_line(cfg.name, rows, (90.0, 150.0), elapsed=65)
     assert line.startswith("study st 1m05s | transformer verify 2/8 best linear")
-    assert "| gated_attention search 1/4 best cosine" in line and line.endswith("| left 1.5 min-2.5 min")
+    assert "| gated_attention search 1/6 best cosine" in line and line.endswith("| left 1.5 min-2.5 min")
 
 
 def test_waiting_done_and_the_time_left_from_the_calibration(tmp_path: Path) -> None:
@@ -99,7 +100,7 @@ def test_live_view_prints_a_plain_line_each_minute_and_at_each_phase_change(tmp_
     assert view.tick()  # a phase changed: at once
     lines = out.getvalue().splitlines()
     assert len(lines) == 3 and "\r" not in out.getvalue()
-    assert lines[0].startswith("study st 0m00s | transformer search 1/4") and lines[1].startswith("study st 1m00s")
+    assert lines[0].startswith("study st 0m00s | transformer search 1/6") and lines[1].startswith("study st 1m00s")
     assert "transformer verify 0/8" in lines[2]
     view.close()
     assert len(out.getvalue().splitlines()) == 4  # the last line when the study ends
