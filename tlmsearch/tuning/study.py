@@ -6,6 +6,7 @@ is written by `tlmsearch.api` once these phases are done).
       study.yaml            the resolved StudyConfig
       study_state.json      each phase's status (pending / running / done), written atomically
       <arch>/               one search run directory per architecture (search + verify records)
+      random-<arch>/        with random_control: the random-search companion of <arch>'s search
       transfer-<arch>/      the other architectures' best profiles and cosine re-trained on <arch>
       report.html, summary.json, summary.md   the study report (`tlmsearch.study_report`)
 
@@ -28,6 +29,7 @@ from typing import Any
 
 from tlmsearch.analysis.collect import label
 from tlmsearch.analysis.crossarch import COSINE, best_profiles
+from tlmsearch.analysis.random_control import RANDOM_BEST, random_best
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, create_run_dir
@@ -39,6 +41,7 @@ from tlmsearch.study_files import (
     STUDY_STATE,
     TRANSFER_KIND,
     load_config,
+    random_dir,
     read_state,
     set_phase,
     transfer_dir,
@@ -49,9 +52,15 @@ from tlmsearch.study_files import (
 PHASES = ("search", "verify")
 
 
+def arch_phases(cfg: StudyConfig) -> tuple[str, ...]:
+    """The phases of each architecture: its search, the random-search companion when
+    `random_control` (its best is verified as "random-best"), then its verification."""
+    return ("search", "random", "verify") if cfg.random_control else PHASES
+
+
 def _phases(cfg: StudyConfig) -> list[str]:
-    """Every phase key in order ("<arch>/search", "<arch>/verify", "transfer/<arch>", "report")."""
-    keys = [f"{a}/{p}" for a in cfg.archs for p in PHASES]
+    """Every phase key in order ("<arch>/search", ["<arch>/random",] "<arch>/verify", "transfer/<arch>", "report")."""
+    keys = [f"{a}/{p}" for a in cfg.archs for p in arch_phases(cfg)]
     return keys + [f"transfer/{a}" for a in cfg.archs] + ["report"]
 
 
@@ -83,10 +92,20 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
             set_phase(study_dir, f"{arch}/search", "running")
             _search(cfg, study_dir, arch, address, progress)
             set_phase(study_dir, f"{arch}/search", "done")
+        named: dict[str, dict[str, Any]] = {}
+        if cfg.random_control:
+            key = f"{arch}/random"
+            if not done(key):
+                set_phase(study_dir, key, "running")
+                _random_search(cfg, study_dir, arch, address, progress)
+            found = random_best(read_records(random_dir(study_dir, arch)), read_records(sub))
+            if found is not None:
+                named[RANDOM_BEST] = dict(found.profile)
+            set_phase(study_dir, key, "done", best=label(found) if found is not None else None)
         key = f"{arch}/verify"
         if not done(key):
             set_phase(study_dir, key, "running")
-        result = _verify(cfg, sub, address, progress)
+        result = _verify(cfg, sub, address, progress, named)
         if result is not None:
             own[arch] = result
         set_phase(study_dir, key, "done", outcome=own.get(arch, {}).get("outcome"))
@@ -112,7 +131,23 @@ def _search(cfg: StudyConfig, study_dir: Path, arch: str, address: str | None, p
         runner.search(cfg.search_config(arch, str(study_dir)), address=address, progress=progress)
 
 
-def _verify(cfg: StudyConfig, sub: Path, address: str | None, progress: bool) -> dict[str, Any] | None:
+def _random_search(cfg: StudyConfig, study_dir: Path, arch: str, address: str | None, progress: bool) -> None:
+    """The random-search companion of `arch` (`StudyConfig.random_config`), started or resumed."""
+    from tlmsearch.tuning import runner
+
+    search_cfg = cfg.random_config(arch, str(study_dir))
+    if search_cfg is None:
+        return  # the main search ran only baselines: random search has no trial of its own
+    sub = random_dir(study_dir, arch)
+    if (sub / SEARCH_CONFIG).is_file():
+        runner.resume(sub, address=address, progress=progress)
+    else:
+        runner.search(search_cfg, address=address, progress=progress)
+
+
+def _verify(
+    cfg: StudyConfig, sub: Path, address: str | None, progress: bool, named: dict[str, dict[str, Any]]
+) -> dict[str, Any] | None:
     """Verify (idempotent: finished verify records are reused) and return the verdict as a dict."""
     from tlmsearch.tuning.verify import verify
 
@@ -129,6 +164,7 @@ def _verify(cfg: StudyConfig, sub: Path, address: str | None, progress: bool) ->
         address=address,
         progress=progress,
         controls=cfg.controls,
+        named_controls=named,
     )
     return result.verdicts[0].to_dict() if result.verdicts else None
 
