@@ -41,6 +41,13 @@ STUDY_CONTROLS: tuple[str, ...] = (
 )
 
 
+def companion_trials(trials: int, baselines: tuple[str, ...]) -> int:
+    """How many random profiles a random-search companion trains: the main search's trials minus
+    the baselines it shares with it instead of re-training them (same profiles, seed and steps:
+    identical runs); 0 when the main search runs nothing but baselines."""
+    return max(0, trials - min(len(baselines), trials))
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class StudyConfig(Config):
     """One search + verification per architecture, then a transfer check across them.
@@ -74,6 +81,12 @@ class StudyConfig(Config):
         choices=PHASE_ORDERS,
     )  # fmt: skip
     seed: int = option(0, "sampler seed and training seed of the searches (verification seeds follow it)")
+    random_control: bool = option(
+        False,
+        "per architecture, a companion search with the random sampler (same trials, seed, fidelity; the "
+        "baselines shared, not re-trained) whose best profile verify re-trains as the control 'random-best'; "
+        "off by default: it nearly doubles the search cost",
+    )
     noise_seeds: int = option(
         3, "noise floor of each search: uniform with this many seeds at trial fidelity before it; 0 = off"
     )
@@ -116,6 +129,16 @@ class StudyConfig(Config):
     def verify_seeds(self) -> int | str:
         """What `verify` takes: "auto" or a number of seeds."""
         return "auto" if self.seeds == 0 else self.seeds
+
+    def random_config(self, arch: str, runs_dir: str = "") -> SearchConfig | None:
+        """The random-search companion of `arch` (`tlmsearch.analysis.random_control`): the random
+        sampler, the same seed and fidelity, `trials` minus the baselines it shares with the main
+        search, no noise floor of its own (the main search's serves). None when that leaves no trial."""
+        main = self.search_config(arch, runs_dir)
+        n = companion_trials(main.trials, main.baselines)
+        if n == 0:
+            return None
+        return main.replace(name=f"random-{arch}", sampler="random", trials=n, baselines=(), noise_seeds=0)
 
     def search_config(self, arch: str, runs_dir: str = "") -> SearchConfig:
         """The search of `arch` inside the study directory `runs_dir` (named after the arch)."""

@@ -125,13 +125,15 @@ def _hours(seconds: float) -> str:
 def phase_trials(cfg: StudyConfig) -> dict[str, tuple[int, int]]:
     """(fewest, most) full trials of each phase of one architecture: search (its noise trials
     included), verify, transfer."""
-    profiles = cfg.top_k + 2 + len(cfg.controls)
+    profiles = cfg.top_k + 2 + len(cfg.controls) + (1 if cfg.random_control else 0)  # + random-best
     if cfg.seeds:
         verify = (profiles * cfg.seeds,) * 2
     else:
         verify = (profiles * (cfg.pilot_seeds + 2), profiles * cfg.max_seeds)
     transfer = (0, len(cfg.archs) * cfg.transfer_seeds) if len(cfg.archs) > 1 else (0, 0)
     search = cfg.trials + len(noise_trial_seeds(cfg.search_config(cfg.archs[0])))  # the floor's extra seeds
+    companion = cfg.random_config(cfg.archs[0]) if cfg.random_control else None
+    search += companion.trials if companion is not None else 0  # the random-search control
     return {"search": (search, search), "verify": verify, "transfer": transfer}
 
 

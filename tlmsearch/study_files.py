@@ -32,6 +32,11 @@ def transfer_dir(study_dir: str | Path, arch: str) -> Path:
     return Path(study_dir) / f"transfer-{arch}"
 
 
+def random_dir(study_dir: str | Path, arch: str) -> Path:
+    """The random-search companion of `arch`'s search (`StudyConfig.random_control`)."""
+    return Path(study_dir) / f"random-{arch}"
+
+
 def is_study(path: str | Path) -> bool:
     return (Path(path) / STUDY_CONFIG).is_file()
 

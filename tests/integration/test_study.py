@@ -149,6 +149,9 @@ def test_study_end_to_end_two_architectures(reference: Path) -> None:
         assert (run / name).is_file(), name
     s = json.loads((run / "summary.json").read_text())
     assert set(s["verdicts"]) == {"transformer", "gated_attention"}
+    for arch in ("transformer", "gated_attention"):  # each search measured its noise floor (seeds 0, 1, 2)
+        assert s["noise_floor"][arch]["seeds"] == [0, 1, 2] and s["noise_floor"][arch]["sd"] is not None
+    assert "Noise floor of each search" in (run / "summary.md").read_text()
     for v in s["verdicts"].values():
         assert v["outcome"] in ("better", "near_optimal", "inconclusive") and v["n_seeds"] == 2
     labels = {row["label"] for row in s["cross_table"]}
@@ -198,6 +201,7 @@ def test_study_end_to_end_two_architectures(reference: Path) -> None:
     assert main(["resume", str(run), "--quiet"]) == 0  # nothing left to train: the same records
     assert _trial_keys(run) == before
     assert main(["status", str(run), "--json"]) == 0
+    assert main(["status", str(run)]) == 0
     (run / "report.html").unlink()
     assert main(["report", str(run)]) == 0 and (run / "report.html").is_file()  # rebuilt from the records alone
     assert json.loads((run / "summary.json").read_text())["answer"] == s["answer"]

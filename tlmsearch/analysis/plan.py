@@ -39,11 +39,16 @@ class Planned:
 
 
 def choose_profiles(
-    records: Iterable[Any], top_k: int, controls: Sequence[str] = CONTROLS
+    records: Iterable[Any],
+    top_k: int,
+    controls: Sequence[str] = CONTROLS,
+    named: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[tuple[dict[str, Any], int, str | None]]:
     """(profile dict, base width, baseline name) of the `top_k` best distinct finished search
-    profiles, then cosine, uniform and the `controls` (ProfileSpec texts) at each of their
-    budgets, each only when not already among them."""
+    profiles, then cosine, uniform, the `controls` (ProfileSpec texts) and the `named` controls
+    (name -> ProfileSpec dict, e.g. "random-best": the random-search control) at each of their
+    budgets, each only when not already among them (a named control already chosen keeps the
+    name it was chosen under)."""
     chosen: list[tuple[dict[str, Any], int, str | None]] = []
     seen: set[tuple[tuple[int, ...], int]] = set()
     for r in ranked(records):
@@ -62,6 +67,10 @@ def choose_profiles(
             prof = ProfileSpec.parse(text).to_dict()
             if not any(c[1] == base and profile_label(c[0]) == profile_label(prof) for c in chosen):
                 chosen.append((prof, base, profile_label(prof)))
+        for name, given in (named or {}).items():
+            prof = ProfileSpec.from_dict(dict(given)).to_dict()
+            if not any(c[1] == base and profile_label(c[0]) == profile_label(prof) for c in chosen):
+                chosen.append((prof, base, name))
     return [(p, b, n or _baseline_of(p)) for p, b, n in chosen]
 
 
@@ -99,16 +108,17 @@ def plan(
     steps: int,
     reusable: Callable[[Any], bool] = lambda r: True,
     controls: Sequence[str] = CONTROLS,
+    named: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[Planned]:
     """Every (profile, seed) to verify; those with a finished verify record of `steps` (and
-    `reusable`, e.g. `same_training`) are marked done. `controls`: see `choose_profiles`."""
+    `reusable`, e.g. `same_training`) are marked done. `controls`, `named`: see `choose_profiles`."""
     records = list(records)
     done: dict[tuple[str, int, int], str] = {}
     for r in finished(records, kinds=("verify",)):
         if r.max_steps == steps and reusable(r):
             done.setdefault((label(r), r.base_width, r.seed), r.trial_id)
     out = []
-    for prof, base, name in choose_profiles(records, top_k, controls):
+    for prof, base, name in choose_profiles(records, top_k, controls, named):
         text = profile_label(prof)
         for s in seeds:
             out.append(Planned(prof, base, s, name, text, done.get((text, base, s))))

@@ -83,10 +83,15 @@ def run(args: argparse.Namespace) -> int:
 
     if args.seeds < 2 or args.top_k < 1:
         raise UserError(f"--seeds={args.seeds} must be >= 2 (an interval needs two) and --top-k={args.top_k} >= 1")
+    from tlmsearch.rundir.noise import noise_trial_seeds
+
     cfg = quickstart_config(args)
     start = time.monotonic()
+    noise = len(noise_trial_seeds(cfg))
     print(
-        f"quickstart: search {cfg.trials} trials of {cfg.train.steps} steps ({cfg.arch}, preset {cfg.preset}, "
+        f"quickstart: search {cfg.trials} trials of {cfg.train.steps} steps"
+        + (f" after {noise} noise-floor runs of uniform" if noise else "")
+        + f" ({cfg.arch}, preset {cfg.preset}, "
         f"corpus {cfg.data.corpus}), then verify the best {args.top_k} and the baselines with {args.seeds} "
         f"seeds, then the report; about 5 minutes on a quiet 2-core machine",
         flush=True,

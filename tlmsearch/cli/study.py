@@ -41,6 +41,14 @@ runs/<name>` continues without training a finished trial again; `tlmsearch statu
 shows the same line and each phase. `--readme-table runs/<name>` prints the README's table of a
 finished study.
 
+--random-control (off by default: it nearly doubles the search cost) adds, per architecture,
+a random-search companion (runs/<name>/random-<arch>/): the random sampler with the same seed,
+fidelity, scheduler and number of trials as the search; the baselines both would start with
+are the same runs, so they are shared rather than trained twice (it trains trials - 4 random
+profiles). Its best profile is re-trained by the verification beside cosine as the named
+control "random-best", and the report sets it against the sampler's best (search-time gap in
+noise-floor units, verified gain over cosine): a control for the sampler.
+
 Each search starts with its noise floor (--noise-seeds, default 3; 0 = off): uniform trained
 with that many seeds at the trial fidelity (seed SEED is the search's own uniform baseline, the
 others are extra "noise" trials the sampler never sees); the sd of their val_loss is shown per
@@ -161,6 +169,8 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
             f"verify {r['verify']:<8} {r['verify_trials']} runs  transfer {r['transfer']:<8} "
             f"{r['transfer_trials']} runs  noise floor {floor_text(r['noise_floor'])}  {r['outcome'] or ''}"
         )
+        if cfg.random_control:
+            print(f"  {'':<16} random-search control {r['random']:<8} {r['random_trials']} trials")
     report = phases.get("report", {}).get("status", "pending")
     print(f"  report {report}")
     if report == "done":
@@ -171,7 +181,7 @@ def study_progress(study_dir: Any, cfg: StudyConfig, phases: dict[str, Any]) -> 
     from pathlib import Path
 
     from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS, read_records
-    from tlmsearch.study_files import TRANSFER_KIND, transfer_dir
+    from tlmsearch.study_files import TRANSFER_KIND, random_dir, transfer_dir
     from tlmsearch.study_report import arch_floor
 
     rows = []
@@ -186,6 +196,8 @@ def study_progress(study_dir: Any, cfg: StudyConfig, phases: dict[str, Any]) -> 
                 "transfer": phases.get(f"transfer/{arch}", {}).get("status", "pending"),
                 "search_trials": sum(r.kind in SEARCH_KINDS for r in recs),
                 "noise_trials": sum(r.kind == NOISE_KIND for r in recs),
+                "random": phases.get(f"{arch}/random", {}).get("status", "pending"),
+                "random_trials": len(read_records(random_dir(study_dir, arch))),
                 "noise_floor": arch_floor(Path(study_dir) / arch),
                 "verify_trials": sum(r.kind == "verify" for r in recs),
                 "transfer_trials": sum(r.kind == TRANSFER_KIND for r in moved),

@@ -6,6 +6,7 @@ is written by `tlmsearch.api` once these phases are done).
       study.yaml            the resolved StudyConfig
       study_state.json      each phase's status (pending / running / done), written atomically
       <arch>/               one search run directory per architecture (search + verify records)
+      random-<arch>/        with random_control: the random-search companion of <arch>'s search
       transfer-<arch>/      the other architectures' best profiles and cosine re-trained on <arch>
       cost.json             the calibration of the cost estimate (`tlmsearch.study_cost`)
       report.html, summary.json, summary.md   the study report (`tlmsearch.study_report`)
@@ -35,6 +36,7 @@ from typing import Any
 
 from tlmsearch.analysis.collect import label
 from tlmsearch.analysis.crossarch import COSINE, best_profiles
+from tlmsearch.analysis.random_control import RANDOM_BEST, random_best
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, create_run_dir
@@ -46,6 +48,7 @@ from tlmsearch.study_files import (
     STUDY_STATE,
     TRANSFER_KIND,
     load_config,
+    random_dir,
     read_state,
     set_phase,
     transfer_dir,
@@ -56,9 +59,15 @@ from tlmsearch.study_files import (
 PHASES = ("search", "verify")
 
 
+def arch_phases(cfg: StudyConfig) -> tuple[str, ...]:
+    """The phases of each architecture: its search, the random-search companion when
+    `random_control` (its best is verified as "random-best"), then its verification."""
+    return ("search", "random", "verify") if cfg.random_control else PHASES
+
+
 def _phases(cfg: StudyConfig) -> list[str]:
-    """Every phase key in order ("<arch>/search", "<arch>/verify", "transfer/<arch>", "report")."""
-    keys = [f"{a}/{p}" for a in cfg.archs for p in PHASES]
+    """Every phase key in order ("<arch>/search", ["<arch>/random",] "<arch>/verify", "transfer/<arch>", "report")."""
+    keys = [f"{a}/{p}" for a in cfg.archs for p in arch_phases(cfg)]
     return keys + [f"transfer/{a}" for a in cfg.archs] + ["report"]
 
 
@@ -102,11 +111,24 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
             _search(cfg, study_dir, arch, address, False)
             set_phase(study_dir, f"{arch}/search", "done")
 
+    def random(arch: str) -> None:
+        key = f"{arch}/random"
+        if not done(key):
+            set_phase(study_dir, key, "running")
+            _random_search(cfg, study_dir, arch, address, False)
+        found = random_best(read_records(random_dir(study_dir, arch)), read_records(study_dir / arch))
+        set_phase(study_dir, key, "done", best=label(found) if found is not None else None)
+
     def verify(arch: str) -> None:
         key = f"{arch}/verify"
         if not done(key):
             set_phase(study_dir, key, "running")
-        result = _verify(cfg, study_dir / arch, address, False)
+        named: dict[str, dict[str, Any]] = {}
+        if cfg.random_control:
+            found = random_best(read_records(random_dir(study_dir, arch)), read_records(study_dir / arch))
+            if found is not None:
+                named[RANDOM_BEST] = dict(found.profile)
+        result = _verify(cfg, study_dir / arch, address, False, named)
         if result is not None:
             own[arch] = result
         set_phase(study_dir, key, "done", outcome=own.get(arch, {}).get("outcome"))
@@ -126,10 +148,11 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
     calls: dict[str, Any] = {"choose": choose}
     for arch in cfg.archs:
         calls[f"{arch}/search"] = lambda a=arch: search(a)
+        calls[f"{arch}/random"] = lambda a=arch: random(a)
         calls[f"{arch}/verify"] = lambda a=arch: verify(a)
         calls[f"transfer/{arch}"] = lambda a=arch: transfer(a)
     overlap = cfg.phase_order == "overlap" and tune_can_stop_threads()
-    graph = phase_graph(cfg.archs, overlap=overlap)
+    graph = phase_graph(cfg.archs, overlap=overlap, random_control=cfg.random_control)
     if any(not done(k) for k in graph if k != "choose"):
         _start_ray(cfg, study_dir, address)  # in the main thread: Ray's exit handlers and SIGTERM
     view = _live_view(study_dir, progress)
@@ -150,24 +173,28 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
     return study_dir
 
 
-def phase_graph(archs: tuple[str, ...], *, overlap: bool = True) -> dict[str, tuple[str, ...]]:
+def phase_graph(
+    archs: tuple[str, ...], *, overlap: bool = True, random_control: bool = False
+) -> dict[str, tuple[str, ...]]:
     """Each step of a study and the steps it waits for, in start order (pure).
 
     Overlapping: one search at a time, in `archs` order (each architecture's search starts when
-    the previous one ends, beside that one's verification); each verification after its search;
+    the previous one ends, beside that one's verification; with `random_control` its random-search
+    companion follows it in the same chain); each verification after its search (and companion);
     the choice of the best profiles after every verification; the transfers after that choice,
     all at once. Sequential: each step after the one before it.
     """
-    keys = [f"{a}/search" for a in archs] + [f"{a}/verify" for a in archs] + ["choose"]
-    keys += [f"transfer/{a}" for a in archs]
+    chain = ("search", "random") if random_control else ("search",)
+    searches = [f"{a}/{p}" for a in archs for p in chain]
+    keys = searches + [f"{a}/verify" for a in archs] + ["choose"] + [f"transfer/{a}" for a in archs]
     if not overlap:
-        order = [k for a in archs for k in (f"{a}/search", f"{a}/verify")] + keys[2 * len(archs) :]
+        order = [f"{a}/{p}" for a in archs for p in (*chain, "verify")] + keys[len(searches) + len(archs) :]
         return {k: (order[i - 1],) if i else () for i, k in enumerate(order)}
     graph: dict[str, tuple[str, ...]] = {}
-    for i, a in enumerate(archs):
-        graph[f"{a}/search"] = (f"{archs[i - 1]}/search",) if i else ()
+    for i, k in enumerate(searches):
+        graph[k] = (searches[i - 1],) if i else ()
     for a in archs:
-        graph[f"{a}/verify"] = (f"{a}/search",)
+        graph[f"{a}/verify"] = (f"{a}/{chain[-1]}",)
     graph["choose"] = tuple(f"{a}/verify" for a in archs)
     for a in archs:
         graph[f"transfer/{a}"] = ("choose",)
@@ -201,7 +228,23 @@ def _search(cfg: StudyConfig, study_dir: Path, arch: str, address: str | None, p
         runner.search(cfg.search_config(arch, str(study_dir)), address=address, progress=progress)
 
 
-def _verify(cfg: StudyConfig, sub: Path, address: str | None, progress: bool) -> dict[str, Any] | None:
+def _random_search(cfg: StudyConfig, study_dir: Path, arch: str, address: str | None, progress: bool) -> None:
+    """The random-search companion of `arch` (`StudyConfig.random_config`), started or resumed."""
+    from tlmsearch.tuning import runner
+
+    search_cfg = cfg.random_config(arch, str(study_dir))
+    if search_cfg is None:
+        return  # the main search ran only baselines: random search has no trial of its own
+    sub = random_dir(study_dir, arch)
+    if (sub / SEARCH_CONFIG).is_file():
+        runner.resume(sub, address=address, progress=progress)
+    else:
+        runner.search(search_cfg, address=address, progress=progress)
+
+
+def _verify(
+    cfg: StudyConfig, sub: Path, address: str | None, progress: bool, named: dict[str, dict[str, Any]]
+) -> dict[str, Any] | None:
     """Verify (idempotent: finished verify records are reused) and return the verdict as a dict."""
     from tlmsearch.tuning.verify import verify
 
@@ -218,6 +261,7 @@ def _verify(cfg: StudyConfig, sub: Path, address: str | None, progress: bool) ->
         address=address,
         progress=progress,
         controls=cfg.controls,
+        named_controls=named,
     )
     return result.verdicts[0].to_dict() if result.verdicts else None
 

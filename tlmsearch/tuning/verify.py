@@ -107,6 +107,7 @@ def verify(
     progress: bool = True,
     announce: Callable[[str], None] | None = None,
     controls: Sequence[str] = CONTROLS,
+    named_controls: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> VerifyResult:
     """Re-train the top-k profiles and the baselines with fresh seeds; return the verdicts.
 
@@ -123,6 +124,8 @@ def verify(
     `announce` receives the plan's text before the fresh seeds train (default: print it when
     `progress`). `controls`: the profiles re-trained beside cosine and uniform (ProfileSpec texts;
     default `analysis.plan.CONTROLS`; a study adds the paper's early/middle/late groups).
+    `named_controls`: more controls by name (name -> ProfileSpec dict), recorded under that name,
+    e.g. {"random-best": ...}, the best profile of a random-search companion.
     Every bad option is refused before anything trains.
     """
     if top_k < 1:
@@ -149,7 +152,7 @@ def verify(
         return same_training(r, wanted_train, wanted_data, overridden)
 
     def train_seeds(seed_list: list[int]) -> tuple[list[Planned], list[TrialRecord], float]:
-        planned = plan(load(study.run_dir).records, top_k, seed_list, steps, reusable, controls)
+        planned = plan(load(study.run_dir).records, top_k, seed_list, steps, reusable, controls, named_controls)
         items = [
             FixedTrial(spec=ProfileSpec.from_dict(p.profile), seed=p.seed, base_width=p.base_width, name=p.name)
             for p in planned

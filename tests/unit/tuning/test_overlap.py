@@ -29,6 +29,16 @@ def test_the_sequential_graph_is_the_old_order() -> None:
     assert all(after == (list(g)[i - 1],) for i, after in enumerate(g.values()) if i)
 
 
+def test_the_random_control_follows_its_search_in_the_chain() -> None:
+    g = phase_graph(("a", "b"), random_control=True)
+    assert g["a/random"] == ("a/search",) and g["b/search"] == ("a/random",) and g["b/random"] == ("b/search",)
+    assert g["a/verify"] == ("a/random",) and g["b/verify"] == ("b/random",)
+    check_graph([Task(k, lambda: None, after) for k, after in g.items()])
+    seq = phase_graph(("a", "b"), overlap=False, random_control=True)
+    assert list(seq)[:6] == ["a/search", "a/random", "a/verify", "b/search", "b/random", "b/verify"]
+    assert list(seq)[6:] == ["choose", "transfer/a", "transfer/b"]
+
+
 def test_check_graph_refuses_unknown_or_later_prerequisites() -> None:
     with pytest.raises(ValueError, match="not listed before"):
         check_graph([Task("a", lambda: None, ("b",)), Task("b", lambda: None)])
