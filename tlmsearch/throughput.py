@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tlmsearch.config import Config, check_positive, option
+from tlmsearch.config import Config, check_choice, check_positive, option
 
 if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.config import ModelConfig
@@ -57,6 +57,7 @@ class ThroughputConfig(Config):
             check_positive(name, getattr(self, name))
         check_positive("warmup", self.warmup, allow_zero=True)
         check_positive("threads", self.threads, allow_zero=True)
+        check_choice("device", self.device, ("cpu", "cuda"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,9 +120,7 @@ def time_rounds(
     return {n: {m: tuple(v) for m, v in d.items()} for n, d in out.items()}
 
 
-def speeds(
-    seconds: Mapping[str, Mapping[str, Sequence[float]]], reference: str, tokens_per_call: int
-) -> list[Speed]:
+def speeds(seconds: Mapping[str, Mapping[str, Sequence[float]]], reference: str, tokens_per_call: int) -> list[Speed]:
     """Each model's speed per mode relative to `reference`, round by round."""
     if reference not in seconds:
         raise ValueError(f"reference {reference!r} was not timed")

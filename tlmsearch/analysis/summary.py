@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from tlmsearch.analysis.collect import label, profile_results
-from tlmsearch.analysis.front import pareto_data
+from tlmsearch.analysis.front import front_axis, pareto_data
 from tlmsearch.analysis.verdict import Verdict, find, resolve_levels, verdict
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, as_records, finished
 
@@ -109,7 +109,9 @@ def summarize(
     )
     search_kinds = ("compare",) if kind == "compare" and not finished(recs) else SEARCH_KINDS
     best = sorted(finished(recs, kinds=search_kinds), key=lambda r: r.metric("val_loss"))
-    front = pareto_data(recs, kinds=search_kinds).front
+    objectives = tuple(config.get("objectives") or ("val_loss",))
+    x_front = front_axis(recs, objectives, kinds=search_kinds)
+    front = pareto_data(recs, x=x_front, kinds=search_kinds).front if x_front else []
     counts = Counter((r.kind, r.status) for r in recs)
     notes = []
     if kind is None:
@@ -132,6 +134,7 @@ def summarize(
         "verify_plan": dict(plan) if plan else None,
         "verdicts": [v.to_dict() for v in vs],
         "best": [_trial_summary(r) for r in best[:top]],
+        "pareto_x": x_front,  # None: one objective at one budget, so no front (see front_axis)
         "pareto_front": [{"trial_id": p.trial_id, "profile": p.label, "x": p.x, "y": p.y} for p in front],
         "notes": notes,
     }
