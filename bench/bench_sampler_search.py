@@ -244,7 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     combos = [tuple(c.split("x", 1)) for c in args.combos.split(",") if c]
     refused = {f"{s} x {c}": m for s, c in combos if (m := refusal(s, c))}
     if args.analyse:
-        report(load_log(Path(args.analyse)), refused)
+        result = report(load_log(Path(args.analyse)), refused)
+        if args.out:
+            print(f"figures written to {save_result('sampler-search', {'log': args.analyse, **result}, args.out)}")
         return 0
     info = print_header("bench_sampler_search: sampler x scheduler on real short searches")
     import ray
