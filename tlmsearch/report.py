@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tlmsearch import plots
+from tlmsearch.analysis.front import front_axis
 from tlmsearch.analysis.headline import describe_shape, level
 from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import decision_seeds, summarize, verdicts
@@ -57,11 +58,9 @@ def quality_figure(records: list[TrialRecord], kinds: tuple[str, ...], objective
     """The figure that follows the declared objectives: a Pareto front of the two objectives
     when there are two; quality against parameters in a budget sweep; otherwise a ranking
     (one objective at one budget: a front against measured speed would only show load)."""
-    metric_of = {"params": "params_total"}
-    if len(objectives) >= 2:
-        return plots.plot_pareto(records, y=objectives[0], x=metric_of.get(objectives[1], objectives[1]), kinds=kinds)
-    if len({r.metric("params_total") for r in finished(records, kinds=kinds)}) > 1:
-        return plots.plot_pareto(records, x="params_total", kinds=kinds)
+    x = front_axis(records, objectives, kinds=kinds)
+    if x is not None:
+        return plots.plot_pareto(records, y=objectives[0], x=x, kinds=kinds)
     return plots.plot_ranking(records, kinds=kinds)
 
 

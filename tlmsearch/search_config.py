@@ -30,10 +30,26 @@ _NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]*\Z")  # \Z, not $: no trailing 
 
 SAMPLERS: tuple[str, ...] = ("tpe", "gp", "nsga2", "cmaes", "random", "qmc")
 SCHEDULERS: tuple[str, ...] = ("asha", "hyperband", "none")
-# objective -> direction; "params" is the model's total parameter count (budget sweeps)
-OBJECTIVES: dict[str, str] = {"val_loss": "min", "params": "min", "tokens_per_s": "max"}
+# objective -> direction; "params" is the model's total parameter count (budget sweeps);
+# "train_speed" / "infer_speed" are measured by `tlmsearch.throughput` at the end of each trial
+# (forward+backward / inference, interleaved with the uniform reference on the trial's worker)
+OBJECTIVES: dict[str, str] = {
+    "val_loss": "min",
+    "params": "min",
+    "tokens_per_s": "max",
+    "train_speed": "max",
+    "infer_speed": "max",
+}
 # objective -> the trainer's metric it reads
-OBJECTIVE_METRICS: dict[str, str] = {"val_loss": "val_loss", "params": "params_total", "tokens_per_s": "tokens_per_s"}
+OBJECTIVE_METRICS: dict[str, str] = {
+    "val_loss": "val_loss",
+    "params": "params_total",
+    "tokens_per_s": "tokens_per_s",
+    "train_speed": "train_speed",
+    "infer_speed": "infer_speed",
+}
+# objectives measured by the micro-benchmark of `tlmsearch.throughput` at the end of a trial
+SPEED_OBJECTIVES: tuple[str, ...] = ("train_speed", "infer_speed")
 # the default grace: the first rung after this fraction of a trial's steps (see SearchConfig.grace)
 GRACE_FRACTION = 1 / 3
 SINGLE_OBJECTIVE_SAMPLERS: tuple[str, ...] = ("cmaes",)
@@ -69,20 +85,21 @@ def check_sampler_scheduler(cfg: SearchConfig) -> None:
 
 
 def check_fair_objectives(cfg: SearchConfig) -> None:
-    """Refuse throughput as an objective of a new search: measured during the search it is noise.
+    """Refuse the training tokens/s as an objective of a new search: measured during it, it is noise.
 
     Every profile of a budget has the same parameter count and FLOPs per token, so the
-    tokens/s a trial reports differ only by what else the machine ran meanwhile (the same
-    cosine widths measured 3,095 tok/s in a search and 4,640 in `verify`); a sampler given
-    that objective optimises machine load. A fair measurement would be a separate,
-    interleaved, repeated micro-benchmark of each profile on one worker, which the tool does
-    not have yet. Loading an old run with this objective still works.
+    tokens/s a trial reports while it trains differ mostly by what else the machine ran
+    meanwhile (the same cosine widths measured 3,095 tok/s in a search and 4,640 in `verify`);
+    a sampler given that objective optimises machine load. Speed is an objective only as
+    `train_speed` / `infer_speed`: a separate micro-benchmark at the end of each trial, the
+    trial's model interleaved with the uniform reference on the same worker, repeated, the
+    median ratio (`tlmsearch.throughput`). Loading an old run with `tokens_per_s` still works.
     """
     if "tokens_per_s" in cfg.objectives:
         raise ConfigError(
             "objective 'tokens_per_s' is refused: tokens/s measured while trials share the machine is load noise "
-            "(every profile of a budget has the same parameters and FLOPs) and no fair micro-benchmark exists yet; "
-            "use --objectives val_loss (or val_loss,params with --base-widths)"
+            "(every profile of a budget has the same parameters and FLOPs); use train_speed or infer_speed, "
+            "measured by an interleaved micro-benchmark against the uniform profile on the trial's worker"
         )
 
 
@@ -120,7 +137,9 @@ class SearchConfig(Config):
     )
     space: str = option("taper", "search space: a name in search_spaces/ (`tlmsearch profiles --spaces`) or a .py file")
     sampler: str = option("tpe", "Optuna sampler", choices=SAMPLERS)
-    objectives: tuple[str, ...] = option(("val_loss",), "val_loss, optionally a second: params or tokens_per_s")
+    objectives: tuple[str, ...] = option(
+        ("val_loss",), "val_loss, optionally a second: params (budget sweeps), train_speed or infer_speed"
+    )
     scheduler: str = option("asha", "early stopping (hyperband: async, 3 brackets)", choices=SCHEDULERS)
     reduction_factor: int = option(3, "ASHA / HyperBand: keep 1 / reduction_factor at each rung")
     grace_steps: int = option(

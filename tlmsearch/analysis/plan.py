@@ -45,20 +45,25 @@ def choose_profiles(
     named: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[tuple[dict[str, Any], int, str | None]]:
     """(profile dict, base width, baseline name) of the `top_k` best distinct finished search
-    profiles, then cosine, uniform, the `controls` (ProfileSpec texts) and the `named` controls
-    (name -> ProfileSpec dict, e.g. "random-best": the random-search control) at each of their
-    budgets, each only when not already among them (a named control already chosen keeps the
-    name it was chosen under)."""
+    profiles of each budget, then cosine, uniform, the `controls` (ProfileSpec texts) and the
+    `named` controls (name -> ProfileSpec dict, e.g. "random-best": the random-search control) at
+    each of their budgets, each only when not already among them (a named control already chosen
+    keeps the name it was chosen under).
+
+    Per budget, not overall: in a budget sweep the larger budgets have the lower losses, so an
+    overall top-k would re-train only the largest budgets and leave the rest of the front
+    unverified. A fixed-budget search has one budget, and this is its top k.
+    """
     chosen: list[tuple[dict[str, Any], int, str | None]] = []
     seen: set[tuple[tuple[int, ...], int]] = set()
+    per_budget: dict[int, int] = {}
     for r in ranked(records):
         key = (tuple(r.widths), r.base_width)
-        if key in seen:
+        if key in seen or per_budget.get(r.base_width, 0) >= top_k:
             continue
         seen.add(key)
+        per_budget[r.base_width] = per_budget.get(r.base_width, 0) + 1
         chosen.append((r.profile, key[1], None))
-        if len(chosen) >= top_k:
-            break
     for base in sorted({c[1] for c in chosen}):
         for name, prof in BASELINES.items():
             if not any(c[1] == base and _baseline_of(c[0]) == name for c in chosen):

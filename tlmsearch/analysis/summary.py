@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from tlmsearch.analysis.collect import label, profile_results
-from tlmsearch.analysis.front import pareto_data
+from tlmsearch.analysis.front import front_axis, pareto_data
 from tlmsearch.analysis.verdict import Verdict, find, resolve_levels, verdict
 from tlmsearch.noise_floor import NoiseFloor, ranking_gaps
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, as_records, finished
@@ -114,7 +114,9 @@ def summarize(
     )
     search_kinds = ("compare",) if kind == "compare" and not finished(recs) else SEARCH_KINDS
     best = sorted(finished(recs, kinds=search_kinds), key=lambda r: r.metric("val_loss"))
-    front = pareto_data(recs, kinds=search_kinds).front
+    objectives = tuple(config.get("objectives") or ("val_loss",))
+    x_front = front_axis(recs, objectives, kinds=search_kinds)
+    front = pareto_data(recs, x=x_front, kinds=search_kinds).front if x_front else []
     counts = Counter((r.kind, r.status) for r in recs)
     notes = []
     if kind is None:
@@ -138,6 +140,7 @@ def summarize(
         "verdicts": [v.to_dict() for v in vs],
         "noise_floor": noise_floor.to_dict() if noise_floor is not None else None,
         "best": _with_gaps([_trial_summary(r) for r in best[:top]], noise_floor),
+        "pareto_x": x_front,  # None: one objective at one budget, so no front (see front_axis)
         "pareto_front": [{"trial_id": p.trial_id, "profile": p.label, "x": p.x, "y": p.y} for p in front],
         "notes": notes,
     }

@@ -48,8 +48,11 @@ examples:
 
 samplers: {samplers}; schedulers: {schedulers} (hyperband: async, up to 3 brackets);
 gp, cmaes and nsga2 learn only from completed trials: use them with --scheduler none.
-objectives: val_loss, plus optionally params (needs --base-widths); tokens_per_s is refused
-(throughput measured while trials share the machine is load noise).
+objectives: val_loss, plus optionally params (needs --base-widths), train_speed or infer_speed:
+speed relative to the uniform profile, forward+backward or inference, measured at the end of
+each full-length trial by a micro-benchmark on its worker (the trial's model and the uniform
+one interleaved, 5 rounds, the median ratio; `tlmsearch profiles --throughput` measures the
+same way). tokens_per_s is refused (tokens/s measured while trials share the machine is load noise).
 Training and data flags mean what they mean in `train`, `compare` and `verify`; --seed is
 also the sampler's seed.
 
@@ -72,7 +75,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--base-widths", type=int, nargs=2, metavar=("LOW", "HIGH"), help="budget sweep: base widths from LOW to HIGH"
     )
     g.add_argument(
-        "--objectives", help=f"comma-separated: val_loss[,params|tokens_per_s] (default: {DEFAULT.objectives[0]})"
+        "--objectives",
+        help=f"comma-separated: val_loss[,params|train_speed|infer_speed] (default: {DEFAULT.objectives[0]})",
     )
     g.add_argument(
         "--baseline", action="append", metavar="PROFILE", help="a baseline (repeatable; replaces the defaults)"

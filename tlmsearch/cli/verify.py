@@ -14,14 +14,14 @@ from tlmsearch.errors import UserError
 
 HELP = "re-train the top-k profiles and the baselines with several seeds; is cosine near-optimal?"
 DESCRIPTION = """\
-Short, noisy trials make a search's best trial optimistic (the winner's curse). verify re-trains
-the top-k distinct profiles of RUN_DIR, the cosine (1.5 -> 0.5) and uniform baselines and the
-controls the field argues about (expanding cosine 0.5 -> 1.5, linear 1.5 -> 0.5, the bowtie
-hourglass of Variable-Width Transformers) at full fidelity with fresh seeds, in parallel
-through Ray, and compares them paired by seed against cosine and uniform, with every
-candidate's interval, cosine's rank and regret, and the Spearman correlation between search
-scores and verified scores (with what it measures: seed-to-seed reliability at the same
-length, or proxy fidelity when --steps is longer than the search).
+Short, noisy trials make a search's best trial optimistic (the winner's curse). verify
+re-trains the top-k distinct profiles of RUN_DIR (of each budget in a budget sweep), the cosine
+(1.5 -> 0.5) and uniform baselines and the controls the field argues about (expanding cosine
+0.5 -> 1.5, linear 1.5 -> 0.5, the bowtie hourglass of Variable-Width Transformers) at full
+fidelity with fresh seeds, in parallel through Ray, and compares them paired by seed against
+cosine and uniform, with every candidate's interval, cosine's rank and regret, and the Spearman
+correlation between search scores and verified scores (with what it measures: seed-to-seed
+reliability at the same length, or proxy fidelity when --steps is longer than the search).
 
 Three outcomes, decided against --margin (declared before the data, default 1% perplexity) at
 level --alpha (default 0.05), with one-sided t tests Holm-corrected over the candidates:
@@ -54,7 +54,9 @@ examples:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR", help="a search run directory")
-    p.add_argument("--top-k", type=int, default=5, help="distinct best profiles to re-train (default: 5)")
+    p.add_argument(
+        "--top-k", type=int, default=5, help="distinct best profiles to re-train, per budget in a sweep (default: 5)"
+    )
     p.add_argument(
         "--seeds",
         default="auto",

@@ -13,6 +13,11 @@ vocabulary), `TrainConfig`, `DataConfig` and budget of the trial, resolved once 
 `tlmsearch.resolve.trial_shape`; the driver stores them in the trial record, so nothing
 downstream re-derives what a trial trained.
 
+When an objective is `train_speed` or `infer_speed`, the final evaluation also carries a
+micro-benchmark of the trial's model interleaved with the uniform reference (the uniform
+profile at the search's base width, the middle one in a budget sweep) on this worker
+(`speed_metrics`, `tlmsearch.throughput`): a trial stopped early has none, and is PRUNED.
+
 A trial whose training raises (divergence, a bad shape, anything) reports `failed=1` and the
 reason and then ends normally: the search goes on, the driver records the failure, and Ray's
 retries (`max_failures`) stay reserved for infrastructure failures (a dead worker).
@@ -28,11 +33,12 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.config import TrainConfig
+from tlmsearch.config import ModelConfig, TrainConfig
 from tlmsearch.models import count_params
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import trial_shape
-from tlmsearch.search_config import OBJECTIVE_METRICS, SearchConfig
+from tlmsearch.search_config import OBJECTIVE_METRICS, SPEED_OBJECTIVES, SearchConfig
+from tlmsearch.throughput import ThroughputConfig, trial_metrics
 
 CURVE_FILE = "curve.json"
 TRIAL_TMP_ENV = "TLMSEARCH_TRIAL_TMP"  # the driver's scratch folder for trial folders (see tuning.runner)
@@ -45,6 +51,23 @@ def trial_train_config(cfg: SearchConfig, seed: int) -> TrainConfig:
     if cfg.gpus_per_trial > 0:
         changes.update(device="cuda", dtype="bfloat16")
     return cfg.train.replace(**changes)
+
+
+def speed_metrics(cfg: SearchConfig, train_cfg: TrainConfig, model_cfg: Any) -> dict[str, float]:
+    """The trial's measured speed against the uniform reference (see the module doc); {} when
+    no objective asks for it."""
+    if not set(cfg.objectives) & set(SPEED_OBJECTIVES):
+        return {}
+    from tlmsearch.trainer import resolve_vocab
+
+    reference = resolve_vocab(trial_shape(cfg, ProfileSpec.parse("uniform"))[2], cfg.data)
+    device = train_cfg.device
+    if device == "auto":
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    bench = ThroughputConfig(batch_size=train_cfg.batch_size, threads=train_cfg.threads, device=device)
+    return trial_metrics(model_cfg, reference, bench)
 
 
 def _mtime(path: Path) -> int:
@@ -98,6 +121,8 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
     saved = [_mtime(work / CHECKPOINT_FILE)]
 
     def report(step: int, metrics: dict[str, float]) -> None:
+        if step >= train_cfg.steps and "model" in trained:
+            metrics = {**metrics, **speed_metrics(cfg, train_cfg, ModelConfig.from_dict(trained["model"]))}
         curve.append(dict(metrics))
         flat = {**static, **metrics, "step": int(step), "curve": list(curve), "trained": trained}
         for key, source in OBJECTIVE_METRICS.items():
