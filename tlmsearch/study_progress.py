@@ -24,7 +24,7 @@ from typing import IO, Any
 
 from tlmsearch.analysis.collect import label
 from tlmsearch.rundir.layout import SEARCH_CONFIG
-from tlmsearch.rundir.records import SEARCH_KINDS, finished, read_records
+from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS, finished, read_records
 from tlmsearch.search_config import SearchConfig
 from tlmsearch.study_config import StudyConfig
 from tlmsearch.study_cost import estimate, phase_trials, remaining_seconds
@@ -63,7 +63,7 @@ def arch_progress(cfg: StudyConfig, study_dir: Path, arch: str, phases: dict[str
     records = read_records(study_dir / arch)
     moved = read_records(transfer_dir(study_dir, arch))
     ended = {
-        "search": sum(r.kind in SEARCH_KINDS for r in records),
+        "search": sum(r.kind in (*SEARCH_KINDS, NOISE_KIND) for r in records),  # its total counts the floor
         "verify": sum(r.kind == "verify" for r in records),
         "transfer": sum(r.kind == TRANSFER_KIND for r in moved),
     }

@@ -132,3 +132,12 @@ def test_status_prints_the_same_line_from_the_files(tmp_path: Path, capsys: pyte
     assert main(["status", str(study), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["now"] == first and data["now_archs"][0]["ended"] == 3
+
+
+def test_the_noise_floor_trials_count_as_ended_search_trials(tmp_path: Path) -> None:
+    # the search phase's total counts the floor's extra seeds, so its ended count must too
+    study = _study(tmp_path, {"transformer/search": "running", "gated_attention/search": "pending"})
+    write_run(study / "transformer", [record(f"n{i}", "uniform", 2.3, kind="noise", seed=i + 1) for i in range(2)])
+    _, rows = snapshot(study)
+    by = {r.arch: r for r in rows}
+    assert (by["transformer"].phase, by["transformer"].ended, by["transformer"].total) == ("search", 2, (6, 6))
