@@ -13,8 +13,10 @@ from typing import Any
 
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.layout import FIXED_DIR
+from tlmsearch.rundir.locations import record_folder
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.search_config import SearchConfig
+from tlmsearch.storage import join, normalise
 from tlmsearch.tuning.runner import (
     fit_trials,
     run_config,
@@ -22,6 +24,7 @@ from tlmsearch.tuning.runner import (
     trainable_for,
     trial_dirname,
 )
+from tlmsearch.tuning.trial_storage import run_root
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,7 +51,9 @@ def run_fixed(
 
     No sampler, no early stopping. Each ended trial is appended to `<run_dir>/trials.jsonl`
     as a record of `kind` ("verify", "compare", ...); returns the new records in `items` order.
-    `steps` overrides `search_cfg.train.steps`.
+    `steps` overrides `search_cfg.train.steps`. Tune's folder of the batch lies in
+    `<trial storage>/fixed/<kind>-<time>`: below the run directory, or below the run's folder in
+    `search_cfg.storage` (recorded in `locations.json`).
     """
     from ray import tune
 
@@ -59,9 +64,9 @@ def run_fixed(
     if not items:
         return []
     cfg = search_cfg if steps is None else search_cfg.replace(train=search_cfg.train.replace(steps=steps))
-    cfg = cfg.replace(name=cfg.name or "fixed")
+    cfg = cfg.replace(name=cfg.name or "fixed", storage=normalise(cfg.storage))
     run_dir = Path(run_dir).resolve()
-    run_dir.mkdir(parents=True, exist_ok=True)
+    root = run_root(cfg, run_dir)
     configs = []
     for i, item in enumerate(items):
         config: dict[str, Any] = {
@@ -76,7 +81,9 @@ def run_fixed(
         if item.name:
             config["baseline"] = item.name
         configs.append(config)
-    start_ray(cfg, address)
+    start_ray(cfg, address, root)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    record_folder(run_dir, "fixed", root if cfg.storage else None)
     progress_view.ENABLED = progress
     writer = RecordWriter(run_dir, cfg)
     callbacks: list = [writer] + (
@@ -92,7 +99,7 @@ def run_fixed(
             reuse_actors=True,
             trial_dirname_creator=trial_dirname,
         ),
-        run_config=run_config(cfg, run_dir / FIXED_DIR, f"{kind}-{stamp}", callbacks),
+        run_config=run_config(cfg, join(root, FIXED_DIR), f"{kind}-{stamp}", callbacks),
     )
     fit_trials(tuner, run_dir, len(items), lambda: len(writer.written), cfg, resumable=False)
     by_index = {int(writer.configs[r.trial_id].get("index", -1)): r for r in writer.written}

@@ -34,15 +34,23 @@ from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import budget_for, search_preset, sweep_widths, trial_shape
 from tlmsearch.rundir.layout import OPTUNA_LOG, SEARCH_CONFIG, TUNE_DIR
+from tlmsearch.rundir.locations import folder as located
+from tlmsearch.rundir.locations import read_locations, record_folder
 from tlmsearch.rundir.lock import run_lock
 from tlmsearch.rundir.provenance import write_environment
 from tlmsearch.rundir.records import SEARCH_KINDS, RecordLog, read_records
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.search_config import SearchConfig, check_fair_objectives, check_sampler_scheduler
 from tlmsearch.spaces import load_space
+from tlmsearch.storage import join as join_location
+from tlmsearch.storage import normalise as normalise_storage
+from tlmsearch.storage import parent as parent_location
 from tlmsearch.tuning.location import bound_to
 from tlmsearch.tuning.reconcile import prune_checkpoints, relocate_search_state, repair_journal, tune_state_problem
+from tlmsearch.tuning.resources import check_resources, local_gpus
+from tlmsearch.tuning.store_dir import StoreDir
 from tlmsearch.tuning.trainable import TRIAL_TMP_ENV, run_trial, trial_train_config
+from tlmsearch.tuning.trial_storage import check_unused, check_writable, run_root
 from tlmsearch.validate import check_training_fits, writable_dir
 
 OBJECT_STORE_BYTES = 128 * 1024**2  # the trials exchange only small dicts
@@ -100,7 +108,7 @@ def ensure_ray(address: str | None = None) -> None:
     os.environ[TRIAL_TMP_ENV] = str(scratch)  # the workers of a local Ray inherit it
     # address="local": a fresh instance of our own, never some other Ray found on the machine
     ray.init(
-        address="local", num_cpus=cpu_count(), num_gpus=_local_gpus(), object_store_memory=OBJECT_STORE_BYTES, **quiet
+        address="local", num_cpus=cpu_count(), num_gpus=local_gpus(), object_store_memory=OBJECT_STORE_BYTES, **quiet
     )
     node = ray._private.worker._global_node
     session = Path(node.get_session_dir_path()) if node is not None else None
@@ -159,36 +167,6 @@ def _sigterm_as_sigint() -> None:
         signal.signal(signal.SIGTERM, lambda signum, frame: os.kill(os.getpid(), signal.SIGINT))
 
 
-def _local_gpus() -> int:
-    try:
-        import torch
-
-        return torch.cuda.device_count()
-    except Exception:  # noqa: BLE001
-        return 0
-
-
-def check_resources(cfg: SearchConfig, address: str | None = None) -> None:
-    """A trial must fit on one node: this machine, or the largest node of the cluster."""
-    if address:
-        import ray
-
-        nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
-        cpus = max((n.get("CPU", 0) for n in nodes), default=0)
-        gpus = max((n.get("GPU", 0) for n in nodes), default=0)
-        where = "the largest Ray node has"
-    else:
-        from tlmsearch.hardware import cpu_count
-
-        cpus, gpus, where = cpu_count(), _local_gpus(), "this machine has"
-    if cfg.cpus_per_trial > cpus:
-        raise ConfigError(f"cpus_per_trial={cfg.cpus_per_trial:g} but {where} {cpus:g} CPUs")
-    if cfg.gpus_per_trial > gpus:
-        raise ConfigError(
-            f"gpus_per_trial={cfg.gpus_per_trial:g} but {where} {gpus:g} GPUs" + ("" if gpus else " (no CUDA device)")
-        )
-
-
 # ----------------------------------------------------------------------------- validation
 
 
@@ -208,6 +186,8 @@ def resolve(cfg: SearchConfig) -> SearchConfig:
         check_training_fits(trial_shape(cfg, ProfileSpec.parse("uniform"), sweep_widths(cfg)[1])[2], cfg.train)
     writable_dir(cfg.runs_dir, "runs_dir")  # a file or unwritable place: refused before Ray starts
     writable_dir(cfg.data.cache_path(), "cache_dir")
+    if cfg.storage:  # absolute: the workers do not share the driver's working directory
+        cfg = cfg.replace(storage=normalise_storage(cfg.storage))
     if not cfg.name:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         cfg = cfg.replace(name=f"{cfg.arch}-{space.name}-{cfg.sampler}-{stamp}")
@@ -240,15 +220,22 @@ def prepare_local(cfg: SearchConfig) -> None:
 # ----------------------------------------------------------------------------- tuner
 
 
-def start_ray(cfg: SearchConfig, address: str | None) -> None:
-    """Check the resources a search asks for and start (or join) Ray; on a local Ray the
-    driver prepares the corpus and measures the matmul peak once, before any trial."""
+def start_ray(cfg: SearchConfig, address: str | None, root: str | None = None) -> None:
+    """Check the resources a search asks for and its trial storage `root`, and start (or join)
+    Ray; on a local Ray the driver prepares the corpus and measures the matmul peak once,
+    before any trial. On a cluster, every node must see `root` (`trial_storage.check_shared`)."""
+    from tlmsearch.tuning import trial_storage
+
+    if root is not None and cfg.storage:
+        trial_storage.check_writable(root)
     if not address:
         check_resources(cfg)
         prepare_local(cfg)
     ensure_ray(address)
     if address:
         check_resources(cfg, address)
+        if root is not None:
+            trial_storage.check_shared(root, trial_storage.ray_node_runner)
 
 
 def trainable_for(cfg: SearchConfig) -> Any:
@@ -280,12 +267,13 @@ def _scheduler(cfg: SearchConfig) -> Any:
     )
 
 
-def run_config(cfg: SearchConfig, run_dir: Path, name: str, callbacks: list) -> Any:
+def run_config(cfg: SearchConfig, storage: str | Path, name: str, callbacks: list) -> Any:
+    """Tune's RunConfig: the experiment folder `storage`/`name` (a path or a URI)."""
     from ray import tune
 
     return tune.RunConfig(
         name=name,
-        storage_path=str(run_dir),
+        storage_path=str(storage),
         verbose=0,
         callbacks=callbacks,
         failure_config=tune.FailureConfig(max_failures=cfg.max_failures),
@@ -308,13 +296,14 @@ def _callbacks(cfg: SearchConfig, run_dir: Path, total: int, progress: bool) -> 
 def _new_tuner(
     cfg: SearchConfig,
     run_dir: Path,
+    root: str,
     progress: bool,
     *,
     samples: int | None = None,
     skip_baselines: frozenset[str] = frozenset(),
     sampler_seed: int | None = None,
 ) -> Any:
-    """A Tuner for `samples` trials (all of `cfg.trials` by default) in `run_dir/tune`; a
+    """A Tuner for `samples` trials (all of `cfg.trials` by default) in `root/tune`; a
     rebuilt search skips the baselines already recorded and seeds its sampler anew, so it
     does not replay the sampled points of the first session."""
     from ray import tune
@@ -339,7 +328,7 @@ def _new_tuner(
     return tune.Tuner(
         trainable_for(cfg),
         tune_config=tune_config,
-        run_config=run_config(cfg, run_dir, TUNE_DIR, _callbacks(cfg, run_dir, cfg.trials, progress)),
+        run_config=run_config(cfg, root, TUNE_DIR, _callbacks(cfg, run_dir, cfg.trials, progress)),
     )
 
 
@@ -403,13 +392,18 @@ def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = Tr
     run_dir = (Path(cfg.runs_dir) / cfg.name).resolve()
     if (run_dir / SEARCH_CONFIG).exists():
         raise ConfigError(f"run directory {run_dir} already holds a search; resume it or choose another name")
-    start_ray(cfg, address)
+    root = run_root(cfg, run_dir)
+    if cfg.storage:  # (start_ray checks it is writable again: resume and fixed trials need that too)
+        check_writable(root)
+        check_unused(root, cfg.name)
+    start_ray(cfg, address, root)
     run_dir.mkdir(parents=True, exist_ok=True)
     with run_lock(run_dir), bound_to(run_dir):
         cfg.save(run_dir / SEARCH_CONFIG)
         write_environment(run_dir, seeds={"search": cfg.seed})
+        record_folder(run_dir, "tune", root if cfg.storage else None)
         _quiet_optuna()
-        fit_trials(_new_tuner(cfg, run_dir, progress), run_dir, cfg.trials, _search_ended(run_dir), cfg)
+        fit_trials(_new_tuner(cfg, run_dir, root, progress), run_dir, cfg.trials, _search_ended(run_dir), cfg)
         _close_zombies(cfg, run_dir)
     return load(run_dir)
 
@@ -434,36 +428,37 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
             f"{run_dir} holds no search trials (only {', '.join(sorted(kinds))} runs), so there is no search "
             "to resume; an interrupted `tlmsearch compare` is re-run under a new --name"
         )
+    tune_path = StoreDir.of(tune_folder(cfg, run_dir))  # where the search wrote it (locations.json)
+    root = parent_location(tune_path.location)
     with run_lock(run_dir), bound_to(run_dir):
         RecordLog(run_dir)  # cuts a record torn by a crash (one warning line)
         journal_repaired = repair_journal(run_dir)
         if sum(r.kind in SEARCH_KINDS for r in read_records(run_dir)) >= cfg.trials:
             _close_zombies(cfg, run_dir)  # finished: every trial has its record; no Ray to start
             return load(run_dir)
-        start_ray(cfg, address)
+        start_ray(cfg, address, root)
         _quiet_optuna()
-        tune_path = run_dir / TUNE_DIR
         problem = tune_state_problem(tune_path)
         if problem is None and journal_repaired:
             problem = f"{run_dir / OPTUNA_LOG} lost its last line, so Tune's saved searcher no longer matches it"
         tuner = None
         if problem is None:
             try:
-                relocate_search_state(tune_path, run_dir)
+                relocate_search_state(tune_path, StoreDir.of(root))
                 tuner = tune.Tuner.restore(
-                    str(tune_path), trainable_for(cfg), resume_unfinished=True, resume_errored=False
+                    tune_path.location, trainable_for(cfg), resume_unfinished=True, resume_errored=False
                 )
             except Exception as exc:  # noqa: BLE001 - any unreadable state: rebuild from the records
                 problem = f"restoring {tune_path} failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
         if problem is not None:
-            tuner = _rebuild(cfg, run_dir, problem, progress)
+            tuner = _rebuild(cfg, run_dir, tune_path, problem, progress)
         if tuner is not None:
             fit_trials(tuner, run_dir, cfg.trials, _search_ended(run_dir), cfg)
         _close_zombies(cfg, run_dir)
     return load(run_dir)
 
 
-def _rebuild(cfg: SearchConfig, run_dir: Path, problem: str, progress: bool) -> Any:
+def _rebuild(cfg: SearchConfig, run_dir: Path, tune_path: StoreDir, problem: str, progress: bool) -> Any:
     """A new Tuner for the trials `trials.jsonl` does not hold yet (None when it holds all).
 
     Tune's unusable state is set aside (`tune.damaged-<time>/`, nothing deleted); Optuna
@@ -474,11 +469,11 @@ def _rebuild(cfg: SearchConfig, run_dir: Path, problem: str, progress: bool) -> 
     from tlmsearch.tuning.reconcile import close_zombies, open_study
 
     records = [r for r in read_records(run_dir) if r.kind in SEARCH_KINDS]
-    tune_path = run_dir / TUNE_DIR
     note = f"note: {problem}; continuing from trials.jsonl ({len(records)} of {cfg.trials} trials recorded)"
+    root = StoreDir.of(parent_location(tune_path.location))
     if tune_path.exists():
-        aside = run_dir / f"{TUNE_DIR}.damaged-{dt.datetime.now().strftime('%Y%m%d-%H%M%S-%f')}"
-        tune_path.rename(aside)
+        aside = root / f"{TUNE_DIR}.damaged-{dt.datetime.now().strftime('%Y%m%d-%H%M%S-%f')}"
+        tune_path.move_to(aside)
         note += f"; Tune's state set aside in {aside.name}"
     print(note, file=sys.stderr)
     study = open_study(run_dir)
@@ -489,7 +484,9 @@ def _rebuild(cfg: SearchConfig, run_dir: Path, problem: str, progress: bool) -> 
         return None
     done = frozenset(r.baseline for r in records if r.baseline)
     offset = len(study.trials) if study is not None else 0
-    return _new_tuner(cfg, run_dir, progress, samples=remaining, skip_baselines=done, sampler_seed=cfg.seed + offset)
+    return _new_tuner(
+        cfg, run_dir, root.location, progress, samples=remaining, skip_baselines=done, sampler_seed=cfg.seed + offset
+    )
 
 
 def _close_zombies(cfg: SearchConfig, run_dir: Path) -> None:
@@ -502,4 +499,12 @@ def _close_zombies(cfg: SearchConfig, run_dir: Path) -> None:
     study = open_study(run_dir)
     if study is not None:
         close_zombies(study, records, cfg)
-    prune_checkpoints(run_dir / TUNE_DIR)
+    prune_checkpoints(tune_folder(cfg, run_dir))
+
+
+def tune_folder(cfg: SearchConfig, run_dir: Path) -> str:
+    """Where the search's Tune folder lies: as `locations.json` recorded it, else (a run written
+    before that file existed) below the run directory."""
+    if "tune" in read_locations(run_dir):
+        return located(run_dir, "tune")
+    return join_location(run_root(cfg, run_dir), TUNE_DIR) if cfg.storage else str(run_dir / TUNE_DIR)
