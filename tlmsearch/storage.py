@@ -85,7 +85,7 @@ def local_path(location: str) -> Path | None:
 def join(location: str, *names: str) -> str:
     """`location` / names, keeping a URI's query string (`s3://b/p?region=x`) at the end."""
     base, sep, query = location.partition("?") if is_uri(location) else (location, "", "")
-    path = base.rstrip("/") if base.rstrip("/") else base
+    path = base.rstrip("/")  # "/" + "run" = "/run"
     for name in names:
         path = f"{path}/{name}"
     return f"{path}{sep}{query}"
