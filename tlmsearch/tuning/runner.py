@@ -401,7 +401,8 @@ def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = Tr
     with run_lock(run_dir), bound_to(run_dir):
         cfg.save(run_dir / SEARCH_CONFIG)
         write_environment(run_dir, seeds={"search": cfg.seed})
-        record_folder(run_dir, "tune", root if cfg.storage else None)
+        for key in ("tune", "fixed"):  # fixed: where a later verify puts its trials by default
+            record_folder(run_dir, key, root if cfg.storage else None)
         _quiet_optuna()
         fit_trials(_new_tuner(cfg, run_dir, root, progress), run_dir, cfg.trials, _search_ended(run_dir), cfg)
         _close_zombies(cfg, run_dir)
