@@ -82,7 +82,9 @@ def probe_marker(marker_dir: str, driver_file: str, token: str, node_id: str) ->
     try:
         with fs.open_input_stream(f"{path}/{driver_file}") as fh:
             seen = bytes(fh.read()).decode(errors="replace").strip()
-    except Exception as exc:  # noqa: BLE001 - not found, permission, ...
+    except FileNotFoundError:
+        return "it cannot read the marker file the driver wrote (no such file there: another filesystem)"
+    except Exception as exc:  # noqa: BLE001 - permission, ...
         return f"it cannot read the marker file the driver wrote ({_first_line(exc)})"
     if seen != token:
         return "it sees another file at that path than the driver wrote (a different filesystem there)"
