@@ -25,7 +25,7 @@ from tlmsearch.config import (
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.search_config import DEFAULT_BASELINES, SAMPLERS, SCHEDULERS, SearchConfig, check_name
-from tlmsearch.storage import join
+from tlmsearch.storage import check_storage, join
 
 DEFAULT_ARCHS: tuple[str, ...] = ("transformer", "gated_attention", "titans", "hope_attention")
 # the paper's controlled experiment (one third of the layers wider: early / middle / late),
@@ -106,6 +106,7 @@ class StudyConfig(Config):
             raise ConfigError(f"alpha={self.alpha} must lie in (0, 0.5)")
         if self.name:
             check_name(self.name)
+        check_storage(self.storage)
         for text in self.controls:
             ProfileSpec.parse(text)  # raises ConfigError naming the bad profile
         self.search_config(self.archs[0])  # every derived search must be valid too

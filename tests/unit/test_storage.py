@@ -66,3 +66,37 @@ def test_join_parent_and_local_path() -> None:
     assert local_path("s3://b/p") is None and is_uri("s3://b") and not is_uri("/a")
     with pytest.raises(ValueError):
         trial_root("", "x")
+
+
+def test_a_study_gives_each_of_its_runs_a_folder_below_its_storage() -> None:
+    from tlmsearch.study_config import StudyConfig
+
+    cfg = StudyConfig(name="across", storage="s3://bucket/tlm", gpus_per_trial=0.25)
+    search = cfg.search_config("titans")
+    assert search.storage == "s3://bucket/tlm/across" and search.gpus_per_trial == 0.25
+    assert StudyConfig().search_config("titans").storage == ""
+    assert StudyConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(ConfigError, match="storage='ftp://x': unsupported URI scheme"):
+        StudyConfig(storage="ftp://x")
+
+
+@pytest.mark.parametrize("command", ["compare", "verify", "study"])
+def test_every_training_command_refuses_a_bad_storage_in_one_line(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from analysis_fakes import search_records, write_run
+
+    from tlmsearch.cli import main
+
+    common = ["--storage", "ftp://host/dir"]
+    argv = {
+        "compare": ["compare", "--families", "uniform", "cosine", "--preset", "tiny", "--corpus", "pydoc",
+                    "--runs-dir", str(tmp_path), *common],
+        "verify": ["verify", str(write_run(tmp_path / "run", search_records())), "--seeds", "2", *common],
+        "study": ["study", "--archs", "transformer", "--preset", "tiny", "--runs-dir", str(tmp_path), *common],
+    }[command]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert "unsupported URI scheme 'ftp'" in err, err
+    assert not any(tmp_path.glob("compare-*")) and not any(tmp_path.glob("study-*"))
