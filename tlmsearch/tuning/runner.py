@@ -2,8 +2,9 @@
 
 A run directory `<runs_dir>/<name>/` holds `search.yaml`, `environment.json`, the Optuna
 journal `optuna.log`, Ray Tune's experiment folder `tune/` and `trials.jsonl`. With
-`address`, the driver joins an existing Ray cluster; the run directory must then lie on
-storage every node can reach (a shared filesystem).
+`address`, the driver joins an existing Ray cluster; Tune's folder (its state and the trial
+checkpoints) must then lie where every node reaches: the run directory on a shared
+filesystem, or `SearchConfig.storage` (`STORAGE/<name>/tune`; `locations.json` says which).
 
 A local Ray is this process's own: its trials keep their temporary folders in a scratch folder
 of this process (`TRIAL_TMP_ENV`, inherited by the workers), emptied after every `fit`, and at
@@ -50,7 +51,7 @@ from tlmsearch.tuning.reconcile import prune_checkpoints, relocate_search_state,
 from tlmsearch.tuning.resources import check_resources, local_gpus
 from tlmsearch.tuning.store_dir import StoreDir
 from tlmsearch.tuning.trainable import TRIAL_TMP_ENV, run_trial, trial_train_config
-from tlmsearch.tuning.trial_storage import check_unused, check_writable, run_root
+from tlmsearch.tuning.trial_storage import check_shared, check_unused, check_writable, ray_node_runner, run_root
 from tlmsearch.validate import check_training_fits, writable_dir
 
 OBJECT_STORE_BYTES = 128 * 1024**2  # the trials exchange only small dicts
@@ -224,10 +225,8 @@ def start_ray(cfg: SearchConfig, address: str | None, root: str | None = None) -
     """Check the resources a search asks for and its trial storage `root`, and start (or join)
     Ray; on a local Ray the driver prepares the corpus and measures the matmul peak once,
     before any trial. On a cluster, every node must see `root` (`trial_storage.check_shared`)."""
-    from tlmsearch.tuning import trial_storage
-
     if root is not None and cfg.storage:
-        trial_storage.check_writable(root)
+        check_writable(root)
     if not address:
         check_resources(cfg)
         prepare_local(cfg)
@@ -235,7 +234,7 @@ def start_ray(cfg: SearchConfig, address: str | None, root: str | None = None) -
     if address:
         check_resources(cfg, address)
         if root is not None:
-            trial_storage.check_shared(root, trial_storage.ray_node_runner)
+            check_shared(root, ray_node_runner)
 
 
 def trainable_for(cfg: SearchConfig) -> Any:
