@@ -114,6 +114,7 @@ def compare(
     data: Mapping[str, Any] | None = None,
     cpus_per_trial: float = 1.0,
     gpus_per_trial: float = 0.0,
+    storage: str = "",
     seed: int = 0,
     threshold: float | None = None,
     confidence: float | None = None,
@@ -129,13 +130,14 @@ def compare(
     and summary.json into the new run directory.
 
     `train`/`data` are TrainConfig/DataConfig fields, `model` ModelConfig or preset overrides;
-    `margin` (old name `threshold`) and `alpha` (or `confidence` = 1 - alpha) decide the verdict.
+    `storage` is where trial checkpoints go (a shared path or object-store URI; "" = the run
+    directory); `margin` (old name `threshold`) and `alpha` (or `confidence` = 1 - alpha) decide the verdict.
     """
     margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
     result = train_and_compare(
         profiles, arch=arch, preset=preset, seeds=seeds, steps=steps, base_width=base_width, name=name,
         runs_dir=runs_dir, model=model, train=train, data=data, cpus_per_trial=cpus_per_trial,
-        gpus_per_trial=gpus_per_trial, seed=seed, margin=margin, alpha=alpha, method=method,
+        gpus_per_trial=gpus_per_trial, storage=storage, seed=seed, margin=margin, alpha=alpha, method=method,
         address=address, progress=progress,
     )  # fmt: skip
     if report and any(r.status == "complete" for r in result.records):

@@ -24,6 +24,7 @@ from tlmsearch.config import (
 )
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
+from tlmsearch.storage import check_storage
 from tlmsearch.validate import MAX_SEED, check_int, load_yaml, read_text
 
 _NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]*\Z")  # \Z, not $: no trailing newline
@@ -151,6 +152,11 @@ class SearchConfig(Config):
     cpus_per_trial: float = option(1.0, "CPUs per trial (also its torch threads unless --threads)")
     gpus_per_trial: float = option(0.0, "GPUs per trial; fractions share one GPU between trials")
     max_failures: int = option(2, "retries of a trial whose worker died (infrastructure failure)")
+    storage: str = option(
+        "",
+        "where trial checkpoints go: a filesystem path or URI (s3://, gs://, file://...) every node reaches; "
+        "empty = the run directory (one machine)",
+    )
     seed: int = option(0, "sampler seed and training seed of every trial")
     noise_seeds: int = option(
         3,
@@ -206,6 +212,7 @@ class SearchConfig(Config):
         check_int("noise_seeds", self.noise_seeds, 0, MAX_NOISE_SEEDS)
         if self.noise_seeds == 1:
             raise ConfigError("noise_seeds=1 gives no spread: use 0 (no noise floor) or at least 2")
+        check_storage(self.storage)
         if self.grace_steps > self.train.steps:
             raise ConfigError(f"grace_steps={self.grace_steps} must not exceed train.steps={self.train.steps}")
         if self.name:

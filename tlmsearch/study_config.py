@@ -25,6 +25,7 @@ from tlmsearch.config import (
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.search_config import DEFAULT_BASELINES, SAMPLERS, SCHEDULERS, SearchConfig, check_name
+from tlmsearch.storage import check_storage, join
 
 PHASE_ORDERS = ("overlap", "sequential")
 DEFAULT_ARCHS: tuple[str, ...] = ("transformer", "gated_attention", "titans", "hope_attention")
@@ -75,6 +76,12 @@ class StudyConfig(Config):
     margin: float = option(0.01, "perplexity gain over cosine that matters, declared before the data")
     alpha: float = option(0.05, "level of each claim of a verdict")
     cpus_per_trial: float = option(1.0, "CPUs per trial")
+    gpus_per_trial: float = option(0.0, "GPUs per trial; fractions share one GPU between trials")
+    storage: str = option(
+        "",
+        "where trial checkpoints go: a filesystem path or URI (s3://, gs://, file://...) every node reaches; "
+        "empty = the study directory (one machine)",
+    )
     max_concurrent: int = option(0, "trials at once; 0 = as many as the resources allow")
     phase_order: str = option(
         "overlap", "phases: overlap (the next search trains beside the last verification) or sequential",
@@ -105,7 +112,7 @@ class StudyConfig(Config):
         check_choice("phase_order", self.phase_order, PHASE_ORDERS)
         for field in ("trials", "top_k", "transfer_seeds", "cpus_per_trial"):
             check_positive(field, getattr(self, field))
-        for field in ("seeds", "base_width", "max_concurrent", "seed"):
+        for field in ("seeds", "base_width", "max_concurrent", "seed", "gpus_per_trial"):
             check_positive(field, getattr(self, field), allow_zero=True)
         if self.seeds == 1:
             raise ConfigError("seeds=1 gives no spread: use 0 (planned) or at least 2")
@@ -121,6 +128,7 @@ class StudyConfig(Config):
             raise ConfigError(f"alpha={self.alpha} must lie in (0, 0.5)")
         if self.name:
             check_name(self.name)
+        check_storage(self.storage)
         for text in self.controls:
             ProfileSpec.parse(text)  # raises ConfigError naming the bad profile
         self.search_config(self.archs[0])  # every derived search must be valid too
@@ -154,6 +162,9 @@ class StudyConfig(Config):
             scheduler=self.scheduler,
             trials=self.trials,
             cpus_per_trial=self.cpus_per_trial,
+            gpus_per_trial=self.gpus_per_trial,
+            # every run of the study gets its folder below <storage>/<study name>/
+            storage=join(self.storage, self.name or "study") if self.storage else "",
             max_concurrent=self.max_concurrent,
             seed=self.seed,
             noise_seeds=self.noise_seeds,

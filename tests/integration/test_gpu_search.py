@@ -1,8 +1,11 @@
-"""A real search on CUDA with fractional GPUs per trial (skipped without CUDA).
+"""A real fractional-GPU search: four trials share one GPU (0.25 each), on CUDA in bf16.
 
-Runs the CLI in a subprocess so that its own local Ray detects the GPU (the shared test Ray
-declares none). Four trials at 0.5 GPU each: Ray must place two at a time on the one device,
-each trial must record the GPU it was given, and bf16 autocast must train to a finite loss.
+Needs CUDA (marked `gpu`: skipped on CPU-only machines). Each record must say which GPU the
+trial ran on (Ray's id and the device name), that Ray reserved a quarter of it, and that the
+trial trained on CUDA. The search starts a local Ray of its own (with this machine's GPUs) and
+shuts it down, so the shared 2-CPU session of the other integration tests is not disturbed.
+The second test runs the same kind of search through the CLI in a subprocess (its own Ray) with
+0.5 GPU a trial and checks that two trials really ran at once on the one device.
 """
 
 from __future__ import annotations
@@ -23,9 +26,38 @@ pytestmark = [
 ]
 
 
+def test_four_trials_share_one_gpu(tmp_path: Path) -> None:
+    import ray
+
+    import tlmsearch
+    from tlmsearch.config import DataConfig, TrainConfig
+    from tlmsearch.tuning import SearchConfig
+
+    if ray.is_initialized():  # the shared CPU session: this search needs a Ray that sees the GPUs
+        ray.shutdown()
+    cfg = SearchConfig(
+        name="gpu", runs_dir=str(tmp_path), preset="tiny", sampler="random", scheduler="none", space="knots",
+        trials=4, noise_seeds=0, cpus_per_trial=1, gpus_per_trial=0.25, max_concurrent=4,
+        train=TrainConfig(steps=60, eval_interval=20, eval_windows=4), data=DataConfig(corpus="pydoc"),
+    )  # fmt: skip
+    try:
+        study = tlmsearch.search(cfg, progress=False)
+    finally:
+        ray.shutdown()
+    records = study.records
+    assert len(records) == 4 and len({r.trial_id for r in records}) == 4
+    assert all(r.status == "complete" and r.full_fidelity for r in records), [(r.status, r.reason) for r in records]
+    for r in records:
+        assert r.resources == {"CPU": 1.0, "GPU": 0.25}, r.resources
+        assert len(r.devices) == 1 and r.devices[0].startswith("GPU ") and "(" in r.devices[0], r.devices
+        assert r.train["device"] == "cuda" and r.train["dtype"] == "bfloat16", r.train
+        assert r.node
+
+
 def test_fractional_gpu_trials_share_one_device(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "tlmsearch", "search", "--preset", "tiny", "--corpus", "pydoc",
-           "--steps", "30", "--eval-interval", "10", "--trials", "4", "--no-baselines", "--scheduler", "none",
+           "--steps", "30", "--eval-interval", "10", "--trials", "4", "--noise-seeds", "0", "--no-baselines",
+           "--scheduler", "none",
            "--gpus-per-trial", "0.5", "--dtype", "bfloat16", "--runs-dir", str(tmp_path), "--name", "gpu",
            "--quiet"]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)

@@ -27,7 +27,8 @@ training trials in parallel, an Optuna sampler chooses the next profiles from th
 space, and ASHA stops poor trials early. The baselines (uniform, cosine 1.5->0.5, linear
 1.5->0.5, expanding cosine 0.5->1.5) are the first trials. Everything goes to runs/<name>/:
 search.yaml (the resolved config, itself a valid --config), trials.jsonl (one record per
-ended trial), optuna.log (open with `optuna-dashboard runs/<name>/optuna.log`) and tune/.
+ended trial), optuna.log (open with `optuna-dashboard runs/<name>/optuna.log`), locations.json
+and tune/ (Ray Tune's state and checkpoints; with --storage, in STORAGE/<name>/tune instead).
 
 Noise floor (--noise-seeds N, default 3; 0 = off): before the search, uniform is trained
 with seeds SEED, SEED+1, ..., SEED+N-1 at exactly the trial fidelity, never stopped early.
@@ -43,6 +44,7 @@ examples:
   tlmsearch search --preset tiny --corpus pydoc --steps 60 --trials 8 --name smoke
   tlmsearch search --space monotone --objectives val_loss,params --base-widths 256 512 --sampler nsga2 --scheduler none
   tlmsearch search --config search.yaml --trials 128 --address auto     # on a Ray cluster
+  tlmsearch search --address auto --storage s3://bucket/tlm --gpus-per-trial 0.25   # checkpoints in S3
   tlmsearch resume runs/<name>     # after Ctrl-C or a crash
   tlmsearch status runs/<name>
 

@@ -73,6 +73,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pilot-seeds", type=int, default=3, help="pilot seeds with --seeds auto (default: 3; >= 2)")
     add_verdict_arguments(p)
     p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
+    p.add_argument(
+        "--storage",
+        help="where the re-trainings' checkpoints go: a path or URI (s3://, gs://, file://) every node reaches "
+        "(default: the search's --storage, else the run directory)",
+    )
     p.add_argument("--no-report", action="store_true", help="do not write report.html/summary.* afterwards")
     p.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     add_training_arguments(p, default_text={"seed": "the search's seed + 1", "*": "the search's"})
@@ -132,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
         alpha=alpha,
         method=args.interval,
         address=args.address,
+        storage=args.storage,
         progress=not args.json,
     )
     if not args.json:

@@ -62,10 +62,12 @@ class TrialRecord(Config):
     model: dict[str, Any] = dataclasses.field(default_factory=dict)
     train: dict[str, Any] = dataclasses.field(default_factory=dict)
     data: dict[str, Any] = dataclasses.field(default_factory=dict)
-    # where it ran: the Ray node id, the devices it was given ("cpu", "GPU 0 (name)", ...) and
-    # how many times Ray restarted it after a worker failure (None/()/0 in older records)
+    # where it ran: the Ray node id, the devices it was given ("cpu", "GPU 0 (name)", ...), the
+    # resources Ray reserved for it ({"CPU": 1.0, "GPU": 0.25}: a GPU fraction is shared) and
+    # how many times Ray restarted it after a worker failure (None/()/{}/0 in older records)
     node: str | None = None
     devices: tuple[str, ...] = ()
+    resources: dict[str, float] = dataclasses.field(default_factory=dict)
     retries: int = 0
 
     def __post_init__(self) -> None:

@@ -58,6 +58,7 @@ def compare(
     data: Mapping[str, Any] | None = None,
     cpus_per_trial: float = 1.0,
     gpus_per_trial: float = 0.0,
+    storage: str = "",
     seed: int = 0,
     threshold: float | None = None,
     confidence: float | None = None,
@@ -69,7 +70,8 @@ def compare(
 ) -> CompareResult:
     """Train every profile in `profiles` (ProfileSpec texts) with seeds seed..seed+seeds-1.
 
-    `train`/`data` are TrainConfig/DataConfig fields, `model` ModelConfig or preset overrides.
+    `train`/`data` are TrainConfig/DataConfig fields, `model` ModelConfig or preset overrides;
+    `storage` is where trial checkpoints go (`SearchConfig.storage`; "" = the run directory).
     Writes the run directory (no report: see `tlmsearch.compare`).
     """
     if not profiles:
@@ -97,6 +99,7 @@ def compare(
         trials=len(specs) * seeds,
         cpus_per_trial=cpus_per_trial,
         gpus_per_trial=gpus_per_trial,
+        storage=storage,
         seed=seed,
         noise_seeds=0,  # a comparison is no search: its seeds are the replicates
         baselines=tuple(texts),
@@ -105,7 +108,7 @@ def compare(
     )
     # everything (numbers, names, models, memory, runs_dir) is checked before the run directory
     # exists and before Ray starts, so a refused compare leaves nothing behind to block a retry
-    resolve(cfg)
+    cfg = resolve(cfg).replace(name="")  # checked; storage made absolute
     run_path = create_run_dir(runs_dir, name or None, prefix=f"compare-{arch}")
     cfg = cfg.replace(name=run_path.name)
     cfg.save(run_path / SEARCH_CONFIG)

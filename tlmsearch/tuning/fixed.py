@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.profiles import ProfileSpec
+from tlmsearch.rundir.locations import record_folder
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.search_config import SearchConfig
+from tlmsearch.storage import normalise
 from tlmsearch.tuning.runner import fit_trials, fixed_tuner, start_ray
+from tlmsearch.tuning.trial_storage import run_root
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,16 +43,18 @@ def run_fixed(
 
     No sampler, no early stopping. Each ended trial is appended to `<run_dir>/trials.jsonl`
     as a record of `kind` ("verify", "compare", ...); returns the new records in `items` order.
-    `steps` overrides `search_cfg.train.steps`.
+    `steps` overrides `search_cfg.train.steps`. Tune's folder of the batch lies in
+    `<trial storage>/fixed/<kind>-<time>`: below the run directory, or below the run's folder in
+    `search_cfg.storage` (recorded in `locations.json`).
     """
     from tlmsearch.tuning import progress as progress_view
 
     if not items:
         return []
     cfg = search_cfg if steps is None else search_cfg.replace(train=search_cfg.train.replace(steps=steps))
-    cfg = cfg.replace(name=cfg.name or "fixed")
+    cfg = cfg.replace(name=cfg.name or "fixed", storage=normalise(cfg.storage))
     run_dir = Path(run_dir).resolve()
-    run_dir.mkdir(parents=True, exist_ok=True)
+    root = run_root(cfg, run_dir)
     configs = []
     for i, item in enumerate(items):
         config: dict[str, Any] = {
@@ -64,9 +69,11 @@ def run_fixed(
         if item.name:
             config["baseline"] = item.name
         configs.append(config)
-    start_ray(cfg, address)
+    start_ray(cfg, address, root)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    record_folder(run_dir, "fixed", root if cfg.storage else None)
     progress_view.ENABLED = progress
-    tuner, writer = fixed_tuner(cfg, run_dir, configs, kind, progress)
+    tuner, writer = fixed_tuner(cfg, run_dir, root, configs, kind, progress)
     fit_trials(tuner, run_dir, len(items), lambda: len(writer.written), cfg, resumable=False)
     by_index = {int(writer.configs[r.trial_id].get("index", -1)): r for r in writer.written}
     return [by_index[i] for i in range(len(items)) if i in by_index]

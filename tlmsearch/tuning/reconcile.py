@@ -25,27 +25,30 @@ from tlmsearch.rundir.io import cut_torn_tail
 from tlmsearch.rundir.layout import OPTUNA_LOG
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord
 from tlmsearch.search_config import OBJECTIVE_METRICS, SearchConfig
+from tlmsearch.tuning.store_dir import StoreDir
 
 if TYPE_CHECKING:  # pragma: no cover
     import optuna
 
 
-def _nonempty(path: Path) -> bool:
-    return path.is_file() and path.stat().st_size > 0
+def _nonempty(path: StoreDir) -> bool:
+    return path.size() > 0
 
 
-def tune_state_problem(tune_dir: Path) -> str | None:
+def tune_state_problem(tune_dir: str | Path | StoreDir) -> str | None:
     """Why Tune cannot restore the experiment in `tune_dir` (None when it looks whole).
 
     A kill while Tune rewrites its state can leave `experiment_state-*.json`,
     `search_gen_state-*.json` or `searcher-state-*.pkl` empty or cut; restoring from them
-    would fail, or silently start the search over.
+    would fail, or silently start the search over. `tune_dir` may lie in the trial storage
+    (`SearchConfig.storage`: a shared path or an object store).
     """
+    tune_dir = StoreDir.of(tune_dir)
     if not tune_dir.is_dir():
         return f"{tune_dir} is missing"
     if not _nonempty(tune_dir / "tuner.pkl"):
         return f"{tune_dir / 'tuner.pkl'} is missing or empty"
-    states = sorted(tune_dir.glob("experiment_state-*.json"), key=lambda p: p.name)
+    states = tune_dir.glob("experiment_state-*.json")
     if not states:
         return f"{tune_dir} holds no experiment_state-*.json"
     newest = states[-1]
@@ -144,43 +147,43 @@ def open_study(run_dir: Path) -> optuna.Study | None:
         return None
 
 
-def relocate_search_state(tune_dir: Path, run_dir: Path) -> None:
-    """Point Tune's saved search generator at the run directory where it now lies.
+def relocate_search_state(tune_dir: str | Path | StoreDir, root: str | Path | StoreDir) -> None:
+    """Point Tune's saved search generator at the trial storage `root` where `tune_dir` now lies.
 
     Tune re-points its restored trials to a moved experiment folder, but not the experiment
     its search generator saved (`search_gen_state-*.json`, a pickle): new trials of a copied
-    run would be created in the original folder, and a moved one would recreate it. Rewritten
-    atomically; a file it cannot read is left to `tune_state_problem` and Tune.
+    run would be created in the original folder, and a moved one would recreate it. `root` is
+    the run directory, or the run's folder in `SearchConfig.storage`. Rewritten atomically
+    (on a local filesystem); a file it cannot read is left to `tune_state_problem` and Tune.
     """
-    import os
     import pickle
 
+    tune_dir, root = StoreDir.of(tune_dir), StoreDir.of(root)
     for path in tune_dir.glob("search_gen_state-*.json"):
         try:
             state = pickle.loads(path.read_bytes())
             storage = state["experiment"].storage
         except Exception:  # noqa: BLE001 - Tune's own restore reports a damaged file
             continue
-        if storage.storage_fs_path == str(run_dir) and storage.experiment_dir_name == tune_dir.name:
+        if storage.storage_fs_path == root.path and storage.experiment_dir_name == tune_dir.name:
             continue
-        storage.storage_fs_path, storage.experiment_dir_name = str(run_dir), tune_dir.name
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(pickle.dumps(state))
-        tmp.replace(path)
+        storage.storage_fs_path, storage.experiment_dir_name = root.path, tune_dir.name
+        path.write_bytes(pickle.dumps(state))
 
 
-def prune_checkpoints(tune_dir: Path) -> int:
+def prune_checkpoints(tune_dir: str | Path | StoreDir) -> int:
     """Keep only the newest checkpoint of each trial; return how many were removed.
 
     Called once every trial is recorded and Tune has saved its final state (all trials
     ended), so no restore can need the older ones.
     """
-    import shutil
-
     removed = 0
-    for trial_dir in tune_dir.glob("trial_*"):
-        checkpoints = sorted(trial_dir.glob("checkpoint_*"), key=lambda p: p.name)
+    for trial_dir in StoreDir.of(tune_dir).glob("trial_*"):
+        checkpoints = [c for c in trial_dir.glob("checkpoint_*") if c.is_dir()]
         for old in checkpoints[:-1]:
-            shutil.rmtree(old, ignore_errors=True)
+            try:
+                old.rmtree()
+            except OSError:
+                continue
             removed += 1
     return removed

@@ -100,6 +100,7 @@ def build_record(
         data=dict(trained.get("data") or {}),
         node=str(result["node"]) if result.get("node") else None,
         devices=tuple(str(d) for d in result.get("devices") or ()),
+        resources={str(k): float(v) for k, v in (result.get("resources") or {}).items()},
         retries=int(retries),
     )
 

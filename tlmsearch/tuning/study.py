@@ -41,6 +41,7 @@ from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, create_run_dir
 from tlmsearch.rundir.records import finished, read_records
+from tlmsearch.storage import normalise
 from tlmsearch.study_config import StudyConfig
 from tlmsearch.study_cost import calibrate, estimate
 from tlmsearch.study_files import (
@@ -74,7 +75,7 @@ def _phases(cfg: StudyConfig) -> list[str]:
 def start_study(cfg: StudyConfig, *, address: str | None = None, progress: bool = True) -> Path:
     """Create the study directory, calibrate and print the cost estimate, and run every training phase."""
     study_dir = create_run_dir(cfg.runs_dir, cfg.name or None, prefix="study").resolve()
-    cfg = cfg.replace(name=study_dir.name)
+    cfg = cfg.replace(name=study_dir.name, storage=normalise(cfg.storage))  # absolute: a resume may run elsewhere
     cfg.save(study_dir / STUDY_CONFIG)
     write_json(study_dir / STUDY_STATE, {"phases": {k: {"status": "pending"} for k in _phases(cfg)}})
     calibration = calibrate(cfg, study_dir)  # a few timed steps per architecture, kept in cost.json

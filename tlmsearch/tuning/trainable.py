@@ -74,8 +74,30 @@ def _mtime(path: Path) -> int:
     return path.stat().st_mtime_ns if path.exists() else 0
 
 
-def _placement(device: str) -> dict[str, Any]:
-    """The Ray node this trial runs on and the devices it was given (recorded per trial).
+def _assigned_gpus() -> list[str]:
+    import ray
+
+    return [str(i) for i in ray.get_runtime_context().get_accelerator_ids().get("GPU", [])]
+
+
+def use_assigned_gpu(device: str) -> int | None:
+    """On CUDA, make the GPU Ray assigned to this trial torch's current device, so that
+    `torch.device("cuda")` in the trainer means that GPU; returns its torch index (None off CUDA)."""
+    if device != "cuda":
+        return None
+    import torch
+
+    from tlmsearch.hardware import assigned_cuda_index
+
+    index = assigned_cuda_index(_assigned_gpus(), os.environ.get("CUDA_VISIBLE_DEVICES"))
+    if torch.cuda.is_available() and index < torch.cuda.device_count():
+        torch.cuda.set_device(index)
+    return index
+
+
+def _placement(cfg: SearchConfig, device: str) -> dict[str, Any]:
+    """The Ray node this trial runs on, the devices it was given and the resources Ray reserved
+    for it (recorded per trial; a GPU fraction such as 0.25 appears as {"GPU": 0.25}).
 
     Ray sets CUDA_VISIBLE_DEVICES to the GPUs it assigned, so torch's device i is Ray's GPU
     `ids[i]`; the device name is added where CUDA is really there.
@@ -83,7 +105,7 @@ def _placement(device: str) -> dict[str, Any]:
     import ray
 
     ctx = ray.get_runtime_context()
-    ids = [str(i) for i in ctx.get_accelerator_ids().get("GPU", [])]
+    ids = _assigned_gpus()
     devices = [f"GPU {i}" for i in ids]
     if ids and device == "cuda":
         try:
@@ -93,7 +115,15 @@ def _placement(device: str) -> dict[str, Any]:
                 devices = [f"GPU {i} ({torch.cuda.get_device_name(k)})" for k, i in enumerate(ids)]
         except Exception:  # noqa: BLE001 - the name is a courtesy; the ids are what matter
             pass
-    return {"node": ctx.get_node_id(), "devices": devices or ["cpu"]}
+    try:
+        resources = {str(k): float(v) for k, v in ctx.get_assigned_resources().items() if k in ("CPU", "GPU")}
+    except Exception:  # noqa: BLE001 - e.g. outside a Ray worker
+        resources = {}
+    if not resources:  # what the trial asked Ray for
+        resources = {"CPU": float(cfg.cpus_per_trial)}
+        if cfg.gpus_per_trial:
+            resources["GPU"] = float(cfg.gpus_per_trial)
+    return {"node": ctx.get_node_id(), "devices": devices or ["cpu"], "resources": resources}
 
 
 def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
@@ -106,7 +136,8 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
     cfg = SearchConfig.from_dict(search)
     config = config["item"] if "item" in config else config  # run_fixed's grid search
     train_cfg = trial_train_config(cfg, int(config.get("seed", cfg.seed)))
-    torch.set_num_threads(train_cfg.threads)
+    torch.set_num_threads(train_cfg.threads)  # the CPUs Ray gave the trial (or train.threads)
+    use_assigned_gpu(train_cfg.device)
     scratch = os.environ.get(TRIAL_TMP_ENV, "")
     work = Path(tempfile.mkdtemp(prefix="tlmsearch-trial-", dir=scratch if os.path.isdir(scratch) else None))
     curve: list[dict[str, float]] = []
@@ -116,7 +147,7 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
             shutil.copytree(d, work, dirs_exist_ok=True)
         if (work / CURVE_FILE).is_file():
             curve = json.loads((work / CURVE_FILE).read_text())
-    static: dict[str, Any] = dict(_placement(train_cfg.device))
+    static: dict[str, Any] = dict(_placement(cfg, train_cfg.device))
     trained: dict[str, Any] = {}  # what this trial trains, exactly (see the module docstring)
     saved = [_mtime(work / CHECKPOINT_FILE)]
 
@@ -160,7 +191,7 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
                 "step": int(curve[-1]["step"]) if curve else 0,
                 "curve": list(curve),
                 "trained": trained,
-                **_placement(train_cfg.device),
+                **_placement(cfg, train_cfg.device),
             }
         )
     finally:

@@ -44,6 +44,7 @@ from tlmsearch.rundir.layout import VERIFY
 from tlmsearch.rundir.records import TrialRecord, finished
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.search_config import SearchConfig
+from tlmsearch.storage import check_storage
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.trainable import trial_train_config
 
@@ -104,6 +105,7 @@ def verify(
     margin: float | None = None,
     alpha: float | None = None,
     address: str | None = None,
+    storage: str | None = None,
     progress: bool = True,
     announce: Callable[[str], None] | None = None,
     controls: Sequence[str] = CONTROLS,
@@ -126,7 +128,8 @@ def verify(
     default `analysis.plan.CONTROLS`; a study adds the paper's early/middle/late groups).
     `named_controls`: more controls by name (name -> ProfileSpec dict), recorded under that name,
     e.g. {"random-best": ...}, the best profile of a random-search companion.
-    Every bad option is refused before anything trains.
+    `storage`: where the re-trainings' checkpoints go (a shared path or object-store URI; default:
+    the search's `storage`, "" = the run directory). Every bad option is refused before anything trains.
     """
     if top_k < 1:
         raise UserError(f"top_k={top_k} must be >= 1")
@@ -141,6 +144,8 @@ def verify(
         raise UserError(f"{study.run_dir} has no finished trials (complete, full fidelity): nothing to verify")
     n_first = pilot_seeds if seeds == "auto" else int(seeds)
     cfg, first_seeds = retrain_config(study.config, seeds=n_first, steps=steps, train=train, data=data)
+    if storage is not None:
+        cfg = cfg.replace(storage=check_storage(storage))
     steps = cfg.train.steps
     wanted_train, wanted_data = trial_train_config(cfg, first_seeds[0]).to_dict(), cfg.data.to_dict()
     # seeds, steps and resources are matched elsewhere or do not change what a trial learns
