@@ -30,6 +30,7 @@ from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import COMPARE, SEARCH_CONFIG, create_run_dir
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.search_config import SearchConfig
+from tlmsearch.tuning.announce import announce, fixed_line
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.runner import resolve
 
@@ -111,6 +112,9 @@ def compare(
     seed_list = [seed + i for i in range(seeds)]
     write_json(run_path / COMPARE, {"profiles": texts, "seeds": seed_list, "steps": train_cfg.steps})
     items = [FixedTrial(spec=s, seed=k, base_width=base_width or None, name=str(s)) for s in specs for k in seed_list]
+    if progress:
+        what = f"compare {run_path.name} ({len(specs)} profiles x {seeds} seeds)"
+        announce(fixed_line, address, cfg, len(items), what)
     new = run_fixed(run_path, cfg, items, kind="compare", address=address, progress=progress)
     vs = verdicts(
         new,

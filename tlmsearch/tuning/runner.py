@@ -40,6 +40,7 @@ from tlmsearch.rundir.records import SEARCH_KINDS, RecordLog, read_records
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.search_config import SearchConfig, check_fair_objectives, check_sampler_scheduler
 from tlmsearch.spaces import load_space
+from tlmsearch.tuning.announce import announce, search_line
 from tlmsearch.tuning.location import bound_to
 from tlmsearch.tuning.reconcile import prune_checkpoints, relocate_search_state, repair_journal, tune_state_problem
 from tlmsearch.tuning.trainable import TRIAL_TMP_ENV, run_trial, trial_train_config
@@ -100,7 +101,7 @@ def ensure_ray(address: str | None = None) -> None:
     os.environ[TRIAL_TMP_ENV] = str(scratch)  # the workers of a local Ray inherit it
     # address="local": a fresh instance of our own, never some other Ray found on the machine
     ray.init(
-        address="local", num_cpus=cpu_count(), num_gpus=_local_gpus(), object_store_memory=OBJECT_STORE_BYTES, **quiet
+        address="local", num_cpus=cpu_count(), num_gpus=local_gpus(), object_store_memory=OBJECT_STORE_BYTES, **quiet
     )
     node = ray._private.worker._global_node
     session = Path(node.get_session_dir_path()) if node is not None else None
@@ -159,7 +160,7 @@ def _sigterm_as_sigint() -> None:
         signal.signal(signal.SIGTERM, lambda signum, frame: os.kill(os.getpid(), signal.SIGINT))
 
 
-def _local_gpus() -> int:
+def local_gpus() -> int:
     try:
         import torch
 
@@ -180,7 +181,7 @@ def check_resources(cfg: SearchConfig, address: str | None = None) -> None:
     else:
         from tlmsearch.hardware import cpu_count
 
-        cpus, gpus, where = cpu_count(), _local_gpus(), "this machine has"
+        cpus, gpus, where = cpu_count(), local_gpus(), "this machine has"
     if cfg.cpus_per_trial > cpus:
         raise ConfigError(f"cpus_per_trial={cfg.cpus_per_trial:g} but {where} {cpus:g} CPUs")
     if cfg.gpus_per_trial > gpus:
@@ -403,7 +404,11 @@ def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = Tr
     run_dir = (Path(cfg.runs_dir) / cfg.name).resolve()
     if (run_dir / SEARCH_CONFIG).exists():
         raise ConfigError(f"run directory {run_dir} already holds a search; resume it or choose another name")
+    if progress and not address:
+        announce(search_line, None, cfg)  # before Ray starts: a calibration needs the CPUs
     start_ray(cfg, address)
+    if progress and address:
+        announce(search_line, address, cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
     with run_lock(run_dir), bound_to(run_dir):
         cfg.save(run_dir / SEARCH_CONFIG)
@@ -440,7 +445,12 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
         if sum(r.kind in SEARCH_KINDS for r in read_records(run_dir)) >= cfg.trials:
             _close_zombies(cfg, run_dir)  # finished: every trial has its record; no Ray to start
             return load(run_dir)
+        done = sum(r.kind in SEARCH_KINDS for r in read_records(run_dir))
+        if progress and not address:
+            announce(search_line, None, cfg, done=done)
         start_ray(cfg, address)
+        if progress and address:
+            announce(search_line, address, cfg, done=done)
         _quiet_optuna()
         tune_path = run_dir / TUNE_DIR
         problem = tune_state_problem(tune_path)
