@@ -7,15 +7,18 @@ of the budget has the same FLOPs). They are a lower bound on time, not a time: e
 is not counted, and the recurrent memories of Titans and Hope-attention run far slower per
 counted FLOP than attention on a CPU. Seconds are given only where they were measured (the
 mean wall time of the architecture's finished trials in the study), never from an assumed
-utilisation.
+utilisation. The wall-time range of each architecture's phases is `tlmsearch.estimate`'s, from a
+rate its caller measured (`tlmsearch.calibrate`: recorded runs of the shape, or steps timed now).
 """
 
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from tlmsearch.estimate import Estimate as WallEstimate
 from tlmsearch.models.counts import flops_per_token, forward_flops
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import trial_shape
@@ -29,6 +32,7 @@ class ArchCost:
     trials: tuple[int, int]  # (fewest, most) trials: search + verification (pilot..cap) + transfer
     flops_per_trial: float
     measured_s: float | None  # mean wall seconds of a finished trial of this arch, if any
+    time: WallEstimate | str | None = None  # wall time of the arch's phases (`tlmsearch.estimate`), or why none
 
     @property
     def flops(self) -> tuple[float, float]:
@@ -40,7 +44,10 @@ class Estimate:
     archs: tuple[ArchCost, ...]
 
     def text(self) -> str:
-        lines = ["study cost estimate (analytic matmul FLOPs; seconds only where measured in this study):"]
+        lines = [
+            "study cost estimate (analytic matmul FLOPs; trial seconds where measured in this study; wall time "
+            "from rates recorded on this machine or a few steps timed now, trials at once as the study runs them):"
+        ]
         for a in self.archs:
             lo, hi = a.flops
             line = (
@@ -50,6 +57,10 @@ class Estimate:
             if a.measured_s is not None:
                 line += f"; measured {a.measured_s:.0f} s a trial -> {a.trials[0] * a.measured_s / 3600:.2f}-"
                 line += f"{a.trials[1] * a.measured_s / 3600:.2f} h of trial time (one at a time)"
+            if isinstance(a.time, WallEstimate):
+                line += f"; estimate {a.time.text()} wall ({a.time.rate.text()})"
+            elif a.time:
+                line += f"; no time estimate ({a.time})"
             lines.append(line)
         lines.append(
             "  (a range: ASHA stops some search trials early, and planned seeds stop between the pilot and the cap;"
@@ -86,6 +97,14 @@ def measured_seconds(study_dir: str | Path | None, arch: str) -> float | None:
     return statistics.fmean(times) if times else None
 
 
-def estimate(cfg: StudyConfig, study_dir: str | Path | None = None) -> Estimate:
+def estimate(
+    cfg: StudyConfig, study_dir: str | Path | None = None, times: Mapping[str, WallEstimate | str] | None = None
+) -> Estimate:
+    """The study's cost; `times`: each architecture's wall-time estimate (the caller times it)."""
     span = trials_per_arch(cfg)
-    return Estimate(tuple(ArchCost(a, span, trial_flops(cfg, a), measured_seconds(study_dir, a)) for a in cfg.archs))
+    return Estimate(
+        tuple(
+            ArchCost(a, span, trial_flops(cfg, a), measured_seconds(study_dir, a), (times or {}).get(a))
+            for a in cfg.archs
+        )
+    )

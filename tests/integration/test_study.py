@@ -55,6 +55,11 @@ def test_cost_estimate_counts_trials_and_flops(tmp_path: Path) -> None:
     assert [a.arch for a in est.archs] == ["transformer", "gated_attention"]
     assert est.archs[1].flops_per_trial > est.archs[0].flops_per_trial > 0  # the gate adds a projection
     assert "analytic matmul FLOPs" in est.text()
+    from tlmsearch.estimate import Estimate, Rate
+
+    timed = estimate(cfg, times={"transformer": Estimate(60, 150, Rate(0.1, 0.2, source="r")), "gated_attention": "x"})
+    text = timed.text()
+    assert "; estimate 1m00s-2m30s wall (0.1-0.2 s/step: r)" in text and "; no time estimate (x)" in text
 
 
 def _cell(estimate: float, shown: bool | None = None) -> dict:

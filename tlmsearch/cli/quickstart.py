@@ -97,9 +97,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         from tlmsearch.analysis.plan import CONTROLS
         from tlmsearch.estimate import plan_line
-        from tlmsearch.tuning.announce import search_and_verify
+        from tlmsearch.tuning.announce import search_and_verify, verify_runs
 
-        found = search_and_verify(cfg, top_k=args.top_k, seeds=args.seeds, controls=len(CONTROLS))
+        found = search_and_verify(cfg, verify_runs(args.top_k, args.seeds, len(CONTROLS)))
         tokens = cfg.train.batch_size * cfg.train.grad_accum * tlmsearch.preset(cfg.preset).seq_len
         print(plan_line(what, found, tokens), flush=True)
     study = tlmsearch.search(cfg, progress=not args.quiet)

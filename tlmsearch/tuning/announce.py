@@ -91,10 +91,9 @@ def search_line(cfg: SearchConfig, *, done: int = 0, cpus: float | None = None, 
     return plan_line(head, estimate_work(cfg, work), _tokens_per_step(cfg))
 
 
-def search_and_verify(cfg: SearchConfig, *, top_k: int, seeds: int, controls: int) -> Estimate | str:
-    """One estimate of a search followed by a verify of its `top_k` best, 2 baselines and
-    `controls` controls with `seeds` seeds (the quickstart): the verify's profiles range from
-    `2 + controls` (the best are baselines or controls) to `top_k + 2 + controls`."""
+def search_and_verify(cfg: SearchConfig, verify_runs: tuple[int, int]) -> Estimate | str:
+    """One estimate of a search followed by fewest..most full-length runs of its shape (a verify,
+    a study's transfer check): the quickstart's and each architecture's of a study."""
     at_once = slots(cfg, gpus=None)
     levels = cfg.budget_levels if cfg.base_widths else 1
     first_rung = None if cfg.scheduler == "none" else cfg.grace
@@ -102,13 +101,19 @@ def search_and_verify(cfg: SearchConfig, *, top_k: int, seeds: int, controls: in
         cfg.trials, cfg.train.steps, baselines=min(cfg.trials, len(cfg.baselines) * levels),
         first_rung=first_rung, slots=at_once,
     )  # fmt: skip
-    fewest = fixed_work((2 + controls) * seeds, cfg.train.steps, at_once)
-    most = fixed_work((top_k + 2 + controls) * seeds, cfg.train.steps, at_once)
+    fewest = fixed_work(verify_runs[0], cfg.train.steps, at_once)
+    most = fixed_work(verify_runs[1], cfg.train.steps, at_once)
     found = estimate_works(cfg, [search, fewest, most])
     if isinstance(found, str):
         return found
     s, lo, hi = found
     return Estimate(s.low_s + lo.low_s, s.high_s + hi.high_s, s.rate)  # verify: workers started anew
+
+
+def verify_runs(top_k: int, seeds: int, controls: int) -> tuple[int, int]:
+    """Fewest and most runs of a verify of the `top_k` best, 2 baselines and `controls` controls
+    with `seeds` seeds: the best may already be among the baselines and controls."""
+    return (2 + controls) * seeds, (top_k + 2 + controls) * seeds
 
 
 def fixed_line(

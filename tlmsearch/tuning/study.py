@@ -32,7 +32,7 @@ from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, create_run_dir
 from tlmsearch.rundir.records import finished, read_records
 from tlmsearch.study_config import StudyConfig
-from tlmsearch.study_cost import estimate
+from tlmsearch.study_cost import estimate, trials_per_arch
 from tlmsearch.study_files import (
     STUDY_CONFIG,
     STUDY_STATE,
@@ -43,6 +43,7 @@ from tlmsearch.study_files import (
     transfer_dir,
     transfer_seeds,
 )
+from tlmsearch.tuning.announce import search_and_verify
 
 PHASES = ("search", "verify")  # per architecture; then "transfer/<arch>" per target and "report"
 
@@ -60,7 +61,10 @@ def start_study(cfg: StudyConfig, *, address: str | None = None, progress: bool 
     cfg.save(study_dir / STUDY_CONFIG)
     write_json(study_dir / STUDY_STATE, {"phases": {k: {"status": "pending"} for k in _phases(cfg)}})
     if progress:
-        print(estimate(cfg, study_dir).text(), flush=True)
+        fewest, most = trials_per_arch(cfg)
+        extra = (fewest - cfg.trials, most - cfg.trials)  # verification and transfer runs
+        times = {a: search_and_verify(cfg.search_config(a), extra) for a in cfg.archs}
+        print(estimate(cfg, study_dir, times).text(), flush=True)
     return run_phases(study_dir, address=address, progress=progress)
 
 
