@@ -50,6 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--runs-dir", default="runs", help="parent folder of run directories (default: runs)")
     g.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
     g.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    g.add_argument("--quiet", action="store_true", help="no plan line, no progress line")
     add_verdict_arguments(p)
 
 
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         alpha=alpha,
         method=args.interval,
         address=args.address,
-        progress=not args.json,
+        progress=not (args.json or args.quiet),
     )
     if not args.json:
         done = sum(r.status == "complete" for r in result.records)

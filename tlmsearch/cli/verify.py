@@ -73,6 +73,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
     p.add_argument("--no-report", action="store_true", help="do not write report.html/summary.* afterwards")
     p.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    p.add_argument("--quiet", action="store_true", help="no plan line, no progress line")
     add_training_arguments(p, default_text={"seed": "the search's seed + 1", "*": "the search's"})
 
 
@@ -130,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         alpha=alpha,
         method=args.interval,
         address=args.address,
-        progress=not args.json,
+        progress=not (args.json or args.quiet),
     )
     if not args.json:
         decided = f"{len(result.seeds)} seeds ({result.seeds[0]}..{result.seeds[-1]})" if result.seeds else "no seeds"
