@@ -22,12 +22,13 @@ from dataclasses import replace
 
 from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.estimate import Rate, eval_share
-from tlmsearch.rates import rate_for, rate_shape
+from tlmsearch.rates import rate_for, rate_key, rate_shape
 
 STEPS = 6  # timed after the warm-up step, at most
 MAX_SECONDS = 3.0  # the calibration stops after this long, with what it timed
 MAX_STEP_S = 2.0  # a CPU step predicted longer than this is not timed ("no estimate")
 CPU_SHARE_OF_PEAK = 0.3  # share of the measured matmul peak a CPU training step reaches, at best
+_TIMED: dict[str, Rate] = {}  # calibrations of this process, by rate key
 
 
 def device_of(train: TrainConfig) -> str:
@@ -87,9 +88,11 @@ def rate_or_reason(
 
     model = resolve_vocab(model, data)
     device = device_of(train)
-    recorded = rate_for(data.cache_path(), rate_shape(model.to_dict(), train.to_dict(), device))
+    shape = rate_shape(model.to_dict(), train.to_dict(), device)
+    recorded = rate_for(data.cache_path(), shape)
     if recorded is not None:
         return recorded
+    key = rate_key(shape)
     if device == "cpu":
         predicted = predicted_step_s(model, train, data)
         if predicted > MAX_STEP_S:
@@ -97,7 +100,8 @@ def rate_or_reason(
                 f"no recorded rate for this shape, and a step would take about {predicted:.0f} s or more "
                 "on this CPU, too long to time here first"
             )
-    rate = calibrate(model, train, data)
+    rate = _TIMED.get(key) or calibrate(model, train, data)
+    _TIMED[key] = rate  # a command that plans twice (the quickstart, then its search) times once
     threads = train.threads or cpu_count()
     share = slots * threads / (cores or cpu_count()) if device == "cpu" else 1.0
     if share > 1.0:

@@ -16,6 +16,7 @@ from tlmsearch.rates import rate_shape, record_rate
 @pytest.fixture
 def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
     monkeypatch.setenv("TLMSEARCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(cal, "_TIMED", {})  # no calibration of another test is reused
     monkeypatch.setattr("tlmsearch.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)  # tested apart
     model = preset("tiny").model_config("transformer")
     train = TrainConfig(steps=200, batch_size=4, eval_interval=50, eval_windows=8, threads=1, device="cpu")
@@ -57,6 +58,7 @@ def test_runs_sharing_the_cores_slow_a_calibrated_rate(setup: tuple, monkeypatch
     monkeypatch.setattr(cal, "predicted_step_s", lambda *a: 0.01)
     monkeypatch.setattr(cal, "calibrate", lambda *a, **k: Rate(0.1, 0.1, 1.0, 0.0, "timed now on 6 steps"))
     alone = cal.rate_or_reason(model, train, data, slots=2, cores=2)
+    monkeypatch.setattr(cal, "calibrate", lambda *a, **k: pytest.fail("timed the same shape twice in one process"))
     shared = cal.rate_or_reason(model, train, data, slots=4, cores=2)
     assert isinstance(alone, Rate) and alone.s_per_step_high == 0.1
     assert isinstance(shared, Rate) and shared.s_per_step_high == pytest.approx(0.2)
