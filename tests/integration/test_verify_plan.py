@@ -210,6 +210,11 @@ def test_verify_auto_plans_prints_runs_and_decides_on_fresh_seeds(
     out = capsys.readouterr().out
     plan_at, verdict_at = out.find("verify plan: "), out.find("[")
     assert 0 <= plan_at < verdict_at, out  # the plan is printed before the verdict
+    # before the pilot trains: its runs, the estimate (the search recorded this shape's rate) and
+    # the range of fresh-seed runs the planner may add
+    pilot = next(line for line in out.splitlines() if line.startswith("verify tiny (pilot 1..2): "))
+    assert out.find(pilot) < plan_at and "; estimate " in pilot and "earlier runs of this shape" in pilot, pilot
+    assert "runs of the fresh seeds the planner asks for (2-3 a profile)" in pilot, pilot
     assert "fresh seeds" in out and ("s a run as the pilot ran" in out or "nothing left" in out), out
     doc = json.loads((run / VERIFY).read_text())
     assert doc["pilot_seeds"] == [1, 2]

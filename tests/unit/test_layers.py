@@ -33,7 +33,7 @@ HEAVY = ("torch", "ray", "optuna", "plotly", "pandas", "scipy", "numpy")
 
 # package (first component below tlmsearch) -> layer; higher may import lower, never the reverse
 LOWER = ("errors", "architectures", "config", "runconfig", "search_config", "resolve", "pareto", "profiles", "presets",
-         "models", "planning", "validate", "noise_floor", "storage",
+         "models", "planning", "validate", "noise_floor", "storage", "estimate", "rates", "calibrate",
          "data", "hardware", "trainer", "spaces", "throughput")  # fmt: skip
 LAYERS: dict[str, int] = {
     **dict.fromkeys(LOWER, 0),

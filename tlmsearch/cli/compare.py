@@ -56,6 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "(default: the run directory)",
     )
     g.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    g.add_argument("--quiet", action="store_true", help="no plan line, no progress line")
     add_verdict_arguments(p)
 
 
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         alpha=alpha,
         method=args.interval,
         address=args.address,
-        progress=not args.json,
+        progress=not (args.json or args.quiet),
     )
     if not args.json:
         done = sum(r.status == "complete" for r in result.records)

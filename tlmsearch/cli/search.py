@@ -86,8 +86,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-baselines", action="store_true", help="seed no baselines")
     add_training_arguments(p)
     g = p.add_argument_group("output")
-    g.add_argument("--dry-run", action="store_true", help="print the resolved config and exit")
-    g.add_argument("--quiet", action="store_true", help="no progress line")
+    g.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the resolved config, then the plan line with its time estimate (stderr), and exit",
+    )
+    g.add_argument("--quiet", action="store_true", help="no plan line, no progress line")
     g.add_argument("--json", action="store_true", help="print the final status as JSON")
 
 
@@ -127,7 +131,12 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         from tlmsearch.tuning.runner import resolve
 
-        print(resolve(cfg).to_yaml(), end="")
+        cfg = resolve(cfg)
+        print(cfg.to_yaml(), end="", flush=True)
+        if not args.quiet:  # what the search would run and how long, on stderr (stdout stays YAML)
+            from tlmsearch.tuning.announce import announce, search_line
+
+            announce(search_line, None, cfg)
         return 0
     from tlmsearch.tuning import search
 

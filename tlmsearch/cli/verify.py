@@ -80,6 +80,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-report", action="store_true", help="do not write report.html/summary.* afterwards")
     p.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    p.add_argument("--quiet", action="store_true", help="no plan line, no progress line")
     add_training_arguments(p, default_text={"seed": "the search's seed + 1", "*": "the search's"})
 
 
@@ -138,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         method=args.interval,
         address=args.address,
         storage=args.storage,
-        progress=not args.json,
+        progress=not (args.json or args.quiet),
     )
     if not args.json:
         decided = f"{len(result.seeds)} seeds ({result.seeds[0]}..{result.seeds[-1]})" if result.seeds else "no seeds"

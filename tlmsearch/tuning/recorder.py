@@ -214,3 +214,19 @@ class RecordWriter(Callback):
         if self.log.append(record):
             self.written.append(record)
             self.configs[record.trial_id] = config
+            remember_rate(record, self.cfg.data.cache_path())
+
+
+def remember_rate(record: TrialRecord, cache_dir: Path) -> bool:
+    """Add an ended trial's seconds per step to the rate cache (`tlmsearch.rates`); failed trials,
+    records without their model, and restarted trials (their wall time mixes sessions) add nothing."""
+    from tlmsearch.rates import rate_shape, record_rate, run_rate
+
+    if record.status == "failed" or not record.model or not record.train or record.retries:
+        return False
+    measured = run_rate(record.metrics, record.steps, record.wall_s)
+    if measured is None:
+        return False
+    device = "cuda" if any(d.startswith("GPU") for d in record.devices) else "cpu"
+    shape = rate_shape(record.model, record.train, device)
+    return record_rate(cache_dir, shape, measured[0], measured[1], f"trial {record.kind}")

@@ -47,6 +47,7 @@ from tlmsearch.spaces import load_space
 from tlmsearch.storage import join as join_location
 from tlmsearch.storage import normalise as normalise_storage
 from tlmsearch.storage import parent as parent_location
+from tlmsearch.tuning.announce import announce, search_line
 from tlmsearch.tuning.location import bound_to
 from tlmsearch.tuning.reconcile import prune_checkpoints, relocate_search_state, repair_journal, tune_state_problem
 from tlmsearch.tuning.resources import check_resources, local_gpus
@@ -490,7 +491,11 @@ def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = Tr
     if cfg.storage:  # (start_ray checks it is writable again: resume and fixed trials need that too)
         check_writable(root)
         check_unused(root, cfg.name)
+    if progress and not address:
+        announce(search_line, None, cfg)  # before Ray starts: a calibration needs the CPUs
     start_ray(cfg, address, root)
+    if progress and address:
+        announce(search_line, address, cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
     with run_lock(run_dir), bound_to(run_dir):
         cfg.save(run_dir / SEARCH_CONFIG)
@@ -535,7 +540,12 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
             _close_zombies(cfg, run_dir)  # finished: every trial has its record; no Ray to start
             write_noise_floor(run_dir, noise_floor(cfg, records))
             return load(run_dir)
+        done = sum(r.kind in SEARCH_KINDS for r in read_records(run_dir))
+        if progress and not address:
+            announce(search_line, None, cfg, done=done)
         start_ray(cfg, address, root)
+        if progress and address:
+            announce(search_line, address, cfg, done=done)
         _quiet_optuna()
         run_noise_trials(cfg, run_dir, root, progress)  # only the seeds without a record
         fresh = not tune_path.exists() and not any(r.kind in SEARCH_KINDS for r in read_records(run_dir))

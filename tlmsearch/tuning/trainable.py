@@ -29,6 +29,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,8 @@ from tlmsearch.search_config import OBJECTIVE_METRICS, SPEED_OBJECTIVES, SearchC
 from tlmsearch.throughput import ThroughputConfig, trial_metrics
 
 CURVE_FILE = "curve.json"
+PROGRESS_DIR = "progress"  # in the driver's scratch folder: one `<trial id>.json` per running trial
+PROGRESS_EVERY_S = 5.0  # a trial writes its step at most this often
 TRIAL_TMP_ENV = "TLMSEARCH_TRIAL_TMP"  # the driver's scratch folder for trial folders (see tuning.runner)
 
 
@@ -166,6 +169,22 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
             checkpoint = tune.Checkpoint.from_directory(str(work))
         tune.report(flat, checkpoint=checkpoint)
 
+    step_file = progress_file(tune.get_context().get_trial_id())
+    tokens_per_step = [0]
+
+    first: list[tuple[int, float]] = []  # (step, time) after this session's first (warm-up) step
+    last_write = [0.0]
+
+    def on_step(step: int) -> None:
+        now = time.monotonic()
+        if not first:
+            first.append((step, now))
+        if step_file is None or now - last_write[0] < PROGRESS_EVERY_S or step <= first[0][0]:
+            return
+        last_write[0] = now
+        s_per_step = (now - first[0][1]) / (step - first[0][0])
+        write_progress(step_file, step, train_cfg.steps, s_per_step, tokens_per_step[0])
+
     try:
         spec = ProfileSpec.parse(config["profile"])
         budget, _, model_cfg = trial_shape(cfg, spec, config.get("base_width"))
@@ -179,7 +198,8 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
             params_non_embedding=float(counts.non_embedding),
             params_mlp=float(counts.mlp),
         )
-        train(model_cfg, train_cfg, cfg.data, report=report, checkpoint_dir=work)
+        tokens_per_step[0] = train_cfg.batch_size * train_cfg.grad_accum * model_cfg.seq_len
+        train(model_cfg, train_cfg, cfg.data, report=report, checkpoint_dir=work, progress=on_step)
     except Exception as exc:  # recorded as failed; the search goes on
         reason = f"{type(exc).__name__}: {exc}"
         last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
@@ -196,3 +216,40 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if step_file is not None:
+            step_file.unlink(missing_ok=True)
+
+
+def progress_file(trial_id: str) -> Path | None:
+    """Where a trial of a local Ray leaves its latest step for the driver's live line: the
+    driver's scratch folder (None without one: a joined cluster, whose nodes do not share it)."""
+    scratch = os.environ.get(TRIAL_TMP_ENV, "")
+    if not scratch or not os.path.isdir(scratch):
+        return None
+    folder = Path(scratch) / PROGRESS_DIR
+    folder.mkdir(exist_ok=True)
+    return folder / f"{trial_id}.json"
+
+
+def write_progress(path: Path, step: int, steps: int, s_per_step: float, tokens_per_step: int) -> None:
+    """Replace `path` with the trial's step, its steps in all, seconds per step (since its first
+    step of this session) and tokens per step (atomic: the driver never reads half a file)."""
+    data = {"step": step, "steps": steps, "s_per_step": s_per_step, "tokens_per_step": tokens_per_step}
+    tmp = path.with_name(f"{path.name}.tmp")
+    try:
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+    except OSError:  # the driver emptied its scratch folder: the live line loses one update
+        pass
+
+
+def read_progress(trial_id: str) -> dict[str, Any] | None:
+    """The latest step a running trial of this driver's local Ray left (see `progress_file`)."""
+    scratch = os.environ.get(TRIAL_TMP_ENV, "")
+    if not scratch:
+        return None
+    try:
+        data = json.loads((Path(scratch) / PROGRESS_DIR / f"{trial_id}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -45,6 +45,8 @@ from tlmsearch.rundir.records import TrialRecord, finished
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.search_config import SearchConfig
 from tlmsearch.storage import check_storage
+from tlmsearch.tuning.announce import announce as announce_plan
+from tlmsearch.tuning.announce import fixed_line
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.trainable import trial_train_config
 
@@ -156,13 +158,20 @@ def verify(
     def reusable(r: TrialRecord) -> bool:
         return same_training(r, wanted_train, wanted_data, overridden)
 
-    def train_seeds(seed_list: list[int]) -> tuple[list[Planned], list[TrialRecord], float]:
+    def train_seeds(seed_list: list[int], what: str = "") -> tuple[list[Planned], list[TrialRecord], float]:
         planned = plan(load(study.run_dir).records, top_k, seed_list, steps, reusable, controls, named_controls)
         items = [
             FixedTrial(spec=ProfileSpec.from_dict(p.profile), seed=p.seed, base_width=p.base_width, name=p.name)
             for p in planned
             if p.done is None
         ]
+        if what and progress and items:
+            profiles = len(planned) // max(1, len(seed_list))
+            then = ""
+            if seeds == "auto":
+                lo, hi = profiles * 2, profiles * (max_seeds - len(seed_list))
+                then = f"then {lo}-{hi} runs of the fresh seeds the planner asks for (2-{hi // profiles} a profile)"
+            announce_plan(fixed_line, address, cfg, len(items), what, then=then, out=announce)
         t0 = time.monotonic()
         new = run_fixed(study.run_dir, cfg, items, kind="verify", address=address, progress=progress)
         return planned, new, time.monotonic() - t0
@@ -177,7 +186,9 @@ def verify(
             if r.max_steps == steps and r.seed in keep and label(r) in wanted and reusable(r)
         ] + [r for r in finished(records) if r.kind != "verify" or reusable(r)]
 
-    planned, new, wall = train_seeds(first_seeds)
+    stage = "pilot" if seeds == "auto" else "seeds"
+    what = f"verify {Path(study.run_dir).name} ({stage} {first_seeds[0]}..{first_seeds[-1]})"
+    planned, new, wall = train_seeds(first_seeds, what)
     wanted = {p.label for p in planned}
     pilot: list[int] = []
     seed_plan: SeedPlan | None = None
