@@ -86,9 +86,11 @@ def search_line(cfg: SearchConfig, *, done: int = 0, cpus: float | None = None, 
     left = cfg.trials - done
     head = f"search {cfg.name}: " + (f"{left} of {cfg.trials} trials left" if done else f"{cfg.trials} trials")
     head += f" x {cfg.train.steps} steps"
+    if noise:
+        head += f" after {noise} noise-floor run{'s' * (noise != 1)} of uniform"
     others = sum(lo < hi for lo, hi in work.runs)
     if others:
-        full = len(work.runs) - others
+        full = len(work.runs) - others - noise
         head += f" ({full} baseline{'s' * (full != 1)} in full; {cfg.scheduler.upper()} may stop the other "
         head += f"{others} at step {first_rung})"
     head += f", {_where(cfg, at_once)}"

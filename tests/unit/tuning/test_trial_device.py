@@ -88,7 +88,7 @@ def fake_ray_gpu(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     monkeypatch.setattr(torch, "set_num_threads", lambda n: seen["threads"].append(n))
     monkeypatch.setattr(trainer, "resolve_vocab", lambda model_cfg, data_cfg: model_cfg)
 
-    def fake_train(model_cfg: Any, train_cfg: TrainConfig, data_cfg: Any, *, report: Any, checkpoint_dir: Path) -> None:
+    def fake_train(model_cfg: Any, train_cfg: TrainConfig, data_cfg: Any, *, report: Any, **_: Any) -> None:
         seen["train_cfg"] = train_cfg
         report(10, {"step": 10, "val_loss": 3.0, "val_bpb": 1.0, "tokens_per_s": 1.0})
 
