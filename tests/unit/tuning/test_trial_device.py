@@ -8,7 +8,6 @@ tests/integration/test_cluster.py (fake GPU resources) and the `gpu`-marked test
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
