@@ -17,7 +17,7 @@ ARGS = ["search", "--preset", "tiny", "--corpus", "pydoc", "--steps", "60", "--t
 LINE = re.compile(
     r"^search plan: 6 trials x 60 steps after 2 noise-floor runs of uniform "
     r"\(4 baselines in full; ASHA may stop the other 2 at step \d+\), "
-    r"\d+ at a time x 1 thread \(transformer, tiny, cpu\); estimate (about )?\d+s(-\d+s)? "
+    r"\d+ at a time x 1 thread \(transformer, tiny, cpu\); estimate (about )?[\dhms]+(-[\dhms]+)? "
     r"\([\d.e-]+ s/step, [\d,]+ tok/s: timed now on \d+ steps"
 )
 
