@@ -9,7 +9,8 @@ kill can leave empty, cut or behind the records. This module
   garbled line earlier is a one-line error naming the file and the line;
 - closes Optuna trials left RUNNING (or WAITING) by a killed driver: a trial with a record gets
   the record's outcome (COMPLETE with its values, PRUNED, FAIL), one without becomes FAIL (the
-  search runs a fresh trial in its place), so no trial stays RUNNING for ever.
+  search runs a fresh trial in its place; its user attribute `fail_reason` says so), so no
+  trial stays RUNNING for ever.
 """
 
 from __future__ import annotations
@@ -96,6 +97,9 @@ def repair_journal(run_dir: Path) -> bool:
     return bool(cut)
 
 
+INTERRUPTED = "interrupted: its driver stopped before the trial ended; the search ran another trial in its place"
+
+
 def _values(record: TrialRecord, cfg: SearchConfig) -> list[float] | None:
     values = [record.metric(OBJECTIVE_METRICS.get(o, o)) for o in cfg.objectives]
     return values if all(math.isfinite(v) for v in values) else None
@@ -124,7 +128,10 @@ def close_zombies(study: optuna.Study, records: list[TrialRecord], cfg: SearchCo
     counts: dict[str, int] = {}
     storage = study._storage
     for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING, TrialState.WAITING)):
-        state, values = _outcome(by_number.get(trial.number), cfg)
+        record = by_number.get(trial.number)
+        state, values = _outcome(record, cfg)
+        if record is None:  # FAIL keeps it from every sampler; say why, as it did not fail itself
+            storage.set_trial_user_attr(trial._trial_id, "fail_reason", INTERRUPTED)
         storage.set_trial_state_values(trial._trial_id, state=state, values=values)
         counts[state.name] = counts.get(state.name, 0) + 1
     return counts
@@ -142,31 +149,6 @@ def open_study(run_dir: Path) -> optuna.Study | None:
         return optuna.load_study(study_name=STUDY_NAME, storage=open_storage(str(run_dir)))
     except KeyError:  # the journal holds no study of that name (created, then killed)
         return None
-
-
-def relocate_search_state(tune_dir: Path, run_dir: Path) -> None:
-    """Point Tune's saved search generator at the run directory where it now lies.
-
-    Tune re-points its restored trials to a moved experiment folder, but not the experiment
-    its search generator saved (`search_gen_state-*.json`, a pickle): new trials of a copied
-    run would be created in the original folder, and a moved one would recreate it. Rewritten
-    atomically; a file it cannot read is left to `tune_state_problem` and Tune.
-    """
-    import os
-    import pickle
-
-    for path in tune_dir.glob("search_gen_state-*.json"):
-        try:
-            state = pickle.loads(path.read_bytes())
-            storage = state["experiment"].storage
-        except Exception:  # noqa: BLE001 - Tune's own restore reports a damaged file
-            continue
-        if storage.storage_fs_path == str(run_dir) and storage.experiment_dir_name == tune_dir.name:
-            continue
-        storage.storage_fs_path, storage.experiment_dir_name = str(run_dir), tune_dir.name
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(pickle.dumps(state))
-        tmp.replace(path)
 
 
 def prune_checkpoints(tune_dir: Path) -> int:

@@ -41,7 +41,8 @@ from tlmsearch.rundir.study import Study, load
 from tlmsearch.search_config import SearchConfig, check_fair_objectives, check_sampler_scheduler
 from tlmsearch.spaces import load_space
 from tlmsearch.tuning.location import bound_to
-from tlmsearch.tuning.reconcile import prune_checkpoints, relocate_search_state, repair_journal, tune_state_problem
+from tlmsearch.tuning.reconcile import prune_checkpoints, repair_journal, tune_state_problem
+from tlmsearch.tuning.snapshot import reconcile_snapshot
 from tlmsearch.tuning.trainable import TRIAL_TMP_ENV, run_trial, trial_train_config
 from tlmsearch.validate import check_training_fits, writable_dir
 
@@ -449,7 +450,8 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
         tuner = None
         if problem is None:
             try:
-                relocate_search_state(tune_path, run_dir)
+                records = read_records(run_dir)
+                reconcile_snapshot(tune_path, run_dir, records, cfg.trials)
                 tuner = tune.Tuner.restore(
                     str(tune_path), trainable_for(cfg), resume_unfinished=True, resume_errored=False
                 )
