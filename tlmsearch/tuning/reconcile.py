@@ -46,6 +46,8 @@ def tune_state_problem(tune_dir: Path) -> str | None:
         return f"{tune_dir} is missing"
     if not _nonempty(tune_dir / "tuner.pkl"):
         return f"{tune_dir / 'tuner.pkl'} is missing or empty"
+    if not _whole_pickle(tune_dir / "tuner.pkl"):
+        return f"{tune_dir / 'tuner.pkl'} is damaged (cut short or garbled)"
     states = sorted(tune_dir.glob("experiment_state-*.json"), key=lambda p: p.name)
     if not states:
         return f"{tune_dir} holds no experiment_state-*.json"
@@ -54,11 +56,26 @@ def tune_state_problem(tune_dir: Path) -> str | None:
         json.loads(newest.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         return f"{newest} is damaged ({type(exc).__name__})"
-    for pattern in ("search_gen_state-*.json", "searcher-state-*.pkl"):
+    for pattern in ("search_gen_state-*.json", "searcher-state-*.pkl"):  # both are pickles
         for path in tune_dir.glob(pattern):
             if not _nonempty(path):
                 return f"{path} is empty"
-    return None  # (search_gen_state is a pickle despite its name: only its size is checked)
+            if not _whole_pickle(path):
+                return f"{path} is damaged (cut short or garbled)"
+    return None
+
+
+def _whole_pickle(path: Path) -> bool:
+    """Whether `path` holds one complete pickle stream, read without running any of it (a copy
+    cut by a kill ends before the pickle's STOP)."""
+    import pickletools
+
+    try:
+        data = path.read_bytes()
+        end = max(pos or 0 for _, _, pos in pickletools.genops(data))
+    except (OSError, ValueError, KeyError, IndexError):  # `genops`: truncated stream, unknown opcode
+        return False
+    return end == len(data) - 1
 
 
 def repair_journal(run_dir: Path) -> bool:
