@@ -36,7 +36,7 @@ from tlmsearch.resolve import budget_for, search_preset, sweep_widths, trial_sha
 from tlmsearch.rundir.layout import OPTUNA_LOG, SEARCH_CONFIG, TUNE_DIR
 from tlmsearch.rundir.lock import run_lock
 from tlmsearch.rundir.provenance import write_environment
-from tlmsearch.rundir.records import SEARCH_KINDS, RecordLog, read_records
+from tlmsearch.rundir.records import SEARCH_KINDS, RecordLog, check_records, read_records
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.search_config import SearchConfig, check_fair_objectives, check_sampler_scheduler
 from tlmsearch.spaces import load_space
@@ -437,6 +437,7 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
         )
     with run_lock(run_dir), bound_to(run_dir):
         RecordLog(run_dir)  # cuts a record torn by a crash (one warning line)
+        check_records(run_dir)  # any other damage: one line naming the file, before Ray starts
         journal_repaired = repair_journal(run_dir)
         if sum(r.kind in SEARCH_KINDS for r in read_records(run_dir)) >= cfg.trials:
             _close_zombies(cfg, run_dir)  # finished: every trial has its record; no Ray to start

@@ -215,3 +215,44 @@ def test_a_search_where_every_trial_failed_exits_with_the_documented_code(capsys
     assert exit_status(study(failed=3, complete=1)) == 0
     assert exit_status(study(failed=3, stopped=1)) == 0
     assert exit_status(study()) == 0  # nothing ran (e.g. a time budget of 0): not a failure of trials
+
+
+# ----------------------------------------------------------------------------- damaged records (bench_hostile)
+
+
+@pytest.mark.parametrize(
+    ("damage", "words"),
+    [
+        ("directory", "is not a file"),
+        ("binary", "damaged line(s) (line 1)"),
+        ("garbage lines", "3 damaged line(s) (line 1, 2, 3)"),
+        ("a record among garbage", "damaged line(s) (line 2)"),
+    ],
+)
+def test_resume_of_damaged_records_is_one_line_before_ray(
+    damage: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tlmsearch.config import DataConfig, TrainConfig
+    from tlmsearch.tuning import SearchConfig, runner
+    from tlmsearch.tuning.recorder import build_record
+
+    def no_ray(*args: object, **kwargs: object) -> None:
+        raise AssertionError("Ray started for a damaged trials.jsonl")
+
+    monkeypatch.setattr(runner, "start_ray", no_ray)
+    cfg = SearchConfig(name="r", preset="tiny", trials=4, train=TrainConfig(steps=30), data=DataConfig(corpus="pydoc"))
+    cfg.save(tmp_path / "search.yaml")
+    trials = tmp_path / "trials.jsonl"
+    if damage == "directory":
+        trials.mkdir()
+    elif damage == "binary":
+        trials.write_bytes(b"\x00\xff\xfe" * 50 + b"\n")
+    elif damage == "garbage lines":
+        trials.write_text('{not json}\n[1, 2]\n"x"\n')
+    else:
+        good = json.dumps(build_record(cfg, "t0", {"profile": "uniform", "number": 0}, {"step": 30}).to_dict())
+        trials.write_text(f"{good}\n{{garbled\n{good.replace('t0', 't1')}\n")
+    code, _, err = run_cli(capsys, "resume", str(tmp_path), "--quiet")
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err and "trials.jsonl" in lines[0] and words in lines[0], err
