@@ -304,7 +304,7 @@ def test_sigkill_at_seeded_random_points_then_resume(tmp_path: Path, seed: int) 
     """One search killed (SIGKILL) and resumed again and again at kill points drawn from a
     seeded RNG, each resume killed at the next point, then resumed to the end."""
     run = tmp_path / "run"
-    points = _kill_points(seed, 4)
+    points = _kill_points(seed, 3)
     codes = [_run_killable(["search", *ARGS, "--runs-dir", str(tmp_path), "--name", "run"], points[0], run)]
     for point in points[1:]:
         if codes[-1] == 0:

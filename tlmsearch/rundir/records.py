@@ -146,6 +146,9 @@ def read_records_checked(run_dir: str | Path) -> tuple[list[TrialRecord], list[i
 
 def damage_note(run_dir: str | Path) -> str | None:
     """One line saying how many lines of `trials.jsonl` were skipped as damaged, or None."""
+    path = Path(run_dir) / TRIALS
+    if path.exists() and not path.is_file():
+        return f"warning: {path} is not a file; no trial is counted here"
     _, bad = read_records_checked(run_dir)
     if not bad:
         return None

@@ -55,6 +55,8 @@ def place(tmp_path: Path) -> SimpleNamespace:
     (tmp_path / "seed.yaml").write_text("seed: 100000000000000000000000\n")
     (tmp_path / "seqlen.yaml").write_text("model:\n  preset: tiny\n  seq_len: 100000000\n")
     (tmp_path / "exits.py").write_text("import sys\nsys.exit(0)\n")
+    (tmp_path / "null.yaml").write_text("~\n")
+    (tmp_path / "empty_key.yaml").write_text("? \n")
     return SimpleNamespace(tmp=tmp_path, runs=str(runs), runs_path=runs, file=str(afile))
 
 
@@ -92,6 +94,14 @@ CASES: list[tuple[str, Callable[[SimpleNamespace], list[str]], str]] = [
     ("compare --runs-dir FILE", lambda p: ["compare", "--families", "uniform", "--runs-dir", p.file, *SMALL], "runs_dir"),
     ("compare --base-width 1e9", lambda p: ["compare", "--families", "uniform", "--base-width", "1000000000", "--name", "c", "--runs-dir", p.runs, *SMALL], "memory"),
     ("compare --seed 1e23", lambda p: ["compare", "--families", "uniform", "--train", "seed=100000000000000000000000", "--name", "c", "--runs-dir", p.runs, *SMALL], "seed"),
+    # found by bench/bench_hostile.py
+    ("train --name of 300 characters", lambda p: ["train", "--name", "x" * 300, "--runs-dir", p.runs, *SMALL], "at most 100 characters"),
+    ("search --name of 300 characters", lambda p: ["search", "--name", "x" * 300, "--runs-dir", p.runs, *SMALL], "at most 100 characters"),
+    ("compare --name of 300 characters", lambda p: ["compare", "--families", "uniform", "--name", "x" * 300, "--runs-dir", p.runs, *SMALL], "at most 100 characters"),
+    ("train --config null YAML", lambda p: ["train", "--config", f"{p.tmp}/null.yaml", "--runs-dir", p.runs], "holds no settings"),
+    ("search --config null YAML", lambda p: ["search", "--config", f"{p.tmp}/null.yaml", "--runs-dir", p.runs], "holds no settings"),
+    ("study --config null YAML", lambda p: ["study", "--config", f"{p.tmp}/null.yaml", "--runs-dir", p.runs], "holds no settings"),
+    ("train --config with a null key", lambda p: ["train", "--config", f"{p.tmp}/empty_key.yaml", "--runs-dir", p.runs], "unknown section(s) None"),
 ]  # fmt: skip
 
 
@@ -154,6 +164,35 @@ def test_export_out_onto_a_file_is_refused(tmp_path: Path, capsys: pytest.Captur
     code, _, err = run_cli(capsys, "export", str(run), "--out", str(target))
     assert code == 2 and "is a file" in err and len(err.strip().splitlines()) == 1, err
     assert target.read_text() == "keep"
+
+
+@pytest.mark.parametrize("out", ["afile", "/proc/no-such-out"])
+def test_report_out_onto_a_file_or_unwritable_is_one_line(
+    out: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _crafted_run(tmp_path, "t_best")
+    target = tmp_path / out if out == "afile" else Path(out)
+    if out == "afile":
+        target.write_text("keep")
+    code, _, err = run_cli(capsys, "report", str(run), "--out", str(target))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err and "--out" in err, err
+    assert out != "afile" or target.read_text() == "keep"
+
+
+def test_damaged_records_are_named_by_status_and_in_the_one_line_of_a_refused_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _crafted_run(tmp_path, "t_best")
+    (run / "trials.jsonl").unlink()
+    (run / "trials.jsonl").mkdir()
+    code, _, err = run_cli(capsys, "status", str(run))
+    assert code == 0 and err.strip().splitlines() == [f"warning: {run / 'trials.jsonl'} is not a file; no trial is counted here"]
+    (run / "trials.jsonl").rmdir()
+    (run / "trials.jsonl").write_text("{garbled\n[1]\n")
+    for command in ("report", "export"):
+        code, _, err = run_cli(capsys, command, str(run))
+        lines = err.strip().splitlines()
+        assert code == 2 and len(lines) == 1 and "no finished trials" in lines[0] and "skipped 2 damaged line(s)" in lines[0], err
 
 
 def test_report_of_a_damaged_config_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
