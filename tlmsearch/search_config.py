@@ -25,7 +25,7 @@ from tlmsearch.config import (
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.storage import check_storage
-from tlmsearch.validate import MAX_SEED, check_int, load_yaml, read_text
+from tlmsearch.validate import MAX_NAME_LENGTH, MAX_SEED, check_int, load_yaml, read_text
 
 _NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]*\Z")  # \Z, not $: no trailing newline
 
@@ -106,9 +106,11 @@ def check_fair_objectives(cfg: SearchConfig) -> None:
 
 def check_name(name: str) -> str:
     """`name` when it is a valid run name (a run directory's name), else a `ConfigError`."""
-    if not _NAME.match(name):
+    if not _NAME.match(name) or len(name) > MAX_NAME_LENGTH:
+        shown = repr(name) if len(name) <= 60 else repr(name[:60]) + "..."
         raise ConfigError(
-            f"run name {name!r} is not allowed; use letters, digits, '.', '_' and '-' (not starting with . - _)"
+            f"run name {shown} is not allowed; use letters, digits, '.', '_' and '-' (not starting with . - _), "
+            f"at most {MAX_NAME_LENGTH} characters"
         )
     return name
 

@@ -146,22 +146,12 @@ def run(args: argparse.Namespace) -> int:
 
         print_study_status(args.run_dir, args.json)
         return 0
+    from tlmsearch.cli._damage import damage_noted
     from tlmsearch.rundir.study import load
 
-    print_status(load(args.run_dir), as_json=args.json, top=args.top)
-    _warn_damaged(args.run_dir)
+    with damage_noted(args.run_dir):
+        print_status(load(args.run_dir), as_json=args.json, top=args.top)
     return 0
-
-
-def _warn_damaged(run_dir: str) -> None:
-    """Say on stderr when damaged lines of trials.jsonl were skipped (the counts omit them)."""
-    import sys
-
-    from tlmsearch.rundir.records import damage_note
-
-    note = damage_note(run_dir)
-    if note:
-        print(note, file=sys.stderr)
 
 
 EVERY_TRIAL_FAILED = 3  # the exit status of a search whose every trial failed

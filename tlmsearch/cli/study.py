@@ -88,6 +88,8 @@ def build_config(args: argparse.Namespace) -> StudyConfig:
     """The StudyConfig that `--config` plus the flags describe."""
     from tlmsearch.rundir.io import read_yaml
 
+    if args.config and not read_yaml(args.config):  # else an empty file would silently mean every default
+        raise UserError(f"{args.config}: holds no settings (an empty or null YAML document)")
     base = StudyConfig.from_dict(read_yaml(args.config), where=args.config) if args.config else StudyConfig()
     data: dict[str, Any] = {**base.to_dict(), **config_overrides(args, "study")}
     if args.archs:

@@ -149,6 +149,9 @@ def read_records_checked(run_dir: str | Path) -> tuple[list[TrialRecord], list[i
 
 def damage_note(run_dir: str | Path) -> str | None:
     """One line saying how many lines of `trials.jsonl` were skipped as damaged, or None."""
+    path = Path(run_dir) / TRIALS
+    if path.exists() and not path.is_file():
+        return f"warning: {path} is not a file; no trial is counted here"
     _, bad = read_records_checked(run_dir)
     if not bad:
         return None
@@ -157,6 +160,26 @@ def damage_note(run_dir: str | Path) -> str | None:
     return (
         f"warning: {Path(run_dir) / TRIALS}: skipped {len(bad)} damaged line(s){at}; those trials are not counted here"
     )
+
+
+def check_records(run_dir: str | Path) -> None:
+    """Refuse, in one line naming the file, a `trials.jsonl` a search cannot continue from: not
+    a file, or holding damaged lines (the last line torn by a crash is not damage: `RecordLog`
+    cuts it). Continuing would run again the trials those lines held and append to a file
+    whose earlier trials no reader can count."""
+    path = Path(run_dir) / TRIALS
+    if not path.exists() and not path.is_symlink():
+        return
+    if not path.is_file():
+        raise ConfigError(f"{path} is not a file; a search's records are a JSON-lines file")
+    _, bad = read_records_checked(run_dir)
+    if bad:
+        where = [str(n) for n in bad if n > 0]
+        at = f"line {', '.join(where[:5])}{', ...' if len(where) > 5 else ''}" if where else "a record"
+        raise ConfigError(
+            f"{path}: {len(bad)} damaged line(s) ({at}) hold no trial record; put back a good copy of the "
+            "file, or remove those lines to run their trials again, and resume"
+        )
 
 
 class RecordLog:

@@ -9,7 +9,8 @@ kill can leave empty, cut or behind the records. This module
   garbled line earlier is a one-line error naming the file and the line;
 - closes Optuna trials left RUNNING (or WAITING) by a killed driver: a trial with a record gets
   the record's outcome (COMPLETE with its values, PRUNED, FAIL), one without becomes FAIL (the
-  search runs a fresh trial in its place), so no trial stays RUNNING for ever.
+  search runs a fresh trial in its place; its user attribute `fail_reason` says so), so no
+  trial stays RUNNING for ever.
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ def tune_state_problem(tune_dir: str | Path | StoreDir) -> str | None:
         return f"{tune_dir} is missing"
     if not _nonempty(tune_dir / "tuner.pkl"):
         return f"{tune_dir / 'tuner.pkl'} is missing or empty"
-    states = tune_dir.glob("experiment_state-*.json")
+    if not _whole_pickle(tune_dir / "tuner.pkl"):
+        return f"{tune_dir / 'tuner.pkl'} is damaged (cut short or garbled)"
+    states = sorted(tune_dir.glob("experiment_state-*.json"), key=lambda p: p.name)
     if not states:
         return f"{tune_dir} holds no experiment_state-*.json"
     newest = states[-1]
@@ -56,11 +59,26 @@ def tune_state_problem(tune_dir: str | Path | StoreDir) -> str | None:
         json.loads(newest.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         return f"{newest} is damaged ({type(exc).__name__})"
-    for pattern in ("search_gen_state-*.json", "searcher-state-*.pkl"):
+    for pattern in ("search_gen_state-*.json", "searcher-state-*.pkl"):  # both are pickles
         for path in tune_dir.glob(pattern):
             if not _nonempty(path):
                 return f"{path} is empty"
-    return None  # (search_gen_state is a pickle despite its name: only its size is checked)
+            if not _whole_pickle(path):
+                return f"{path} is damaged (cut short or garbled)"
+    return None
+
+
+def _whole_pickle(path: Path | StoreDir) -> bool:
+    """Whether `path` holds one complete pickle stream, read without running any of it (a copy
+    cut by a kill ends before the pickle's STOP)."""
+    import pickletools
+
+    try:
+        data = path.read_bytes()
+        end = max(pos or 0 for _, _, pos in pickletools.genops(data))
+    except (OSError, ValueError, KeyError, IndexError):  # `genops`: truncated stream, unknown opcode
+        return False
+    return end == len(data) - 1
 
 
 def repair_journal(run_dir: Path) -> bool:
@@ -99,6 +117,9 @@ def repair_journal(run_dir: Path) -> bool:
     return bool(cut)
 
 
+INTERRUPTED = "interrupted: its driver stopped before the trial ended; the search ran another trial in its place"
+
+
 def _values(record: TrialRecord, cfg: SearchConfig) -> list[float] | None:
     values = [record.metric(OBJECTIVE_METRICS.get(o, o)) for o in cfg.objectives]
     return values if all(math.isfinite(v) for v in values) else None
@@ -127,7 +148,10 @@ def close_zombies(study: optuna.Study, records: list[TrialRecord], cfg: SearchCo
     counts: dict[str, int] = {}
     storage = study._storage
     for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING, TrialState.WAITING)):
-        state, values = _outcome(by_number.get(trial.number), cfg)
+        record = by_number.get(trial.number)
+        state, values = _outcome(record, cfg)
+        if record is None:  # FAIL keeps it from every sampler; say why, as it did not fail itself
+            storage.set_trial_user_attr(trial._trial_id, "fail_reason", INTERRUPTED)
         storage.set_trial_state_values(trial._trial_id, state=state, values=values)
         counts[state.name] = counts.get(state.name, 0) + 1
     return counts
@@ -145,30 +169,6 @@ def open_study(run_dir: Path) -> optuna.Study | None:
         return optuna.load_study(study_name=STUDY_NAME, storage=open_storage(str(run_dir)))
     except KeyError:  # the journal holds no study of that name (created, then killed)
         return None
-
-
-def relocate_search_state(tune_dir: str | Path | StoreDir, root: str | Path | StoreDir) -> None:
-    """Point Tune's saved search generator at the trial storage `root` where `tune_dir` now lies.
-
-    Tune re-points its restored trials to a moved experiment folder, but not the experiment
-    its search generator saved (`search_gen_state-*.json`, a pickle): new trials of a copied
-    run would be created in the original folder, and a moved one would recreate it. `root` is
-    the run directory, or the run's folder in `SearchConfig.storage`. Rewritten atomically
-    (on a local filesystem); a file it cannot read is left to `tune_state_problem` and Tune.
-    """
-    import pickle
-
-    tune_dir, root = StoreDir.of(tune_dir), StoreDir.of(root)
-    for path in tune_dir.glob("search_gen_state-*.json"):
-        try:
-            state = pickle.loads(path.read_bytes())
-            storage = state["experiment"].storage
-        except Exception:  # noqa: BLE001 - Tune's own restore reports a damaged file
-            continue
-        if storage.storage_fs_path == root.path and storage.experiment_dir_name == tune_dir.name:
-            continue
-        storage.storage_fs_path, storage.experiment_dir_name = root.path, tune_dir.name
-        path.write_bytes(pickle.dumps(state))
 
 
 def prune_checkpoints(tune_dir: str | Path | StoreDir) -> int:

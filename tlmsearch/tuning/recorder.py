@@ -183,7 +183,10 @@ class RecordWriter(Callback):
     def on_experiment_end(self, trials: list, **info: Any) -> None:
         """Tune ends trials cut by the time budget without `on_trial_complete`: record them here.
 
-        (After a Ctrl-C the unfinished trials stay unrecorded: `resume` finishes them.)
+        After a Ctrl-C the unfinished trials stay unrecorded (`resume` finishes them), although
+        Tune's clean-up has marked them TERMINATED by now, with the last result they reported:
+        so the trials the restored state says ended are recorded here only when the loop never
+        stepped (`on_step_begin` records them otherwise, before any trial runs).
         """
         budget = self.cfg.time_budget_s
         if budget and time.time() - getattr(self, "_setup_at", time.time()) >= 0.95 * budget:
@@ -196,7 +199,9 @@ class RecordWriter(Callback):
                 from tlmsearch.tuning.searcher import mark_pruned
 
                 mark_pruned(self.run_dir, [n for n in numbers if n >= 0])
-        self._record_ended_unrecorded(trials)  # after the cut ones: they keep their time-budget reason
+        if not getattr(self, "_caught_up", False):  # after the cut ones: they keep their time-budget reason
+            self._caught_up = True
+            self._record_ended_unrecorded(trials)
 
     def _write(self, trial: Any, error: str | None, reason: str | None = None) -> None:
         config = trial_config(trial.config)

@@ -40,7 +40,7 @@ from tlmsearch.rundir.locations import read_locations, record_folder
 from tlmsearch.rundir.lock import run_lock
 from tlmsearch.rundir.noise import UNIFORM, missing_noise_seeds, noise_base_width, noise_floor, write_noise_floor
 from tlmsearch.rundir.provenance import write_environment
-from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS, RecordLog, read_records
+from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS, RecordLog, check_records, read_records
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.search_config import SearchConfig, check_fair_objectives, check_sampler_scheduler, load_run_config
 from tlmsearch.spaces import load_space
@@ -49,8 +49,9 @@ from tlmsearch.storage import normalise as normalise_storage
 from tlmsearch.storage import parent as parent_location
 from tlmsearch.tuning.announce import announce, search_line
 from tlmsearch.tuning.location import bound_to
-from tlmsearch.tuning.reconcile import prune_checkpoints, relocate_search_state, repair_journal, tune_state_problem
+from tlmsearch.tuning.reconcile import prune_checkpoints, repair_journal, tune_state_problem
 from tlmsearch.tuning.resources import check_resources, local_gpus
+from tlmsearch.tuning.snapshot import reconcile_snapshot
 from tlmsearch.tuning.store_dir import StoreDir
 from tlmsearch.tuning.trainable import TRIAL_TMP_ENV, run_trial, trial_train_config
 from tlmsearch.tuning.trial_storage import check_shared, check_unused, check_writable, ray_node_runner, run_root
@@ -534,6 +535,7 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
     root = parent_location(tune_path.location)
     with run_lock(run_dir), bound_to(run_dir):
         RecordLog(run_dir)  # cuts a record torn by a crash (one warning line)
+        check_records(run_dir)  # any other damage: one line naming the file, before Ray starts
         journal_repaired = repair_journal(run_dir)
         records = read_records(run_dir)
         if sum(r.kind in SEARCH_KINDS for r in records) >= cfg.trials and not missing_noise_seeds(cfg, records):
@@ -555,7 +557,8 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
         tuner = None
         if problem is None and not fresh:
             try:
-                relocate_search_state(tune_path, StoreDir.of(root))
+                records = read_records(run_dir)
+                reconcile_snapshot(tune_path, StoreDir.of(root), records, cfg.trials)
                 tuner = tune.Tuner.restore(
                     tune_path.location,
                     trainable_for(cfg, saved_trainable_name(tune_path)),

@@ -73,6 +73,27 @@ def speed_metrics(cfg: SearchConfig, train_cfg: TrainConfig, model_cfg: Any) -> 
     return trial_metrics(model_cfg, reference, bench)
 
 
+def restored_curve(work: Path, checkpoint_file: str) -> list[dict[str, float]]:
+    """The curve of a checkpoint restored into `work`, or [] after removing a checkpoint that a
+    kill cut short (its copy into the run directory was not finished): the trial then trains
+    again from step 0, to the same numbers, instead of failing on a checkpoint it cannot read."""
+    import zipfile
+
+    ckpt, curve_path = work / checkpoint_file, work / CURVE_FILE
+    try:
+        with zipfile.ZipFile(ckpt) as archive:  # torch.save writes a zip archive
+            whole = archive.testzip() is None
+        curve = json.loads(curve_path.read_text()) if curve_path.is_file() else []
+        whole = whole and isinstance(curve, list)
+    except (OSError, zipfile.BadZipFile, UnicodeDecodeError, ValueError):
+        whole = False
+    if whole:
+        return curve
+    ckpt.unlink(missing_ok=True)
+    curve_path.unlink(missing_ok=True)
+    return []
+
+
 def _mtime(path: Path) -> int:
     return path.stat().st_mtime_ns if path.exists() else 0
 
@@ -148,8 +169,7 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
     if restored is not None:
         with restored.as_directory() as d:
             shutil.copytree(d, work, dirs_exist_ok=True)
-        if (work / CURVE_FILE).is_file():
-            curve = json.loads((work / CURVE_FILE).read_text())
+        curve = restored_curve(work, CHECKPOINT_FILE)
     static: dict[str, Any] = dict(_placement(cfg, train_cfg.device))
     trained: dict[str, Any] = {}  # what this trial trains, exactly (see the module docstring)
     saved = [_mtime(work / CHECKPOINT_FILE)]

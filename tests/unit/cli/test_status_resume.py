@@ -75,6 +75,28 @@ def test_resume_of_a_finished_search_returns_without_starting_ray(
         runner.resume(run, progress=False)
 
 
+def test_resume_of_a_search_where_every_trial_failed_exits_3_without_starting_ray(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tlmsearch.cli.status import EVERY_TRIAL_FAILED
+    from tlmsearch.tuning import runner
+
+    def no_ray(*args: object, **kwargs: object) -> None:
+        raise AssertionError("resume of a finished search started Ray")
+
+    monkeypatch.setattr(runner, "start_ray", no_ray)
+    run = tmp_path
+    CFG.save(run / "search.yaml")
+    log = RecordLog(run)
+    for i in range(CFG.trials):
+        config = {"profile": "uniform", "number": i}
+        log.append(build_record(CFG, f"t{i}", config, {"failed": 1, "reason": "TrainingDiverged: nan", "step": 0}))
+    assert EVERY_TRIAL_FAILED == 3  # the documented code (`tlmsearch resume --help`)
+    assert main(["resume", str(run), "--quiet"]) == EVERY_TRIAL_FAILED
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"tlmsearch: error: all {CFG.trials} trials failed; see their errors with `tlmsearch status {run}`"]
+
+
 def test_live_line_names_trials_as_status_does_and_shows_steps_inside_trials(tmp_path: Path) -> None:
     from tlmsearch.cli.status import status_dict
     from tlmsearch.rundir.study import load
