@@ -3,6 +3,7 @@ local and an in-memory pyarrow filesystem, `locations.json`, and whether a trial
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -120,10 +121,13 @@ def test_probe_marker_on_its_own(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- StoreDir
 
 
+TUNER_PKL = pickle.dumps({"__trainable_name": "run_trial"})  # a whole pickle (a cut one is damage)
+
+
 def _tune_dir(d: StoreDir) -> None:
     """A Tune experiment folder with two trials holding checkpoints 0..2 and 0."""
     d.fs.create_dir(d.path, recursive=True)
-    (d / "tuner.pkl").write_bytes(b"pickle")
+    (d / "tuner.pkl").write_bytes(TUNER_PKL)
     (d / "experiment_state-2026.json").write_bytes(b"{}")
     for trial, n in (("trial_a", 3), ("trial_b", 1)):
         for i in range(n):
@@ -146,12 +150,15 @@ def test_store_dir_serves_reconcile_on_any_filesystem(tmp_path: Path, where: str
     assert tune_state_problem(d) is None
     (d / "searcher-state-2026.pkl").write_bytes(b"")
     assert tune_state_problem(d) == f"{d / 'searcher-state-2026.pkl'} is empty"
-    (d / "searcher-state-2026.pkl").write_bytes(b"x")
+    (d / "searcher-state-2026.pkl").write_bytes(TUNER_PKL[:-1])
+    assert tune_state_problem(d) == f"{d / 'searcher-state-2026.pkl'} is damaged (cut short or garbled)"
+    (d / "searcher-state-2026.pkl").write_bytes(TUNER_PKL)
+    assert tune_state_problem(d) is None
     assert prune_checkpoints(d) == 2
     assert [c.name for c in (d / "trial_a").glob("checkpoint_*")] == ["checkpoint_000002"]
     aside = StoreDir(d.location + ".damaged", d.fs, d.path + ".damaged")
     d.move_to(aside)
-    assert not d.exists() and (aside / "tuner.pkl").read_bytes() == b"pickle"
+    assert not d.exists() and (aside / "tuner.pkl").read_bytes() == TUNER_PKL
     aside.rmtree()
     assert not aside.exists()
 
