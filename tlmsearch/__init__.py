@@ -48,6 +48,7 @@ _EXPORTS: dict[str, str] = {
     "Study": "tlmsearch.api",
     "verify": "tlmsearch.tuning.verify",
     "compare": "tlmsearch.api",
+    "CompareOptions": "tlmsearch.api",
     "study": "tlmsearch.api",
     "resume_study": "tlmsearch.api",
     "StudyResult": "tlmsearch.api",
@@ -76,7 +77,17 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tlmsearch.api import Study, StudyResult, compare, load, resume, resume_study, search, study  # noqa: F401
+    from tlmsearch.api import (  # noqa: F401
+        CompareOptions,
+        Study,
+        StudyResult,
+        compare,
+        load,
+        resume,
+        resume_study,
+        search,
+        study,
+    )
     from tlmsearch.config import ArchOptions, Config, DataConfig, ModelConfig, TrainConfig  # noqa: F401
     from tlmsearch.errors import ConfigError, DataError, UserError  # noqa: F401
     from tlmsearch.export import export_run  # noqa: F401

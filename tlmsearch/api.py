@@ -9,7 +9,7 @@ never import each other.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from tlmsearch.study_files import set_phase
 from tlmsearch.study_report import study_summary, write_study_report
 from tlmsearch.tuning import runner
 from tlmsearch.tuning import study as study_runner
-from tlmsearch.tuning.compare import CompareResult
+from tlmsearch.tuning.compare import CompareOptions, CompareResult
 from tlmsearch.tuning.compare import compare as train_and_compare
 from tlmsearch.tuning.verify import VerifyResult
 from tlmsearch.tuning.verify import verify as _verify
@@ -100,46 +100,21 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
 
 
 def compare(
-    profiles: Sequence[str],
-    *,
-    arch: str = "transformer",
-    preset: str = "cpu-s",
-    seeds: int = 3,
-    steps: int | None = None,
-    base_width: int = 0,
-    name: str = "",
-    runs_dir: str | Path = "runs",
-    model: Mapping[str, Any] | None = None,
-    train: Mapping[str, Any] | None = None,
-    data: Mapping[str, Any] | None = None,
-    cpus_per_trial: float = 1.0,
-    gpus_per_trial: float = 0.0,
-    seed: int = 0,
-    threshold: float | None = None,
-    confidence: float | None = None,
-    method: str = "t",
-    margin: float | None = None,
-    alpha: float | None = None,
-    address: str | None = None,
-    progress: bool = True,
-    report: bool = True,
+    profiles: Sequence[str], options: CompareOptions | None = None, *, report: bool = True, **changes: Any
 ) -> CompareResult:
     """Train every profile in `profiles` (ProfileSpec texts) with seeds seed..seed+seeds-1
     (`tlmsearch.tuning.compare.compare`), then, with `report`, write report.html, summary.md
     and summary.json into the new run directory.
 
-    `train`/`data` are TrainConfig/DataConfig fields, `model` ModelConfig or preset overrides;
-    `margin` (old name `threshold`) and `alpha` (or `confidence` = 1 - alpha) decide the verdict.
+    `options` is a `CompareOptions` (`storage`: where trial checkpoints go, a shared path or
+    object-store URI; "" = the run directory); its fields may also be given as keywords (they win), e.g.
+    `tlmsearch.compare(["uniform", "cosine"], arch="titans", preset="cpu-xs", seeds=3, steps=200)`.
     """
-    margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
-    result = train_and_compare(
-        profiles, arch=arch, preset=preset, seeds=seeds, steps=steps, base_width=base_width, name=name,
-        runs_dir=runs_dir, model=model, train=train, data=data, cpus_per_trial=cpus_per_trial,
-        gpus_per_trial=gpus_per_trial, seed=seed, margin=margin, alpha=alpha, method=method,
-        address=address, progress=progress,
-    )  # fmt: skip
+    o = CompareOptions.of(options, **changes)
+    margin, alpha = resolve_levels(o.margin, o.alpha, threshold=o.threshold, confidence=o.confidence)
+    result = train_and_compare(profiles, o)
     if report and any(r.status == "complete" for r in result.records):
-        write_report(result.run_dir, margin=margin, alpha=alpha, method=method)
+        write_report(result.run_dir, margin=margin, alpha=alpha, method=o.method)
     return result
 
 
@@ -180,4 +155,4 @@ def _finish_study(run_dir: Path, progress: bool) -> StudyResult:
     return StudyResult(run_dir, study_summary(run_dir))
 
 
-__all__ = ["Study", "StudyResult", "compare", "load", "resume", "resume_study", "search", "study"]
+__all__ = ["CompareOptions", "Study", "StudyResult", "compare", "load", "resume", "resume_study", "search", "study"]

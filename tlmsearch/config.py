@@ -86,7 +86,11 @@ class Config:
     def load(cls, path: str | Path) -> Self:
         path = Path(path)
         text = read_text(path, "config file")
-        return cls.from_yaml(text) if path.suffix in (".yaml", ".yml") else cls.from_json(text)
+        if path.suffix not in (".yaml", ".yml"):
+            return cls.from_json(text)
+        if load_yaml(text, str(path)) is None:  # else an empty file would silently mean every default
+            raise ConfigError(f"{path}: holds no settings (an empty or null YAML document)")
+        return cls.from_yaml(text)
 
     def replace(self, **changes: Any) -> Self:
         return dataclasses.replace(self, **changes)  # type: ignore[type-var]

@@ -12,7 +12,7 @@ import json
 import os
 import platform
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import torch
@@ -29,6 +29,24 @@ def resolve_device(device: str) -> torch.device:
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("device='cuda' but no CUDA device is available; use device='cpu' or 'auto'")
     return torch.device(device)
+
+
+def assigned_cuda_index(gpu_ids: Sequence[str], visible: str | None) -> int:
+    """torch's index of the first GPU Ray assigned (`gpu_ids`, Ray's ids) given the process's
+    CUDA_VISIBLE_DEVICES (`visible`).
+
+    Ray normally sets CUDA_VISIBLE_DEVICES to exactly the assigned GPUs, so torch numbers them
+    from 0 and the answer is 0. Where Ray is told not to (RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES)
+    every GPU stays visible and torch's index is Ray's id; where the variable lists other
+    devices, the assigned id's position in it.
+    """
+    if not gpu_ids:
+        return 0
+    first = str(gpu_ids[0]).strip()
+    if visible is None or not visible.strip():
+        return int(first) if first.isdigit() else 0
+    listed = [v.strip() for v in visible.split(",")]
+    return listed.index(first) if first in listed else 0
 
 
 def torch_dtype(name: str) -> torch.dtype:

@@ -14,14 +14,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tlmsearch import plots
+from tlmsearch.analysis.front import front_axis
 from tlmsearch.analysis.headline import describe_shape, level
 from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import decision_seeds, summarize, verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
-from tlmsearch.errors import UserError
+from tlmsearch.errors import ConfigError, UserError
+from tlmsearch.noise_floor import NoiseFloor
 from tlmsearch.rundir.io import read_verify, read_yaml, write_text
-from tlmsearch.rundir.layout import CONFIG_FILES, REPORT_HTML, SUMMARY_JSON, SUMMARY_MD, TRIALS
+from tlmsearch.rundir.layout import CONFIG_FILES, REPORT_HTML, SEARCH_CONFIG, SUMMARY_JSON, SUMMARY_MD, TRIALS
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished, read_records
+from tlmsearch.rundir.study import load
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
@@ -55,11 +58,9 @@ def quality_figure(records: list[TrialRecord], kinds: tuple[str, ...], objective
     """The figure that follows the declared objectives: a Pareto front of the two objectives
     when there are two; quality against parameters in a budget sweep; otherwise a ranking
     (one objective at one budget: a front against measured speed would only show load)."""
-    metric_of = {"params": "params_total"}
-    if len(objectives) >= 2:
-        return plots.plot_pareto(records, y=objectives[0], x=metric_of.get(objectives[1], objectives[1]), kinds=kinds)
-    if len({r.metric("params_total") for r in finished(records, kinds=kinds)}) > 1:
-        return plots.plot_pareto(records, x="params_total", kinds=kinds)
+    x = front_axis(records, objectives, kinds=kinds)
+    if x is not None:
+        return plots.plot_pareto(records, y=objectives[0], x=x, kinds=kinds)
     return plots.plot_ranking(records, kinds=kinds)
 
 
@@ -96,7 +97,9 @@ def build(
     if not finished(records, kinds=kinds + EVAL_KINDS):
         raise UserError(f"{run_dir} has no finished trials (complete, full fidelity): nothing to report yet")
     plan = read_verify(run_dir)
-    summary = summarize(records, config, margin=margin, alpha=alpha, method=method, verify_plan=plan)
+    summary = summarize(
+        records, config, margin=margin, alpha=alpha, method=method, verify_plan=plan, noise_floor=_floor(run_dir)
+    )
     summary["run_dir"] = str(run_dir)
     ev = summary["evaluation"]
     vs = verdicts(
@@ -111,6 +114,16 @@ def build(
     summary["verdict_table"] = _verdict_table(vs)
     objectives = tuple(config.get("objectives") or ("val_loss",))
     return summary, figures(records, vs, kinds, objectives)
+
+
+def _floor(run_dir: str | Path) -> NoiseFloor | None:
+    """The search's noise floor (None for a comparison or a search run without one)."""
+    if not (Path(run_dir) / SEARCH_CONFIG).is_file():
+        return None
+    try:
+        return load(run_dir).noise_floor()
+    except ConfigError:
+        return None
 
 
 def _verdict_table(vs: list[Verdict]) -> dict[str, Any]:
@@ -179,13 +192,44 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
         lines += _verdict_markdown(v)
     for note in summary["notes"]:
         lines += [f"> {note}", ""]
-    lines += ["## Best trials", "", "| trial | profile | val_loss | val_ppl | widths |", "|---|---|---:|---:|---|"]
+    lines += ["## Best trials", ""] + _floor_markdown(summary.get("noise_floor"))
+    lines += [
+        "| trial | profile | val_loss | gap to the best | val_ppl | widths |",
+        "|---|---|---:|---|---:|---|",
+    ]
     for b in summary["best"]:
         lines.append(
-            f"| {b['trial_id']} | `{b['profile']}` | {_f(b['val_loss'])} | {_f(b['val_ppl'], '.3f')} | {b['widths']} |"
+            f"| {b['trial_id']} | `{b['profile']}` | {_f(b['val_loss'])} | {_gap(b)} | {_f(b['val_ppl'], '.3f')} "
+            f"| {b['widths']} |"
         )
     lines += ["", f"Export the best: `tlmsearch export {summary.get('run_dir', 'RUN_DIR')} --format native`", ""]
     return "\n".join(lines)
+
+
+def _floor_markdown(floor: Mapping[str, Any] | None) -> list[str]:
+    """The noise floor the search measured (what a search-time gap is worth), or why there is none."""
+    if floor is None:
+        return ["Search-time scores are single short trials at one seed; no noise floor was measured.", ""]
+    seeds = ", ".join(str(s) for s in floor["seeds"])
+    if floor.get("sd") is None:
+        return [f"Noise floor: {floor['n']} of {floor['planned']} seeds of uniform finished; no spread yet.", ""]
+    return [
+        f"Noise floor: the sd of val_loss over {floor['n']} seeds of uniform ({seeds}) at {floor['steps']} steps "
+        f"is {floor['sd']:.4f} nats; a gap to the best under {floor['tie_gap']:.4f} nats (2 x sqrt(2) sd: what "
+        "two single-seed scores differ by from seed noise alone about 95% of the time) is marked a tie. "
+        "Only `verify`, with fresh paired seeds, decides.",
+        "",
+    ]
+
+
+def _gap(row: Mapping[str, Any]) -> str:
+    gap = row.get("gap")
+    if gap is None or not math.isfinite(gap):
+        return "-"
+    if gap == 0:
+        return "best"
+    sd = row.get("gap_sd")
+    return f"{gap:+.4f}" + (f" = {sd:.1f} sd" if sd is not None else "") + (" (tie)" if row.get("tie") else "")
 
 
 _CSS = (

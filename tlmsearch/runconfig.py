@@ -113,7 +113,7 @@ class RunConfig(Config):
         where = where or "run config"
         if not isinstance(data, Mapping):
             raise ConfigError(f"{where}: expected a mapping with sections {', '.join(SECTIONS)}")
-        unknown = sorted(set(data) - set(SECTIONS))
+        unknown = sorted(k if isinstance(k, str) else repr(k) for k in set(data) - set(SECTIONS))
         if unknown:
             raise ConfigError(f"{where}: unknown section(s) {', '.join(unknown)}; allowed: {', '.join(SECTIONS)}")
         for key, value in data.items():
@@ -140,7 +140,9 @@ class RunConfig(Config):
                 raise ConfigError(f"{path}: not valid JSON ({str(exc).splitlines()[0]})") from None
         else:
             doc = load_yaml(text, str(path))
-        return cls.from_dict(doc or {}, where=str(path))
+        if doc is None:  # else an empty file would silently mean every default
+            raise ConfigError(f"{path}: holds no settings (an empty or null YAML document)")
+        return cls.from_dict(doc, where=str(path))
 
     def resolved(self) -> tuple[ModelConfig, dict[str, Any]]:
         """(the ModelConfig, meta with the spec's preset/arch/family/base_width merged in)."""

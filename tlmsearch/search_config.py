@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from pathlib import Path
 from typing import Any
 
 from tlmsearch.config import (
@@ -23,16 +24,33 @@ from tlmsearch.config import (
 )
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.validate import MAX_SEED, check_int
+from tlmsearch.storage import check_storage
+from tlmsearch.validate import MAX_NAME_LENGTH, MAX_SEED, check_int, load_yaml, read_text
 
 _NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]*\Z")  # \Z, not $: no trailing newline
 
 SAMPLERS: tuple[str, ...] = ("tpe", "gp", "nsga2", "cmaes", "random", "qmc")
 SCHEDULERS: tuple[str, ...] = ("asha", "hyperband", "none")
-# objective -> direction; "params" is the model's total parameter count (budget sweeps)
-OBJECTIVES: dict[str, str] = {"val_loss": "min", "params": "min", "tokens_per_s": "max"}
+# objective -> direction; "params" is the model's total parameter count (budget sweeps);
+# "train_speed" / "infer_speed" are measured by `tlmsearch.throughput` at the end of each trial
+# (forward+backward / inference, interleaved with the uniform reference on the trial's worker)
+OBJECTIVES: dict[str, str] = {
+    "val_loss": "min",
+    "params": "min",
+    "tokens_per_s": "max",
+    "train_speed": "max",
+    "infer_speed": "max",
+}
 # objective -> the trainer's metric it reads
-OBJECTIVE_METRICS: dict[str, str] = {"val_loss": "val_loss", "params": "params_total", "tokens_per_s": "tokens_per_s"}
+OBJECTIVE_METRICS: dict[str, str] = {
+    "val_loss": "val_loss",
+    "params": "params_total",
+    "tokens_per_s": "tokens_per_s",
+    "train_speed": "train_speed",
+    "infer_speed": "infer_speed",
+}
+# objectives measured by the micro-benchmark of `tlmsearch.throughput` at the end of a trial
+SPEED_OBJECTIVES: tuple[str, ...] = ("train_speed", "infer_speed")
 # the default grace: the first rung after this fraction of a trial's steps (see SearchConfig.grace)
 GRACE_FRACTION = 1 / 3
 SINGLE_OBJECTIVE_SAMPLERS: tuple[str, ...] = ("cmaes",)
@@ -44,6 +62,8 @@ DEFAULT_BASELINES: tuple[str, ...] = (
     "cosine:start=0.5,end=1.5",
 )
 
+
+MAX_NOISE_SEEDS = 100  # seeds of the noise floor (uniform at trial fidelity before the search)
 
 # samplers that learn only from COMPLETE trials: a trial early stopping cuts teaches them nothing
 COMPLETE_ONLY_SAMPLERS: tuple[str, ...] = ("gp", "cmaes", "nsga2")
@@ -66,28 +86,31 @@ def check_sampler_scheduler(cfg: SearchConfig) -> None:
 
 
 def check_fair_objectives(cfg: SearchConfig) -> None:
-    """Refuse throughput as an objective of a new search: measured during the search it is noise.
+    """Refuse the training tokens/s as an objective of a new search: measured during it, it is noise.
 
     Every profile of a budget has the same parameter count and FLOPs per token, so the
-    tokens/s a trial reports differ only by what else the machine ran meanwhile (the same
-    cosine widths measured 3,095 tok/s in a search and 4,640 in `verify`); a sampler given
-    that objective optimises machine load. A fair measurement would be a separate,
-    interleaved, repeated micro-benchmark of each profile on one worker, which the tool does
-    not have yet. Loading an old run with this objective still works.
+    tokens/s a trial reports while it trains differ mostly by what else the machine ran
+    meanwhile (the same cosine widths measured 3,095 tok/s in a search and 4,640 in `verify`);
+    a sampler given that objective optimises machine load. Speed is an objective only as
+    `train_speed` / `infer_speed`: a separate micro-benchmark at the end of each trial, the
+    trial's model interleaved with the uniform reference on the same worker, repeated, the
+    median ratio (`tlmsearch.throughput`). Loading an old run with `tokens_per_s` still works.
     """
     if "tokens_per_s" in cfg.objectives:
         raise ConfigError(
             "objective 'tokens_per_s' is refused: tokens/s measured while trials share the machine is load noise "
-            "(every profile of a budget has the same parameters and FLOPs) and no fair micro-benchmark exists yet; "
-            "use --objectives val_loss (or val_loss,params with --base-widths)"
+            "(every profile of a budget has the same parameters and FLOPs); use train_speed or infer_speed, "
+            "measured by an interleaved micro-benchmark against the uniform profile on the trial's worker"
         )
 
 
 def check_name(name: str) -> str:
     """`name` when it is a valid run name (a run directory's name), else a `ConfigError`."""
-    if not _NAME.match(name):
+    if not _NAME.match(name) or len(name) > MAX_NAME_LENGTH:
+        shown = repr(name) if len(name) <= 60 else repr(name[:60]) + "..."
         raise ConfigError(
-            f"run name {name!r} is not allowed; use letters, digits, '.', '_' and '-' (not starting with . - _)"
+            f"run name {shown} is not allowed; use letters, digits, '.', '_' and '-' (not starting with . - _), "
+            f"at most {MAX_NAME_LENGTH} characters"
         )
     return name
 
@@ -117,7 +140,9 @@ class SearchConfig(Config):
     )
     space: str = option("taper", "search space: a name in search_spaces/ (`tlmsearch profiles --spaces`) or a .py file")
     sampler: str = option("tpe", "Optuna sampler", choices=SAMPLERS)
-    objectives: tuple[str, ...] = option(("val_loss",), "val_loss, optionally a second: params or tokens_per_s")
+    objectives: tuple[str, ...] = option(
+        ("val_loss",), "val_loss, optionally a second: params (budget sweeps), train_speed or infer_speed"
+    )
     scheduler: str = option("asha", "early stopping (hyperband: async, 3 brackets)", choices=SCHEDULERS)
     reduction_factor: int = option(3, "ASHA / HyperBand: keep 1 / reduction_factor at each rung")
     grace_steps: int = option(
@@ -129,7 +154,17 @@ class SearchConfig(Config):
     cpus_per_trial: float = option(1.0, "CPUs per trial (also its torch threads unless --threads)")
     gpus_per_trial: float = option(0.0, "GPUs per trial; fractions share one GPU between trials")
     max_failures: int = option(2, "retries of a trial whose worker died (infrastructure failure)")
+    storage: str = option(
+        "",
+        "where trial checkpoints go: a filesystem path or URI (s3://, gs://, file://...) every node reaches; "
+        "empty = the run directory (one machine)",
+    )
     seed: int = option(0, "sampler seed and training seed of every trial")
+    noise_seeds: int = option(
+        3,
+        "noise floor: train uniform with this many seeds (seed, seed+1, ...) at trial fidelity before the "
+        "search; the seed-to-seed sd of val_loss marks search-time gaps inside it as ties; 0 = off",
+    )
     baselines: tuple[str, ...] = DEFAULT_BASELINES
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
@@ -176,6 +211,10 @@ class SearchConfig(Config):
         check_positive("gpus_per_trial", self.gpus_per_trial, allow_zero=True)
         check_positive("max_failures", self.max_failures, allow_zero=True)
         check_int("seed", self.seed, 0, MAX_SEED)
+        check_int("noise_seeds", self.noise_seeds, 0, MAX_NOISE_SEEDS)
+        if self.noise_seeds == 1:
+            raise ConfigError("noise_seeds=1 gives no spread: use 0 (no noise floor) or at least 2")
+        check_storage(self.storage)
         if self.grace_steps > self.train.steps:
             raise ConfigError(f"grace_steps={self.grace_steps} must not exceed train.steps={self.train.steps}")
         if self.name:
@@ -206,3 +245,18 @@ class SearchConfig(Config):
         every = self.train.eval_interval
         first = -(-math.ceil(self.train.steps * GRACE_FRACTION - 1e-9) // every) * every
         return min(max(first, every), self.train.steps)
+
+
+def load_run_config(path: str | Path) -> SearchConfig:
+    """A run directory's `search.yaml`.
+
+    One written before searches measured a noise floor has no `noise_seeds` key: that search
+    ran without one, so it reads as `noise_seeds=0` (a resume adds no noise trials to it, and
+    `status` does not wait for a floor that was never planned).
+    """
+    path = Path(path)
+    cfg = SearchConfig.load(path)
+    raw = load_yaml(read_text(path, "config file"), "SearchConfig") if path.suffix in (".yaml", ".yml") else None
+    if isinstance(raw, dict) and "noise_seeds" not in raw:
+        cfg = cfg.replace(noise_seeds=0)
+    return cfg

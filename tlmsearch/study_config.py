@@ -25,7 +25,9 @@ from tlmsearch.config import (
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.search_config import DEFAULT_BASELINES, SAMPLERS, SCHEDULERS, SearchConfig, check_name
+from tlmsearch.storage import check_storage, join
 
+PHASE_ORDERS = ("overlap", "sequential")
 DEFAULT_ARCHS: tuple[str, ...] = ("transformer", "gated_attention", "titans", "hope_attention")
 # the paper's controlled experiment (one third of the layers wider: early / middle / late),
 # re-trained by a study's verification beside the usual controls
@@ -38,6 +40,13 @@ STUDY_CONTROLS: tuple[str, ...] = (
     "bowtie:ratio=0.3,position=0.75",
     *GROUP_CONTROLS,
 )
+
+
+def companion_trials(trials: int, baselines: tuple[str, ...]) -> int:
+    """How many random profiles a random-search companion trains: the main search's trials minus
+    the baselines it shares with it instead of re-training them (same profiles, seed and steps:
+    identical runs); 0 when the main search runs nothing but baselines."""
+    return max(0, trials - min(len(baselines), trials))
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -67,8 +76,27 @@ class StudyConfig(Config):
     margin: float = option(0.01, "perplexity gain over cosine that matters, declared before the data")
     alpha: float = option(0.05, "level of each claim of a verdict")
     cpus_per_trial: float = option(1.0, "CPUs per trial")
+    gpus_per_trial: float = option(0.0, "GPUs per trial; fractions share one GPU between trials")
+    storage: str = option(
+        "",
+        "where trial checkpoints go: a filesystem path or URI (s3://, gs://, file://...) every node reaches; "
+        "empty = the study directory (one machine)",
+    )
     max_concurrent: int = option(0, "trials at once; 0 = as many as the resources allow")
+    phase_order: str = option(
+        "overlap", "phases: overlap (the next search trains beside the last verification) or sequential",
+        choices=PHASE_ORDERS,
+    )  # fmt: skip
     seed: int = option(0, "sampler seed and training seed of the searches (verification seeds follow it)")
+    random_control: bool = option(
+        False,
+        "per architecture, a companion search with the random sampler (same trials, seed, fidelity; the "
+        "baselines shared, not re-trained) whose best profile verify re-trains as the control 'random-best'; "
+        "off by default: it nearly doubles the search cost",
+    )
+    noise_seeds: int = option(
+        3, "noise floor of each search: uniform with this many seeds at trial fidelity before it; 0 = off"
+    )
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
 
@@ -81,9 +109,10 @@ class StudyConfig(Config):
             raise ConfigError(f"archs={list(self.archs)} repeats an architecture")
         check_choice("sampler", self.sampler, SAMPLERS)
         check_choice("scheduler", self.scheduler, SCHEDULERS)
+        check_choice("phase_order", self.phase_order, PHASE_ORDERS)
         for field in ("trials", "top_k", "transfer_seeds", "cpus_per_trial"):
             check_positive(field, getattr(self, field))
-        for field in ("seeds", "base_width", "max_concurrent", "seed"):
+        for field in ("seeds", "base_width", "max_concurrent", "seed", "gpus_per_trial"):
             check_positive(field, getattr(self, field), allow_zero=True)
         if self.seeds == 1:
             raise ConfigError("seeds=1 gives no spread: use 0 (planned) or at least 2")
@@ -99,6 +128,7 @@ class StudyConfig(Config):
             raise ConfigError(f"alpha={self.alpha} must lie in (0, 0.5)")
         if self.name:
             check_name(self.name)
+        check_storage(self.storage)
         for text in self.controls:
             ProfileSpec.parse(text)  # raises ConfigError naming the bad profile
         self.search_config(self.archs[0])  # every derived search must be valid too
@@ -107,6 +137,16 @@ class StudyConfig(Config):
     def verify_seeds(self) -> int | str:
         """What `verify` takes: "auto" or a number of seeds."""
         return "auto" if self.seeds == 0 else self.seeds
+
+    def random_config(self, arch: str, runs_dir: str = "") -> SearchConfig | None:
+        """The random-search companion of `arch` (`tlmsearch.analysis.random_control`): the random
+        sampler, the same seed and fidelity, `trials` minus the baselines it shares with the main
+        search, no noise floor of its own (the main search's serves). None when that leaves no trial."""
+        main = self.search_config(arch, runs_dir)
+        n = companion_trials(main.trials, main.baselines)
+        if n == 0:
+            return None
+        return main.replace(name=f"random-{arch}", sampler="random", trials=n, baselines=(), noise_seeds=0)
 
     def search_config(self, arch: str, runs_dir: str = "") -> SearchConfig:
         """The search of `arch` inside the study directory `runs_dir` (named after the arch)."""
@@ -122,8 +162,12 @@ class StudyConfig(Config):
             scheduler=self.scheduler,
             trials=self.trials,
             cpus_per_trial=self.cpus_per_trial,
+            gpus_per_trial=self.gpus_per_trial,
+            # every run of the study gets its folder below <storage>/<study name>/
+            storage=join(self.storage, self.name or "study") if self.storage else "",
             max_concurrent=self.max_concurrent,
             seed=self.seed,
+            noise_seeds=self.noise_seeds,
             baselines=DEFAULT_BASELINES,
             train=self.train,
             data=self.data,

@@ -1,46 +1,91 @@
-"""What a study will cost, printed before it starts: trial counts and analytic training FLOPs
-per architecture, and, once trials of an architecture have finished, measured seconds.
+"""What a study will cost, printed before it starts: trial counts, analytic training FLOPs and,
+from a short calibration, hours, per architecture; and the time its remaining trials need (the
+live view's ETA).
 
 The FLOPs are the exact matrix-product FLOPs of `tlmsearch.models.counts` (forward + backward
 for the training tokens, forward for the evaluations), for the uniform profile (every profile
 of the budget has the same FLOPs). They are a lower bound on time, not a time: elementwise work
 is not counted, and the recurrent memories of Titans and Hope-attention run far slower per
-counted FLOP than attention on a CPU. Seconds are given only where they were measured (the
-mean wall time of the architecture's finished trials in the study), never from an assumed
-utilisation.
+counted FLOP than attention on a CPU.
+
+Seconds come from measurements only, never from an assumed utilisation:
+
+- `calibrate` times a few real training steps of each architecture's uniform profile at the
+  study's trial shape, in the driver, before anything trains through Ray (seconds at small
+  shapes). A shape whose calibration would take too long on this machine (predicted from its
+  FLOPs at the measured matmul peak) is skipped with a note, and so is one that does not fit
+  in memory. The result is kept in `<study>/cost.json` so a resumed study and `status` reuse it.
+- Once trials of an architecture have finished, their mean wall time replaces the calibration
+  (it includes what a calibration leaves out: start-up, evaluation, the load of the machine).
+
+A trial's seconds from a calibration are steps x seconds per step, plus its evaluations priced
+at the same seconds per FLOP as a training step (their share of the trial's analytic FLOPs).
+Hours are trial seconds / the trials that run at once (CPU slots), summed over architectures.
 """
 
 from __future__ import annotations
 
+import json
 import statistics
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tlmsearch.models.counts import flops_per_token, forward_flops
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import trial_shape
+from tlmsearch.rundir.io import write_json
+from tlmsearch.rundir.noise import noise_trial_seeds
 from tlmsearch.rundir.records import read_records
 from tlmsearch.study_config import StudyConfig
+
+COST_FILE = "cost.json"
+CALIBRATION_STEPS = 4  # timed steps after one warm-up step
+CALIBRATION_BUDGET_S = 60.0  # skip an architecture whose calibration would take longer
 
 
 @dataclass(frozen=True)
 class ArchCost:
     arch: str
-    trials: tuple[int, int]  # (fewest, most) trials: search + verification (pilot..cap) + transfer
+    trials: tuple[int, int]  # (fewest, most) trials: noise floor + search + verification (pilot..cap) + transfer
     flops_per_trial: float
-    measured_s: float | None  # mean wall seconds of a finished trial of this arch, if any
+    measured_s: float | None = None  # mean wall seconds of a finished trial of this arch, if any
+    step_s: float | None = None  # calibrated seconds per training step, if calibrated
+    note: str = ""  # why there is no calibration
+    steps_equivalent: float = 0.0  # a trial's steps plus its evaluations, in training steps
 
     @property
     def flops(self) -> tuple[float, float]:
         return self.trials[0] * self.flops_per_trial, self.trials[1] * self.flops_per_trial
 
+    @property
+    def trial_s(self) -> float | None:
+        """Seconds one trial takes: measured in this study, else calibrated, else unknown."""
+        return self.measured_s if self.measured_s is not None else self.calibrated_trial_s
+
+    @property
+    def calibrated_trial_s(self) -> float | None:
+        return None if self.step_s is None else self.step_s * self.steps_equivalent
+
 
 @dataclass(frozen=True)
 class Estimate:
     archs: tuple[ArchCost, ...]
+    slots: int = 1  # trials at once
+
+    @property
+    def hours(self) -> tuple[float, float] | None:
+        """(fewest, most) wall hours of the whole study; None when an architecture has no seconds."""
+        if any(a.trial_s is None for a in self.archs):
+            return None
+        lo = sum(a.trials[0] * (a.trial_s or 0.0) for a in self.archs) / self.slots / 3600
+        hi = sum(a.trials[1] * (a.trial_s or 0.0) for a in self.archs) / self.slots / 3600
+        return lo, hi
 
     def text(self) -> str:
-        lines = ["study cost estimate (analytic matmul FLOPs; seconds only where measured in this study):"]
+        lines = [f"study cost estimate ({self.slots} trial{'s' * (self.slots > 1)} at once):"]
         for a in self.archs:
             lo, hi = a.flops
             line = (
@@ -48,35 +93,76 @@ class Estimate:
                 f"= {lo / 1e12:.3g}-{hi / 1e12:.3g} TFLOP"
             )
             if a.measured_s is not None:
-                line += f"; measured {a.measured_s:.0f} s a trial -> {a.trials[0] * a.measured_s / 3600:.2f}-"
-                line += f"{a.trials[1] * a.measured_s / 3600:.2f} h of trial time (one at a time)"
+                line += f"; measured {a.measured_s:.1f} s a trial in this study"
+            elif a.step_s is not None:
+                line += f"; calibrated {a.step_s * 1000:.0f} ms a step -> {a.calibrated_trial_s:.1f} s a trial"
+            else:
+                line += f"; no seconds ({a.note or 'not calibrated'})"
+            if a.trial_s is not None:
+                lo_s, hi_s = (n * a.trial_s / self.slots for n in a.trials)
+                line += f" -> {_hours(lo_s)}-{_hours(hi_s)}"
             lines.append(line)
+        total = self.hours
         lines.append(
-            "  (a range: ASHA stops some search trials early, and planned seeds stop between the pilot and the cap;"
-            " FLOPs understate the recurrent memories' cost on a CPU)"
+            f"  total: {_hours(total[0] * 3600)}-{_hours(total[1] * 3600)} on this machine"
+            if total
+            else "  total: unknown in hours (an architecture has no seconds; FLOPs only)"
+        )
+        lines.append(
+            "  (a range: planned seeds stop between the pilot and the cap, transfers happen only where the best"
+            " is not cosine; ASHA's early stops make the search cheaper than counted; the machine's load moves it)"
         )
         return "\n".join(lines)
 
 
-def trials_per_arch(cfg: StudyConfig) -> tuple[int, int]:
-    """(fewest, most) full trials one architecture trains in the study."""
-    profiles = cfg.top_k + 2 + len(cfg.controls)
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:.2f} h" if seconds >= 360 else f"{seconds / 60:.1f} min"
+
+
+# ----------------------------------------------------------------------------- counts
+
+
+def phase_trials(cfg: StudyConfig) -> dict[str, tuple[int, int]]:
+    """(fewest, most) full trials of each phase of one architecture: search (its noise trials
+    included), verify, transfer."""
+    profiles = cfg.top_k + 2 + len(cfg.controls) + (1 if cfg.random_control else 0)  # + random-best
     if cfg.seeds:
         verify = (profiles * cfg.seeds,) * 2
     else:
         verify = (profiles * (cfg.pilot_seeds + 2), profiles * cfg.max_seeds)
     transfer = (0, len(cfg.archs) * cfg.transfer_seeds) if len(cfg.archs) > 1 else (0, 0)
-    return cfg.trials + verify[0] + transfer[0], cfg.trials + verify[1] + transfer[1]
+    search = cfg.trials + len(noise_trial_seeds(cfg.search_config(cfg.archs[0])))  # the floor's extra seeds
+    companion = cfg.random_config(cfg.archs[0]) if cfg.random_control else None
+    search += companion.trials if companion is not None else 0  # the random-search control
+    return {"search": (search, search), "verify": verify, "transfer": transfer}
+
+
+def trials_per_arch(cfg: StudyConfig) -> tuple[int, int]:
+    """(fewest, most) full trials one architecture trains in the study (its noise trials included)."""
+    spans = phase_trials(cfg).values()
+    return sum(s[0] for s in spans), sum(s[1] for s in spans)
 
 
 def trial_flops(cfg: StudyConfig, arch: str) -> float:
     """Analytic FLOPs of one full-fidelity trial of `arch` (training plus evaluations)."""
+    train, evals = _flops_split(cfg, arch)
+    return train + evals
+
+
+def _flops_split(cfg: StudyConfig, arch: str) -> tuple[float, float]:
+    """(training, evaluation) FLOPs of one full trial of `arch`."""
     search = cfg.search_config(arch)
     _, _, model = trial_shape(search, ProfileSpec.parse("uniform"))
     t = cfg.train
     train_tokens = t.steps * t.batch_size * t.grad_accum * model.seq_len
     evals = t.steps // max(1, min(t.eval_interval, t.steps)) + 1
-    return train_tokens * flops_per_token(model) + evals * t.eval_windows * forward_flops(model)
+    return train_tokens * flops_per_token(model), evals * t.eval_windows * forward_flops(model)
+
+
+def steps_equivalent(cfg: StudyConfig, arch: str) -> float:
+    """A trial's training steps plus its evaluations, counted in training steps by FLOPs."""
+    train, evals = _flops_split(cfg, arch)
+    return cfg.train.steps * (1.0 + evals / train) if train else float(cfg.train.steps)
 
 
 def measured_seconds(study_dir: str | Path | None, arch: str) -> float | None:
@@ -86,6 +172,101 @@ def measured_seconds(study_dir: str | Path | None, arch: str) -> float | None:
     return statistics.fmean(times) if times else None
 
 
-def estimate(cfg: StudyConfig, study_dir: str | Path | None = None) -> Estimate:
+def slots(cfg: StudyConfig) -> int:
+    """Trials that run at once on this machine."""
+    from tlmsearch.hardware import cpu_count
+
+    n = max(1, int(cpu_count() // cfg.cpus_per_trial))
+    return min(n, cfg.max_concurrent) if cfg.max_concurrent else n
+
+
+# ----------------------------------------------------------------------------- calibration
+
+
+def calibrate_arch(cfg: StudyConfig, arch: str, *, budget_s: float = CALIBRATION_BUDGET_S) -> dict[str, Any]:
+    """{"step_s": seconds per training step} of `arch`'s uniform trial, timed over a few real
+    steps after a warm-up one; or {"step_s": None, "note": why not}."""
+    from tlmsearch.errors import UserError
+    from tlmsearch.hardware import matmul_peak, resolve_device, thread_count
+    from tlmsearch.trainer import train
+
+    search = cfg.search_config(arch)
+    _, _, model = trial_shape(search, ProfileSpec.parse("uniform"))
+    # as a study's trial trains (`tuning.trainable.trial_train_config`): CPU, one thread per CPU asked
+    threads = search.train.threads or max(1, int(search.cpus_per_trial))
+    base = search.train.replace(seed=cfg.seed, threads=threads, device="cpu")
+    steps = CALIBRATION_STEPS + 1
+    tokens = base.batch_size * base.grad_accum * model.seq_len
+    with thread_count(base.threads):
+        peak = matmul_peak(resolve_device("cpu"), base.dtype, cfg.data.cache_path())
+    predicted = steps * tokens * flops_per_token(model) / peak
+    if predicted > budget_s:
+        return {
+            "step_s": None,
+            "note": f"too big to calibrate here ({predicted:.0f} s predicted from FLOPs at the matmul peak)",
+        }
+    tcfg = base.replace(steps=steps, eval_interval=steps, eval_windows=1, warmup_steps=0, checkpoint_interval=0)
+    stamps: list[float] = []
+    try:
+        train(model, tcfg, cfg.data, progress=lambda step: stamps.append(time.perf_counter()))
+    except (UserError, MemoryError) as exc:
+        return {"step_s": None, "note": f"does not train here ({str(exc).splitlines()[0][:120]})"}
+    if len(stamps) < 2:
+        return {"step_s": None, "note": "calibration ended early"}
+    return {"step_s": (stamps[-1] - stamps[0]) / (len(stamps) - 1), "steps": len(stamps) - 1}
+
+
+def calibrate(cfg: StudyConfig, study_dir: str | Path) -> dict[str, dict[str, Any]]:
+    """Each architecture's calibration, measured once and kept in `<study>/cost.json`."""
+    path = Path(study_dir) / COST_FILE
+    saved = read_calibration(study_dir)
+    missing = [a for a in cfg.archs if a not in saved]
+    if missing:
+        saved.update({a: calibrate_arch(cfg, a) for a in missing})
+        write_json(path, {"calibration": saved, "steps_timed": CALIBRATION_STEPS})
+    return saved
+
+
+def read_calibration(study_dir: str | Path | None) -> dict[str, dict[str, Any]]:
+    path = Path(study_dir) / COST_FILE if study_dir is not None else None
+    if path is None or not path.is_file():
+        return {}
+    data = json.loads(path.read_text())
+    return dict(data.get("calibration", {})) if isinstance(data, dict) else {}
+
+
+# ----------------------------------------------------------------------------- estimates
+
+
+def estimate(
+    cfg: StudyConfig,
+    study_dir: str | Path | None = None,
+    calibration: Mapping[str, Mapping[str, Any]] | None = None,
+    n_slots: int | None = None,
+) -> Estimate:
+    """The study's cost; `calibration` defaults to what `<study>/cost.json` holds."""
+    calibration = read_calibration(study_dir) if calibration is None else calibration
     span = trials_per_arch(cfg)
-    return Estimate(tuple(ArchCost(a, span, trial_flops(cfg, a), measured_seconds(study_dir, a)) for a in cfg.archs))
+    archs = []
+    for a in cfg.archs:
+        cal = calibration.get(a, {})
+        archs.append(
+            ArchCost(
+                a, span, trial_flops(cfg, a), measured_seconds(study_dir, a),
+                step_s=cal.get("step_s"), note=str(cal.get("note", "")), steps_equivalent=steps_equivalent(cfg, a),
+            )  # fmt: skip
+        )
+    return Estimate(tuple(archs), n_slots or slots(cfg))
+
+
+def remaining_seconds(est: Estimate, left: Mapping[str, tuple[int, int]]) -> tuple[float, float] | None:
+    """(fewest, most) wall seconds the trials still `left` per architecture need (None: unknown)."""
+    lo = hi = 0.0
+    for a in est.archs:
+        n = left.get(a.arch, (0, 0))
+        if n == (0, 0):
+            continue
+        if a.trial_s is None:
+            return None
+        lo, hi = lo + n[0] * a.trial_s, hi + n[1] * a.trial_s
+    return lo / est.slots, hi / est.slots

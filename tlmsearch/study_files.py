@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +25,16 @@ from tlmsearch.study_config import StudyConfig
 STUDY_CONFIG = "study.yaml"
 STUDY_STATE = "study_state.json"
 TRANSFER_KIND = "compare"  # transfer records are seed-paired comparisons, read by `verdicts` as such
+_STATE_LOCK = threading.Lock()  # a study's phases run in threads of one driver (`tuning.overlap`)
 
 
 def transfer_dir(study_dir: str | Path, arch: str) -> Path:
     return Path(study_dir) / f"transfer-{arch}"
+
+
+def random_dir(study_dir: str | Path, arch: str) -> Path:
+    """The random-search companion of `arch`'s search (`StudyConfig.random_control`)."""
+    return Path(study_dir) / f"random-{arch}"
 
 
 def is_study(path: str | Path) -> bool:
@@ -48,10 +55,15 @@ def read_state(study_dir: str | Path) -> dict[str, Any]:
 
 
 def set_phase(study_dir: str | Path, key: str, status: str, **extra: Any) -> None:
-    """Record one phase's status (and `extra` facts) in the state file, atomically."""
-    state = read_state(study_dir)
-    state["phases"][key] = {"status": status, "at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), **extra}
-    write_json(Path(study_dir) / STUDY_STATE, state)
+    """Record one phase's status (and `extra` facts) in the state file, atomically; a phase
+    keeps the time it `started` (last went running) once it is done."""
+    with _STATE_LOCK:
+        state = read_state(study_dir)
+        stamp = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        before = state["phases"].get(key, {})
+        started = stamp if status == "running" else before.get("started")
+        state["phases"][key] = {"status": status, "at": stamp, **({"started": started} if started else {}), **extra}
+        write_json(Path(study_dir) / STUDY_STATE, state)
 
 
 def transfer_seeds(cfg: StudyConfig) -> list[int]:

@@ -24,8 +24,19 @@ from tlmsearch.analysis.crossarch import (
     one_shape_answer,
     transfer_matrix,
 )
+from tlmsearch.analysis.random_control import control_summary
 from tlmsearch.rundir.io import write_json, write_text
-from tlmsearch.study_files import load_config, own_verdict, read_state, transfer_seeds, transfer_verdict
+from tlmsearch.rundir.layout import SEARCH_CONFIG
+from tlmsearch.rundir.records import read_records
+from tlmsearch.rundir.study import load
+from tlmsearch.study_files import (
+    load_config,
+    own_verdict,
+    random_dir,
+    read_state,
+    transfer_seeds,
+    transfer_verdict,
+)
 
 
 def study_summary(study_dir: str | Path) -> dict[str, Any]:
@@ -55,8 +66,52 @@ def study_summary(study_dir: str | Path) -> dict[str, Any]:
         },
         "answer": one_shape_answer(cfg.archs, matrix, outcomes),
         "paper_source": PAPER_SOURCE,
-        "noise_floor": None,  # not measured yet: the noise-floor phase is not built
+        "noise_floor": {a: arch_floor(study_dir / a) for a in cfg.archs},
+        "random_control": (
+            {a: random_control(study_dir, a, own.get(a)) for a in cfg.archs} if cfg.random_control else None
+        ),
     }
+
+
+def random_control(study_dir: Path, arch: str, verdict: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`arch`'s random-search control (`tlmsearch.analysis.random_control`), None before it ran."""
+    sub = study_dir / arch
+    if not (sub / SEARCH_CONFIG).is_file():
+        return None
+    study = load(sub)
+    return control_summary(read_records(random_dir(study_dir, arch)), study.records, verdict, study.noise_floor())
+
+
+def random_text(arch: str, c: Mapping[str, Any] | None) -> str:
+    """One sentence on `arch`'s random-search control."""
+    if not c:
+        return f"{arch}: no random-search result yet"
+    shared = " (a baseline both searches share)" if c["is_shared_baseline"] else ""
+    gap = f"{c['gap']:+.4f} nats" + (f" = {c['gap_sd']:.1f} sd" if c.get("gap_sd") is not None else "")
+    tie = " (a tie: inside the noise floor)" if c.get("tie") else ""
+    row = c.get("verified")
+    verified = f"; verified gain vs cosine {fmt_gain(row['gain_vs_cosine'])}" if row else ""
+    return (
+        f"{arch}: random search's best `{c['label']}`{shared} scored {c['search_val_loss']:.4f} at search time, "
+        f"the sampler's best `{c['search_best']}` {c['search_best_val_loss']:.4f}: random minus sampler {gap}{tie}"
+        f"{verified}"
+    )
+
+def arch_floor(sub: Path) -> dict[str, Any] | None:
+    """An architecture's search noise floor as plain data (None before its search or without one)."""
+    if not (sub / SEARCH_CONFIG).is_file():
+        return None
+    floor = load(sub).noise_floor()
+    return floor.to_dict() if floor is not None else None
+
+
+def floor_text(floor: Mapping[str, Any] | None) -> str:
+    """E.g. "sd 0.0150 nats (3 seeds; ties under 0.0424)"; "-" when none is measured."""
+    if not floor:
+        return "-"
+    if floor.get("sd") is None:
+        return f"{floor['n']} of {floor['planned']} seeds so far"
+    return f"sd {floor['sd']:.4f} nats ({floor['n']} seeds; ties under {floor['tie_gap']:.4f})"
 
 
 def write_study_report(study_dir: str | Path) -> dict[str, Path]:
@@ -82,7 +137,7 @@ def _json_safe(value: Any) -> Any:
 # ----------------------------------------------------------------------------- tables
 
 
-def _tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+def tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
     """(title, header, rows) of every table, shared by the Markdown and the HTML."""
     archs = list(s["config"]["archs"])
     verdict_rows = [
@@ -142,9 +197,15 @@ def markdown(s: Mapping[str, Any]) -> str:
         f"**Is one shape best everywhere, and is it cosine?** {s['answer']}.",
         "",
         "The paper's figures are its own (a 440M Transformer trained on its data), another scale than ours.",
-        "The noise-floor phase (search-time spread of uniform) is not built yet.",
+        "Noise floor of each search (sd of uniform's val_loss over seeds at the trial fidelity; search-time gaps "
+        "under 2 x sqrt(2) sd are ties): "
+        + "; ".join(f"{a} {floor_text(f)}" for a, f in (s.get("noise_floor") or {}).items())
+        + ".",
     ]
-    for title, header, rows in _tables(s):
+    if s.get("random_control"):
+        out += ["", "## Random-search control (verified as `random-best`)", ""]
+        out += [f"- {random_text(a, c)}" for a, c in s["random_control"].items()]
+    for title, header, rows in tables(s):
         out += ["", f"## {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         out += ["| " + " | ".join(c.replace("|", "/") for c in r) + " |" for r in rows]
     return "\n".join(out) + "\n"
@@ -169,10 +230,17 @@ def to_html(s: Mapping[str, Any]) -> str:
         "table{border-collapse:collapse;margin-bottom:2em}</style>",
         f"<h1>Study {e(s['study'])}</h1>",
         f"<p><b>Is one shape best everywhere, and is it cosine?</b> {e(s['answer'])}.</p>",
-        "<p>The paper's figures are its own (a 440M Transformer on its data): another scale, shown for direction. "
-        "The noise-floor phase is not built yet.</p>",
+        "<p>The paper's figures are its own (a 440M Transformer on its data): another scale, shown for direction.</p>",
+        "<p>Noise floor of each search (sd of uniform's val_loss over seeds at the trial fidelity; search-time "
+        "gaps under 2 x sqrt(2) sd are ties): "
+        + e("; ".join(f"{a} {floor_text(f)}" for a, f in (s.get("noise_floor") or {}).items()))
+        + ".</p>",
     ]
-    for title, header, rows in _tables(s):
+    if s.get("random_control"):
+        parts.append("<h2>Random-search control (verified as random-best)</h2><ul>")
+        parts += [f"<li>{e(random_text(a, c))}</li>" for a, c in s["random_control"].items()]
+        parts.append("</ul>")
+    for title, header, rows in tables(s):
         parts.append(f"<h2>{e(title)}</h2><table><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>")
         parts += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>" for r in rows]
         parts.append("</table>")

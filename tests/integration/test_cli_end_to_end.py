@@ -29,6 +29,7 @@ def _tiny_search(runs: Path) -> Path:
         sampler="random",
         scheduler="none",
         trials=3,
+        noise_seeds=0,
         max_concurrent=2,
         baselines=("uniform", "cosine:start=1.5,end=0.5"),
         train=TrainConfig(steps=6, warmup_steps=2, eval_interval=3, eval_windows=4, batch_size=4),

@@ -10,14 +10,22 @@ worker reported); Tune's own `node_ip` cannot tell two nodes on one host apart. 
 asked for comes from Tune's saved experiment state, and what Ray reserved from its placement
 groups.
 
+Trial storage: one search puts its checkpoints in a separate folder every node sees
+(`storage=`, as a shared filesystem would be); another is refused, before any trial, because a
+third node started in a mount namespace of its own (`unshare -m`, a tmpfs over the storage
+folder) cannot see the marker file the driver wrote there: a real unshared filesystem.
+
 Everything started here is stopped at the end, and the last test checks that no process of
 this cluster (found by its private temp directory) and no child of the test process is left.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -167,7 +175,7 @@ def _config(name: str, runs_dir: Path, **changes: Any) -> Any:
     from tlmsearch.tuning import SearchConfig
 
     train = TrainConfig(steps=changes.pop("steps", 120), eval_interval=changes.pop("eval_interval", 40), eval_windows=4)
-    fields: dict[str, Any] = {"trials": 4, **changes}
+    fields: dict[str, Any] = {"trials": 4, "noise_seeds": 0, **changes}
     return SearchConfig(
         name=name, runs_dir=str(runs_dir), preset="tiny", sampler="random", scheduler="none", space="knots",
         train=train, data=DataConfig(corpus="pydoc"), **fields,
@@ -185,14 +193,14 @@ def _actors() -> list[dict[str, Any]]:
     ]
 
 
-def _placements(run_dir: Path) -> dict[str, dict[str, Any]]:
-    """trial id -> where it ran (node id, devices and retries, from its record), what it asked
-    for and how far its last run got (from Tune's saved experiment state)."""
+def _placements(run_dir: Path, tune_dir: Path | None = None) -> dict[str, dict[str, Any]]:
+    """trial id -> where it ran (node id, devices, resources and retries, from its record), what
+    it asked for and how far its last run got (from Tune's saved experiment state)."""
     from ray import tune
 
     from tlmsearch.rundir.records import read_records
 
-    analysis = tune.ExperimentAnalysis(str(run_dir / "tune"))
+    analysis = tune.ExperimentAnalysis(str(tune_dir or run_dir / "tune"))
     records = {r.trial_id: r for r in read_records(run_dir)}
     out = {}
     for trial in analysis.trials:
@@ -201,6 +209,7 @@ def _placements(run_dir: Path) -> dict[str, dict[str, Any]]:
         out[trial.trial_id] = {
             "node_id": record.node,
             "devices": record.devices,
+            "resources": record.resources,
             "num_failures": record.retries,
             "requested": trial.placement_group_factory.bundles,
             "iteration": result.get("training_iteration"),
@@ -234,7 +243,7 @@ def test_trials_run_on_both_nodes(cluster: LocalCluster, tmp_path: Path) -> None
     nodes = {w["node_id"] for w in where.values()}
     assert nodes == {cluster.head_id, cluster.worker_id}, where
     for w in where.values():
-        assert w["requested"] == [{"CPU": 1.0}], w
+        assert w["requested"] == [{"CPU": 1.0}] and w["resources"] == {"CPU": 1.0}, w
         assert w["devices"] == ("cpu",) and w["num_failures"] == 0, w
 
 
@@ -268,6 +277,7 @@ def test_gpu_trials_only_on_the_gpu_node_with_their_fraction(cluster: LocalClust
     for trial_id, w in where.items():
         assert w["node_id"] == cluster.worker_id, (trial_id, w)
         assert w["requested"] == [{"CPU": 0.5, "GPU": 0.5}], (trial_id, w)
+        assert w["resources"] == {"CPU": 0.5, "GPU": 0.5}, (trial_id, w)  # recorded: half of the GPU
         assert w["devices"] == ("GPU 0",), (trial_id, w)  # the worker's one (fake) GPU
     groups = _gpu_groups()  # what Ray actually reserved, and where
     assert len(groups) >= 4, groups
@@ -279,6 +289,29 @@ def test_gpu_trials_only_on_the_gpu_node_with_their_fraction(cluster: LocalClust
     # trial is recorded as failed with that reason (placement, not training, is under test here)
     for r in records:
         assert r.status == "failed" and "no CUDA device is available" in (r.reason or ""), r.reason
+
+
+def test_checkpoints_go_to_the_shared_storage(cluster: LocalCluster, tmp_path: Path) -> None:
+    """`storage=` a folder both nodes see: Tune's state and every trial's checkpoint land there,
+    the run directory keeps the records and the journal, and every trial is recorded once."""
+    import tlmsearch
+
+    shared = tmp_path / "shared"
+    study = tlmsearch.search(_config("stored", tmp_path / "runs", storage=str(shared)), address=cluster.address,
+                             progress=False)  # fmt: skip
+    records = study.records
+    assert len(records) == 4 and len({r.trial_id for r in records}) == 4
+    assert all(r.status == "complete" and r.full_fidelity for r in records), [(r.status, r.reason) for r in records]
+    tune_dir = shared / "stored" / "tune"
+    assert not (study.run_dir / "tune").exists() and (study.run_dir / "optuna.log").is_file()
+    assert {p.name for p in tune_dir.glob("trial_*")} == {f"trial_{r.trial_id}" for r in records}
+    for r in records:  # the newest checkpoint of each trial is kept, in the storage
+        assert len(list((tune_dir / f"trial_{r.trial_id}").glob("checkpoint_*/checkpoint.pt"))) == 1, r.trial_id
+    locations = json.loads((study.run_dir / "locations.json").read_text())
+    assert locations["tune"] == str(tune_dir) and locations["journal"] == "optuna.log"
+    assert not any((shared / "stored" / ".tlmsearch-markers").glob("*"))  # the shared check cleaned up
+    where = _placements(study.run_dir, tune_dir)
+    assert {w["node_id"] for w in where.values()} == {cluster.head_id, cluster.worker_id}, where
 
 
 def test_worker_node_killed_mid_search_every_trial_recorded_once(cluster: LocalCluster, tmp_path: Path) -> None:
@@ -326,6 +359,77 @@ def test_worker_node_killed_mid_search_every_trial_recorded_once(cluster: LocalC
     assert victim["node_id"] == cluster.head_id, victim  # ... on the remaining node ...
     assert victim["since_restore"] < victim["iteration"], victim  # ... from its checkpoint, not from step 0
     assert {w["node_id"] for w in where.values()} <= {cluster.head_id, cluster.worker_id}, where
+
+
+def _start_node_with_private_mount(cluster: LocalCluster, hidden: Path) -> subprocess.Popen[bytes]:
+    """A third Ray node in a mount namespace of its own where `hidden` is an empty tmpfs: its
+    processes see another filesystem at that path than the driver does."""
+    ray_cli = Path(sys.executable).parent / "ray"
+    start = (
+        f"mount -t tmpfs none {hidden} && exec {ray_cli} start --address={cluster.gcs_address} --num-cpus=1 "
+        f"--object-store-memory={OBJECT_STORE} --temp-dir={cluster.temp_dir} --disable-usage-stats --block"
+    )
+    return subprocess.Popen(
+        ["unshare", "-m", "sh", "-c", start],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
+
+
+def _alive_nodes() -> set[str]:
+    import ray
+
+    return {n["NodeID"] for n in ray.nodes() if n["Alive"]}
+
+
+@pytest.mark.skipif(
+    shutil.which("unshare") is None or not hasattr(os, "geteuid") or os.geteuid() != 0,
+    reason="needs unshare and root (a mount namespace)",
+)
+def test_storage_a_node_cannot_see_is_refused_naming_the_node(cluster: LocalCluster, tmp_path: Path) -> None:
+    import ray
+
+    import tlmsearch
+    from tlmsearch.errors import ConfigError
+
+    storage = tmp_path / "head-only"
+    storage.mkdir()
+    if not ray.is_initialized():
+        ray.init(address=cluster.address, log_to_driver=False)
+    before = _alive_nodes()
+    node = _start_node_with_private_mount(cluster, storage)
+    try:
+        deadline = time.time() + 120
+        while not _alive_nodes() - before:
+            assert node.poll() is None, node.communicate()[1].decode()[-2000:]
+            assert time.time() < deadline, "the third node did not join"
+            time.sleep(0.5)
+        (extra,) = _alive_nodes() - before
+        cfg = _config("unshared", tmp_path / "runs", storage=str(storage))
+        with pytest.raises(ConfigError) as info:
+            tlmsearch.search(cfg, address=cluster.address, progress=False)
+        text = str(info.value)
+        print("refused:", text)
+        assert f"is not shared by the cluster: node {extra} " in text and "\n" not in text
+        assert "cannot read the marker file the driver wrote" in text
+        assert not (tmp_path / "runs" / "unshared").exists()  # refused before the run directory or any trial
+        # the command line: one line, exit status 2
+        argv = ["search", "--preset", "tiny", "--corpus", "pydoc", "--trials", "2", "--steps", "20",
+                "--runs-dir", str(tmp_path / "runs"), "--name", "cli", "--storage", str(storage),
+                "--address", cluster.gcs_address, "--quiet"]  # fmt: skip
+        done = subprocess.run([sys.executable, "-m", "tlmsearch", *argv], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 2, done.stderr[-3000:]
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+        assert f"node {extra} " in done.stderr and "is not shared by the cluster" in done.stderr
+    finally:
+        os.killpg(node.pid, signal.SIGTERM)
+        try:
+            node.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(node.pid, signal.SIGKILL)
+            node.wait()
+        deadline = time.time() + 90  # the other tests must not see it as a live node
+        while ray.is_initialized() and time.time() < deadline and len(_alive_nodes() - before):
+            time.sleep(0.5)
 
 
 def test_nothing_left_running(cluster: LocalCluster) -> None:

@@ -33,15 +33,24 @@ def test_quickstart_runs_the_whole_loop(tmp_path: Path) -> None:
     env = {**os.environ, "TLMSEARCH_CACHE": str(tmp_path / "cache")}
     runs = tmp_path / "runs"
     cmd = [sys.executable, "-m", "tlmsearch", "quickstart", "--trials", "5", "--steps", "9", "--seeds", "2"]
-    done = subprocess.run(
-        [*cmd, "--name", "q", "--runs-dir", str(runs), "--quiet"], env=env, capture_output=True, text=True, timeout=900
-    )
+    done = subprocess.run([*cmd, "--name", "q", "--runs-dir", str(runs)], env=env, capture_output=True, text=True,
+                          timeout=900)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     run = runs / "q"
+    # the plan with its estimate comes first: the whole loop's (stdout), then each stage's before
+    # its first progress line (stderr); a fresh cache: the first is timed now, the verify's measured
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("quickstart: search 5 trials of 9 steps") and "; estimate " in first, first
+    assert "timed now on" in first, first
+    err = done.stderr.splitlines()
+    plan = next(i for i, line in enumerate(err) if line.startswith("search q: 5 trials x 9 steps"))
+    assert "; estimate " in err[plan] and plan < next(i for i, line in enumerate(err) if line.startswith("search q "))
+    verify = next(line for line in err if line.startswith("verify q (seeds 1..2): "))
+    assert "; estimate " in verify and "earlier runs of this shape" in verify, verify
     assert f"report: {run / 'report.html'}" in done.stdout and "done in " in done.stdout
     records = [json.loads(line) for line in (run / "trials.jsonl").read_text().splitlines()]
     kinds = [r["kind"] for r in records]
-    assert kinds.count("baseline") == 4 and kinds.count("sampled") == 1
+    assert kinds.count("baseline") == 4 and kinds.count("sampled") == 1 and kinds.count("noise") == 2
     verified = {
         (r["profile"]["family"], json.dumps(r["profile"]["params"]), r["seed"])
         for r in records

@@ -26,7 +26,7 @@ TRIALS = 5
 ARGS = [
     "--preset", "tiny", "--model", "n_layers=4", "--corpus", "pydoc", "--steps", "20", "--eval-interval", "5",
     "--batch-size", "8", "--train", "eval_windows=8", "--train", "warmup_steps=2", "--trials", str(TRIALS),
-    "--sampler", "random", "--scheduler", "none", "--quiet",
+    "--sampler", "random", "--scheduler", "none", "--noise-seeds", "0", "--quiet",
 ]  # fmt: skip
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
@@ -253,3 +253,78 @@ def test_deleted_tune_folder_runs_nothing_again(finished: Path, tmp_path: Path) 
     assert "Traceback" not in done.stderr and not (run / "tune").exists()
     assert (run / "trials.jsonl").read_text() == before
     _check_whole(run)
+
+
+DRIVER = str(Path(__file__).parents[1] / "helpers" / "killing_driver.py")
+
+
+def _kill_points(seed: int, n: int) -> list[dict[str, str]]:
+    """`n` kill points drawn from `seed`: right after the k-th Tune snapshot (state whole and
+    newest), right after the k-th record, or at a record with Tune's snapshot frozen before it
+    (state lagging behind the records, as a kill between two snapshots leaves it)."""
+    import random
+
+    rng = random.Random(seed)
+    points: list[dict[str, str]] = []
+    recorded = 0
+    for _ in range(n):
+        kind = rng.choice(["snapshot", "record", "frozen"])
+        if kind == "snapshot":
+            points.append({"KILL_AFTER_SNAPSHOT": str(rng.randint(1, 6))})
+        else:
+            recorded = min(TRIALS - 1, recorded + rng.randint(1, 2))
+            point = {"KILL_AFTER_RECORDS": str(recorded)}
+            if kind == "frozen":
+                point["FREEZE_SNAPSHOT_AFTER"] = str(rng.randint(1, 3))
+            points.append(point)
+    return points
+
+
+def _run_killable(args: list[str], kill: dict[str, str], run: Path) -> int:
+    proc = subprocess.Popen(
+        [sys.executable, DRIVER, *args], env={**ENV, **kill}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        _, err = proc.communicate(timeout=600)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the rest of its Ray, as a crash would leave it
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        _end_orphans(run)
+    assert proc.returncode in (0, -signal.SIGKILL), err.decode()[-3000:]
+    assert b"Traceback" not in err, err.decode()[-3000:]
+    return proc.returncode
+
+
+@pytest.mark.parametrize("seed", [2026])
+def test_sigkill_at_seeded_random_points_then_resume(tmp_path: Path, seed: int) -> None:
+    """One search killed (SIGKILL) and resumed again and again at kill points drawn from a
+    seeded RNG, each resume killed at the next point, then resumed to the end."""
+    run = tmp_path / "run"
+    points = _kill_points(seed, 3)
+    codes = [_run_killable(["search", *ARGS, "--runs-dir", str(tmp_path), "--name", "run"], points[0], run)]
+    for point in points[1:]:
+        if codes[-1] == 0:
+            break  # the search ended before this point
+        codes.append(_run_killable(["resume", str(run), "--quiet"], point, run))
+    assert -signal.SIGKILL in codes, (points, codes)  # at least one kill landed
+    done = _resume(run)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    records = _check_whole(run)  # every trial once, none failed, no Optuna trial RUNNING/WAITING
+    study_fails = _optuna_fail_reasons(run)
+    assert all(reason.startswith("interrupted") for reason in study_fails), study_fails
+    print(f"seed {seed}: points={points} codes={codes} records={len(records)} interrupted={len(study_fails)}")
+
+
+def _optuna_fail_reasons(run: Path) -> list[str]:
+    """The `fail_reason` of every FAIL trial of the journal: only trials a kill interrupted."""
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    storage = JournalStorage(JournalFileBackend(str(run / "optuna.log")))
+    study = optuna.load_study(study_name="search", storage=storage)
+    return [str(t.user_attrs.get("fail_reason")) for t in study.trials if t.state.name == "FAIL"]

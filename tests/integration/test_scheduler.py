@@ -179,7 +179,7 @@ def test_two_identical_hyperband_searches_give_the_same_trial_sequence(tmp_path:
         np.random.seed(global_seed)  # Ray's own bracket choice would draw from this
         cfg = SearchConfig(
             name=name, runs_dir=str(tmp_path), preset="tiny", model={"n_layers": 4}, trials=8, grace_steps=10,
-            scheduler="hyperband", sampler="tpe", space="knots", seed=0, max_concurrent=1,
+            scheduler="hyperband", sampler="tpe", space="knots", seed=0, max_concurrent=1, noise_seeds=0,
             train=TrainConfig(steps=40, eval_interval=10, warmup_steps=5, batch_size=8, eval_windows=8),
             data=DataConfig(corpus="pydoc"),
         )  # fmt: skip

@@ -44,6 +44,7 @@ pytestmark = pytest.mark.usefixtures("ray_session")  # the shared local Ray of t
 def tiny(tmp_path: Path, **changes: object) -> SearchConfig:
     base = SearchConfig(
         name="ci", runs_dir=str(tmp_path), preset="tiny", model={"n_layers": 4}, trials=8, grace_steps=10,
+        noise_seeds=0,
         train=TrainConfig(steps=30, eval_interval=10, warmup_steps=5, batch_size=8, eval_windows=8),
         data=DataConfig(corpus="pydoc"),
     )  # fmt: skip

@@ -32,7 +32,7 @@ def test_a_real_search_where_every_trial_fails_exits_3(tmp_path: Path, capsys: p
     code, _, err = _run(
         capsys, "search", "--space", str(space), "--no-baselines", "--trials", "2", "--name", "allfail",
         "--runs-dir", str(tmp_path), "--preset", "tiny", "--model", "n_layers=4", "--steps", "4",
-        "--eval-windows", "2", "--batch-size", "2", "--scheduler", "none", "--quiet",
+        "--eval-windows", "2", "--batch-size", "2", "--scheduler", "none", "--noise-seeds", "0", "--quiet",
     )  # fmt: skip
     assert code == EXIT_ALL_FAILED, err
     assert "all 2 trials failed" in err

@@ -1,6 +1,8 @@
 """Kill the driver of a running `python -m tlmsearch search` (SIGINT, SIGKILL), then `resume`.
 
-Every trial must end up recorded exactly once. Each case starts its own local Ray in the
+Every trial must end up recorded exactly once. In the "storage-moved" case Tune's state and the
+checkpoints lie in a separate trial storage (`--storage file://...`) and the run directory is
+moved before the resume, which finds them through `locations.json`. Each case starts its own local Ray in the
 subprocesses (slow: ~1 min per case on 2 cores).
 """
 
@@ -18,7 +20,8 @@ import pytest
 
 ARGS = [
     "--preset", "tiny", "--model", "n_layers=4", "--corpus", "pydoc", "--steps", "20", "--eval-interval", "10",
-    "--batch-size", "8", "--train", "eval_windows=8", "--train", "warmup_steps=2", "--trials", "7", "--quiet",
+    "--batch-size", "8", "--train", "eval_windows=8", "--train", "warmup_steps=2", "--trials", "7",
+    "--noise-seeds", "0", "--quiet",
 ]  # fmt: skip
 
 
@@ -29,11 +32,19 @@ def _lines(path: Path) -> list[dict]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["sigint", "sigkill"])
-def test_killed_search_resumes_and_records_every_trial_once(tmp_path: Path, sig: signal.Signals) -> None:
+@pytest.mark.parametrize(
+    ("sig", "storage"),
+    [(signal.SIGINT, False), (signal.SIGKILL, False), (signal.SIGINT, True)],
+    ids=["sigint", "sigkill", "sigint-storage-moved"],
+)
+def test_killed_search_resumes_and_records_every_trial_once(
+    tmp_path: Path, sig: signal.Signals, storage: bool
+) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     run = tmp_path / "run"
     cmd = [sys.executable, "-m", "tlmsearch", "search", *ARGS, "--runs-dir", str(tmp_path), "--name", "run"]
+    if storage:
+        cmd += ["--storage", f"file://{tmp_path}/store"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
         deadline = time.time() + 240
@@ -51,6 +62,9 @@ def test_killed_search_resumes_and_records_every_trial_once(tmp_path: Path, sig:
     assert 1 <= len(before) < 7, "the search should have been cut short"
     if sig == signal.SIGINT:
         assert proc.returncode == 130 and b"tlmsearch resume" in proc.stderr.read()  # type: ignore[union-attr]
+    if storage:  # the run directory holds no Tune state; it moves, the storage stays
+        assert not (run / "tune").exists() and any((tmp_path / "store" / "run" / "tune").glob("trial_*"))
+        run = run.rename(tmp_path / "moved")
 
     done = subprocess.run(
         [sys.executable, "-m", "tlmsearch", "resume", str(run), "--quiet", "--json"],
@@ -69,3 +83,8 @@ def test_killed_search_resumes_and_records_every_trial_once(tmp_path: Path, sig:
     assert all(r["status"] in ("complete", "stopped") for r in records)
     status = json.loads(done.stdout)
     assert status["ended"] == 7
+    if storage:
+        assert not (run / "tune").exists() and not (tmp_path / "run").exists()
+        assert json.loads((run / "locations.json").read_text())["tune"] == f"file://{tmp_path}/store/run/tune"
+        trials = list((tmp_path / "store" / "run" / "tune").glob("trial_*"))
+        assert len(trials) == 7 and all(len(list(t.glob("checkpoint_*"))) == 1 for t in trials), trials

@@ -49,12 +49,34 @@ def test_study_controls_are_verifys_plus_the_papers_groups() -> None:
 
 def test_cost_estimate_counts_trials_and_flops(tmp_path: Path) -> None:
     cfg = tiny(tmp_path)
-    # search 4 + (top-1, cosine, uniform, early) x 2 seeds + up to 2 targets x 2 seeds
-    assert trials_per_arch(cfg) == (4 + 8, 4 + 8 + 4)
+    # noise floor 2 (seed 0 is the search's uniform baseline) + search 4 + (top-1, cosine, uniform,
+    # early) x 2 seeds + up to 2 targets x 2 seeds
+    assert trials_per_arch(cfg) == (2 + 4 + 8, 2 + 4 + 8 + 4)
+    assert trials_per_arch(tiny(tmp_path, noise_seeds=0)) == (4 + 8, 4 + 8 + 4)
     est = estimate(cfg)
     assert [a.arch for a in est.archs] == ["transformer", "gated_attention"]
     assert est.archs[1].flops_per_trial > est.archs[0].flops_per_trial > 0  # the gate adds a projection
-    assert "analytic matmul FLOPs" in est.text()
+    assert "TFLOP" in est.text() and "not calibrated" in est.text() and est.hours is None
+
+
+def test_tuners_in_threads_hand_worker_threads_the_stop_event_and_lock_the_registry() -> None:
+    import threading
+
+    import ray.tune.registry as registry
+    import ray.tune.tune as tune_module
+
+    from tlmsearch.tuning.overlap import tune_can_stop_threads, tuners_in_threads
+
+    assert tune_can_stop_threads()
+    original, stop, got = tune_module._setup_signal_catching, threading.Event(), []
+    with tuners_in_threads(stop):
+        worker = threading.Thread(target=lambda: got.append(tune_module._setup_signal_catching()))
+        worker.start()
+        worker.join()
+        assert got == [stop]
+        assert {"register", "flush_values", "unregister"} <= set(vars(registry._global_registry))
+    assert tune_module._setup_signal_catching is original
+    assert not {"register", "flush_values", "unregister"} & set(vars(registry._global_registry))
 
 
 def _cell(estimate: float, shown: bool | None = None) -> dict:
@@ -127,6 +149,9 @@ def test_study_end_to_end_two_architectures(reference: Path) -> None:
         assert (run / name).is_file(), name
     s = json.loads((run / "summary.json").read_text())
     assert set(s["verdicts"]) == {"transformer", "gated_attention"}
+    for arch in ("transformer", "gated_attention"):  # each search measured its noise floor (seeds 0, 1, 2)
+        assert s["noise_floor"][arch]["seeds"] == [0, 1, 2] and s["noise_floor"][arch]["sd"] is not None
+    assert "Noise floor of each search" in (run / "summary.md").read_text()
     for v in s["verdicts"].values():
         assert v["outcome"] in ("better", "near_optimal", "inconclusive") and v["n_seeds"] == 2
     labels = {row["label"] for row in s["cross_table"]}
@@ -156,10 +181,27 @@ def test_study_end_to_end_two_architectures(reference: Path) -> None:
             and len(set(map(frozenset, seeds.values()))) == 1
         )
 
+    # every trial trained its own architecture (phases overlap: one Tuner per thread, one
+    # trainable name per run, or a trial could pick up another phase's configuration)
+    for sub in (p for p in run.iterdir() if (p / "trials.jsonl").is_file()):
+        arch = sub.name.removeprefix("transfer-")
+        assert {r.model["arch"] for r in read_records(sub)} == {arch}, sub.name
+    # and they did overlap: the second search started before the first verification ended
+    assert state["gated_attention/search"]["started"] < state["transformer/verify"]["at"]
+    # the README's table of this study, from its summary.json
+    from tlmsearch.study_readme import check_readme, read_summary, readme_block, readme_table
+
+    table = readme_table(read_summary(run))
+    for arch, v in s["verdicts"].items():
+        assert f"| {arch} | {v['outcome']} | 2 |" in table
+    assert s["answer"] in table and all(f"| {row['label']} |" in table for row in s["cross_table"])
+    assert check_readme(f"text\n{readme_block(s, 'runs/st')}\n", read_summary(run), "runs/st") == []
+
     before = keys
     assert main(["resume", str(run), "--quiet"]) == 0  # nothing left to train: the same records
     assert _trial_keys(run) == before
     assert main(["status", str(run), "--json"]) == 0
+    assert main(["status", str(run)]) == 0
     (run / "report.html").unlink()
     assert main(["report", str(run)]) == 0 and (run / "report.html").is_file()  # rebuilt from the records alone
     assert json.loads((run / "summary.json").read_text())["answer"] == s["answer"]
@@ -191,11 +233,22 @@ def _phase_reached(run: Path, phase: str) -> bool:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("phase", ["transformer/search", "gated_attention/verify", "transfer/transformer"])
-def test_study_killed_in_a_phase_resumes_to_the_same_records(reference: Path, tmp_path: Path, phase: str) -> None:
-    """SIGKILL the whole `tlmsearch study` process group once `phase` has recorded a trial, then
-    `tlmsearch resume`: the records equal the uninterrupted study's (same trials, same losses:
-    training is deterministic), none lost, none twice, and none written before the kill changed."""
+@pytest.mark.parametrize(
+    ("phase", "how"),
+    [
+        ("transformer/search", "SIGKILL"),
+        ("gated_attention/verify", "SIGKILL"),
+        ("transfer/transformer", "SIGKILL"),
+        ("gated_attention/search", "SIGTERM"),  # beside transformer/verify: both Tuners stop and save
+    ],
+)
+def test_study_killed_in_a_phase_resumes_to_the_same_records(
+    reference: Path, tmp_path: Path, phase: str, how: str
+) -> None:
+    """SIGKILL the whole `tlmsearch study` process group (or SIGTERM the driver: a graceful stop
+    of every running phase) once `phase` has recorded a trial, then `tlmsearch resume`: the
+    records equal the uninterrupted study's (same trials, same losses: training is
+    deterministic), none lost, none twice, and none written before the kill changed."""
     import os
     import signal
     import subprocess
@@ -213,8 +266,13 @@ def test_study_killed_in_a_phase_resumes_to_the_same_records(reference: Path, tm
             assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
             assert time.time() < deadline, f"phase {phase} not reached in time"
             time.sleep(0.2)
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=60)
+        if how == "SIGKILL":
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=60)
+        else:
+            os.kill(proc.pid, signal.SIGTERM)
+            assert proc.wait(timeout=300) != 0  # stopped, not finished
+            assert b"Traceback" not in proc.communicate()[1]
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -93,7 +93,7 @@ def test_a_search_runs_on_the_toy_family(tmp_path: Path, ray_session: None) -> N
 
     cfg = SearchConfig(
         name="toy", runs_dir=str(tmp_path), arch=TOY, preset="tiny", trials=3, sampler="random", scheduler="none",
-        baselines=("uniform", "cosine:start=1.5,end=0.5"),
+        noise_seeds=0, baselines=("uniform", "cosine:start=1.5,end=0.5"),
         train=TrainConfig(steps=10, eval_interval=5, warmup_steps=2, batch_size=4, eval_windows=4),
         data=DataConfig(corpus="pydoc"),
     )  # fmt: skip

@@ -192,6 +192,7 @@ def _tiny_search(runs: Path) -> Path:
         sampler="random",
         scheduler="none",
         trials=3,
+        noise_seeds=0,
         max_concurrent=2,
         baselines=("uniform", "cosine:start=1.5,end=0.5"),
         train=TrainConfig(steps=6, warmup_steps=2, eval_interval=3, eval_windows=4, batch_size=4),
@@ -209,6 +210,11 @@ def test_verify_auto_plans_prints_runs_and_decides_on_fresh_seeds(
     out = capsys.readouterr().out
     plan_at, verdict_at = out.find("verify plan: "), out.find("[")
     assert 0 <= plan_at < verdict_at, out  # the plan is printed before the verdict
+    # before the pilot trains: its runs, the estimate (the search recorded this shape's rate) and
+    # the range of fresh-seed runs the planner may add
+    pilot = next(line for line in out.splitlines() if line.startswith("verify tiny (pilot 1..2): "))
+    assert out.find(pilot) < plan_at and "; estimate " in pilot and "earlier runs of this shape" in pilot, pilot
+    assert "runs of the fresh seeds the planner asks for (2-3 a profile)" in pilot, pilot
     assert "fresh seeds" in out and ("s a run as the pilot ran" in out or "nothing left" in out), out
     doc = json.loads((run / VERIFY).read_text())
     assert doc["pilot_seeds"] == [1, 2]

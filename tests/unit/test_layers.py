@@ -33,14 +33,15 @@ HEAVY = ("torch", "ray", "optuna", "plotly", "pandas", "scipy", "numpy")
 
 # package (first component below tlmsearch) -> layer; higher may import lower, never the reverse
 LOWER = ("errors", "architectures", "config", "runconfig", "search_config", "resolve", "pareto", "profiles", "presets",
-         "models", "planning", "validate",
-         "data", "hardware", "trainer", "spaces")  # fmt: skip
+         "models", "planning", "validate", "noise_floor", "storage", "estimate", "rates", "calibrate",
+         "data", "hardware", "trainer", "spaces", "throughput")  # fmt: skip
 LAYERS: dict[str, int] = {
     **dict.fromkeys(LOWER, 0),
     "study_config": 0,
     "rundir": 1,
     "analysis": 2,
     "study_files": 2, "study_cost": 2,  # a study directory read, its cost (no training, no report)
+    "study_progress": 2, "study_readme": 3,  # where a running study stands; the README's table of a study
     "study_report": 3,
     "report": 3, "plots": 3, "export": 3, "export_formats": 3,
     "tuning": 3,

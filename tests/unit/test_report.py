@@ -178,3 +178,21 @@ def test_search_optimism_of_the_favourite() -> None:
     # verified records are built from the same true losses: no optimism without noise
     assert v.search_best == "knots:k0=3,k1=1"
     assert v.search_optimism == pytest.approx(0.0, abs=1e-9)
+
+
+def test_ranking_draws_the_seed_noise_floor_when_seeds_measure_it() -> None:
+    from tlmsearch.analysis.collect import seed_noise_floor
+
+    recs = search_records()
+    assert seed_noise_floor(recs, 40) is None  # one seed per profile: nothing to pool
+    fig = plots.plot_ranking(recs)
+    assert "no seed-noise estimate" in fig.layout.title.text and not fig.layout.shapes
+    # two more seeds of uniform and cosine at the same length: sd of (2.30, 2.32, 2.31) and (2.25, 2.26, 2.24)
+    more = [record(f"v{i}", spec, loss, kind="verify", seed=s)
+            for i, (spec, loss, s) in enumerate([("uniform", 2.32, 1), ("uniform", 2.31, 2),
+                                                  ("cosine", 2.26, 1), ("cosine", 2.24, 2)])]  # fmt: skip
+    base = [record("u0", "uniform", 2.30, kind="verify", seed=0), record("c0", "cosine", 2.25, kind="verify", seed=0)]
+    floor, n = seed_noise_floor(base + more, 40)  # type: ignore[misc]
+    assert n == 2 and floor == pytest.approx(0.01 / ((2.31 + 2.25) / 2), rel=1e-6)
+    fig = plots.plot_ranking(recs + base + more)
+    assert "seed-noise floor above the best" in fig.layout.title.text and len(fig.layout.shapes) == 1

@@ -113,3 +113,23 @@ def profile_results(records: Iterable[Any], kinds: Sequence[str] = ("verify",)) 
             )
         )
     return out
+
+
+def seed_noise_floor(records: Iterable[Any], steps: int, metric_name: str = "val_loss") -> tuple[float, int] | None:
+    """(pooled relative sd of `metric_name` across training seeds of one profile, profiles
+    pooled) over the finished trials of `steps` steps (search, baseline, verify, ... alike), or
+    None when no profile has two seeds at that length.
+
+    A profile within this of the best cannot be told from the best with one training seed:
+    the noise floor of a ranking of single-seed trials.
+    """
+    by: dict[tuple[tuple[int, ...], int], dict[int, float]] = {}
+    for r in as_records(records):
+        if r.finished(metric_name) and r.max_steps == steps:
+            by.setdefault((tuple(r.widths), r.base_width), {}).setdefault(r.seed, r.metric(metric_name))
+    groups = [list(v.values()) for v in by.values() if len(v) >= 2]
+    dof = sum(len(g) - 1 for g in groups)
+    if not dof:
+        return None
+    pooled = sum((len(g) - 1) * statistics.variance(g) for g in groups) / dof
+    return (pooled**0.5) / statistics.fmean(x for g in groups for x in g), len(groups)

@@ -12,6 +12,23 @@ from typing import Any, NamedTuple
 from tlmsearch.analysis.collect import baseline_name, label
 from tlmsearch.pareto import pareto_front
 from tlmsearch.rundir.records import SEARCH_KINDS, as_records, finished
+from tlmsearch.search_config import OBJECTIVE_METRICS, OBJECTIVES
+
+
+def front_axis(records: Any, objectives: Sequence[str], kinds: Sequence[str] = SEARCH_KINDS) -> str | None:
+    """The x metric of a run's real Pareto front, or None when it has one objective only.
+
+    Two declared objectives give their front (val_loss against params, `train_speed` or
+    `infer_speed`); a budget sweep (parameter counts differ across trials) gives quality
+    against parameters; otherwise there is no second objective, and no front: every
+    profile of a budget has the same parameters and FLOPs, and the tokens/s trials report
+    while sharing the machine are load noise (the report ranks the trials instead).
+    """
+    if len(objectives) >= 2:
+        return OBJECTIVE_METRICS.get(objectives[1], objectives[1])
+    if len({r.metric("params_total") for r in finished(as_records(records), kinds=kinds)}) > 1:
+        return "params_total"
+    return None
 
 
 class ParetoPoint(NamedTuple):
@@ -44,7 +61,7 @@ def pareto_data(
     if x is None:
         params = {r.metric("params_total") for r in recs}
         x = "params_total" if len(params) > 1 else "tokens_per_s"
-    maximize = x in ("tokens_per_s", "mfu")
+    maximize = x == "mfu" or OBJECTIVES.get(x) == "max"
     recs = [r for r in recs if math.isfinite(r.metric(x))]
     xy = [(r.metric(x), r.metric(y)) for r in recs]
     front = set(pareto_front(xy, minimize=(not maximize, True)))

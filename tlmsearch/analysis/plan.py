@@ -39,21 +39,31 @@ class Planned:
 
 
 def choose_profiles(
-    records: Iterable[Any], top_k: int, controls: Sequence[str] = CONTROLS
+    records: Iterable[Any],
+    top_k: int,
+    controls: Sequence[str] = CONTROLS,
+    named: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[tuple[dict[str, Any], int, str | None]]:
     """(profile dict, base width, baseline name) of the `top_k` best distinct finished search
-    profiles, then cosine, uniform and the `controls` (ProfileSpec texts) at each of their
-    budgets, each only when not already among them."""
+    profiles of each budget, then cosine, uniform, the `controls` (ProfileSpec texts) and the
+    `named` controls (name -> ProfileSpec dict, e.g. "random-best": the random-search control) at
+    each of their budgets, each only when not already among them (a named control already chosen
+    keeps the name it was chosen under).
+
+    Per budget, not overall: in a budget sweep the larger budgets have the lower losses, so an
+    overall top-k would re-train only the largest budgets and leave the rest of the front
+    unverified. A fixed-budget search has one budget, and this is its top k.
+    """
     chosen: list[tuple[dict[str, Any], int, str | None]] = []
     seen: set[tuple[tuple[int, ...], int]] = set()
+    per_budget: dict[int, int] = {}
     for r in ranked(records):
         key = (tuple(r.widths), r.base_width)
-        if key in seen:
+        if key in seen or per_budget.get(r.base_width, 0) >= top_k:
             continue
         seen.add(key)
+        per_budget[r.base_width] = per_budget.get(r.base_width, 0) + 1
         chosen.append((r.profile, key[1], None))
-        if len(chosen) >= top_k:
-            break
     for base in sorted({c[1] for c in chosen}):
         for name, prof in BASELINES.items():
             if not any(c[1] == base and _baseline_of(c[0]) == name for c in chosen):
@@ -62,6 +72,10 @@ def choose_profiles(
             prof = ProfileSpec.parse(text).to_dict()
             if not any(c[1] == base and profile_label(c[0]) == profile_label(prof) for c in chosen):
                 chosen.append((prof, base, profile_label(prof)))
+        for name, given in (named or {}).items():
+            prof = ProfileSpec.from_dict(dict(given)).to_dict()
+            if not any(c[1] == base and profile_label(c[0]) == profile_label(prof) for c in chosen):
+                chosen.append((prof, base, name))
     return [(p, b, n or _baseline_of(p)) for p, b, n in chosen]
 
 
@@ -99,16 +113,17 @@ def plan(
     steps: int,
     reusable: Callable[[Any], bool] = lambda r: True,
     controls: Sequence[str] = CONTROLS,
+    named: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[Planned]:
     """Every (profile, seed) to verify; those with a finished verify record of `steps` (and
-    `reusable`, e.g. `same_training`) are marked done. `controls`: see `choose_profiles`."""
+    `reusable`, e.g. `same_training`) are marked done. `controls`, `named`: see `choose_profiles`."""
     records = list(records)
     done: dict[tuple[str, int, int], str] = {}
     for r in finished(records, kinds=("verify",)):
         if r.max_steps == steps and reusable(r):
             done.setdefault((label(r), r.base_width, r.seed), r.trial_id)
     out = []
-    for prof, base, name in choose_profiles(records, top_k, controls):
+    for prof, base, name in choose_profiles(records, top_k, controls, named):
         text = profile_label(prof)
         for s in seeds:
             out.append(Planned(prof, base, s, name, text, done.get((text, base, s))))

@@ -12,8 +12,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from tlmsearch.analysis.collect import label, profile_results
-from tlmsearch.analysis.front import pareto_data
+from tlmsearch.analysis.front import front_axis, pareto_data
 from tlmsearch.analysis.verdict import Verdict, find, resolve_levels, verdict
+from tlmsearch.noise_floor import NoiseFloor, ranking_gaps
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, as_records, finished
 
 
@@ -90,8 +91,12 @@ def summarize(
     margin: float | None = None,
     alpha: float | None = None,
     verify_plan: Mapping[str, Any] | None = None,
+    noise_floor: NoiseFloor | None = None,
 ) -> dict[str, Any]:
     """Everything `summary.json` holds (plain, JSON-ready).
+
+    `noise_floor` (the search's, `Study.noise_floor`): the best trials carry their gap to the
+    best in its units and whether it is a tie (`tlmsearch.noise_floor`).
 
     `verify_plan` is what the last verify wrote (`rundir.io.read_verify`): when it matches the
     step count of the latest verify records, only its decision seeds decide (a pilot's seeds set
@@ -109,7 +114,9 @@ def summarize(
     )
     search_kinds = ("compare",) if kind == "compare" and not finished(recs) else SEARCH_KINDS
     best = sorted(finished(recs, kinds=search_kinds), key=lambda r: r.metric("val_loss"))
-    front = pareto_data(recs, kinds=search_kinds).front
+    objectives = tuple(config.get("objectives") or ("val_loss",))
+    x_front = front_axis(recs, objectives, kinds=search_kinds)
+    front = pareto_data(recs, x=x_front, kinds=search_kinds).front if x_front else []
     counts = Counter((r.kind, r.status) for r in recs)
     notes = []
     if kind is None:
@@ -131,10 +138,19 @@ def summarize(
         "method": method,
         "verify_plan": dict(plan) if plan else None,
         "verdicts": [v.to_dict() for v in vs],
-        "best": [_trial_summary(r) for r in best[:top]],
+        "noise_floor": noise_floor.to_dict() if noise_floor is not None else None,
+        "best": _with_gaps([_trial_summary(r) for r in best[:top]], noise_floor),
+        "pareto_x": x_front,  # None: one objective at one budget, so no front (see front_axis)
         "pareto_front": [{"trial_id": p.trial_id, "profile": p.label, "x": p.x, "y": p.y} for p in front],
         "notes": notes,
     }
+
+
+def _with_gaps(rows: list[dict[str, Any]], floor: NoiseFloor | None) -> list[dict[str, Any]]:
+    """`rows` (best first) with `gap` (nats to the best), `gap_sd` and `tie` (None: no floor)."""
+    sd = floor.sd if floor is not None and floor.usable else math.nan
+    values = [math.nan if r["val_loss"] is None else r["val_loss"] for r in rows]
+    return [{**r, **g} for r, g in zip(rows, ranking_gaps(values, sd), strict=True)]
 
 
 def _plan_applies(records: Sequence[TrialRecord], plan: Mapping[str, Any] | None) -> bool:

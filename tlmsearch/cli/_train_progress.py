@@ -14,18 +14,10 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from tlmsearch.estimate import duration
+
 CALIBRATION_STEPS = 5  # steps timed before the estimate (the very first one warms up and is skipped)
 CALIBRATION_MIN_S = 1.0  # ... and at least this long, so tiny steps are not timed on noise
-
-
-def duration(seconds: float) -> str:
-    """`47s`, `3m05s`, `2h14m`: short, for progress lines."""
-    s = max(0, round(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
 class TrainProgress:

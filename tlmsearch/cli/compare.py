@@ -49,7 +49,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--name", help="run name (default: compare-<arch>-<date>-<time>)")
     g.add_argument("--runs-dir", default="runs", help="parent folder of run directories (default: runs)")
     g.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
+    g.add_argument(
+        "--storage",
+        default="",
+        help="where trial checkpoints go: a path or URI (s3://, gs://, file://) every node reaches "
+        "(default: the run directory)",
+    )
     g.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    g.add_argument("--quiet", action="store_true", help="no plan line, no progress line")
     add_verdict_arguments(p)
 
 
@@ -73,6 +80,7 @@ def compare_arguments(args: argparse.Namespace) -> dict[str, Any]:
         "data": apply_overrides(DataConfig(), data, "data").to_dict(),
         "cpus_per_trial": args.cpus_per_trial,
         "gpus_per_trial": args.gpus_per_trial,
+        "storage": args.storage,
         "seed": train_cfg.seed,
     }
 
@@ -88,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         alpha=alpha,
         method=args.interval,
         address=args.address,
-        progress=not args.json,
+        progress=not (args.json or args.quiet),
     )
     if not args.json:
         done = sum(r.status == "complete" for r in result.records)

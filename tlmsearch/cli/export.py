@@ -52,21 +52,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tlmsearch.cli._damage import damage_noted
     from tlmsearch.export import export_run  # reads run directories: not needed for --help
 
     get_format(args.fmt)  # one line naming the allowed formats
-    _warn_damaged(args.run_dir)
     if args.divisor is not None and args.divisor < 1:
         raise UserError(f"--divisor={args.divisor} must be >= 1")
-    ex, path, why = export_run(
-        args.run_dir,
-        args.trial,
-        args.fmt,
-        args.out,
-        divisor=args.divisor,
-        write=not args.stdout,
-        allow_inexact=args.allow_inexact,
-    )
+    with damage_noted(args.run_dir):
+        ex, path, why = export_run(
+            args.run_dir,
+            args.trial,
+            args.fmt,
+            args.out,
+            divisor=args.divisor,
+            write=not args.stdout,
+            allow_inexact=args.allow_inexact,
+        )
     fmt = get_format(args.fmt)
     if args.stdout:
         print(ex.text, end="")
@@ -82,14 +83,3 @@ def run(args: argparse.Namespace) -> int:
     if fmt.checked:
         print(f"checked: {fmt.checked}")
     return 0
-
-
-def _warn_damaged(run_dir: str) -> None:
-    """Say on stderr when damaged lines of trials.jsonl were skipped (the counts omit them)."""
-    import sys
-
-    from tlmsearch.rundir.records import damage_note
-
-    note = damage_note(run_dir)
-    if note:
-        print(note, file=sys.stderr)

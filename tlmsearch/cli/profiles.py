@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from tlmsearch.cli import _profiles_throughput as throughput
 from tlmsearch.errors import ConfigError
 from tlmsearch.presets import preset
 from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, shape_stats
@@ -27,6 +28,7 @@ examples:
       --family cosine:start=1.5,end=0.5 --family uniform
   tlmsearch profiles --preset cpu-s --family groups:early --family groups:late --json
   tlmsearch profiles --layers 12 --base-width 512 --family knots:k0=1,k1=2,k2=0.5 --plot p.html
+  tlmsearch profiles --preset cpu-s --family cosine:start=1.5,end=0.5 --family groups:late --throughput
 """
 
 
@@ -57,6 +59,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--spaces", action="store_true", help="list the built-in search spaces and exit")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.add_argument("--plot", metavar="FILE.html", help="also draw the profiles side by side into an HTML file")
+    throughput.add_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,10 +87,13 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give --layers and --base-width, or a --preset to take them from")
     budget = Budget(layers, base, 1 if multiple is None else multiple, args.min_width, args.max_width)
     specs = [ProfileSpec.parse(s) for s in (args.family or ["uniform", "cosine:start=1.5,end=0.5"])]
+    if args.throughput:
+        if not args.json:
+            print(_tables(budget, [_row(spec, budget) for spec in specs]) + "\n")
+        return throughput.run(args, budget, specs)
     rows: list[dict[str, Any]] = []
     for spec in specs:
-        widths = spec.widths(budget)
-        rows.append({"profile": str(spec), "widths": list(widths), "sum": sum(widths), **shape_stats(widths).to_dict()})
+        rows.append(_row(spec, budget))
     if args.json:
         json.dump({"budget": {**budget.to_dict(), "total": budget.total}, "profiles": rows}, sys.stdout, indent=2)
         print()
@@ -126,6 +132,11 @@ def _list_spaces(args: argparse.Namespace) -> int:
         const = f"{100 * f['constant']:>5.1f}%"
         print(f"  {name:<10} {space.dimension(budget.n_layers):>3}  {shares} {const}  {space.description}")
     return 0
+
+
+def _row(spec: ProfileSpec, budget: Budget) -> dict[str, Any]:
+    widths = spec.widths(budget)
+    return {"profile": str(spec), "widths": list(widths), "sum": sum(widths), **shape_stats(widths).to_dict()}
 
 
 def _budget_line(b: Any) -> str:

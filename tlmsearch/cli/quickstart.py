@@ -26,8 +26,10 @@ if TYPE_CHECKING:
 HELP = "run the whole loop (search with baselines, verify, report) on a small model in minutes"
 DESCRIPTION = """\
 Run search -> verify -> report end to end on the embedded corpus with a small 6-layer model,
-and print where the report is. About five minutes on a quiet 2-core machine with the defaults
-(see the README, "First five minutes"); every stage's own progress line shows while it runs.
+and print where the report is. It first prints the plan with a time estimate measured on this
+machine (recorded rates of earlier runs of the shape, or a few steps timed now); 2.5 minutes
+on a quiet 2-core machine with the defaults (see the README, "First five minutes"). Every
+stage's own plan and progress lines show while it runs.
 
 examples:
   tlmsearch quickstart
@@ -83,14 +85,28 @@ def run(args: argparse.Namespace) -> int:
 
     if args.seeds < 2 or args.top_k < 1:
         raise UserError(f"--seeds={args.seeds} must be >= 2 (an interval needs two) and --top-k={args.top_k} >= 1")
+    from tlmsearch.rundir.noise import noise_trial_seeds
+
     cfg = quickstart_config(args)
     start = time.monotonic()
-    print(
-        f"quickstart: search {cfg.trials} trials of {cfg.train.steps} steps ({cfg.arch}, preset {cfg.preset}, "
+    noise = len(noise_trial_seeds(cfg))
+    what = (
+        f"quickstart: search {cfg.trials} trials of {cfg.train.steps} steps"
+        + (f" after {noise} noise-floor runs of uniform" if noise else "")
+        + f" ({cfg.arch}, preset {cfg.preset}, "
         f"corpus {cfg.data.corpus}), then verify the best {args.top_k} and the baselines with {args.seeds} "
-        f"seeds, then the report; about 5 minutes on a quiet 2-core machine",
-        flush=True,
+        f"seeds, then the report"
     )
+    if args.quiet:
+        print(what, flush=True)
+    else:
+        from tlmsearch.analysis.plan import CONTROLS
+        from tlmsearch.estimate import plan_line
+        from tlmsearch.tuning.announce import search_and_verify, verify_runs
+
+        found = search_and_verify(cfg, verify_runs(args.top_k, args.seeds, len(CONTROLS)))
+        tokens = cfg.train.batch_size * cfg.train.grad_accum * tlmsearch.preset(cfg.preset).seq_len
+        print(plan_line(what, found, tokens), flush=True)
     study = tlmsearch.search(cfg, progress=not args.quiet)
     searched = time.monotonic()
     result = tlmsearch.verify(study.run_dir, top_k=args.top_k, seeds=args.seeds, progress=not args.quiet)

@@ -44,11 +44,15 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"wrote {paths['html']}\n      {paths['md']}\n      {paths['json']}")
         return 0
+    from tlmsearch.cli._damage import damage_noted
     from tlmsearch.report import write_report  # not needed for --help
+    from tlmsearch.validate import writable_dir
 
     margin, alpha = verdict_levels(args)
-    _warn_damaged(args.run_dir)
-    paths = write_report(args.run_dir, args.out, margin=margin, alpha=alpha, method=args.interval)
+    if args.out:
+        writable_dir(args.out, "--out")  # a file or an unwritable place: one line, nothing written
+    with damage_noted(args.run_dir):
+        paths = write_report(args.run_dir, args.out, margin=margin, alpha=alpha, method=args.interval)
     if args.json:
         print(paths["json"].read_text(), end="")
         return 0
@@ -59,14 +63,3 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     print(f"wrote {paths['html']}\n      {paths['markdown']}\n      {paths['json']}")
     return 0
-
-
-def _warn_damaged(run_dir: str) -> None:
-    """Say on stderr when damaged lines of trials.jsonl were skipped (the counts omit them)."""
-    import sys
-
-    from tlmsearch.rundir.records import damage_note
-
-    note = damage_note(run_dir)
-    if note:
-        print(note, file=sys.stderr)

@@ -27,20 +27,34 @@ training trials in parallel, an Optuna sampler chooses the next profiles from th
 space, and ASHA stops poor trials early. The baselines (uniform, cosine 1.5->0.5, linear
 1.5->0.5, expanding cosine 0.5->1.5) are the first trials. Everything goes to runs/<name>/:
 search.yaml (the resolved config, itself a valid --config), trials.jsonl (one record per
-ended trial), optuna.log (open with `optuna-dashboard runs/<name>/optuna.log`) and tune/.
+ended trial), optuna.log (open with `optuna-dashboard runs/<name>/optuna.log`), locations.json
+and tune/ (Ray Tune's state and checkpoints; with --storage, in STORAGE/<name>/tune instead).
+
+Noise floor (--noise-seeds N, default 3; 0 = off): before the search, uniform is trained
+with seeds SEED, SEED+1, ..., SEED+N-1 at exactly the trial fidelity, never stopped early.
+Seed SEED is the search's own uniform baseline (the sampler sees it once, like any baseline);
+the other seeds are "noise" trials, recorded once in trials.jsonl and never shown to the
+sampler. The sd of their val_loss goes to noise_floor.json and summary.json; `status`, the
+report and Study.best() give search-time gaps in its units ("+0.012 nats = 0.8 sd") and mark
+a gap under 2 x sqrt(2) sd (what two single-seed scores differ by from seed noise alone about
+95% of the time) as a tie. A resume never re-runs a recorded noise trial.
 
 examples:
   tlmsearch search --arch transformer --preset cpu-s --space knots --sampler tpe --trials 64
   tlmsearch search --preset tiny --corpus pydoc --steps 60 --trials 8 --name smoke
   tlmsearch search --space monotone --objectives val_loss,params --base-widths 256 512 --sampler nsga2 --scheduler none
   tlmsearch search --config search.yaml --trials 128 --address auto     # on a Ray cluster
+  tlmsearch search --address auto --storage s3://bucket/tlm --gpus-per-trial 0.25   # checkpoints in S3
   tlmsearch resume runs/<name>     # after Ctrl-C or a crash
   tlmsearch status runs/<name>
 
 samplers: {samplers}; schedulers: {schedulers} (hyperband: async, up to 3 brackets);
 gp, cmaes and nsga2 learn only from completed trials: use them with --scheduler none.
-objectives: val_loss, plus optionally params (needs --base-widths); tokens_per_s is refused
-(throughput measured while trials share the machine is load noise).
+objectives: val_loss, plus optionally params (needs --base-widths), train_speed or infer_speed:
+speed relative to the uniform profile, forward+backward or inference, measured at the end of
+each full-length trial by a micro-benchmark on its worker (the trial's model and the uniform
+one interleaved, 5 rounds, the median ratio; `tlmsearch profiles --throughput` measures the
+same way). tokens_per_s is refused (tokens/s measured while trials share the machine is load noise).
 Training and data flags mean what they mean in `train`, `compare` and `verify`; --seed is
 also the sampler's seed.
 
@@ -63,7 +77,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--base-widths", type=int, nargs=2, metavar=("LOW", "HIGH"), help="budget sweep: base widths from LOW to HIGH"
     )
     g.add_argument(
-        "--objectives", help=f"comma-separated: val_loss[,params|tokens_per_s] (default: {DEFAULT.objectives[0]})"
+        "--objectives",
+        help=f"comma-separated: val_loss[,params|train_speed|infer_speed] (default: {DEFAULT.objectives[0]})",
     )
     g.add_argument(
         "--baseline", action="append", metavar="PROFILE", help="a baseline (repeatable; replaces the defaults)"
@@ -71,8 +86,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-baselines", action="store_true", help="seed no baselines")
     add_training_arguments(p)
     g = p.add_argument_group("output")
-    g.add_argument("--dry-run", action="store_true", help="print the resolved config and exit")
-    g.add_argument("--quiet", action="store_true", help="no progress line")
+    g.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the resolved config, then the plan line with its time estimate (stderr), and exit",
+    )
+    g.add_argument("--quiet", action="store_true", help="no plan line, no progress line")
     g.add_argument("--json", action="store_true", help="print the final status as JSON")
 
 
@@ -112,7 +131,12 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         from tlmsearch.tuning.runner import resolve
 
-        print(resolve(cfg).to_yaml(), end="")
+        cfg = resolve(cfg)
+        print(cfg.to_yaml(), end="", flush=True)
+        if not args.quiet:  # what the search would run and how long, on stderr (stdout stays YAML)
+            from tlmsearch.tuning.announce import announce, search_line
+
+            announce(search_line, None, cfg)
         return 0
     from tlmsearch.tuning import search
 

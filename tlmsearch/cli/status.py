@@ -39,6 +39,7 @@ def own_kinds(study: Any) -> tuple[str, ...]:
 
 def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
     """The status of a study as plain data (what `--json` prints)."""
+    from tlmsearch.noise_floor import ranking_gaps
     from tlmsearch.rundir.study import objective_value  # run-directory readers: not needed for --help
 
     cfg = study.config
@@ -55,6 +56,11 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
     finished = study.full_fidelity() if "compare" not in kinds else [r for r in own if r.finished()]
     full = sorted(finished, key=lambda r: objective_value(r, "val_loss"))
     front_ids = set(study.pareto_front()["trial_id"]) if cfg.multi_objective else set()
+    floor = study.noise_floor() if "compare" not in kinds else None
+    best = [brief(r) for r in full[:top]]
+    sd = floor.sd if floor is not None and floor.usable else math.nan
+    for row, gap in zip(best, ranking_gaps([row["val_loss"] for row in best], sd), strict=True):
+        row.update(gap)  # gap to the best (nats), in floor units, tie with the best
     return {
         "name": cfg.name,
         "run_dir": str(study.run_dir),
@@ -64,7 +70,9 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
         "ended": len(own),
         "counts": {s: sum(r.status == s for r in own) for s in ("complete", "stopped", "failed")},
         "verify": sum(r.kind == "verify" for r in study.records),
-        "best": [brief(r) for r in full[:top]],
+        "noise_floor": floor.to_dict() if floor is not None else None,
+        "noise": sum(r.kind == "noise" for r in study.records),
+        "best": best,
         "pareto": [brief(r) for r in full if r.trial_id in front_ids],
         "baselines": [brief(r) for r in study.records if r.kind == "baseline"],
         "failed": [{"trial_id": r.trial_id, "reason": r.reason} for r in study.records if r.status == "failed"],
@@ -77,6 +85,25 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
+def _floor_line(floor: dict[str, Any]) -> str:
+    """The noise floor in one line (see `tlmsearch.noise_floor`)."""
+    seeds = ", ".join(str(x) for x in floor["seeds"])
+    if floor["sd"] is None:
+        have = f" (seeds {seeds})" if seeds else ""
+        return f"noise floor: {floor['n']} of {floor['planned']} seeds of uniform finished so far{have}"
+    partial = "" if floor["complete"] else f", {floor['n']} of {floor['planned']} so far"
+    return (
+        f"noise floor: sd {floor['sd']:.4f} nats over {floor['n']} seeds of uniform (seeds {seeds}{partial}); "
+        f"gaps to the best under {floor['tie_gap']:.4f} nats (2 x sqrt(2) sd) are ties"
+    )
+
+
+def _gap_text(row: dict[str, Any]) -> str:
+    """E.g. "+0.0120 nats = 0.8 sd (tie)": a best-list row's gap to the best."""
+    text = f"{row['gap']:+.4f} nats" + (f" = {row['gap_sd']:.1f} sd" if row.get("gap_sd") is not None else "")
+    return text + (" (tie)" if row.get("tie") else "")
+
+
 def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
     s = status_dict(study, top)
     if as_json:
@@ -87,8 +114,14 @@ def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
     print(
         f"trials: {s['ended']}/{s['planned']} ended: {c['complete']} complete, {c['stopped']} stopped, "
         f"{c['failed']} failed; objectives: {', '.join(s['objectives'])}"
+        + (f"; {s['noise']} noise-floor trials" if s["noise"] else "")
         + (f"; {s['verify']} verify trials" if s["verify"] else "")
     )
+    floor = s["noise_floor"]
+    if floor is not None:
+        print(_floor_line(floor))
+    elif s["kinds"] != ["compare"]:
+        print("noise floor: not measured (noise_seeds 0): each search-time score is one seed's; gaps are not ranked")
     for title, rows in (
         ("best (full fidelity)", s["best"]),
         ("Pareto front", s["pareto"]),
@@ -99,7 +132,8 @@ def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
         print(f"{title}:")
         for r in rows:
             values = "  ".join(f"{o}={_fmt(r[o])}" for o in s["objectives"])
-            print(f"  {r['trial_id']:>10}  {r['kind']:<8} {r['status']:<8} {values}  {r['profile']}")
+            gap = f"  {_gap_text(r) if r is not rows[0] else 'best':<27}" if title.startswith("best") else ""
+            print(f"  {r['trial_id']:>10}  {r['kind']:<8} {r['status']:<8} {values}{gap}  {r['profile']}")
     for f in s["failed"]:
         print(f"failed {f['trial_id']}: {f['reason']}")
 
@@ -112,22 +146,12 @@ def run(args: argparse.Namespace) -> int:
 
         print_study_status(args.run_dir, args.json)
         return 0
+    from tlmsearch.cli._damage import damage_noted
     from tlmsearch.rundir.study import load
 
-    print_status(load(args.run_dir), as_json=args.json, top=args.top)
-    _warn_damaged(args.run_dir)
+    with damage_noted(args.run_dir):
+        print_status(load(args.run_dir), as_json=args.json, top=args.top)
     return 0
-
-
-def _warn_damaged(run_dir: str) -> None:
-    """Say on stderr when damaged lines of trials.jsonl were skipped (the counts omit them)."""
-    import sys
-
-    from tlmsearch.rundir.records import damage_note
-
-    note = damage_note(run_dir)
-    if note:
-        print(note, file=sys.stderr)
 
 
 EVERY_TRIAL_FAILED = 3  # the exit status of a search whose every trial failed

@@ -22,7 +22,7 @@ DESCRIPTION = """\
 Ask whether cosine tapering (1.5x -> 0.5x) is near-optimal across architectures, in one run
 directory runs/<name>/:
 
-  1. for each architecture in --archs (default: {archs}): a search (runs/<name>/<arch>/),
+  1. for each architecture in --archs (default: {archs}): the noise floor and a search (runs/<name>/<arch>/),
      then `verify` of its --top-k best profiles beside uniform, cosine, the controls (expanding
      cosine, linear, bowtie) and the paper's early / middle / late groups, with planned seeds
      (--seeds auto) and the three-outcome verdict at --margin / --alpha;
@@ -33,10 +33,26 @@ directory runs/<name>/:
      table of gains over uniform and cosine with intervals, the transfer matrix, the shapes, and
      the paper's 440M figures beside ours where the profiles correspond).
 
-A cost estimate (analytic FLOPs per architecture) is printed before anything trains. Kill it
-at any point: `tlmsearch resume runs/<name>` continues without training a finished trial again;
-`tlmsearch status runs/<name>` shows each phase. The noise-floor phase (uniform with several
-seeds before each search) is not built yet.
+Phases overlap (--phase-order overlap): the next architecture's search trains beside the last
+one's verification, on the same CPU slots. A cost estimate in hours (a few timed training steps
+per architecture, and the analytic FLOPs) is printed before anything trains; a live line shows
+each architecture's phase, trials and best so far. Kill it at any point: `tlmsearch resume
+runs/<name>` continues without training a finished trial again; `tlmsearch status runs/<name>`
+shows the same line and each phase. `--readme-table runs/<name>` prints the README's table of a
+finished study.
+
+--random-control (off by default: it nearly doubles the search cost) adds, per architecture,
+a random-search companion (runs/<name>/random-<arch>/): the random sampler with the same seed,
+fidelity, scheduler and number of trials as the search; the baselines both would start with
+are the same runs, so they are shared rather than trained twice (it trains trials - 4 random
+profiles). Its best profile is re-trained by the verification beside cosine as the named
+control "random-best", and the report sets it against the sampler's best (search-time gap in
+noise-floor units, verified gain over cosine): a control for the sampler.
+
+Each search starts with its noise floor (--noise-seeds, default 3; 0 = off): uniform trained
+with that many seeds at the trial fidelity (seed SEED is the search's own uniform baseline, the
+others are extra "noise" trials the sampler never sees); the sd of their val_loss is shown per
+architecture, and search-time gaps under 2 x sqrt(2) sd are marked as ties.
 
 examples:
   tlmsearch study --preset cpu-s --trials 16 --steps 300 --name reference
@@ -58,7 +74,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_verdict_arguments(p)
     add_training_arguments(p)
     g = p.add_argument_group("output")
-    g.add_argument("--dry-run", action="store_true", help="print the resolved config and the cost estimate, then exit")
+    g.add_argument(
+        "--dry-run", action="store_true", help="print the resolved config and the cost estimate (calibrated), then exit"
+    )
+    g.add_argument(
+        "--readme-table", metavar="STUDY_DIR",
+        help="print the README's table of a finished study (from its summary.json, markers included), then exit",
+    )  # fmt: skip
     g.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
@@ -66,6 +88,8 @@ def build_config(args: argparse.Namespace) -> StudyConfig:
     """The StudyConfig that `--config` plus the flags describe."""
     from tlmsearch.rundir.io import read_yaml
 
+    if args.config and not read_yaml(args.config):  # else an empty file would silently mean every default
+        raise UserError(f"{args.config}: holds no settings (an empty or null YAML document)")
     base = StudyConfig.from_dict(read_yaml(args.config), where=args.config) if args.config else StudyConfig()
     data: dict[str, Any] = {**base.to_dict(), **config_overrides(args, "study")}
     if args.archs:
@@ -100,10 +124,17 @@ def build_config(args: argparse.Namespace) -> StudyConfig:
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.study_cost import estimate
 
+    if args.readme_table:
+        from tlmsearch.study_readme import read_summary, readme_block
+
+        print(readme_block(read_summary(args.readme_table), args.readme_table))
+        return 0
     cfg = build_config(args)
     if args.dry_run:
+        from tlmsearch.study_cost import calibrate_arch
+
         print(cfg.to_yaml(), end="")
-        print(estimate(cfg).text())
+        print(estimate(cfg, calibration={a: calibrate_arch(cfg, a) for a in cfg.archs}).text())
         return 0
     from tlmsearch.api import study
 
@@ -114,24 +145,34 @@ def run(args: argparse.Namespace) -> int:
 
 def print_study_status(study_dir: Any, as_json: bool = False) -> None:
     """Per architecture: each phase's status, trials so far, and the verdict when there is one."""
+    import dataclasses
     import json
 
     from tlmsearch.study_files import load_config, read_state
-    from tlmsearch.study_report import study_summary
+    from tlmsearch.study_progress import snapshot, study_line, time_left
+    from tlmsearch.study_report import floor_text, study_summary
 
     cfg = load_config(study_dir)
     phases = read_state(study_dir)["phases"]
     rows = study_progress(study_dir, cfg, phases)
+    _, now = snapshot(study_dir)  # what the live view of a running study shows
+    left = time_left(cfg, study_dir, now)
+    line = study_line(cfg.name, now, left)
     if as_json:
-        print(json.dumps({"study": str(study_dir), "phases": phases, "archs": rows}, indent=2))
+        now_archs = [dataclasses.asdict(r) for r in now]
+        out = {"study": str(study_dir), "phases": phases, "archs": rows, "now": line, "now_archs": now_archs}
+        print(json.dumps({**out, "seconds_left": left}, indent=2))
         return
+    print(line)
     print(f"study {cfg.name} ({study_dir}): {', '.join(cfg.archs)}")
     for r in rows:
         print(
             f"  {r['arch']:<16} search {r['search']:<8} {r['search_trials']}/{cfg.trials} trials  "
             f"verify {r['verify']:<8} {r['verify_trials']} runs  transfer {r['transfer']:<8} "
-            f"{r['transfer_trials']} runs  {r['outcome'] or ''}"
+            f"{r['transfer_trials']} runs  noise floor {floor_text(r['noise_floor'])}  {r['outcome'] or ''}"
         )
+        if cfg.random_control:
+            print(f"  {'':<16} random-search control {r['random']:<8} {r['random_trials']} trials")
     report = phases.get("report", {}).get("status", "pending")
     print(f"  report {report}")
     if report == "done":
@@ -141,8 +182,9 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
 def study_progress(study_dir: Any, cfg: StudyConfig, phases: dict[str, Any]) -> list[dict[str, Any]]:
     from pathlib import Path
 
-    from tlmsearch.rundir.records import SEARCH_KINDS, read_records
-    from tlmsearch.study_files import TRANSFER_KIND, transfer_dir
+    from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS, read_records
+    from tlmsearch.study_files import TRANSFER_KIND, random_dir, transfer_dir
+    from tlmsearch.study_report import arch_floor
 
     rows = []
     for arch in cfg.archs:
@@ -155,6 +197,10 @@ def study_progress(study_dir: Any, cfg: StudyConfig, phases: dict[str, Any]) -> 
                 "verify": phases.get(f"{arch}/verify", {}).get("status", "pending"),
                 "transfer": phases.get(f"transfer/{arch}", {}).get("status", "pending"),
                 "search_trials": sum(r.kind in SEARCH_KINDS for r in recs),
+                "noise_trials": sum(r.kind == NOISE_KIND for r in recs),
+                "random": phases.get(f"{arch}/random", {}).get("status", "pending"),
+                "random_trials": len(read_records(random_dir(study_dir, arch))),
+                "noise_floor": arch_floor(Path(study_dir) / arch),
                 "verify_trials": sum(r.kind == "verify" for r in recs),
                 "transfer_trials": sum(r.kind == TRANSFER_KIND for r in moved),
                 "outcome": phases.get(f"{arch}/verify", {}).get("outcome"),

@@ -39,6 +39,7 @@ from tlmsearch.cli._config_args import (
 from tlmsearch.cli._train_progress import TrainProgress
 from tlmsearch.config import ModelConfig
 from tlmsearch.errors import ConfigError
+from tlmsearch.rates import rate_for, rate_shape, record_rate, run_rate
 from tlmsearch.runconfig import ModelSpec, RunConfig
 from tlmsearch.validate import check_training_fits, writable_dir
 
@@ -155,20 +156,32 @@ def _resume_command(run_dir: Path, runs_dir: str) -> str:
     return f"tlmsearch train --name {run_dir.name}{extra} --resume"
 
 
-def _plan(model_cfg: Any, train_cfg: Any, run_dir: Path, start_step: int) -> str:
+def _plan(model_cfg: Any, train_cfg: Any, run_dir: Path, start_step: int, cache_dir: Path) -> str:
     """What the run will do, in one line (printed before the first step)."""
     import torch
 
+    from tlmsearch.estimate import estimate, fixed_work, plan_line
     from tlmsearch.models import count_params
 
     threads = train_cfg.threads or torch.get_num_threads()
     tokens = train_cfg.batch_size * train_cfg.grad_accum * model_cfg.seq_len
     steps = f"steps {start_step + 1}-{train_cfg.steps}" if start_step else f"{train_cfg.steps} steps"
-    return (
+    what = (
         f"train: {model_cfg.arch}, {model_cfg.n_layers} layers, d_model {model_cfg.d_model}, "
         f"{count_params(model_cfg).total:,} parameters; {steps} of {tokens:,} tokens, "
         f"{threads} thread{'s' * (threads != 1)}; into {run_dir}"
     )
+    rate = rate_for(cache_dir, _rate_shape(model_cfg, train_cfg))
+    if rate is None:  # no record of this shape: the first steps of this run are timed instead
+        return f"{what}; estimate after the first steps"
+    result = estimate(fixed_work(1, train_cfg.steps - start_step, 1), rate)
+    return plan_line(what, result, tokens)
+
+
+def _rate_shape(model_cfg: ModelConfig, train_cfg: Any) -> dict[str, Any]:
+    from tlmsearch.calibrate import device_of
+
+    return rate_shape(model_cfg.to_dict(), train_cfg.to_dict(), device_of(train_cfg))
 
 
 def _checkpoint_step(path: Path) -> int:
@@ -217,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stderr if args.json else sys.stdout
     checkpoint_dir = run_dir / "checkpoint"
     start_step = _checkpoint_step(checkpoint_dir / "checkpoint.pt") if args.resume else 0
-    print(_plan(model_cfg, train_cfg, run_dir, start_step), file=out, flush=True)
+    print(_plan(model_cfg, train_cfg, run_dir, start_step, data_cfg.cache_path()), file=out, flush=True)
     tokens_per_step = train_cfg.batch_size * train_cfg.grad_accum * model_cfg.seq_len
     progress = TrainProgress(train_cfg.steps, tokens_per_step, out, first=start_step, interval_s=args.progress_seconds)
     metrics_path = run_dir / "metrics.jsonl"
@@ -255,6 +268,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"tlmsearch train: {exc} (run {run_dir})", file=sys.stderr)
             return 1
     progress.close()
+    measured = run_rate(result.metrics, int(result.metrics.get("steps", 0)), float(result.metrics.get("wall_s", 0)))
+    if measured is not None and not args.resume:  # a resumed run's clock spans sessions
+        record_rate(data_cfg.cache_path(), _rate_shape(result.model_config, train_cfg), *measured, "train")
     if not args.keep_checkpoint:
         shutil.rmtree(checkpoint_dir, ignore_errors=True)
     metrics_path.write_text("".join(json.dumps(c) + "\n" for c in result.curve))  # whole curve, once

@@ -14,14 +14,14 @@ from tlmsearch.errors import UserError
 
 HELP = "re-train the top-k profiles and the baselines with several seeds; is cosine near-optimal?"
 DESCRIPTION = """\
-Short, noisy trials make a search's best trial optimistic (the winner's curse). verify re-trains
-the top-k distinct profiles of RUN_DIR, the cosine (1.5 -> 0.5) and uniform baselines and the
-controls the field argues about (expanding cosine 0.5 -> 1.5, linear 1.5 -> 0.5, the bowtie
-hourglass of Variable-Width Transformers) at full fidelity with fresh seeds, in parallel
-through Ray, and compares them paired by seed against cosine and uniform, with every
-candidate's interval, cosine's rank and regret, and the Spearman correlation between search
-scores and verified scores (with what it measures: seed-to-seed reliability at the same
-length, or proxy fidelity when --steps is longer than the search).
+Short, noisy trials make a search's best trial optimistic (the winner's curse). verify
+re-trains the top-k distinct profiles of RUN_DIR (of each budget in a budget sweep), the cosine
+(1.5 -> 0.5) and uniform baselines and the controls the field argues about (expanding cosine
+0.5 -> 1.5, linear 1.5 -> 0.5, the bowtie hourglass of Variable-Width Transformers) at full
+fidelity with fresh seeds, in parallel through Ray, and compares them paired by seed against
+cosine and uniform, with every candidate's interval, cosine's rank and regret, and the Spearman
+correlation between search scores and verified scores (with what it measures: seed-to-seed
+reliability at the same length, or proxy fidelity when --steps is longer than the search).
 
 Three outcomes, decided against --margin (declared before the data, default 1% perplexity) at
 level --alpha (default 0.05), with one-sided t tests Holm-corrected over the candidates:
@@ -54,7 +54,9 @@ examples:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR", help="a search run directory")
-    p.add_argument("--top-k", type=int, default=5, help="distinct best profiles to re-train (default: 5)")
+    p.add_argument(
+        "--top-k", type=int, default=5, help="distinct best profiles to re-train, per budget in a sweep (default: 5)"
+    )
     p.add_argument(
         "--seeds",
         default="auto",
@@ -71,8 +73,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pilot-seeds", type=int, default=3, help="pilot seeds with --seeds auto (default: 3; >= 2)")
     add_verdict_arguments(p)
     p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
+    p.add_argument(
+        "--storage",
+        help="where the re-trainings' checkpoints go: a path or URI (s3://, gs://, file://) every node reaches "
+        "(default: the search's --storage, else the run directory)",
+    )
     p.add_argument("--no-report", action="store_true", help="do not write report.html/summary.* afterwards")
     p.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    p.add_argument("--quiet", action="store_true", help="no plan line, no progress line")
     add_training_arguments(p, default_text={"seed": "the search's seed + 1", "*": "the search's"})
 
 
@@ -130,7 +138,8 @@ def run(args: argparse.Namespace) -> int:
         alpha=alpha,
         method=args.interval,
         address=args.address,
-        progress=not args.json,
+        storage=args.storage,
+        progress=not (args.json or args.quiet),
     )
     if not args.json:
         decided = f"{len(result.seeds)} seeds ({result.seeds[0]}..{result.seeds[-1]})" if result.seeds else "no seeds"

@@ -9,6 +9,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tlmsearch.analysis.collect import seed_noise_floor
 from tlmsearch.analysis.front import pareto_data
 from tlmsearch.plots.data import (
     curves_data,
@@ -17,7 +18,7 @@ from tlmsearch.plots.data import (
     verdict_table_data,
     widths_data,
 )
-from tlmsearch.rundir.records import SEARCH_KINDS
+from tlmsearch.rundir.records import SEARCH_KINDS, as_records, finished
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
@@ -206,12 +207,21 @@ def plot_ranking(source: Any, metric_name: str = "val_loss", kinds: Sequence[str
     markers: the figure of a single-objective search at one budget, where a front against
     measured speed would only show machine load."""
     pts = sorted(front_load_data(source, metric_name, kinds), key=lambda p: p.value)
-    return _shape_points_figure(
+    ranked = finished(as_records(source), kinds=kinds, metric_name=metric_name)
+    floor = seed_noise_floor(source, ranked[0].max_steps, metric_name) if ranked else None
+    note = "no seed-noise estimate yet: `tlmsearch verify` gives one"
+    if floor:
+        note = f"band: the seed-noise floor above the best, {100 * floor[0]:.2f}% (pooled over {floor[1]} profiles)"
+    fig = _shape_points_figure(
         [p._replace(front_load=float(i + 1)) for i, p in enumerate(pts)],  # x = rank
-        title=f"Finished trials ranked by {metric_name} (one training seed each)",
+        title=f"Finished trials ranked by {metric_name} (one training seed each)<br><sup>{note}</sup>",
         xaxis_title="rank (1 = best)",
         yaxis_title=f"{metric_name} (lower is better)",
     )
+    if floor and pts:
+        best = pts[0].value
+        fig.add_hrect(y0=best, y1=best * (1 + floor[0]), fillcolor="#888", opacity=0.2, line_width=0)
+    return fig
 
 
 def plot_parallel(source: Any, metric_name: str = "val_loss") -> go.Figure:

@@ -4,13 +4,16 @@ runs/<name>/
   search.yaml        the resolved SearchConfig (searches, comparisons)
   config.yaml        the resolved run config of `tlmsearch train`
   environment.json   seeds, versions, git commit, host, device
+  locations.json     where everything of the run lies (Tune's folders may be in the trial storage)
   trials.jsonl       one TrialRecord per ended trial (append-only)
   metrics.jsonl      the evaluations of `tlmsearch train`
   compare.json       the profiles and seeds of a comparison
+  noise_floor.json   the search's noise floor: uniform's seed-to-seed sd at trial fidelity
   verify.json        the seeds the last verify decided on (and its pilot and seed plan)
   optuna.log         the Optuna journal (the sampler's state)
-  tune/              Ray Tune's experiment folder of the search
-  fixed/             Ray Tune's folders of fixed-trial batches (verify, compare)
+  tune/              Ray Tune's experiment folder of the search      } here, or below
+  fixed/             Ray Tune's folders of fixed-trial batches         } SearchConfig.storage
+                     (verify, compare)                                 } (see locations.json)
   report.html, summary.md, summary.json   the report
   export/<trial>-<format>/                exported configs
 """
@@ -27,6 +30,7 @@ from tlmsearch.validate import writable_dir
 SEARCH_CONFIG = "search.yaml"
 RUN_CONFIG = "config.yaml"
 ENVIRONMENT = "environment.json"
+LOCATIONS = "locations.json"
 TRIALS = "trials.jsonl"
 METRICS = "metrics.jsonl"
 SUMMARY_JSON = "summary.json"
@@ -34,6 +38,7 @@ SUMMARY_MD = "summary.md"
 REPORT_HTML = "report.html"
 COMPARE = "compare.json"
 VERIFY = "verify.json"
+NOISE_FLOOR = "noise_floor.json"
 OPTUNA_LOG = "optuna.log"
 TUNE_DIR = "tune"
 FIXED_DIR = "fixed"

@@ -26,9 +26,10 @@ from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import cut_torn_tail, read_jsonl_checked
 from tlmsearch.rundir.layout import TRIALS
 
-KINDS: tuple[str, ...] = ("baseline", "sampled", "verify", "compare")
+KINDS: tuple[str, ...] = ("baseline", "sampled", "verify", "compare", "noise")
 SEARCH_KINDS: tuple[str, ...] = ("baseline", "sampled")  # the search's own trials
 EVAL_KINDS: tuple[str, ...] = ("verify", "compare")  # seed-paired re-evaluations
+NOISE_KIND = "noise"  # the search's extra seeds of uniform (its noise floor), never shown to the sampler
 STATUSES: tuple[str, ...] = ("complete", "stopped", "failed")
 
 
@@ -38,7 +39,7 @@ class TrialRecord(Config):
 
     trial_id: str
     number: int = -1  # Optuna trial number, -1 when the trial has none
-    kind: str = "sampled"  # "baseline" | "sampled" | "verify" | "compare"
+    kind: str = "sampled"  # "baseline" | "sampled" | "verify" | "compare" | "noise"
     baseline: str | None = None  # baseline name (the profile's canonical text) or None
     status: str = "complete"  # "complete" | "stopped" | "failed"
     reason: str | None = None  # why a trial stopped or failed
@@ -61,10 +62,12 @@ class TrialRecord(Config):
     model: dict[str, Any] = dataclasses.field(default_factory=dict)
     train: dict[str, Any] = dataclasses.field(default_factory=dict)
     data: dict[str, Any] = dataclasses.field(default_factory=dict)
-    # where it ran: the Ray node id, the devices it was given ("cpu", "GPU 0 (name)", ...) and
-    # how many times Ray restarted it after a worker failure (None/()/0 in older records)
+    # where it ran: the Ray node id, the devices it was given ("cpu", "GPU 0 (name)", ...), the
+    # resources Ray reserved for it ({"CPU": 1.0, "GPU": 0.25}: a GPU fraction is shared) and
+    # how many times Ray restarted it after a worker failure (None/()/{}/0 in older records)
     node: str | None = None
     devices: tuple[str, ...] = ()
+    resources: dict[str, float] = dataclasses.field(default_factory=dict)
     retries: int = 0
 
     def __post_init__(self) -> None:
@@ -146,6 +149,9 @@ def read_records_checked(run_dir: str | Path) -> tuple[list[TrialRecord], list[i
 
 def damage_note(run_dir: str | Path) -> str | None:
     """One line saying how many lines of `trials.jsonl` were skipped as damaged, or None."""
+    path = Path(run_dir) / TRIALS
+    if path.exists() and not path.is_file():
+        return f"warning: {path} is not a file; no trial is counted here"
     _, bad = read_records_checked(run_dir)
     if not bad:
         return None
@@ -154,6 +160,26 @@ def damage_note(run_dir: str | Path) -> str | None:
     return (
         f"warning: {Path(run_dir) / TRIALS}: skipped {len(bad)} damaged line(s){at}; those trials are not counted here"
     )
+
+
+def check_records(run_dir: str | Path) -> None:
+    """Refuse, in one line naming the file, a `trials.jsonl` a search cannot continue from: not
+    a file, or holding damaged lines (the last line torn by a crash is not damage: `RecordLog`
+    cuts it). Continuing would run again the trials those lines held and append to a file
+    whose earlier trials no reader can count."""
+    path = Path(run_dir) / TRIALS
+    if not path.exists() and not path.is_symlink():
+        return
+    if not path.is_file():
+        raise ConfigError(f"{path} is not a file; a search's records are a JSON-lines file")
+    _, bad = read_records_checked(run_dir)
+    if bad:
+        where = [str(n) for n in bad if n > 0]
+        at = f"line {', '.join(where[:5])}{', ...' if len(where) > 5 else ''}" if where else "a record"
+        raise ConfigError(
+            f"{path}: {len(bad)} damaged line(s) ({at}) hold no trial record; put back a good copy of the "
+            "file, or remove those lines to run their trials again, and resume"
+        )
 
 
 class RecordLog:

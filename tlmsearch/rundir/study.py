@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from tlmsearch.config import ModelConfig
 from tlmsearch.errors import ConfigError
+from tlmsearch.noise_floor import NoiseFloor, ranking_gaps
 from tlmsearch.pareto import pareto_front
 from tlmsearch.resolve import search_model
 from tlmsearch.rundir.layout import SEARCH_CONFIG
+from tlmsearch.rundir.noise import noise_floor
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord, read_records
-from tlmsearch.search_config import OBJECTIVE_METRICS, OBJECTIVES, SearchConfig
+from tlmsearch.search_config import OBJECTIVE_METRICS, OBJECTIVES, SearchConfig, load_run_config
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -65,10 +67,28 @@ class Study:
             and all(math.isfinite(objective_value(r, o)) for o in self.objectives)
         ]
 
+    def noise_floor(self) -> NoiseFloor | None:
+        """The seed-to-seed spread of val_loss at trial fidelity (`tlmsearch.noise_floor`), from
+        the noise trials recorded so far; None for a search run without one (`noise_seeds=0`)."""
+        return noise_floor(self.config, self.records)
+
     def best(self, k: int = 5) -> pd.DataFrame:
-        """The `k` full-fidelity trials with the lowest validation loss."""
-        ranked = sorted(self.full_fidelity(), key=lambda r: objective_value(r, "val_loss"))
-        return self._frame(ranked[:k])
+        """The `k` full-fidelity trials with the lowest validation loss.
+
+        Columns `gap` (val_loss minus the best's, nats), `gap_sd` (that gap in units of the noise
+        floor) and `tie` (True when the gap is inside the floor: `tlmsearch.noise_floor.is_tie`)
+        say which search-time differences mean something; `gap_sd` and `tie` are empty (NaN /
+        None) without a measured floor.
+        """
+        ranked = sorted(self.full_fidelity(), key=lambda r: objective_value(r, "val_loss"))[:k]
+        frame = self._frame(ranked)
+        floor = self.noise_floor()
+        sd = floor.sd if floor is not None and floor.usable else math.nan
+        gaps = ranking_gaps([objective_value(r, "val_loss") for r in ranked], sd)
+        frame["gap"] = [g["gap"] for g in gaps]
+        frame["gap_sd"] = [math.nan if g["gap_sd"] is None else g["gap_sd"] for g in gaps]
+        frame["tie"] = [g["tie"] for g in gaps]
+        return frame
 
     def pareto_front(self) -> pd.DataFrame:
         """Non-dominated full-fidelity trials on the objectives, sorted by validation loss.
@@ -146,4 +166,4 @@ def load(run_dir: str | Path) -> Study:
     path = run_dir / SEARCH_CONFIG
     if not path.is_file():
         raise ConfigError(f"{run_dir} is not a search run directory (no {SEARCH_CONFIG})")
-    return Study(run_dir, SearchConfig.load(path), read_records(run_dir))
+    return Study(run_dir, load_run_config(path), read_records(run_dir))

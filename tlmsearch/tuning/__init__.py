@@ -2,6 +2,7 @@
 
     cfg = SearchConfig(arch="transformer", preset="cpu-s", space="knots", sampler="tpe", trials=32)
     study = tlmsearch.search(cfg)            # runs/<name>/: search.yaml, trials.jsonl, optuna.log, tune/
+    study.noise_floor()                      # uniform's seed-to-seed sd (cfg.noise_seeds seeds, before the search)
     study.best(5); study.pareto_front()      # full-fidelity trials only
     study = tlmsearch.load("runs/<name>")    # read back later; tlmsearch.tuning.resume(...) continues
 

@@ -16,7 +16,7 @@ by the public `tlmsearch.compare` (`tlmsearch.api`): training does not write rep
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import COMPARE, SEARCH_CONFIG, create_run_dir
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.search_config import SearchConfig
+from tlmsearch.tuning.announce import announce, fixed_line
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.runner import resolve
 
@@ -43,81 +44,104 @@ class CompareResult:
     verdicts: list[Verdict]  # empty when cosine is not among the profiles
 
 
-def compare(
-    profiles: Sequence[str],
-    *,
-    arch: str = "transformer",
-    preset: str = "cpu-s",
-    seeds: int = 3,
-    steps: int | None = None,
-    base_width: int = 0,
-    name: str = "",
-    runs_dir: str | Path = "runs",
-    model: Mapping[str, Any] | None = None,
-    train: Mapping[str, Any] | None = None,
-    data: Mapping[str, Any] | None = None,
-    cpus_per_trial: float = 1.0,
-    gpus_per_trial: float = 0.0,
-    seed: int = 0,
-    threshold: float | None = None,
-    confidence: float | None = None,
-    method: str = "t",
-    margin: float | None = None,
-    alpha: float | None = None,
-    address: str | None = None,
-    progress: bool = True,
-) -> CompareResult:
+@dataclass(frozen=True, kw_only=True)
+class CompareOptions:
+    """How a comparison trains and judges: every keyword of `compare` and `tlmsearch.compare`,
+    declared once here.
+
+    `train`/`data` are TrainConfig/DataConfig fields, `model` ModelConfig or preset overrides;
+    `storage` is where trial checkpoints go (`SearchConfig.storage`; "" = the run directory);
+    `steps` sets the step count only; seeds are `seed`..`seed + seeds - 1`; `margin` (old name
+    `threshold`) and `alpha` (or `confidence` = 1 - alpha) decide the verdict, `method` is its
+    interval ("t" or "bootstrap"); `address` joins a Ray cluster; `progress` prints the plan
+    line and the live line.
+    """
+
+    arch: str = "transformer"
+    preset: str = "cpu-s"
+    seeds: int = 3
+    steps: int | None = None
+    base_width: int = 0
+    name: str = ""
+    runs_dir: str | Path = "runs"
+    model: Mapping[str, Any] | None = None
+    train: Mapping[str, Any] | None = None
+    data: Mapping[str, Any] | None = None
+    cpus_per_trial: float = 1.0
+    gpus_per_trial: float = 0.0
+    storage: str = ""
+    seed: int = 0
+    threshold: float | None = None
+    confidence: float | None = None
+    method: str = "t"
+    margin: float | None = None
+    alpha: float | None = None
+    address: str | None = None
+    progress: bool = True
+
+    @classmethod
+    def of(cls, options: CompareOptions | None = None, **changes: Any) -> CompareOptions:
+        """`options` (default: the defaults) with single fields replaced by keyword; an unknown
+        keyword is a TypeError that names it and the allowed ones."""
+        allowed = [f.name for f in fields(cls)]
+        unknown = sorted(set(changes) - set(allowed))
+        if unknown:
+            raise TypeError(f"compare() got unexpected keyword {', '.join(unknown)}; allowed: {', '.join(allowed)}")
+        return replace(options or cls(), **changes)
+
+
+def compare(profiles: Sequence[str], options: CompareOptions | None = None, **changes: Any) -> CompareResult:
     """Train every profile in `profiles` (ProfileSpec texts) with seeds seed..seed+seeds-1.
 
-    `train`/`data` are TrainConfig/DataConfig fields, `model` ModelConfig or preset overrides.
-    Writes the run directory (no report: see `tlmsearch.compare`).
+    `options` (`CompareOptions`), or its fields as keywords, or both (keywords win). Writes the
+    run directory (no report: see `tlmsearch.compare`).
     """
+    o = CompareOptions.of(options, **changes)
     if not profiles:
         raise UserError("compare needs at least one profile, e.g. --families uniform cosine")
-    if seeds < 1:
-        raise UserError(f"seeds={seeds} must be >= 1")
-    margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
-    check_method(method, seeds)  # before any training: the bootstrap needs enough seeds
+    if o.seeds < 1:
+        raise UserError(f"seeds={o.seeds} must be >= 1")
+    margin, alpha = resolve_levels(o.margin, o.alpha, threshold=o.threshold, confidence=o.confidence)
+    check_method(o.method, o.seeds)  # before any training: the bootstrap needs enough seeds
     specs = [ProfileSpec.parse(p) for p in profiles]  # ConfigError names a bad one
     texts = [str(s) for s in specs]
     if len(set(texts)) != len(texts):
         raise UserError(f"profiles {texts} repeat a profile")
-    train_cfg = TrainConfig.from_dict(dict(train or {}), where="train")
-    if steps is not None:
-        train_cfg = train_cfg.replace(steps=steps, warmup_steps=min(train_cfg.warmup_steps, steps))
+    train_cfg = TrainConfig.from_dict(dict(o.train or {}), where="train")
+    if o.steps is not None:
+        train_cfg = train_cfg.replace(steps=o.steps, warmup_steps=min(train_cfg.warmup_steps, o.steps))
     cfg = SearchConfig(
-        name=name or "",
-        runs_dir=str(Path(runs_dir)),
-        arch=arch,
-        preset=preset,
-        model=dict(model or {}),
-        base_width=base_width,
+        name=o.name or "",
+        runs_dir=str(Path(o.runs_dir)),
+        arch=o.arch,
+        preset=o.preset,
+        model=dict(o.model or {}),
+        base_width=o.base_width,
         space="families",
         scheduler="none",
-        trials=len(specs) * seeds,
-        cpus_per_trial=cpus_per_trial,
-        gpus_per_trial=gpus_per_trial,
-        seed=seed,
+        trials=len(specs) * o.seeds,
+        cpus_per_trial=o.cpus_per_trial,
+        gpus_per_trial=o.gpus_per_trial,
+        storage=o.storage,
+        seed=o.seed,
+        noise_seeds=0,  # a comparison is no search: its seeds are the replicates
         baselines=tuple(texts),
         train=train_cfg,
-        data=DataConfig.from_dict(dict(data or {}), where="data"),
+        data=DataConfig.from_dict(dict(o.data or {}), where="data"),
     )
     # everything (numbers, names, models, memory, runs_dir) is checked before the run directory
     # exists and before Ray starts, so a refused compare leaves nothing behind to block a retry
-    resolve(cfg)
-    run_path = create_run_dir(runs_dir, name or None, prefix=f"compare-{arch}")
+    cfg = resolve(cfg).replace(name="")  # checked; storage made absolute
+    run_path = create_run_dir(o.runs_dir, o.name or None, prefix=f"compare-{o.arch}")
     cfg = cfg.replace(name=run_path.name)
     cfg.save(run_path / SEARCH_CONFIG)
-    seed_list = [seed + i for i in range(seeds)]
+    seed_list = [o.seed + i for i in range(o.seeds)]
     write_json(run_path / COMPARE, {"profiles": texts, "seeds": seed_list, "steps": train_cfg.steps})
-    items = [FixedTrial(spec=s, seed=k, base_width=base_width or None, name=str(s)) for s in specs for k in seed_list]
-    new = run_fixed(run_path, cfg, items, kind="compare", address=address, progress=progress)
-    vs = verdicts(
-        new,
-        margin=margin,
-        alpha=alpha,
-        arch=arch,
-        kinds=("compare",),
-        method=method,
-    )
+    width = o.base_width or None
+    items = [FixedTrial(spec=s, seed=k, base_width=width, name=str(s)) for s in specs for k in seed_list]
+    if o.progress:
+        what = f"compare {run_path.name} ({len(specs)} profiles x {o.seeds} seeds)"
+        announce(fixed_line, o.address, cfg, len(items), what)
+    new = run_fixed(run_path, cfg, items, kind="compare", address=o.address, progress=o.progress)
+    vs = verdicts(new, margin=margin, alpha=alpha, arch=o.arch, kinds=("compare",), method=o.method)
     return CompareResult(run_path, texts, seed_list, list(new), vs)

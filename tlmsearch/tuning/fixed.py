@@ -7,21 +7,16 @@ ended trial is appended to the run directory's `trials.jsonl` with the caller's 
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 from pathlib import Path
 from typing import Any
 
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.rundir.layout import FIXED_DIR
+from tlmsearch.rundir.locations import record_folder
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.search_config import SearchConfig
-from tlmsearch.tuning.runner import (
-    fit_trials,
-    run_config,
-    start_ray,
-    trainable_for,
-    trial_dirname,
-)
+from tlmsearch.storage import normalise
+from tlmsearch.tuning.runner import fit_trials, fixed_tuner, start_ray
+from tlmsearch.tuning.trial_storage import run_root
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,20 +43,18 @@ def run_fixed(
 
     No sampler, no early stopping. Each ended trial is appended to `<run_dir>/trials.jsonl`
     as a record of `kind` ("verify", "compare", ...); returns the new records in `items` order.
-    `steps` overrides `search_cfg.train.steps`.
+    `steps` overrides `search_cfg.train.steps`. Tune's folder of the batch lies in
+    `<trial storage>/fixed/<kind>-<time>`: below the run directory, or below the run's folder in
+    `search_cfg.storage` (recorded in `locations.json`).
     """
-    from ray import tune
-
     from tlmsearch.tuning import progress as progress_view
-    from tlmsearch.tuning.progress import ProgressView
-    from tlmsearch.tuning.recorder import RecordWriter
 
     if not items:
         return []
     cfg = search_cfg if steps is None else search_cfg.replace(train=search_cfg.train.replace(steps=steps))
-    cfg = cfg.replace(name=cfg.name or "fixed")
+    cfg = cfg.replace(name=cfg.name or "fixed", storage=normalise(cfg.storage))
     run_dir = Path(run_dir).resolve()
-    run_dir.mkdir(parents=True, exist_ok=True)
+    root = run_root(cfg, run_dir)
     configs = []
     for i, item in enumerate(items):
         config: dict[str, Any] = {
@@ -76,24 +69,11 @@ def run_fixed(
         if item.name:
             config["baseline"] = item.name
         configs.append(config)
-    start_ray(cfg, address)
+    start_ray(cfg, address, root)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    record_folder(run_dir, "fixed", root if cfg.storage else None)
     progress_view.ENABLED = progress
-    writer = RecordWriter(run_dir, cfg)
-    callbacks: list = [writer] + (
-        [ProgressView(f"{cfg.name} {kind}", len(items), writer, kinds=None)] if progress else []
-    )
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    tuner = tune.Tuner(
-        trainable_for(cfg),
-        param_space={"item": tune.grid_search(configs)},
-        tune_config=tune.TuneConfig(
-            num_samples=1,
-            max_concurrent_trials=cfg.max_concurrent or None,
-            reuse_actors=True,
-            trial_dirname_creator=trial_dirname,
-        ),
-        run_config=run_config(cfg, run_dir / FIXED_DIR, f"{kind}-{stamp}", callbacks),
-    )
+    tuner, writer = fixed_tuner(cfg, run_dir, root, configs, kind, progress)
     fit_trials(tuner, run_dir, len(items), lambda: len(writer.written), cfg, resumable=False)
     by_index = {int(writer.configs[r.trial_id].get("index", -1)): r for r in writer.written}
     return [by_index[i] for i in range(len(items)) if i in by_index]

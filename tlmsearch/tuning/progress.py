@@ -1,35 +1,77 @@
 """A compact live view of a search in place of Ray Tune's tables.
 
-One line, rewritten in place on a terminal (printed every `interval` seconds and at each
-trial end otherwise):
+One line, rewritten in place on a terminal (every second), printed as a plain line otherwise
+(every `interval` seconds, 30 by default, and at each trial end), e.g.
 
-    search tiny-knots  1m05s | 5/8 ended: 3 complete, 1 stopped, 1 failed
-        | 2 running, at steps 20 and 40 of 60 | best val_loss 5.4321 (7a3c_00001 cosine:start=1.5,end=0.5)
+    search tiny-knots  1m05s | 5/8 ended: 3 complete, 1 stopped, 1 failed | 2 running:
+        7a3c_00005 knots step 57/120 3,412 tok/s ETA 19s; 7a3c_00006 knots step 12/120 ...
+        | best val_loss 5.4321 (7a3c_00001 cosine)
 
-(all on one line). Trials are named as `tlmsearch status` and trials.jsonl name them: by trial
-id, followed by the baseline or the profile family. The steps of running trials are those of
-their latest evaluation (what Tune already hands the driver; nothing extra is reported).
+(all on one line). Trials are named as `tlmsearch status`, trials.jsonl and the summary name
+them: by trial id, then the baseline or the profile family (`trial_name`, `running_name`).
+Inside a running trial, its step, tokens/s and ETA come from the small file the trial rewrites
+every few seconds in the driver's scratch folder (`trainable.write_progress`, local Ray only);
+without one (a joined cluster) the step is that of its latest evaluation.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import IO, Any
 
 from ray.tune import Callback
 
+from tlmsearch.estimate import duration
+from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord
-from tlmsearch.tuning.recorder import RecordWriter
+from tlmsearch.tuning.recorder import RecordWriter, trial_config
+from tlmsearch.tuning.trainable import read_progress
 
 # switched by search()/resume(): a resumed search keeps the callbacks Ray pickled with it
 ENABLED = True
+PLAIN_EVERY_S = 30.0  # a plain line at least this often when the stream is not a terminal
 
 
 def fmt_elapsed(seconds: float) -> str:
     m, s = divmod(int(seconds), 60)
     h, m = divmod(m, 60)
     return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s"
+
+
+@dataclass(frozen=True)
+class Running:
+    """Where one running trial is: its name, step of steps, and (when measured) its speed."""
+
+    name: str
+    step: int
+    steps: int
+    tokens_per_s: float | None = None
+    eta_s: float | None = None
+
+    def text(self) -> str:
+        parts = [f"{self.name} step {self.step}/{self.steps}"]
+        if self.tokens_per_s:
+            parts.append(f"{self.tokens_per_s:,.0f} tok/s")
+        if self.eta_s is not None:
+            parts.append(f"ETA {duration(self.eta_s)}")
+        return " ".join(parts)
+
+
+def running_from(name: str, progress: dict[str, Any] | None, eval_step: int | None, max_steps: int) -> Running:
+    """A running trial from the step file it wrote (`trainable.write_progress`), else from the
+    step of its latest evaluation (no speed then)."""
+    try:
+        if progress:
+            step, steps, per = int(progress["step"]), int(progress["steps"]), float(progress["s_per_step"])
+            tokens = float(progress.get("tokens_per_step") or 0)
+            if per > 0 and steps > 0:
+                return Running(name, step, steps, tokens / per if tokens else None, max(0, steps - step) * per)
+    except (KeyError, TypeError, ValueError):
+        pass
+    return Running(name, eval_step or 0, max_steps)
 
 
 def summary_line(
@@ -42,15 +84,17 @@ def summary_line(
     *,
     steps: list[int] | None = None,
     max_steps: int = 0,
+    trials: list[Running] | None = None,
 ) -> str:
-    """The progress line for these ended records (pure, tested); `steps`: the latest evaluated
-    step of each running trial (of `max_steps`)."""
+    """The progress line for these ended records (pure, tested); `trials`: where each running
+    trial is (or, older form, `steps`: the latest evaluated step of each, of `max_steps`)."""
     counts = {s: sum(r.status == s for r in records) for s in ("complete", "stopped", "failed")}
     parts = [
         f"search {name}  {fmt_elapsed(elapsed)}",
         f"{len(records)}/{total} ended: {counts['complete']} complete, {counts['stopped']} stopped, "
         f"{counts['failed']} failed",
-        f"{running} running" + _at_steps(steps, max_steps),
+        f"{running} running"
+        + (": " + "; ".join(t.text() for t in trials) if trials else _at_steps(steps, max_steps)),
     ]
     full = [r for r in records if r.finished(metric)]
     if full:
@@ -61,9 +105,22 @@ def summary_line(
 
 def trial_name(record: TrialRecord) -> str:
     """The one name of a trial in every output: its id, then its baseline or profile family."""
-    what = record.baseline or record.profile.get("family", "?")
-    seed = f" seed {record.seed}" if record.kind in ("verify", "compare") else ""
-    return f"{record.trial_id} {what}{seed}"
+    return name_of(record.trial_id, record.baseline, record.profile.get("family", "?"), record.kind, record.seed)
+
+
+def name_of(trial_id: str, baseline: str | None, family: str, kind: str, seed: int) -> str:
+    seed_text = f" seed {seed}" if kind in ("verify", "compare") else ""
+    return f"{trial_id} {baseline or family}{seed_text}"
+
+
+def running_name(trial_id: str, config: dict[str, Any]) -> str:
+    """`trial_name` of a trial still running, from its Tune config (it has no record yet)."""
+    config = trial_config(config)
+    try:
+        family = ProfileSpec.parse(str(config.get("profile", ""))).family
+    except Exception:  # noqa: BLE001 - a name is a courtesy; the record will say what it was
+        family = "?"
+    return name_of(trial_id, config.get("baseline"), family, str(config.get("kind", "")), int(config.get("seed", 0)))
 
 
 def _at_steps(steps: list[int] | None, max_steps: int) -> str:
@@ -86,23 +143,25 @@ class ProgressView(Callback):
         interval: float | None = None,
         stream: IO[str] | None = None,
         kinds: tuple[str, ...] | None = SEARCH_KINDS,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         """`kinds`: earlier records of these kinds count towards `total` (a resumed search);
         None counts only the trials of this session (a batch of fixed trials)."""
         self.name, self.total, self.writer, self.kinds = name, total, writer, kinds
         self.stream = stream
         self.interval = interval
-        self._t0 = time.time()
+        self.clock = clock
+        self._t0 = clock()
         self._last = 0.0
         self._records: list[TrialRecord] = []
         self._steps: dict[str, int] = {}  # trial id -> latest evaluated step
         self.max_steps = int(writer.cfg.train.steps) if hasattr(writer, "cfg") else 0
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in ("stream", "_records", "_steps")}
+        return {k: v for k, v in self.__dict__.items() if k not in ("stream", "_records", "_steps", "clock")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state, stream=None, _records=[], _t0=time.time(), _steps={})
+        self.__dict__.update(state, stream=None, _records=[], _t0=time.time(), _steps={}, clock=time.time)
 
     @property
     def out(self) -> IO[str]:
@@ -113,7 +172,7 @@ class ProgressView(Callback):
         return bool(getattr(self.out, "isatty", lambda: False)())
 
     def setup(self, **info: Any) -> None:  # type: ignore[override]
-        self._t0 = time.time()
+        self._t0 = self.clock()
         kinds = self.kinds or ()
         self._records = [r for r in self.writer.all_records() if r.kind in kinds]
 
@@ -121,21 +180,25 @@ class ProgressView(Callback):
         if not ENABLED:
             return
         live = [t for t in trials if t.status == "RUNNING"]
-        steps = [self._steps[t.trial_id] for t in live if t.trial_id in self._steps]
+        max_steps = getattr(self, "max_steps", 0)
+        where = [
+            running_from(running_name(t.trial_id, t.config), read_progress(t.trial_id), self._steps.get(t.trial_id),
+                         max_steps)
+            for t in live
+        ]  # fmt: skip
         line = summary_line(
-            self.name, self._records, self.total, len(live), time.time() - self._t0,
-            steps=steps, max_steps=getattr(self, "max_steps", 0),
-        )  # fmt: skip
+            self.name, self._records, self.total, len(live), self.clock() - self._t0, trials=where
+        )
         if self.tty and not final:
             self.out.write("\r\033[K" + line)
         else:
             self.out.write(("\r\033[K" if self.tty else "") + line + "\n")
         self.out.flush()
-        self._last = time.time()
+        self._last = self.clock()
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
-        interval = self.interval if self.interval is not None else (1.0 if self.tty else 30.0)
-        if time.time() - self._last >= interval:
+        interval = self.interval if self.interval is not None else (1.0 if self.tty else PLAIN_EVERY_S)
+        if self.clock() - self._last >= interval:
             self._print(trials)
 
     def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:

@@ -9,7 +9,8 @@ kill can leave empty, cut or behind the records. This module
   garbled line earlier is a one-line error naming the file and the line;
 - closes Optuna trials left RUNNING (or WAITING) by a killed driver: a trial with a record gets
   the record's outcome (COMPLETE with its values, PRUNED, FAIL), one without becomes FAIL (the
-  search runs a fresh trial in its place), so no trial stays RUNNING for ever.
+  search runs a fresh trial in its place; its user attribute `fail_reason` says so), so no
+  trial stays RUNNING for ever.
 """
 
 from __future__ import annotations
@@ -25,26 +26,31 @@ from tlmsearch.rundir.io import cut_torn_tail
 from tlmsearch.rundir.layout import OPTUNA_LOG
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord
 from tlmsearch.search_config import OBJECTIVE_METRICS, SearchConfig
+from tlmsearch.tuning.store_dir import StoreDir
 
 if TYPE_CHECKING:  # pragma: no cover
     import optuna
 
 
-def _nonempty(path: Path) -> bool:
-    return path.is_file() and path.stat().st_size > 0
+def _nonempty(path: StoreDir) -> bool:
+    return path.size() > 0
 
 
-def tune_state_problem(tune_dir: Path) -> str | None:
+def tune_state_problem(tune_dir: str | Path | StoreDir) -> str | None:
     """Why Tune cannot restore the experiment in `tune_dir` (None when it looks whole).
 
     A kill while Tune rewrites its state can leave `experiment_state-*.json`,
     `search_gen_state-*.json` or `searcher-state-*.pkl` empty or cut; restoring from them
-    would fail, or silently start the search over.
+    would fail, or silently start the search over. `tune_dir` may lie in the trial storage
+    (`SearchConfig.storage`: a shared path or an object store).
     """
+    tune_dir = StoreDir.of(tune_dir)
     if not tune_dir.is_dir():
         return f"{tune_dir} is missing"
     if not _nonempty(tune_dir / "tuner.pkl"):
         return f"{tune_dir / 'tuner.pkl'} is missing or empty"
+    if not _whole_pickle(tune_dir / "tuner.pkl"):
+        return f"{tune_dir / 'tuner.pkl'} is damaged (cut short or garbled)"
     states = sorted(tune_dir.glob("experiment_state-*.json"), key=lambda p: p.name)
     if not states:
         return f"{tune_dir} holds no experiment_state-*.json"
@@ -53,11 +59,26 @@ def tune_state_problem(tune_dir: Path) -> str | None:
         json.loads(newest.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         return f"{newest} is damaged ({type(exc).__name__})"
-    for pattern in ("search_gen_state-*.json", "searcher-state-*.pkl"):
+    for pattern in ("search_gen_state-*.json", "searcher-state-*.pkl"):  # both are pickles
         for path in tune_dir.glob(pattern):
             if not _nonempty(path):
                 return f"{path} is empty"
-    return None  # (search_gen_state is a pickle despite its name: only its size is checked)
+            if not _whole_pickle(path):
+                return f"{path} is damaged (cut short or garbled)"
+    return None
+
+
+def _whole_pickle(path: Path | StoreDir) -> bool:
+    """Whether `path` holds one complete pickle stream, read without running any of it (a copy
+    cut by a kill ends before the pickle's STOP)."""
+    import pickletools
+
+    try:
+        data = path.read_bytes()
+        end = max(pos or 0 for _, _, pos in pickletools.genops(data))
+    except (OSError, ValueError, KeyError, IndexError):  # `genops`: truncated stream, unknown opcode
+        return False
+    return end == len(data) - 1
 
 
 def repair_journal(run_dir: Path) -> bool:
@@ -96,6 +117,9 @@ def repair_journal(run_dir: Path) -> bool:
     return bool(cut)
 
 
+INTERRUPTED = "interrupted: its driver stopped before the trial ended; the search ran another trial in its place"
+
+
 def _values(record: TrialRecord, cfg: SearchConfig) -> list[float] | None:
     values = [record.metric(OBJECTIVE_METRICS.get(o, o)) for o in cfg.objectives]
     return values if all(math.isfinite(v) for v in values) else None
@@ -124,7 +148,10 @@ def close_zombies(study: optuna.Study, records: list[TrialRecord], cfg: SearchCo
     counts: dict[str, int] = {}
     storage = study._storage
     for trial in study.get_trials(deepcopy=False, states=(TrialState.RUNNING, TrialState.WAITING)):
-        state, values = _outcome(by_number.get(trial.number), cfg)
+        record = by_number.get(trial.number)
+        state, values = _outcome(record, cfg)
+        if record is None:  # FAIL keeps it from every sampler; say why, as it did not fail itself
+            storage.set_trial_user_attr(trial._trial_id, "fail_reason", INTERRUPTED)
         storage.set_trial_state_values(trial._trial_id, state=state, values=values)
         counts[state.name] = counts.get(state.name, 0) + 1
     return counts
@@ -144,43 +171,19 @@ def open_study(run_dir: Path) -> optuna.Study | None:
         return None
 
 
-def relocate_search_state(tune_dir: Path, run_dir: Path) -> None:
-    """Point Tune's saved search generator at the run directory where it now lies.
-
-    Tune re-points its restored trials to a moved experiment folder, but not the experiment
-    its search generator saved (`search_gen_state-*.json`, a pickle): new trials of a copied
-    run would be created in the original folder, and a moved one would recreate it. Rewritten
-    atomically; a file it cannot read is left to `tune_state_problem` and Tune.
-    """
-    import os
-    import pickle
-
-    for path in tune_dir.glob("search_gen_state-*.json"):
-        try:
-            state = pickle.loads(path.read_bytes())
-            storage = state["experiment"].storage
-        except Exception:  # noqa: BLE001 - Tune's own restore reports a damaged file
-            continue
-        if storage.storage_fs_path == str(run_dir) and storage.experiment_dir_name == tune_dir.name:
-            continue
-        storage.storage_fs_path, storage.experiment_dir_name = str(run_dir), tune_dir.name
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(pickle.dumps(state))
-        tmp.replace(path)
-
-
-def prune_checkpoints(tune_dir: Path) -> int:
+def prune_checkpoints(tune_dir: str | Path | StoreDir) -> int:
     """Keep only the newest checkpoint of each trial; return how many were removed.
 
     Called once every trial is recorded and Tune has saved its final state (all trials
     ended), so no restore can need the older ones.
     """
-    import shutil
-
     removed = 0
-    for trial_dir in tune_dir.glob("trial_*"):
-        checkpoints = sorted(trial_dir.glob("checkpoint_*"), key=lambda p: p.name)
+    for trial_dir in StoreDir.of(tune_dir).glob("trial_*"):
+        checkpoints = [c for c in trial_dir.glob("checkpoint_*") if c.is_dir()]
         for old in checkpoints[:-1]:
-            shutil.rmtree(old, ignore_errors=True)
+            try:
+                old.rmtree()
+            except OSError:
+                continue
             removed += 1
     return removed

@@ -100,6 +100,7 @@ def build_record(
         data=dict(trained.get("data") or {}),
         node=str(result["node"]) if result.get("node") else None,
         devices=tuple(str(d) for d in result.get("devices") or ()),
+        resources={str(k): float(v) for k, v in (result.get("resources") or {}).items()},
         retries=int(retries),
     )
 
@@ -182,7 +183,10 @@ class RecordWriter(Callback):
     def on_experiment_end(self, trials: list, **info: Any) -> None:
         """Tune ends trials cut by the time budget without `on_trial_complete`: record them here.
 
-        (After a Ctrl-C the unfinished trials stay unrecorded: `resume` finishes them.)
+        After a Ctrl-C the unfinished trials stay unrecorded (`resume` finishes them), although
+        Tune's clean-up has marked them TERMINATED by now, with the last result they reported:
+        so the trials the restored state says ended are recorded here only when the loop never
+        stepped (`on_step_begin` records them otherwise, before any trial runs).
         """
         budget = self.cfg.time_budget_s
         if budget and time.time() - getattr(self, "_setup_at", time.time()) >= 0.95 * budget:
@@ -195,7 +199,9 @@ class RecordWriter(Callback):
                 from tlmsearch.tuning.searcher import mark_pruned
 
                 mark_pruned(self.run_dir, [n for n in numbers if n >= 0])
-        self._record_ended_unrecorded(trials)  # after the cut ones: they keep their time-budget reason
+        if not getattr(self, "_caught_up", False):  # after the cut ones: they keep their time-budget reason
+            self._caught_up = True
+            self._record_ended_unrecorded(trials)
 
     def _write(self, trial: Any, error: str | None, reason: str | None = None) -> None:
         config = trial_config(trial.config)
@@ -213,3 +219,19 @@ class RecordWriter(Callback):
         if self.log.append(record):
             self.written.append(record)
             self.configs[record.trial_id] = config
+            remember_rate(record, self.cfg.data.cache_path())
+
+
+def remember_rate(record: TrialRecord, cache_dir: Path) -> bool:
+    """Add an ended trial's seconds per step to the rate cache (`tlmsearch.rates`); failed trials,
+    records without their model, and restarted trials (their wall time mixes sessions) add nothing."""
+    from tlmsearch.rates import rate_shape, record_rate, run_rate
+
+    if record.status == "failed" or not record.model or not record.train or record.retries:
+        return False
+    measured = run_rate(record.metrics, record.steps, record.wall_s)
+    if measured is None:
+        return False
+    device = "cuda" if any(d.startswith("GPU") for d in record.devices) else "cpu"
+    shape = rate_shape(record.model, record.train, device)
+    return record_rate(cache_dir, shape, measured[0], measured[1], f"trial {record.kind}")

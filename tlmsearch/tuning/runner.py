@@ -2,8 +2,9 @@
 
 A run directory `<runs_dir>/<name>/` holds `search.yaml`, `environment.json`, the Optuna
 journal `optuna.log`, Ray Tune's experiment folder `tune/` and `trials.jsonl`. With
-`address`, the driver joins an existing Ray cluster; the run directory must then lie on
-storage every node can reach (a shared filesystem).
+`address`, the driver joins an existing Ray cluster; Tune's folder (its state and the trial
+checkpoints) must then lie where every node reaches: the run directory on a shared
+filesystem, or `SearchConfig.storage` (`STORAGE/<name>/tune`; `locations.json` says which).
 
 A local Ray is this process's own: its trials keep their temporary folders in a scratch folder
 of this process (`TRIAL_TMP_ENV`, inherited by the workers), emptied after every `fit`, and at
@@ -33,16 +34,27 @@ from tlmsearch.data import prepare
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import budget_for, search_preset, sweep_widths, trial_shape
-from tlmsearch.rundir.layout import OPTUNA_LOG, SEARCH_CONFIG, TUNE_DIR
+from tlmsearch.rundir.layout import FIXED_DIR, OPTUNA_LOG, SEARCH_CONFIG, TUNE_DIR
+from tlmsearch.rundir.locations import folder as located
+from tlmsearch.rundir.locations import read_locations, record_folder
 from tlmsearch.rundir.lock import run_lock
+from tlmsearch.rundir.noise import UNIFORM, missing_noise_seeds, noise_base_width, noise_floor, write_noise_floor
 from tlmsearch.rundir.provenance import write_environment
-from tlmsearch.rundir.records import SEARCH_KINDS, RecordLog, read_records
+from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS, RecordLog, check_records, read_records
 from tlmsearch.rundir.study import Study, load
-from tlmsearch.search_config import SearchConfig, check_fair_objectives, check_sampler_scheduler
+from tlmsearch.search_config import SearchConfig, check_fair_objectives, check_sampler_scheduler, load_run_config
 from tlmsearch.spaces import load_space
+from tlmsearch.storage import join as join_location
+from tlmsearch.storage import normalise as normalise_storage
+from tlmsearch.storage import parent as parent_location
+from tlmsearch.tuning.announce import announce, search_line
 from tlmsearch.tuning.location import bound_to
-from tlmsearch.tuning.reconcile import prune_checkpoints, relocate_search_state, repair_journal, tune_state_problem
+from tlmsearch.tuning.reconcile import prune_checkpoints, repair_journal, tune_state_problem
+from tlmsearch.tuning.resources import check_resources, local_gpus
+from tlmsearch.tuning.snapshot import reconcile_snapshot
+from tlmsearch.tuning.store_dir import StoreDir
 from tlmsearch.tuning.trainable import TRIAL_TMP_ENV, run_trial, trial_train_config
+from tlmsearch.tuning.trial_storage import check_shared, check_unused, check_writable, ray_node_runner, run_root
 from tlmsearch.validate import check_training_fits, writable_dir
 
 OBJECT_STORE_BYTES = 128 * 1024**2  # the trials exchange only small dicts
@@ -100,7 +112,7 @@ def ensure_ray(address: str | None = None) -> None:
     os.environ[TRIAL_TMP_ENV] = str(scratch)  # the workers of a local Ray inherit it
     # address="local": a fresh instance of our own, never some other Ray found on the machine
     ray.init(
-        address="local", num_cpus=cpu_count(), num_gpus=_local_gpus(), object_store_memory=OBJECT_STORE_BYTES, **quiet
+        address="local", num_cpus=cpu_count(), num_gpus=local_gpus(), object_store_memory=OBJECT_STORE_BYTES, **quiet
     )
     node = ray._private.worker._global_node
     session = Path(node.get_session_dir_path()) if node is not None else None
@@ -159,36 +171,6 @@ def _sigterm_as_sigint() -> None:
         signal.signal(signal.SIGTERM, lambda signum, frame: os.kill(os.getpid(), signal.SIGINT))
 
 
-def _local_gpus() -> int:
-    try:
-        import torch
-
-        return torch.cuda.device_count()
-    except Exception:  # noqa: BLE001
-        return 0
-
-
-def check_resources(cfg: SearchConfig, address: str | None = None) -> None:
-    """A trial must fit on one node: this machine, or the largest node of the cluster."""
-    if address:
-        import ray
-
-        nodes = [n.get("Resources", {}) for n in ray.nodes() if n.get("Alive")]
-        cpus = max((n.get("CPU", 0) for n in nodes), default=0)
-        gpus = max((n.get("GPU", 0) for n in nodes), default=0)
-        where = "the largest Ray node has"
-    else:
-        from tlmsearch.hardware import cpu_count
-
-        cpus, gpus, where = cpu_count(), _local_gpus(), "this machine has"
-    if cfg.cpus_per_trial > cpus:
-        raise ConfigError(f"cpus_per_trial={cfg.cpus_per_trial:g} but {where} {cpus:g} CPUs")
-    if cfg.gpus_per_trial > gpus:
-        raise ConfigError(
-            f"gpus_per_trial={cfg.gpus_per_trial:g} but {where} {gpus:g} GPUs" + ("" if gpus else " (no CUDA device)")
-        )
-
-
 # ----------------------------------------------------------------------------- validation
 
 
@@ -208,6 +190,8 @@ def resolve(cfg: SearchConfig) -> SearchConfig:
         check_training_fits(trial_shape(cfg, ProfileSpec.parse("uniform"), sweep_widths(cfg)[1])[2], cfg.train)
     writable_dir(cfg.runs_dir, "runs_dir")  # a file or unwritable place: refused before Ray starts
     writable_dir(cfg.data.cache_path(), "cache_dir")
+    if cfg.storage:  # absolute: the workers do not share the driver's working directory
+        cfg = cfg.replace(storage=normalise_storage(cfg.storage))
     if not cfg.name:
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         cfg = cfg.replace(name=f"{cfg.arch}-{space.name}-{cfg.sampler}-{stamp}")
@@ -240,23 +224,49 @@ def prepare_local(cfg: SearchConfig) -> None:
 # ----------------------------------------------------------------------------- tuner
 
 
-def start_ray(cfg: SearchConfig, address: str | None) -> None:
-    """Check the resources a search asks for and start (or join) Ray; on a local Ray the
-    driver prepares the corpus and measures the matmul peak once, before any trial."""
+def start_ray(cfg: SearchConfig, address: str | None, root: str | None = None) -> None:
+    """Check the resources a search asks for and its trial storage `root`, and start (or join)
+    Ray; on a local Ray the driver prepares the corpus and measures the matmul peak once,
+    before any trial. On a cluster, every node must see `root` (`trial_storage.check_shared`)."""
+    if root is not None and cfg.storage:
+        check_writable(root)
     if not address:
         check_resources(cfg)
         prepare_local(cfg)
     ensure_ray(address)
     if address:
         check_resources(cfg, address)
+        if root is not None:
+            check_shared(root, ray_node_runner)
 
 
-def trainable_for(cfg: SearchConfig) -> Any:
+TRAINABLE = "run_trial"
+
+
+def trainable_for(cfg: SearchConfig, name: str | None = None) -> Any:
+    """The Tune trainable of `cfg`'s trials, registered under `name` (default: one of its own,
+    `run_trial-<run name>`). Tune looks trainables up by name in a registry shared by the whole
+    Ray job, so two Tuners running at once in one driver (a study's overlapping phases) must not
+    share a name, or one would train the other's configuration."""
     from ray import tune
 
     fn = tune.with_parameters(run_trial, search=cfg.to_dict())
+    fn.__name__ = name or f"{TRAINABLE}-{cfg.name}"
     resources = {"cpu": cfg.cpus_per_trial, "gpu": cfg.gpus_per_trial}
     return tune.with_resources(fn, resources)
+
+
+def saved_trainable_name(tune_path: StoreDir | Path) -> str | None:
+    """The trainable name a saved Tune experiment was started with (Tune refuses to restore it
+    under another one); searches started before names were per run used `run_trial`."""
+    import pickle
+
+    try:
+        state = pickle.loads((StoreDir.of(tune_path) / "tuner.pkl").read_bytes())
+    except Exception:  # noqa: BLE001 - unreadable: the restore itself will say what is wrong
+        return None
+    name = state.get("__trainable_name") if isinstance(state, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _scheduler(cfg: SearchConfig) -> Any:
@@ -280,12 +290,13 @@ def _scheduler(cfg: SearchConfig) -> Any:
     )
 
 
-def run_config(cfg: SearchConfig, run_dir: Path, name: str, callbacks: list) -> Any:
+def run_config(cfg: SearchConfig, storage: str | Path, name: str, callbacks: list) -> Any:
+    """Tune's RunConfig: the experiment folder `storage`/`name` (a path or a URI)."""
     from ray import tune
 
     return tune.RunConfig(
         name=name,
-        storage_path=str(run_dir),
+        storage_path=str(storage),
         verbose=0,
         callbacks=callbacks,
         failure_config=tune.FailureConfig(max_failures=cfg.max_failures),
@@ -308,13 +319,14 @@ def _callbacks(cfg: SearchConfig, run_dir: Path, total: int, progress: bool) -> 
 def _new_tuner(
     cfg: SearchConfig,
     run_dir: Path,
+    root: str,
     progress: bool,
     *,
     samples: int | None = None,
     skip_baselines: frozenset[str] = frozenset(),
     sampler_seed: int | None = None,
 ) -> Any:
-    """A Tuner for `samples` trials (all of `cfg.trials` by default) in `run_dir/tune`; a
+    """A Tuner for `samples` trials (all of `cfg.trials` by default) in `root/tune`; a
     rebuilt search skips the baselines already recorded and seeds its sampler anew, so it
     does not replay the sampled points of the first session."""
     from ray import tune
@@ -339,7 +351,7 @@ def _new_tuner(
     return tune.Tuner(
         trainable_for(cfg),
         tune_config=tune_config,
-        run_config=run_config(cfg, run_dir, TUNE_DIR, _callbacks(cfg, run_dir, cfg.trials, progress)),
+        run_config=run_config(cfg, root, TUNE_DIR, _callbacks(cfg, run_dir, cfg.trials, progress)),
     )
 
 
@@ -365,6 +377,11 @@ def _quiet_optuna() -> None:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
+# Tuners fitting in this process now (a study overlaps phases, one Tuner per thread)
+_FITS = 0
+_FITS_LOCK = threading.Lock()
+
+
 def fit_trials(
     tuner: Any, run_dir: Path, expected: int, ended: Callable[[], int], cfg: SearchConfig, resumable: bool = True
 ) -> None:
@@ -373,12 +390,18 @@ def fit_trials(
     Every ended trial leaves a record, so fewer records than trials means the run was cut
     short (unless the time budget ran out).
     """
+    global _FITS
     _limit_pending(cfg)
     start = time.time()
+    with _FITS_LOCK:
+        _FITS += 1
     try:
         tuner.fit()  # trial errors are in the records, not raised
     finally:
-        empty_scratch()
+        with _FITS_LOCK:
+            _FITS -= 1
+            if not _FITS:  # the scratch folder is shared: never empty it under another Tuner's trials
+                empty_scratch()
     out_of_time = cfg.time_budget_s and time.time() - start >= 0.95 * cfg.time_budget_s
     if ended() < expected and not out_of_time:
         hint = f"; resume with: tlmsearch resume {run_dir}" if resumable else ""
@@ -388,6 +411,68 @@ def fit_trials(
 
 def _search_ended(run_dir: Path) -> Callable[[], int]:
     return lambda: sum(r.kind in SEARCH_KINDS for r in read_records(run_dir))
+
+
+# ----------------------------------------------------------------------------- fixed trials
+
+
+def fixed_tuner(
+    cfg: SearchConfig, run_dir: Path, root: str, configs: list[dict[str, Any]], kind: str, progress: bool
+) -> tuple[Any, Any]:
+    """A Tuner that trains each Tune config of `configs` once, in parallel, at full fidelity (no
+    sampler, no early stopping), recording each ended trial in `run_dir/trials.jsonl`; and its
+    `RecordWriter`. Its Tune folder is `<root>/fixed/<kind>-<time>/`, `root` being the run's trial
+    storage (`trial_storage.run_root`: the run directory itself by default) (`run_fixed`, noise trials)."""
+    from ray import tune
+
+    from tlmsearch.tuning.progress import ProgressView
+    from tlmsearch.tuning.recorder import RecordWriter
+
+    writer = RecordWriter(run_dir, cfg)
+    callbacks: list = [writer] + (
+        [ProgressView(f"{cfg.name} {kind}", len(configs), writer, kinds=None)] if progress else []
+    )
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+    tuner = tune.Tuner(
+        trainable_for(cfg),
+        param_space={"item": tune.grid_search(configs)},
+        tune_config=tune.TuneConfig(
+            num_samples=1,
+            max_concurrent_trials=cfg.max_concurrent or None,
+            reuse_actors=True,
+            trial_dirname_creator=trial_dirname,
+        ),
+        run_config=run_config(cfg, join_location(root, FIXED_DIR), f"{kind}-{stamp}", callbacks),
+    )
+    return tuner, writer
+
+
+def run_noise_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -> int:
+    """Train the noise floor's missing seeds of uniform (`tlmsearch.rundir.noise`) before the
+    search: fixed trials at the trial fidelity, never stopped early and never told to the
+    sampler, recorded once with kind "noise". Ray must be running. Returns how many trained."""
+    from tlmsearch.tuning import progress as progress_view
+
+    seeds = missing_noise_seeds(cfg, read_records(run_dir))
+    if seeds:
+        width = noise_base_width(cfg)
+        configs: list[dict[str, Any]] = [
+            {"profile": UNIFORM, "seed": s, "kind": NOISE_KIND, "number": -1, "index": i}
+            | ({"base_width": width} if width else {})
+            for i, s in enumerate(seeds)
+        ]
+        own = f"; seed {cfg.seed} is the search's uniform baseline" if cfg.seed not in seeds else ""
+        if progress:
+            print(
+                f"noise floor: uniform with seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} "
+                f"at {cfg.train.steps} steps before the search{own}",
+                flush=True,
+            )
+        progress_view.ENABLED = progress
+        tuner, writer = fixed_tuner(cfg, run_dir, root, configs, NOISE_KIND, progress)
+        fit_trials(tuner, run_dir, len(configs), lambda: len(writer.written), cfg)
+    write_noise_floor(run_dir, noise_floor(cfg, read_records(run_dir)))
+    return len(seeds)
 
 
 # ----------------------------------------------------------------------------- public
@@ -403,14 +488,26 @@ def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = Tr
     run_dir = (Path(cfg.runs_dir) / cfg.name).resolve()
     if (run_dir / SEARCH_CONFIG).exists():
         raise ConfigError(f"run directory {run_dir} already holds a search; resume it or choose another name")
-    start_ray(cfg, address)
+    root = run_root(cfg, run_dir)
+    if cfg.storage:  # (start_ray checks it is writable again: resume and fixed trials need that too)
+        check_writable(root)
+        check_unused(root, cfg.name)
+    if progress and not address:
+        announce(search_line, None, cfg)  # before Ray starts: a calibration needs the CPUs
+    start_ray(cfg, address, root)
+    if progress and address:
+        announce(search_line, address, cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
     with run_lock(run_dir), bound_to(run_dir):
         cfg.save(run_dir / SEARCH_CONFIG)
         write_environment(run_dir, seeds={"search": cfg.seed})
+        for key in ("tune", "fixed"):  # fixed: where a later verify puts its trials by default
+            record_folder(run_dir, key, root if cfg.storage else None)
         _quiet_optuna()
-        fit_trials(_new_tuner(cfg, run_dir, progress), run_dir, cfg.trials, _search_ended(run_dir), cfg)
+        run_noise_trials(cfg, run_dir, root, progress)
+        fit_trials(_new_tuner(cfg, run_dir, root, progress), run_dir, cfg.trials, _search_ended(run_dir), cfg)
         _close_zombies(cfg, run_dir)
+        write_noise_floor(run_dir, noise_floor(cfg, read_records(run_dir)))
     return load(run_dir)
 
 
@@ -427,43 +524,63 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
     run_dir = Path(run_dir).resolve()
     if not (run_dir / SEARCH_CONFIG).is_file():
         raise ConfigError(f"{run_dir} is not a search run directory (no {SEARCH_CONFIG})")
-    cfg = SearchConfig.load(run_dir / SEARCH_CONFIG)
+    cfg = load_run_config(run_dir / SEARCH_CONFIG)
     kinds = {r.kind for r in read_records(run_dir)}
-    if kinds and not kinds & set(SEARCH_KINDS):
+    if kinds and not kinds & {*SEARCH_KINDS, NOISE_KIND}:
         raise ConfigError(
             f"{run_dir} holds no search trials (only {', '.join(sorted(kinds))} runs), so there is no search "
             "to resume; an interrupted `tlmsearch compare` is re-run under a new --name"
         )
+    tune_path = StoreDir.of(tune_folder(cfg, run_dir))  # where the search wrote it (locations.json)
+    root = parent_location(tune_path.location)
     with run_lock(run_dir), bound_to(run_dir):
         RecordLog(run_dir)  # cuts a record torn by a crash (one warning line)
+        check_records(run_dir)  # any other damage: one line naming the file, before Ray starts
         journal_repaired = repair_journal(run_dir)
-        if sum(r.kind in SEARCH_KINDS for r in read_records(run_dir)) >= cfg.trials:
+        records = read_records(run_dir)
+        if sum(r.kind in SEARCH_KINDS for r in records) >= cfg.trials and not missing_noise_seeds(cfg, records):
             _close_zombies(cfg, run_dir)  # finished: every trial has its record; no Ray to start
+            write_noise_floor(run_dir, noise_floor(cfg, records))
             return load(run_dir)
-        start_ray(cfg, address)
+        done = sum(r.kind in SEARCH_KINDS for r in read_records(run_dir))
+        if progress and not address:
+            announce(search_line, None, cfg, done=done)
+        start_ray(cfg, address, root)
+        if progress and address:
+            announce(search_line, address, cfg, done=done)
         _quiet_optuna()
-        tune_path = run_dir / TUNE_DIR
-        problem = tune_state_problem(tune_path)
+        run_noise_trials(cfg, run_dir, root, progress)  # only the seeds without a record
+        fresh = not tune_path.exists() and not any(r.kind in SEARCH_KINDS for r in read_records(run_dir))
+        problem = None if fresh else tune_state_problem(tune_path)
         if problem is None and journal_repaired:
             problem = f"{run_dir / OPTUNA_LOG} lost its last line, so Tune's saved searcher no longer matches it"
         tuner = None
-        if problem is None:
+        if problem is None and not fresh:
             try:
-                relocate_search_state(tune_path, run_dir)
+                records = read_records(run_dir)
+                reconcile_snapshot(tune_path, StoreDir.of(root), records, cfg.trials)
                 tuner = tune.Tuner.restore(
-                    str(tune_path), trainable_for(cfg), resume_unfinished=True, resume_errored=False
+                    tune_path.location,
+                    trainable_for(cfg, saved_trainable_name(tune_path)),
+                    resume_unfinished=True,
+                    resume_errored=False,
                 )
             except Exception as exc:  # noqa: BLE001 - any unreadable state: rebuild from the records
                 problem = f"restoring {tune_path} failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
-        if problem is not None:
-            tuner = _rebuild(cfg, run_dir, problem, progress)
+        if fresh:  # stopped during the noise trials: the search itself never started
+            tuner = _new_tuner(cfg, run_dir, root, progress)
+        elif sum(r.kind in SEARCH_KINDS for r in read_records(run_dir)) >= cfg.trials:
+            tuner = None  # only noise trials were missing
+        elif problem is not None:
+            tuner = _rebuild(cfg, run_dir, tune_path, problem, progress)
         if tuner is not None:
             fit_trials(tuner, run_dir, cfg.trials, _search_ended(run_dir), cfg)
         _close_zombies(cfg, run_dir)
+        write_noise_floor(run_dir, noise_floor(cfg, read_records(run_dir)))
     return load(run_dir)
 
 
-def _rebuild(cfg: SearchConfig, run_dir: Path, problem: str, progress: bool) -> Any:
+def _rebuild(cfg: SearchConfig, run_dir: Path, tune_path: StoreDir, problem: str, progress: bool) -> Any:
     """A new Tuner for the trials `trials.jsonl` does not hold yet (None when it holds all).
 
     Tune's unusable state is set aside (`tune.damaged-<time>/`, nothing deleted); Optuna
@@ -474,11 +591,11 @@ def _rebuild(cfg: SearchConfig, run_dir: Path, problem: str, progress: bool) -> 
     from tlmsearch.tuning.reconcile import close_zombies, open_study
 
     records = [r for r in read_records(run_dir) if r.kind in SEARCH_KINDS]
-    tune_path = run_dir / TUNE_DIR
     note = f"note: {problem}; continuing from trials.jsonl ({len(records)} of {cfg.trials} trials recorded)"
+    root = StoreDir.of(parent_location(tune_path.location))
     if tune_path.exists():
-        aside = run_dir / f"{TUNE_DIR}.damaged-{dt.datetime.now().strftime('%Y%m%d-%H%M%S-%f')}"
-        tune_path.rename(aside)
+        aside = root / f"{TUNE_DIR}.damaged-{dt.datetime.now().strftime('%Y%m%d-%H%M%S-%f')}"
+        tune_path.move_to(aside)
         note += f"; Tune's state set aside in {aside.name}"
     print(note, file=sys.stderr)
     study = open_study(run_dir)
@@ -489,7 +606,9 @@ def _rebuild(cfg: SearchConfig, run_dir: Path, problem: str, progress: bool) -> 
         return None
     done = frozenset(r.baseline for r in records if r.baseline)
     offset = len(study.trials) if study is not None else 0
-    return _new_tuner(cfg, run_dir, progress, samples=remaining, skip_baselines=done, sampler_seed=cfg.seed + offset)
+    return _new_tuner(
+        cfg, run_dir, root.location, progress, samples=remaining, skip_baselines=done, sampler_seed=cfg.seed + offset
+    )
 
 
 def _close_zombies(cfg: SearchConfig, run_dir: Path) -> None:
@@ -502,4 +621,12 @@ def _close_zombies(cfg: SearchConfig, run_dir: Path) -> None:
     study = open_study(run_dir)
     if study is not None:
         close_zombies(study, records, cfg)
-    prune_checkpoints(run_dir / TUNE_DIR)
+    prune_checkpoints(tune_folder(cfg, run_dir))
+
+
+def tune_folder(cfg: SearchConfig, run_dir: Path) -> str:
+    """Where the search's Tune folder lies: as `locations.json` recorded it, else (a run written
+    before that file existed) below the run directory."""
+    if "tune" in read_locations(run_dir):
+        return located(run_dir, "tune")
+    return join_location(run_root(cfg, run_dir), TUNE_DIR) if cfg.storage else str(run_dir / TUNE_DIR)

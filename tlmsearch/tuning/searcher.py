@@ -161,6 +161,20 @@ class ProfileSearch(OptunaSearch):
             self._ot_trials, self._ot_trial_ids = {}, ids
         self._ot_study = None
         self._attach()
+        self._drop_recorded_baselines()
+
+    def _drop_recorded_baselines(self) -> None:
+        """Forget the pending baselines `trials.jsonl` already holds: Tune's snapshot of this
+        searcher can predate their trials (the driver was killed after they ran)."""
+        from tlmsearch.rundir.records import SEARCH_KINDS, read_records
+        from tlmsearch.tuning.location import run_dir
+
+        done = {
+            (r.baseline, r.params.get("base_width"))
+            for r in read_records(run_dir())
+            if r.kind in SEARCH_KINDS and r.baseline
+        }
+        self._pending = [b for b in self._pending if (b[0], b[2].get("base_width")) not in done]
 
     def _attach(self) -> None:
         if self._ot_study is not None:
@@ -184,14 +198,47 @@ class ProfileSearch(OptunaSearch):
             if point is None:
                 self._outside[trial_id] = config
                 return dict(config)
-            self.study.enqueue_trial(point, user_attrs={"baseline": name}, skip_if_exists=False)
+            if not self._waiting(name, point):
+                self.study.enqueue_trial(point, user_attrs={"baseline": name}, skip_if_exists=False)
         return super().suggest(trial_id)
+
+    def _waiting(self, name: str, point: dict[str, Any]) -> bool:
+        """Whether the study already holds this baseline as a WAITING trial: enqueued by a
+        driver killed before it asked for the trial; the next `ask` takes that one."""
+        import optuna
+
+        waiting = self.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))
+        return any(
+            t.user_attrs.get("baseline") == name and t.system_attrs.get("fixed_params") == point for t in waiting
+        )
+
+    def _known(self, trial_id: str, result: dict[str, Any] | None) -> bool:
+        """Whether `trial_id` is a trial of the study that is still open in it.
+
+        A trial missing from this searcher's saved state (its snapshot predates the trial) is
+        found again by the Optuna number in its config; one that Optuna already holds as
+        finished (told before the driver was killed, then resumed by Tune) is not told again.
+        """
+        if trial_id in self._outside or trial_id in self._completed_trials:
+            return False
+        if trial_id not in self._ot_trials:
+            number = (result or {}).get("config/number")
+            if number is None:
+                return False
+            import optuna
+
+            storage = self.study._storage
+            try:
+                tid = storage.get_trial_id_from_study_id_trial_number(self.study._study_id, int(number))
+            except KeyError:
+                return False
+            self._ot_trials[trial_id] = optuna.trial.Trial(self.study, tid)
+        return not self.study._storage.get_trial(self._ot_trials[trial_id]._trial_id).state.is_finished()
 
     def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
         self._attach()
-        if trial_id in self._outside or trial_id not in self._ot_trials or trial_id in self._completed_trials:
-            return
-        self._report(trial_id, result)
+        if self._known(trial_id, result):
+            self._report(trial_id, result)
 
     def _report(self, trial_id: str, result: dict[str, Any]) -> None:
         """Every evaluation in the trial's curve (and the result itself) as an intermediate
@@ -214,10 +261,8 @@ class ProfileSearch(OptunaSearch):
 
     def on_trial_complete(self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False) -> None:
         self._attach()
-        if trial_id in self._outside or trial_id not in self._ot_trials or trial_id in self._completed_trials:
-            return
-        if self.study._storage.get_trial(self._ot_trials[trial_id]._trial_id).state.is_finished():
-            return  # a trial re-run after a kill that had already been told (and recorded)
+        if not self._known(trial_id, result):
+            return  # not a study trial, or one already told before a kill
         if result:
             self._report(trial_id, result)  # the evaluation that stopped (or ended) it
         if result and result.get("failed"):

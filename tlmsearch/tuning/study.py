@@ -6,7 +6,9 @@ is written by `tlmsearch.api` once these phases are done).
       study.yaml            the resolved StudyConfig
       study_state.json      each phase's status (pending / running / done), written atomically
       <arch>/               one search run directory per architecture (search + verify records)
+      random-<arch>/        with random_control: the random-search companion of <arch>'s search
       transfer-<arch>/      the other architectures' best profiles and cosine re-trained on <arch>
+      cost.json             the calibration of the cost estimate (`tlmsearch.study_cost`)
       report.html, summary.json, summary.md   the study report (`tlmsearch.study_report`)
 
 It is an orchestration layer over the public `runner.search` / `runner.resume`, `verify` and
@@ -16,57 +18,83 @@ trains only the (profile, seed) pairs that have no finished record), so `resume_
 kill anywhere re-runs the phase that was running and trains nothing twice. The state file only
 says where the study is (for `status` and for choosing resume over a fresh search).
 
-Not built yet: the noise-floor phase of the verdict design (uniform with a few seeds at trial
-fidelity before each search). Its place is `_phases` ("noise" before "search"); nothing reads it.
+Each architecture's search measures its own noise floor first (`StudyConfig.noise_seeds`, passed
+to the search: uniform with that many seeds at trial fidelity, `tlmsearch.rundir.noise`); it is
+part of the "<arch>/search" phase and resumes with it (a finished noise trial is never re-run).
+
+The phases overlap (`phase_graph`, run by `tuning.overlap.run_tasks`): each starts in its own
+thread once the phases it needs are done, so the next architecture's search trains beside the
+last one's verification on the same Ray (its CPU slots are the shared limit).
 """
 
 from __future__ import annotations
 
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 from tlmsearch.analysis.collect import label
 from tlmsearch.analysis.crossarch import COSINE, best_profiles
+from tlmsearch.analysis.random_control import RANDOM_BEST, random_best
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, create_run_dir
 from tlmsearch.rundir.records import finished, read_records
+from tlmsearch.storage import normalise
 from tlmsearch.study_config import StudyConfig
-from tlmsearch.study_cost import estimate
+from tlmsearch.study_cost import calibrate, estimate
 from tlmsearch.study_files import (
     STUDY_CONFIG,
     STUDY_STATE,
     TRANSFER_KIND,
     load_config,
+    random_dir,
     read_state,
     set_phase,
     transfer_dir,
     transfer_seeds,
 )
 
-PHASES = ("search", "verify")  # per architecture; then "transfer/<arch>" per target and "report"
+# per architecture (the search includes its noise floor); then "transfer/<arch>" per target and "report"
+PHASES = ("search", "verify")
+
+
+def arch_phases(cfg: StudyConfig) -> tuple[str, ...]:
+    """The phases of each architecture: its search, the random-search companion when
+    `random_control` (its best is verified as "random-best"), then its verification."""
+    return ("search", "random", "verify") if cfg.random_control else PHASES
 
 
 def _phases(cfg: StudyConfig) -> list[str]:
-    """Every phase key in order ("<arch>/search", "<arch>/verify", "transfer/<arch>", "report")."""
-    keys = [f"{a}/{p}" for a in cfg.archs for p in PHASES]
+    """Every phase key in order ("<arch>/search", ["<arch>/random",] "<arch>/verify", "transfer/<arch>", "report")."""
+    keys = [f"{a}/{p}" for a in cfg.archs for p in arch_phases(cfg)]
     return keys + [f"transfer/{a}" for a in cfg.archs] + ["report"]
 
 
 def start_study(cfg: StudyConfig, *, address: str | None = None, progress: bool = True) -> Path:
-    """Create the study directory, print the cost estimate, and run every training phase."""
+    """Create the study directory, calibrate and print the cost estimate, and run every training phase."""
     study_dir = create_run_dir(cfg.runs_dir, cfg.name or None, prefix="study").resolve()
-    cfg = cfg.replace(name=study_dir.name)
+    cfg = cfg.replace(name=study_dir.name, storage=normalise(cfg.storage))  # absolute: a resume may run elsewhere
     cfg.save(study_dir / STUDY_CONFIG)
     write_json(study_dir / STUDY_STATE, {"phases": {k: {"status": "pending"} for k in _phases(cfg)}})
+    calibration = calibrate(cfg, study_dir)  # a few timed steps per architecture, kept in cost.json
     if progress:
-        print(estimate(cfg, study_dir).text(), flush=True)
+        print(estimate(cfg, study_dir, calibration).text(), flush=True)
     return run_phases(study_dir, address=address, progress=progress)
 
 
 def run_phases(study_dir: str | Path, *, address: str | None = None, progress: bool = True) -> Path:
     """Run every training phase that is not done; finished trials are never trained again. The
-    "report" phase is the caller's (`tlmsearch.api`): training never writes reports."""
+    "report" phase is the caller's (`tlmsearch.api`): training never writes reports.
+
+    `phase_order="overlap"` (the default) runs each phase as soon as the phases it needs are done
+    (`phase_graph`), one Tuner per thread on the same Ray, so the next architecture's search
+    fills the cores the last verification leaves idle; "sequential" runs them one after another.
+    With `progress`, one live line across architectures replaces the phases' own lines.
+    """
+    from tlmsearch.tuning.overlap import Task, run_tasks, tune_can_stop_threads, tuners_in_threads
+
     study_dir = Path(study_dir).resolve()
     cfg = load_config(study_dir)
     state = read_state(study_dir)["phases"]
@@ -75,29 +103,120 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
         return state.get(key, {}).get("status") == "done"
 
     own: dict[str, dict[str, Any]] = {}
-    for arch in cfg.archs:
-        sub = study_dir / arch
+    exact: dict[str, dict[str, Any]] = {}
+    best: dict[str, str] = {}
+
+    def search(arch: str) -> None:
         if not done(f"{arch}/search"):
             set_phase(study_dir, f"{arch}/search", "running")
-            _search(cfg, study_dir, arch, address, progress)
+            _search(cfg, study_dir, arch, address, False)
             set_phase(study_dir, f"{arch}/search", "done")
+
+    def random(arch: str) -> None:
+        key = f"{arch}/random"
+        if not done(key):
+            set_phase(study_dir, key, "running")
+            _random_search(cfg, study_dir, arch, address, False)
+        found = random_best(read_records(random_dir(study_dir, arch)), read_records(study_dir / arch))
+        set_phase(study_dir, key, "done", best=label(found) if found is not None else None)
+
+    def verify(arch: str) -> None:
         key = f"{arch}/verify"
         if not done(key):
             set_phase(study_dir, key, "running")
-        result = _verify(cfg, sub, address, progress)
+        named: dict[str, dict[str, Any]] = {}
+        if cfg.random_control:
+            found = random_best(read_records(random_dir(study_dir, arch)), read_records(study_dir / arch))
+            if found is not None:
+                named[RANDOM_BEST] = dict(found.profile)
+        result = _verify(cfg, study_dir / arch, address, False, named)
         if result is not None:
             own[arch] = result
         set_phase(study_dir, key, "done", outcome=own.get(arch, {}).get("outcome"))
-    best = best_profiles(own)
-    exact = {p: _exact_profile(study_dir / src, p) for src, p in best.items()}
-    for arch in cfg.archs:
+
+    def choose() -> None:
+        best.update(best_profiles(own))
+        exact.update({p: _exact_profile(study_dir / src, p) for src, p in best.items()})
+
+    def transfer(arch: str) -> None:
         key = f"transfer/{arch}"
         if not done(key):
             set_phase(study_dir, key, "running")
         profiles = {p: exact[p] for src, p in best.items() if src != arch and p != COSINE}
-        n = _transfer(cfg, study_dir, arch, profiles, address, progress)
+        n = _transfer(cfg, study_dir, arch, profiles, address, False)
         set_phase(study_dir, key, "done", profiles=sorted(profiles), trained_by_last_run=n)
+
+    calls: dict[str, Any] = {"choose": choose}
+    for arch in cfg.archs:
+        calls[f"{arch}/search"] = lambda a=arch: search(a)
+        calls[f"{arch}/random"] = lambda a=arch: random(a)
+        calls[f"{arch}/verify"] = lambda a=arch: verify(a)
+        calls[f"transfer/{arch}"] = lambda a=arch: transfer(a)
+    overlap = cfg.phase_order == "overlap" and tune_can_stop_threads()
+    graph = phase_graph(cfg.archs, overlap=overlap, random_control=cfg.random_control)
+    if any(not done(k) for k in graph if k != "choose"):
+        _start_ray(cfg, study_dir, address)  # in the main thread: Ray's exit handlers and SIGTERM
+    view = _live_view(study_dir, progress)
+    try:
+        if overlap:
+            stop = threading.Event()
+            with tuners_in_threads(stop):
+                run_tasks([Task(k, calls[k], after) for k, after in graph.items()], stop=stop)
+        else:
+            for key in graph:
+                calls[key]()
+    except KeyboardInterrupt:
+        print(f"study interrupted; resume the whole study with: tlmsearch resume {study_dir}", file=sys.stderr)
+        raise
+    finally:
+        if view is not None:
+            view.close()
     return study_dir
+
+
+def phase_graph(
+    archs: tuple[str, ...], *, overlap: bool = True, random_control: bool = False
+) -> dict[str, tuple[str, ...]]:
+    """Each step of a study and the steps it waits for, in start order (pure).
+
+    Overlapping: one search at a time, in `archs` order (each architecture's search starts when
+    the previous one ends, beside that one's verification; with `random_control` its random-search
+    companion follows it in the same chain); each verification after its search (and companion);
+    the choice of the best profiles after every verification; the transfers after that choice,
+    all at once. Sequential: each step after the one before it.
+    """
+    chain = ("search", "random") if random_control else ("search",)
+    searches = [f"{a}/{p}" for a in archs for p in chain]
+    keys = searches + [f"{a}/verify" for a in archs] + ["choose"] + [f"transfer/{a}" for a in archs]
+    if not overlap:
+        order = [f"{a}/{p}" for a in archs for p in (*chain, "verify")] + keys[len(searches) + len(archs) :]
+        return {k: (order[i - 1],) if i else () for i, k in enumerate(order)}
+    graph: dict[str, tuple[str, ...]] = {}
+    for i, k in enumerate(searches):
+        graph[k] = (searches[i - 1],) if i else ()
+    for a in archs:
+        graph[f"{a}/verify"] = (f"{a}/{chain[-1]}",)
+    graph["choose"] = tuple(f"{a}/verify" for a in archs)
+    for a in archs:
+        graph[f"transfer/{a}"] = ("choose",)
+    return graph
+
+
+def _start_ray(cfg: StudyConfig, study_dir: Path, address: str | None) -> None:
+    """Check every architecture's resources, prepare the corpus once and start (or join) Ray,
+    before any phase thread: the phases then find it running."""
+    from tlmsearch.tuning.runner import start_ray
+
+    for arch in cfg.archs:
+        start_ray(cfg.search_config(arch, str(study_dir)), address)
+
+
+def _live_view(study_dir: Path, progress: bool) -> Any:
+    if not progress:
+        return None
+    from tlmsearch.study_progress import LiveView
+
+    return LiveView.start(study_dir)
 
 
 def _search(cfg: StudyConfig, study_dir: Path, arch: str, address: str | None, progress: bool) -> None:
@@ -110,7 +229,23 @@ def _search(cfg: StudyConfig, study_dir: Path, arch: str, address: str | None, p
         runner.search(cfg.search_config(arch, str(study_dir)), address=address, progress=progress)
 
 
-def _verify(cfg: StudyConfig, sub: Path, address: str | None, progress: bool) -> dict[str, Any] | None:
+def _random_search(cfg: StudyConfig, study_dir: Path, arch: str, address: str | None, progress: bool) -> None:
+    """The random-search companion of `arch` (`StudyConfig.random_config`), started or resumed."""
+    from tlmsearch.tuning import runner
+
+    search_cfg = cfg.random_config(arch, str(study_dir))
+    if search_cfg is None:
+        return  # the main search ran only baselines: random search has no trial of its own
+    sub = random_dir(study_dir, arch)
+    if (sub / SEARCH_CONFIG).is_file():
+        runner.resume(sub, address=address, progress=progress)
+    else:
+        runner.search(search_cfg, address=address, progress=progress)
+
+
+def _verify(
+    cfg: StudyConfig, sub: Path, address: str | None, progress: bool, named: dict[str, dict[str, Any]]
+) -> dict[str, Any] | None:
     """Verify (idempotent: finished verify records are reused) and return the verdict as a dict."""
     from tlmsearch.tuning.verify import verify
 
@@ -127,6 +262,7 @@ def _verify(cfg: StudyConfig, sub: Path, address: str | None, progress: bool) ->
         address=address,
         progress=progress,
         controls=cfg.controls,
+        named_controls=named,
     )
     return result.verdicts[0].to_dict() if result.verdicts else None
 
@@ -158,7 +294,7 @@ def _transfer(
     sub = transfer_dir(study_dir, arch)
     sub.mkdir(exist_ok=True)
     search_cfg = cfg.search_config(arch, str(study_dir)).replace(
-        name=sub.name, scheduler="none", baselines=tuple(specs), trials=len(specs) * cfg.transfer_seeds
+        name=sub.name, scheduler="none", noise_seeds=0, baselines=tuple(specs), trials=len(specs) * cfg.transfer_seeds
     )
     search_cfg.save(sub / SEARCH_CONFIG)
     done = {(label(r), r.seed) for r in finished(read_records(sub), kinds=(TRANSFER_KIND,))}

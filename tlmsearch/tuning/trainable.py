@@ -13,6 +13,11 @@ vocabulary), `TrainConfig`, `DataConfig` and budget of the trial, resolved once 
 `tlmsearch.resolve.trial_shape`; the driver stores them in the trial record, so nothing
 downstream re-derives what a trial trained.
 
+When an objective is `train_speed` or `infer_speed`, the final evaluation also carries a
+micro-benchmark of the trial's model interleaved with the uniform reference (the uniform
+profile at the search's base width, the middle one in a budget sweep) on this worker
+(`speed_metrics`, `tlmsearch.throughput`): a trial stopped early has none, and is PRUNED.
+
 A trial whose training raises (divergence, a bad shape, anything) reports `failed=1` and the
 reason and then ends normally: the search goes on, the driver records the failure, and Ray's
 retries (`max_failures`) stay reserved for infrastructure failures (a dead worker).
@@ -24,17 +29,21 @@ import json
 import os
 import shutil
 import tempfile
+import time
 import traceback
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.config import TrainConfig
+from tlmsearch.config import ModelConfig, TrainConfig
 from tlmsearch.models import count_params
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import trial_shape
-from tlmsearch.search_config import OBJECTIVE_METRICS, SearchConfig
+from tlmsearch.search_config import OBJECTIVE_METRICS, SPEED_OBJECTIVES, SearchConfig
+from tlmsearch.throughput import ThroughputConfig, trial_metrics
 
 CURVE_FILE = "curve.json"
+PROGRESS_DIR = "progress"  # in the driver's scratch folder: one `<trial id>.json` per running trial
+PROGRESS_EVERY_S = 5.0  # a trial writes its step at most this often
 TRIAL_TMP_ENV = "TLMSEARCH_TRIAL_TMP"  # the driver's scratch folder for trial folders (see tuning.runner)
 
 
@@ -47,12 +56,72 @@ def trial_train_config(cfg: SearchConfig, seed: int) -> TrainConfig:
     return cfg.train.replace(**changes)
 
 
+def speed_metrics(cfg: SearchConfig, train_cfg: TrainConfig, model_cfg: Any) -> dict[str, float]:
+    """The trial's measured speed against the uniform reference (see the module doc); {} when
+    no objective asks for it."""
+    if not set(cfg.objectives) & set(SPEED_OBJECTIVES):
+        return {}
+    from tlmsearch.trainer import resolve_vocab
+
+    reference = resolve_vocab(trial_shape(cfg, ProfileSpec.parse("uniform"))[2], cfg.data)
+    device = train_cfg.device
+    if device == "auto":
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    bench = ThroughputConfig(batch_size=train_cfg.batch_size, threads=train_cfg.threads, device=device)
+    return trial_metrics(model_cfg, reference, bench)
+
+
+def restored_curve(work: Path, checkpoint_file: str) -> list[dict[str, float]]:
+    """The curve of a checkpoint restored into `work`, or [] after removing a checkpoint that a
+    kill cut short (its copy into the run directory was not finished): the trial then trains
+    again from step 0, to the same numbers, instead of failing on a checkpoint it cannot read."""
+    import zipfile
+
+    ckpt, curve_path = work / checkpoint_file, work / CURVE_FILE
+    try:
+        with zipfile.ZipFile(ckpt) as archive:  # torch.save writes a zip archive
+            whole = archive.testzip() is None
+        curve = json.loads(curve_path.read_text()) if curve_path.is_file() else []
+        whole = whole and isinstance(curve, list)
+    except (OSError, zipfile.BadZipFile, UnicodeDecodeError, ValueError):
+        whole = False
+    if whole:
+        return curve
+    ckpt.unlink(missing_ok=True)
+    curve_path.unlink(missing_ok=True)
+    return []
+
+
 def _mtime(path: Path) -> int:
     return path.stat().st_mtime_ns if path.exists() else 0
 
 
-def _placement(device: str) -> dict[str, Any]:
-    """The Ray node this trial runs on and the devices it was given (recorded per trial).
+def _assigned_gpus() -> list[str]:
+    import ray
+
+    return [str(i) for i in ray.get_runtime_context().get_accelerator_ids().get("GPU", [])]
+
+
+def use_assigned_gpu(device: str) -> int | None:
+    """On CUDA, make the GPU Ray assigned to this trial torch's current device, so that
+    `torch.device("cuda")` in the trainer means that GPU; returns its torch index (None off CUDA)."""
+    if device != "cuda":
+        return None
+    import torch
+
+    from tlmsearch.hardware import assigned_cuda_index
+
+    index = assigned_cuda_index(_assigned_gpus(), os.environ.get("CUDA_VISIBLE_DEVICES"))
+    if torch.cuda.is_available() and index < torch.cuda.device_count():
+        torch.cuda.set_device(index)
+    return index
+
+
+def _placement(cfg: SearchConfig, device: str) -> dict[str, Any]:
+    """The Ray node this trial runs on, the devices it was given and the resources Ray reserved
+    for it (recorded per trial; a GPU fraction such as 0.25 appears as {"GPU": 0.25}).
 
     Ray sets CUDA_VISIBLE_DEVICES to the GPUs it assigned, so torch's device i is Ray's GPU
     `ids[i]`; the device name is added where CUDA is really there.
@@ -60,7 +129,7 @@ def _placement(device: str) -> dict[str, Any]:
     import ray
 
     ctx = ray.get_runtime_context()
-    ids = [str(i) for i in ctx.get_accelerator_ids().get("GPU", [])]
+    ids = _assigned_gpus()
     devices = [f"GPU {i}" for i in ids]
     if ids and device == "cuda":
         try:
@@ -70,7 +139,15 @@ def _placement(device: str) -> dict[str, Any]:
                 devices = [f"GPU {i} ({torch.cuda.get_device_name(k)})" for k, i in enumerate(ids)]
         except Exception:  # noqa: BLE001 - the name is a courtesy; the ids are what matter
             pass
-    return {"node": ctx.get_node_id(), "devices": devices or ["cpu"]}
+    try:
+        resources = {str(k): float(v) for k, v in ctx.get_assigned_resources().items() if k in ("CPU", "GPU")}
+    except Exception:  # noqa: BLE001 - e.g. outside a Ray worker
+        resources = {}
+    if not resources:  # what the trial asked Ray for
+        resources = {"CPU": float(cfg.cpus_per_trial)}
+        if cfg.gpus_per_trial:
+            resources["GPU"] = float(cfg.gpus_per_trial)
+    return {"node": ctx.get_node_id(), "devices": devices or ["cpu"], "resources": resources}
 
 
 def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
@@ -83,7 +160,8 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
     cfg = SearchConfig.from_dict(search)
     config = config["item"] if "item" in config else config  # run_fixed's grid search
     train_cfg = trial_train_config(cfg, int(config.get("seed", cfg.seed)))
-    torch.set_num_threads(train_cfg.threads)
+    torch.set_num_threads(train_cfg.threads)  # the CPUs Ray gave the trial (or train.threads)
+    use_assigned_gpu(train_cfg.device)
     scratch = os.environ.get(TRIAL_TMP_ENV, "")
     work = Path(tempfile.mkdtemp(prefix="tlmsearch-trial-", dir=scratch if os.path.isdir(scratch) else None))
     curve: list[dict[str, float]] = []
@@ -91,13 +169,14 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
     if restored is not None:
         with restored.as_directory() as d:
             shutil.copytree(d, work, dirs_exist_ok=True)
-        if (work / CURVE_FILE).is_file():
-            curve = json.loads((work / CURVE_FILE).read_text())
-    static: dict[str, Any] = dict(_placement(train_cfg.device))
+        curve = restored_curve(work, CHECKPOINT_FILE)
+    static: dict[str, Any] = dict(_placement(cfg, train_cfg.device))
     trained: dict[str, Any] = {}  # what this trial trains, exactly (see the module docstring)
     saved = [_mtime(work / CHECKPOINT_FILE)]
 
     def report(step: int, metrics: dict[str, float]) -> None:
+        if step >= train_cfg.steps and "model" in trained:
+            metrics = {**metrics, **speed_metrics(cfg, train_cfg, ModelConfig.from_dict(trained["model"]))}
         curve.append(dict(metrics))
         flat = {**static, **metrics, "step": int(step), "curve": list(curve), "trained": trained}
         for key, source in OBJECTIVE_METRICS.items():
@@ -109,6 +188,22 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
             (work / CURVE_FILE).write_text(json.dumps(curve))  # the curve up to the checkpoint's step
             checkpoint = tune.Checkpoint.from_directory(str(work))
         tune.report(flat, checkpoint=checkpoint)
+
+    step_file = progress_file(tune.get_context().get_trial_id())
+    tokens_per_step = [0]
+
+    first: list[tuple[int, float]] = []  # (step, time) after this session's first (warm-up) step
+    last_write = [0.0]
+
+    def on_step(step: int) -> None:
+        now = time.monotonic()
+        if not first:
+            first.append((step, now))
+        if step_file is None or now - last_write[0] < PROGRESS_EVERY_S or step <= first[0][0]:
+            return
+        last_write[0] = now
+        s_per_step = (now - first[0][1]) / (step - first[0][0])
+        write_progress(step_file, step, train_cfg.steps, s_per_step, tokens_per_step[0])
 
     try:
         spec = ProfileSpec.parse(config["profile"])
@@ -123,7 +218,8 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
             params_non_embedding=float(counts.non_embedding),
             params_mlp=float(counts.mlp),
         )
-        train(model_cfg, train_cfg, cfg.data, report=report, checkpoint_dir=work)
+        tokens_per_step[0] = train_cfg.batch_size * train_cfg.grad_accum * model_cfg.seq_len
+        train(model_cfg, train_cfg, cfg.data, report=report, checkpoint_dir=work, progress=on_step)
     except Exception as exc:  # recorded as failed; the search goes on
         reason = f"{type(exc).__name__}: {exc}"
         last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
@@ -135,8 +231,45 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
                 "step": int(curve[-1]["step"]) if curve else 0,
                 "curve": list(curve),
                 "trained": trained,
-                **_placement(train_cfg.device),
+                **_placement(cfg, train_cfg.device),
             }
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if step_file is not None:
+            step_file.unlink(missing_ok=True)
+
+
+def progress_file(trial_id: str) -> Path | None:
+    """Where a trial of a local Ray leaves its latest step for the driver's live line: the
+    driver's scratch folder (None without one: a joined cluster, whose nodes do not share it)."""
+    scratch = os.environ.get(TRIAL_TMP_ENV, "")
+    if not scratch or not os.path.isdir(scratch):
+        return None
+    folder = Path(scratch) / PROGRESS_DIR
+    folder.mkdir(exist_ok=True)
+    return folder / f"{trial_id}.json"
+
+
+def write_progress(path: Path, step: int, steps: int, s_per_step: float, tokens_per_step: int) -> None:
+    """Replace `path` with the trial's step, its steps in all, seconds per step (since its first
+    step of this session) and tokens per step (atomic: the driver never reads half a file)."""
+    data = {"step": step, "steps": steps, "s_per_step": s_per_step, "tokens_per_step": tokens_per_step}
+    tmp = path.with_name(f"{path.name}.tmp")
+    try:
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+    except OSError:  # the driver emptied its scratch folder: the live line loses one update
+        pass
+
+
+def read_progress(trial_id: str) -> dict[str, Any] | None:
+    """The latest step a running trial of this driver's local Ray left (see `progress_file`)."""
+    scratch = os.environ.get(TRIAL_TMP_ENV, "")
+    if not scratch:
+        return None
+    try:
+        data = json.loads((Path(scratch) / PROGRESS_DIR / f"{trial_id}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

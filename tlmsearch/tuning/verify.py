@@ -44,6 +44,9 @@ from tlmsearch.rundir.layout import VERIFY
 from tlmsearch.rundir.records import TrialRecord, finished
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.search_config import SearchConfig
+from tlmsearch.storage import check_storage
+from tlmsearch.tuning.announce import announce as announce_plan
+from tlmsearch.tuning.announce import fixed_line
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.trainable import trial_train_config
 
@@ -104,9 +107,11 @@ def verify(
     margin: float | None = None,
     alpha: float | None = None,
     address: str | None = None,
+    storage: str | None = None,
     progress: bool = True,
     announce: Callable[[str], None] | None = None,
     controls: Sequence[str] = CONTROLS,
+    named_controls: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> VerifyResult:
     """Re-train the top-k profiles and the baselines with fresh seeds; return the verdicts.
 
@@ -123,7 +128,10 @@ def verify(
     `announce` receives the plan's text before the fresh seeds train (default: print it when
     `progress`). `controls`: the profiles re-trained beside cosine and uniform (ProfileSpec texts;
     default `analysis.plan.CONTROLS`; a study adds the paper's early/middle/late groups).
-    Every bad option is refused before anything trains.
+    `named_controls`: more controls by name (name -> ProfileSpec dict), recorded under that name,
+    e.g. {"random-best": ...}, the best profile of a random-search companion.
+    `storage`: where the re-trainings' checkpoints go (a shared path or object-store URI; default:
+    the search's `storage`, "" = the run directory). Every bad option is refused before anything trains.
     """
     if top_k < 1:
         raise UserError(f"top_k={top_k} must be >= 1")
@@ -138,6 +146,8 @@ def verify(
         raise UserError(f"{study.run_dir} has no finished trials (complete, full fidelity): nothing to verify")
     n_first = pilot_seeds if seeds == "auto" else int(seeds)
     cfg, first_seeds = retrain_config(study.config, seeds=n_first, steps=steps, train=train, data=data)
+    if storage is not None:
+        cfg = cfg.replace(storage=check_storage(storage))
     steps = cfg.train.steps
     wanted_train, wanted_data = trial_train_config(cfg, first_seeds[0]).to_dict(), cfg.data.to_dict()
     # seeds, steps and resources are matched elsewhere or do not change what a trial learns
@@ -148,13 +158,20 @@ def verify(
     def reusable(r: TrialRecord) -> bool:
         return same_training(r, wanted_train, wanted_data, overridden)
 
-    def train_seeds(seed_list: list[int]) -> tuple[list[Planned], list[TrialRecord], float]:
-        planned = plan(load(study.run_dir).records, top_k, seed_list, steps, reusable, controls)
+    def train_seeds(seed_list: list[int], what: str = "") -> tuple[list[Planned], list[TrialRecord], float]:
+        planned = plan(load(study.run_dir).records, top_k, seed_list, steps, reusable, controls, named_controls)
         items = [
             FixedTrial(spec=ProfileSpec.from_dict(p.profile), seed=p.seed, base_width=p.base_width, name=p.name)
             for p in planned
             if p.done is None
         ]
+        if what and progress and items:
+            profiles = len(planned) // max(1, len(seed_list))
+            then = ""
+            if seeds == "auto":
+                lo, hi = profiles * 2, profiles * (max_seeds - len(seed_list))
+                then = f"then {lo}-{hi} runs of the fresh seeds the planner asks for (2-{hi // profiles} a profile)"
+            announce_plan(fixed_line, address, cfg, len(items), what, then=then, out=announce)
         t0 = time.monotonic()
         new = run_fixed(study.run_dir, cfg, items, kind="verify", address=address, progress=progress)
         return planned, new, time.monotonic() - t0
@@ -169,7 +186,9 @@ def verify(
             if r.max_steps == steps and r.seed in keep and label(r) in wanted and reusable(r)
         ] + [r for r in finished(records) if r.kind != "verify" or reusable(r)]
 
-    planned, new, wall = train_seeds(first_seeds)
+    stage = "pilot" if seeds == "auto" else "seeds"
+    what = f"verify {Path(study.run_dir).name} ({stage} {first_seeds[0]}..{first_seeds[-1]})"
+    planned, new, wall = train_seeds(first_seeds, what)
     wanted = {p.label for p in planned}
     pilot: list[int] = []
     seed_plan: SeedPlan | None = None

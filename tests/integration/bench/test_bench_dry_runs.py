@@ -16,6 +16,7 @@ import pytest
 from bench import bench_early_stopping as es
 from bench import bench_overhead as bo
 from bench import bench_parallel as bp
+from bench import bench_sampler_search as bss
 from bench import bench_samplers as bs
 
 
@@ -27,6 +28,17 @@ def test_early_stopping_dry_run_two_real_searches(tmp_path: Path) -> None:
     assert result["trials"] == [6, 6] and result["steps_asha"] <= result["steps_none"] == 6 * 12
     assert result["same_profiles"]  # random sampler, same seed: the same profiles both ways
     assert result["max_abs_diff_same_trial"] < 1e-6  # training is deterministic
+
+
+@pytest.mark.slow
+def test_sampler_search_dry_run_real_searches_and_a_refusal(tmp_path: Path) -> None:
+    out = tmp_path / "ss.json"
+    args = ["--dry", "--trials", "5", "--combos", "tpexasha,randomxnone,gpxasha", "--out", str(out)]
+    assert bss.main([*args, "--log", str(tmp_path / "log.jsonl")]) == 0
+    result = json.loads(out.read_text())
+    assert {(r["sampler"], r["scheduler"]) for r in result["rows"]} == {("tpe", "asha"), ("random", "none")}
+    assert list(result["refused"]) == ["gp x asha"]
+    assert all(r["trials"] == 5 and r["full_fidelity"] >= 4 for r in result["rows"])  # baselines always finish
 
 
 @pytest.mark.slow

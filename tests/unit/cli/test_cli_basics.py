@@ -88,6 +88,11 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None
 def test_profiles_lists_spaces(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["profiles", "--spaces", "--layers", "16"]) == 0
     out = capsys.readouterr().out
-    for name in ("cosine", "families", "monotone", "knots", "free"):
+    for name in ("taper", "cosine", "families", "monotone", "knots", "free"):
         assert f"  {name} " in out
     assert any(line.split()[:2] == ["free", "16"] for line in out.splitlines()[1:])
+    # the prior's fractions of shapes, printed per space (issue 12: the default space's are stated)
+    assert "non-incr non-decr non-mono const" in " ".join(out.split())
+    (taper,) = [line.split() for line in out.splitlines() if line.split()[:1] == ["taper"]]
+    shares = [float(x.rstrip("%")) for x in taper[2:6]]
+    assert sum(shares) == pytest.approx(100, abs=0.5) and min(shares[:3]) > 10  # mass on each kind of shape

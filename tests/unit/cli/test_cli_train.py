@@ -136,3 +136,17 @@ def test_data_list_and_prepare(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["data", "prepare", "nope"]) == 2
     assert main(["data"]) == 0
     assert "shakespeare" in capsys.readouterr().out
+
+
+def test_a_second_run_of_a_shape_is_estimated_before_it_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A finished run records its seconds per step; the next run of the same shape (any profile
+    of the budget) states its estimate in the plan line, before the first step."""
+    assert _train(tmp_path, "--name", "a") == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("train: transformer") and first.endswith("; estimate after the first steps"), first
+    assert _train(tmp_path, "--name", "b", "--family", "cosine:start=1.5,end=0.5") == 0
+    second = capsys.readouterr().out.splitlines()[0]
+    assert "; estimate about " in second and "s/step" in second, second
+    assert second.endswith("measured in 1 earlier run of this shape)"), second

@@ -55,6 +55,8 @@ def place(tmp_path: Path) -> SimpleNamespace:
     (tmp_path / "seed.yaml").write_text("seed: 100000000000000000000000\n")
     (tmp_path / "seqlen.yaml").write_text("model:\n  preset: tiny\n  seq_len: 100000000\n")
     (tmp_path / "exits.py").write_text("import sys\nsys.exit(0)\n")
+    (tmp_path / "null.yaml").write_text("~\n")
+    (tmp_path / "empty_key.yaml").write_text("? \n")
     return SimpleNamespace(tmp=tmp_path, runs=str(runs), runs_path=runs, file=str(afile))
 
 
@@ -92,6 +94,14 @@ CASES: list[tuple[str, Callable[[SimpleNamespace], list[str]], str]] = [
     ("compare --runs-dir FILE", lambda p: ["compare", "--families", "uniform", "--runs-dir", p.file, *SMALL], "runs_dir"),
     ("compare --base-width 1e9", lambda p: ["compare", "--families", "uniform", "--base-width", "1000000000", "--name", "c", "--runs-dir", p.runs, *SMALL], "memory"),
     ("compare --seed 1e23", lambda p: ["compare", "--families", "uniform", "--train", "seed=100000000000000000000000", "--name", "c", "--runs-dir", p.runs, *SMALL], "seed"),
+    # found by bench/bench_hostile.py
+    ("train --name of 300 characters", lambda p: ["train", "--name", "x" * 300, "--runs-dir", p.runs, *SMALL], "at most 100 characters"),
+    ("search --name of 300 characters", lambda p: ["search", "--name", "x" * 300, "--runs-dir", p.runs, *SMALL], "at most 100 characters"),
+    ("compare --name of 300 characters", lambda p: ["compare", "--families", "uniform", "--name", "x" * 300, "--runs-dir", p.runs, *SMALL], "at most 100 characters"),
+    ("train --config null YAML", lambda p: ["train", "--config", f"{p.tmp}/null.yaml", "--runs-dir", p.runs], "holds no settings"),
+    ("search --config null YAML", lambda p: ["search", "--config", f"{p.tmp}/null.yaml", "--runs-dir", p.runs], "holds no settings"),
+    ("study --config null YAML", lambda p: ["study", "--config", f"{p.tmp}/null.yaml", "--runs-dir", p.runs], "holds no settings"),
+    ("train --config with a null key", lambda p: ["train", "--config", f"{p.tmp}/empty_key.yaml", "--runs-dir", p.runs], "unknown section(s) None"),
 ]  # fmt: skip
 
 
@@ -156,6 +166,35 @@ def test_export_out_onto_a_file_is_refused(tmp_path: Path, capsys: pytest.Captur
     assert target.read_text() == "keep"
 
 
+@pytest.mark.parametrize("out", ["afile", "/proc/no-such-out"])
+def test_report_out_onto_a_file_or_unwritable_is_one_line(
+    out: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _crafted_run(tmp_path, "t_best")
+    target = tmp_path / out if out == "afile" else Path(out)
+    if out == "afile":
+        target.write_text("keep")
+    code, _, err = run_cli(capsys, "report", str(run), "--out", str(target))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err and "--out" in err, err
+    assert out != "afile" or target.read_text() == "keep"
+
+
+def test_damaged_records_are_named_by_status_and_in_the_one_line_of_a_refused_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _crafted_run(tmp_path, "t_best")
+    (run / "trials.jsonl").unlink()
+    (run / "trials.jsonl").mkdir()
+    code, _, err = run_cli(capsys, "status", str(run))
+    assert code == 0 and err.strip().splitlines() == [f"warning: {run / 'trials.jsonl'} is not a file; no trial is counted here"]
+    (run / "trials.jsonl").rmdir()
+    (run / "trials.jsonl").write_text("{garbled\n[1]\n")
+    for command in ("report", "export"):
+        code, _, err = run_cli(capsys, command, str(run))
+        lines = err.strip().splitlines()
+        assert code == 2 and len(lines) == 1 and "no finished trials" in lines[0] and "skipped 2 damaged line(s)" in lines[0], err
+
+
 def test_report_of_a_damaged_config_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = _crafted_run(tmp_path, "t_best")
     (run / "search.yaml").write_bytes(b"arch: \xff\n")
@@ -215,3 +254,44 @@ def test_a_search_where_every_trial_failed_exits_with_the_documented_code(capsys
     assert exit_status(study(failed=3, complete=1)) == 0
     assert exit_status(study(failed=3, stopped=1)) == 0
     assert exit_status(study()) == 0  # nothing ran (e.g. a time budget of 0): not a failure of trials
+
+
+# ----------------------------------------------------------------------------- damaged records (bench_hostile)
+
+
+@pytest.mark.parametrize(
+    ("damage", "words"),
+    [
+        ("directory", "is not a file"),
+        ("binary", "damaged line(s) (line 1)"),
+        ("garbage lines", "3 damaged line(s) (line 1, 2, 3)"),
+        ("a record among garbage", "damaged line(s) (line 2)"),
+    ],
+)
+def test_resume_of_damaged_records_is_one_line_before_ray(
+    damage: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tlmsearch.config import DataConfig, TrainConfig
+    from tlmsearch.tuning import SearchConfig, runner
+    from tlmsearch.tuning.recorder import build_record
+
+    def no_ray(*args: object, **kwargs: object) -> None:
+        raise AssertionError("Ray started for a damaged trials.jsonl")
+
+    monkeypatch.setattr(runner, "start_ray", no_ray)
+    cfg = SearchConfig(name="r", preset="tiny", trials=4, train=TrainConfig(steps=30), data=DataConfig(corpus="pydoc"))
+    cfg.save(tmp_path / "search.yaml")
+    trials = tmp_path / "trials.jsonl"
+    if damage == "directory":
+        trials.mkdir()
+    elif damage == "binary":
+        trials.write_bytes(b"\x00\xff\xfe" * 50 + b"\n")
+    elif damage == "garbage lines":
+        trials.write_text('{not json}\n[1, 2]\n"x"\n')
+    else:
+        good = json.dumps(build_record(cfg, "t0", {"profile": "uniform", "number": 0}, {"step": 30}).to_dict())
+        trials.write_text(f"{good}\n{{garbled\n{good.replace('t0', 't1')}\n")
+    code, _, err = run_cli(capsys, "resume", str(tmp_path), "--quiet")
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err and "trials.jsonl" in lines[0] and words in lines[0], err

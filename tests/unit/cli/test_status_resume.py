@@ -14,7 +14,7 @@ from tlmsearch.tuning import SearchConfig
 from tlmsearch.tuning.recorder import build_record
 
 CFG = SearchConfig(
-    name="r", preset="tiny", model={"n_layers": 4}, trials=6, space="families", scheduler="none",
+    name="r", preset="tiny", model={"n_layers": 4}, trials=6, space="families", scheduler="none", noise_seeds=0,
     baselines=("uniform", "cosine:start=1.5,end=0.5"),
     train=TrainConfig(steps=30, eval_interval=10, warmup_steps=5), data=DataConfig(corpus="pydoc"),
 )  # fmt: skip
@@ -69,6 +69,32 @@ def test_resume_of_a_finished_search_returns_without_starting_ray(
     short = _run_dir(tmp_path / "short", "sampled", 5)  # one trial missing: Ray is needed
     with pytest.raises(AssertionError, match="started Ray"):
         runner.resume(short, progress=False)
+    # every search trial recorded, but a noise-floor seed missing: Ray is needed for it
+    CFG.replace(noise_seeds=2).save(run / "search.yaml")
+    with pytest.raises(AssertionError, match="started Ray"):
+        runner.resume(run, progress=False)
+
+
+def test_resume_of_a_search_where_every_trial_failed_exits_3_without_starting_ray(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tlmsearch.cli.status import EVERY_TRIAL_FAILED
+    from tlmsearch.tuning import runner
+
+    def no_ray(*args: object, **kwargs: object) -> None:
+        raise AssertionError("resume of a finished search started Ray")
+
+    monkeypatch.setattr(runner, "start_ray", no_ray)
+    run = tmp_path
+    CFG.save(run / "search.yaml")
+    log = RecordLog(run)
+    for i in range(CFG.trials):
+        config = {"profile": "uniform", "number": i}
+        log.append(build_record(CFG, f"t{i}", config, {"failed": 1, "reason": "TrainingDiverged: nan", "step": 0}))
+    assert EVERY_TRIAL_FAILED == 3  # the documented code (`tlmsearch resume --help`)
+    assert main(["resume", str(run), "--quiet"]) == EVERY_TRIAL_FAILED
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"tlmsearch: error: all {CFG.trials} trials failed; see their errors with `tlmsearch status {run}`"]
 
 
 def test_live_line_names_trials_as_status_does_and_shows_steps_inside_trials(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -103,16 +104,27 @@ def test_garbled_journal_is_one_line_naming_the_file_and_a_torn_one_is_repaired(
 def test_tune_state_problems_are_named(tmp_path: Path) -> None:
     from tlmsearch.tuning.reconcile import tune_state_problem
 
+    whole = pickle.dumps({"counter": 3, "experiment": list(range(200))})
     tune = tmp_path / "tune"
     assert "is missing" in (tune_state_problem(tune) or "")
     tune.mkdir()
-    (tune / "tuner.pkl").write_bytes(b"x")
+    (tune / "tuner.pkl").write_bytes(whole[:-1])  # cut by a kill mid-copy
+    assert "tuner.pkl is damaged" in (tune_state_problem(tune) or "")
+    (tune / "tuner.pkl").write_bytes(whole)
     (tune / "experiment_state-2026.json").write_text("")
     assert "experiment_state-2026.json is damaged" in (tune_state_problem(tune) or "")
+    (tune / "experiment_state-2026.json").write_text('{"trial_data": [')
+    assert "experiment_state-2026.json is damaged" in (tune_state_problem(tune) or "")
     (tune / "experiment_state-2026.json").write_text("{}")
-    (tune / "searcher-state-2026.pkl").write_bytes(b"")
-    assert "searcher-state-2026.pkl is empty" in (tune_state_problem(tune) or "")
-    (tune / "searcher-state-2026.pkl").write_bytes(b"x")
+    for name in ("searcher-state-2026.pkl", "search_gen_state-2026.json"):
+        (tune / name).write_bytes(b"")
+        assert f"{name} is empty" in (tune_state_problem(tune) or "")
+        for cut in (1, len(whole) // 2, len(whole) - 1):  # non-empty, cut short
+            (tune / name).write_bytes(whole[:cut])
+            assert f"{name} is damaged (cut short or garbled)" in (tune_state_problem(tune) or ""), cut
+        (tune / name).write_bytes(b"garbage that is no pickle")
+        assert f"{name} is damaged" in (tune_state_problem(tune) or "")
+        (tune / name).write_bytes(whole)
     assert tune_state_problem(tune) is None
 
 

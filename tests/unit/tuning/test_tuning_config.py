@@ -106,6 +106,11 @@ def test_trial_shape_is_exactly_on_budget() -> None:
         (["--base-widths", "9", "15", "--objectives", "val_loss,params"], "fewer than two multiples of 8"),
         (["--cpus-per-trial", "4096"], "cpus_per_trial=4096 but this machine has"),
         (["--gpus-per-trial", "1"], "gpus_per_trial=1 but this machine has"),
+        (["--gpus-per-trial", "0.25"], r"gpus_per_trial=0.25 but this machine has 0 GPUs \(no CUDA device\)"),
+        (["--cpus-per-trial", "64"], "cpus_per_trial=64 but this machine has"),
+        (["--storage", "ftp://host/dir"], "storage='ftp://host/dir': unsupported URI scheme 'ftp'"),
+        (["--storage", "s3://"], r"storage='s3://' names no bucket"),
+        (["--storage", "file://relative/dir"], "a file:// URI needs an absolute path"),
         (["--model", "nonsense=3"], "unknown ModelConfig field"),
         (["--sampler", "gp"], "sampler='gp' learns only from completed trials.*--scheduler none or --sampler tpe"),
         (["--sampler", "cmaes", "--scheduler", "hyperband"], "sampler='cmaes' learns only from completed"),
@@ -119,6 +124,10 @@ def test_cli_invalid_config_is_one_line_exit_2(
 
     if "--gpus-per-trial" in flags and torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
+    from tlmsearch.hardware import cpu_count
+
+    if flags[-2:] == ["--cpus-per-trial", "64"] and cpu_count() >= 64:
+        pytest.skip("this machine has 64 CPUs")
     argv = ["search", "--preset", "tiny", "--corpus", "pydoc", "--runs-dir", str(tmp_path), "--quiet", *flags]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()

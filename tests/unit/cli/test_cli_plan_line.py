@@ -1,0 +1,65 @@
+"""`search --dry-run` states the plan and its time estimate (stderr) before anything runs;
+`--quiet` leaves it out. The estimate is real: a few steps of the tiny model timed in process
+(no Ray), or the rates recorded by earlier runs of the shape."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tlmsearch.cli import main
+
+ARGS = ["search", "--preset", "tiny", "--corpus", "pydoc", "--steps", "60", "--trials", "6", "--batch-size", "4",
+        "--eval-windows", "4", "--name", "plan", "--dry-run"]  # fmt: skip
+LINE = re.compile(
+    r"^search plan: 6 trials x 60 steps after 2 noise-floor runs of uniform "
+    r"\(4 baselines in full; ASHA may stop the other 2 at step \d+\), "
+    r"\d+ at a time x 1 thread \(transformer, tiny, cpu\); estimate (about )?[\dhms]+(-[\dhms]+)? "
+    r"\([\d.e-]+ s/step, [\d,]+ tok/s: timed now on \d+ steps"
+)
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TLMSEARCH_CACHE", str(tmp_path / "cache"))
+    peak = lambda device, dtype, cache_dir=None: 1e11  # noqa: E731 - the measured peak is tested apart
+    monkeypatch.setattr("tlmsearch.trainer.matmul_peak", peak)
+    monkeypatch.setattr("tlmsearch.hardware.matmul_peak", peak)
+
+
+def test_dry_run_prints_the_plan_line_with_an_estimate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*ARGS, "--runs-dir", str(tmp_path / "runs")]) == 0
+    out, err = capsys.readouterr()
+    assert yaml.safe_load(out)["trials"] == 6  # stdout stays the resolved config
+    assert LINE.match(err.strip()), err
+    assert not (tmp_path / "runs" / "plan").exists()  # a dry run starts nothing and writes no run
+
+
+def test_recorded_rates_replace_the_calibration(tmp_path: Path) -> None:
+    from tlmsearch.config import DataConfig, TrainConfig
+    from tlmsearch.profiles import ProfileSpec
+    from tlmsearch.rates import rate_shape, record_rate
+    from tlmsearch.resolve import trial_shape
+    from tlmsearch.search_config import SearchConfig
+    from tlmsearch.trainer import resolve_vocab
+    from tlmsearch.tuning.announce import search_line
+    from tlmsearch.tuning.trainable import trial_train_config
+
+    cfg = SearchConfig(preset="tiny", name="plan", trials=6, train=TrainConfig(steps=60, batch_size=4, eval_windows=4),
+                       data=DataConfig(corpus="pydoc"))  # fmt: skip
+    model = resolve_vocab(trial_shape(cfg, ProfileSpec.parse("uniform"))[2], cfg.data)
+    shape = rate_shape(model.to_dict(), trial_train_config(cfg, 0).to_dict(), "cpu")
+    for s in (0.1, 0.2):
+        record_rate(cfg.data.cache_path(), shape, s, 1.0, "test")
+    line = search_line(cfg, cpus=2)
+    # the range and its source come from the recorded rates (their arithmetic: test_estimate.py)
+    assert line.endswith("(0.1-0.2 s/step, 640-1,280 tok/s: measured in 2 earlier runs of this shape)"), line
+    assert "2 at a time" in line
+
+
+def test_quiet_leaves_the_plan_line_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*ARGS, "--runs-dir", str(tmp_path / "runs"), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""

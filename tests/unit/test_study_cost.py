@@ -1,0 +1,83 @@
+"""The study's cost estimate: trial counts per phase, hours from a calibration or from measured
+trials, the time left, and the calibration itself (a few real steps of a tiny model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.study_config import StudyConfig
+from tlmsearch.study_cost import (
+    calibrate,
+    calibrate_arch,
+    estimate,
+    phase_trials,
+    read_calibration,
+    remaining_seconds,
+    steps_equivalent,
+    trials_per_arch,
+)
+
+
+def tiny(tmp_path: Path, **changes: object) -> StudyConfig:
+    base = StudyConfig(
+        name="st", runs_dir=str(tmp_path), archs=("transformer", "gated_attention"), preset="tiny",
+        model={"n_layers": 4}, trials=4, top_k=1, seeds=2, transfer_seeds=2, scheduler="none",
+        controls=("groups:third=early",), max_seeds=5,
+        train=TrainConfig(steps=10, eval_interval=10, warmup_steps=2, batch_size=4, eval_windows=4),
+        data=DataConfig(corpus="pydoc"),
+    )  # fmt: skip
+    return base.replace(**changes)
+
+
+def test_phase_counts_add_up_to_the_trials_of_an_architecture(tmp_path: Path) -> None:
+    cfg = tiny(tmp_path)
+    # 4 search trials and the noise floor's 2 extra uniform seeds (3 by default, one is the baseline)
+    assert phase_trials(cfg) == {"search": (6, 6), "verify": (8, 8), "transfer": (0, 4)}
+    assert trials_per_arch(cfg) == (14, 18)
+    assert phase_trials(cfg.replace(noise_seeds=0))["search"] == (4, 4)
+    planned = phase_trials(cfg.replace(seeds=0))["verify"]  # pilot + 2 .. the cap, 4 profiles
+    assert planned == (4 * 5, 4 * 5)
+    assert phase_trials(cfg.replace(seeds=0, max_seeds=12))["verify"] == (20, 48)
+
+
+def test_hours_from_a_calibration_over_the_slots(tmp_path: Path) -> None:
+    cfg = tiny(tmp_path)
+    cal = {"transformer": {"step_s": 0.5}, "gated_attention": {"step_s": 1.0}}
+    est = estimate(cfg, calibration=cal, n_slots=2)
+    steps = [steps_equivalent(cfg, a) for a in cfg.archs]
+    assert steps[0] > 10  # ten steps plus the evaluations' share
+    lo, hi = est.hours or (0, 0)
+    lo_trials, hi_trials = trials_per_arch(cfg)  # 14 and 18: the noise floor's trials included
+    assert lo == pytest.approx((lo_trials * 0.5 * steps[0] + lo_trials * 1.0 * steps[1]) / 2 / 3600)
+    assert hi == pytest.approx(lo * hi_trials / lo_trials)
+    text = est.text()
+    assert "calibrated 500 ms a step" in text and "total:" in text and "2 trials at once" in text
+    left = remaining_seconds(est, {"transformer": (2, 3), "gated_attention": (0, 0)})
+    assert left == pytest.approx((2 * 0.5 * steps[0] / 2, 3 * 0.5 * steps[0] / 2))
+
+
+def test_no_hours_without_seconds_and_a_note_says_why(tmp_path: Path) -> None:
+    cfg = tiny(tmp_path)
+    est = estimate(cfg, calibration={"transformer": {"step_s": None, "note": "too big to calibrate here"}}, n_slots=1)
+    assert est.hours is None
+    assert "no seconds (too big to calibrate here)" in est.text() and "FLOPs only" in est.text()
+    assert remaining_seconds(est, {"transformer": (1, 1)}) is None
+    assert remaining_seconds(est, {}) == (0.0, 0.0)  # nothing left: no seconds needed
+
+
+def test_calibration_times_real_steps_and_skips_shapes_too_big(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the measured matmul peak is tested on its own; keep this test quick
+    for where in ("tlmsearch.hardware.matmul_peak", "tlmsearch.trainer.matmul_peak"):
+        monkeypatch.setattr(where, lambda device, dtype, cache_dir=None: 1e11)
+    cfg = tiny(tmp_path, archs=("transformer",), data=DataConfig(corpus="pydoc", cache_dir=str(tmp_path / "cache")))
+    skipped = calibrate_arch(cfg, "transformer", budget_s=0.0)
+    assert skipped["step_s"] is None and "too big to calibrate here" in skipped["note"]
+    study = tmp_path / "st"
+    study.mkdir()
+    measured = calibrate(cfg, study)["transformer"]
+    assert measured["step_s"] > 0 and measured["steps"] == 4
+    assert read_calibration(study) == {"transformer": measured}  # kept for a resume and for status
+    assert calibrate(cfg, study)["transformer"] == measured  # not measured twice

@@ -1,0 +1,143 @@
+"""Where a running study stands, read from its files, and the live line that shows it (a fake
+clock, a fake stream; the study's records are synthetic)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from analysis_fakes import record, write_run
+
+from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.study_config import StudyConfig
+from tlmsearch.study_cost import COST_FILE
+from tlmsearch.study_files import STUDY_CONFIG, STUDY_STATE
+from tlmsearch.study_progress import LiveView, current_line, snapshot, study_line
+
+
+def _study(tmp_path: Path, phases: dict[str, str]) -> Path:
+    cfg = StudyConfig(
+        name="st", runs_dir=str(tmp_path), archs=("transformer", "gated_attention"), preset="tiny",
+        model={"n_layers": 4}, trials=4, top_k=1, seeds=2, transfer_seeds=2, scheduler="none",
+        controls=("groups:third=early",), max_seeds=5,
+        train=TrainConfig(steps=40, eval_interval=10, warmup_steps=2, batch_size=4, eval_windows=4),
+        data=DataConfig(corpus="pydoc"),
+    )  # fmt: skip
+    study = tmp_path / "st"
+    study.mkdir()
+    cfg.save(study / STUDY_CONFIG)
+    _phases(study, phases)
+    return study
+
+
+def _phases(study: Path, phases: dict[str, str]) -> None:
+    state = {k: {"status": v} | ({"outcome": "near_optimal"} if k.endswith("verify") and v == "done" else {})
+             for k, v in phases.items()}  # fmt: skip
+    (study / STUDY_STATE).write_text(json.dumps({"phases": state}))
+
+
+def _searched(study: Path, arch: str, n: int, verified: int = 0) -> None:
+    recs = [record(f"{arch}{i}", "uniform" if i % 2 else "cosine:start=1.5,end=0.5", 2.3 - 0.01 * i,
+                   kind="baseline") for i in range(n)]  # fmt: skip
+    recs += [record(f"{arch}v{i}", "linear:start=1.5,end=0.5", 2.2 + 0.01 * i, kind="verify", seed=i + 1)
+             for i in range(verified)]  # fmt: skip
+    write_run(study / arch, recs, arch)
+
+
+def test_each_architecture_shows_its_phase_trials_and_best(tmp_path: Path) -> None:
+    study = _study(tmp_path, {"transformer/search": "done", "transformer/verify": "running",
+                              "gated_attention/search": "running"})  # fmt: skip
+    _searched(study, "transformer", 4, verified=2)
+    _searched(study, "gated_attention", 1)
+    cfg, rows = snapshot(study)
+    by = {r.arch: r for r in rows}
+    # verify: (top-1, cosine, uniform, the early group) x 2 seeds = 8; the search: 1 of 4
+    assert (by["transformer"].phase, by["transformer"].ended, by["transformer"].total) == ("verify", 2, (8, 8))
+    assert by["transformer"].best == "linear:start=1.5,end=0.5 2.2050 (2 seeds)"  # best mean of the verified
+    assert (by["gated_attention"].phase, by["gated_attention"].ended) == ("search", 1)
+    assert by["gated_attention"].best.startswith("cosine:start=1.5,end=0.5 2.3000")  # best single trial
+    # what is left: transformer 6 verify + up to 4 transfer; gated 5 search (3 trials and the
+    # noise floor's 2 extra seeds) + 8 verify + up to 4
+    assert by["transformer"].left == (6, 10) and by["gated_attention"].left == (13, 17)
+    line = study_line(cfg.name, rows, (90.0, 150.0), elapsed=65)
+    assert line.startswith("study st 1m05s | transformer verify 2/8 best linear")
+    assert "| gated_attention search 1/6 best cosine" in line and line.endswith("| left 1.5 min-2.5 min")
+
+
+def test_waiting_done_and_the_time_left_from_the_calibration(tmp_path: Path) -> None:
+    study = _study(tmp_path, {"transformer/search": "done", "transformer/verify": "done",
+                              "gated_attention/search": "done", "gated_attention/verify": "done",
+                              "transfer/transformer": "done"})  # fmt: skip
+    _searched(study, "transformer", 4, verified=8)
+    _searched(study, "gated_attention", 4, verified=8)
+    _, rows = snapshot(study)
+    assert rows[0].text() == "transformer done near_optimal"
+    assert rows[1].text() == "gated_attention transfer (waiting) 0/0-4 best near_optimal"
+    # measured trials (1 s each in the fakes): at most 4 left, 1 s each over the slots
+    line = current_line(study)
+    assert line.startswith("study st | transformer done near_optimal | gated_attention transfer (waiting)")
+    assert "| left 0.0 min-" in line
+    (study / COST_FILE).write_text(json.dumps({"calibration": {"transformer": {"step_s": 0.5}}}))
+    assert "left" in current_line(study)  # measured seconds win over the calibration once trials ended
+
+
+def test_live_view_prints_a_plain_line_each_minute_and_at_each_phase_change(tmp_path: Path) -> None:
+    study = _study(tmp_path, {"transformer/search": "running"})
+    _searched(study, "transformer", 1)
+    now = [100.0]
+    out = io.StringIO()
+    view = LiveView(study, stream=out, clock=lambda: now[0], tty=False)
+    assert view.tick()  # the first line at once
+    for t in (110.0, 130.0, 159.0):
+        now[0] = t
+        assert not view.tick()  # nothing new within the minute
+    now[0] = 160.5
+    assert view.tick()  # a minute since the last line
+    now[0] = 161.0
+    _phases(study, {"transformer/search": "done", "transformer/verify": "running"})
+    assert view.tick()  # a phase changed: at once
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3 and "\r" not in out.getvalue()
+    assert lines[0].startswith("study st 0m00s | transformer search 1/6") and lines[1].startswith("study st 1m00s")
+    assert "transformer verify 0/8" in lines[2]
+    view.close()
+    assert len(out.getvalue().splitlines()) == 4  # the last line when the study ends
+
+
+def test_live_view_on_a_terminal_rewrites_one_line(tmp_path: Path) -> None:
+    study = _study(tmp_path, {"transformer/search": "running"})
+    now = [0.0]
+    out = io.StringIO()
+    view = LiveView(study, stream=out, clock=lambda: now[0], tty=True)
+    assert view.tick()
+    now[0] = 1.0
+    assert not view.tick()
+    now[0] = 2.0
+    assert view.tick()
+    view.close()
+    text = out.getvalue()
+    assert text.count("\r\033[K") == 3 and text.endswith("\n") and text.count("\n") == 1
+
+
+def test_status_prints_the_same_line_from_the_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tlmsearch.cli import main
+
+    study = _study(tmp_path, {"transformer/search": "done", "transformer/verify": "running"})
+    _searched(study, "transformer", 4, verified=3)
+    assert main(["status", str(study)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == current_line(study) and first.startswith("study st | transformer verify 3/8 best linear")
+    assert main(["status", str(study), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["now"] == first and data["now_archs"][0]["ended"] == 3
+
+
+def test_the_noise_floor_trials_count_as_ended_search_trials(tmp_path: Path) -> None:
+    # the search phase's total counts the floor's extra seeds, so its ended count must too
+    study = _study(tmp_path, {"transformer/search": "running", "gated_attention/search": "pending"})
+    write_run(study / "transformer", [record(f"n{i}", "uniform", 2.3, kind="noise", seed=i + 1) for i in range(2)])
+    _, rows = snapshot(study)
+    by = {r.arch: r for r in rows}
+    assert (by["transformer"].phase, by["transformer"].ended, by["transformer"].total) == ("search", 2, (6, 6))

@@ -1,0 +1,91 @@
+"""The live search line (`tuning.progress.ProgressView`) off a terminal: a fake clock, fake
+trials, the step files running trials leave; no Ray is started."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tlmsearch.config import TrainConfig
+from tlmsearch.rundir.records import TrialRecord
+from tlmsearch.tuning import progress as progress_module
+from tlmsearch.tuning.progress import ProgressView, Running, running_from, running_name, trial_name
+from tlmsearch.tuning.trainable import TRIAL_TMP_ENV, progress_file, read_progress, write_progress
+
+
+class FakeWriter:
+    def __init__(self) -> None:
+        self.cfg = SimpleNamespace(train=TrainConfig(steps=120))
+        self.written: list[TrialRecord] = []
+
+    def all_records(self) -> list[TrialRecord]:
+        return list(self.written)
+
+
+def test_plain_lines_at_least_once_a_minute_with_steps_speed_and_eta(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(TRIAL_TMP_ENV, str(tmp_path))
+    monkeypatch.setattr(progress_module, "ENABLED", True)
+    path = progress_file("7a3c_00005")
+    assert path is not None
+    write_progress(path, 57, 120, 0.5, 2048)  # what the trial's step callback writes
+    trials = [
+        SimpleNamespace(trial_id="7a3c_00005", status="RUNNING", config={"profile": "knots:k0=1,k1=2"}),
+        SimpleNamespace(trial_id="7a3c_00006", status="RUNNING", config={"profile": "uniform", "baseline": "uniform"}),
+        SimpleNamespace(trial_id="7a3c_00001", status="TERMINATED", config={"profile": "uniform"}),
+    ]
+    now = [1000.0]
+    out = io.StringIO()
+    view = ProgressView("demo", 8, FakeWriter(), stream=out, clock=lambda: now[0])  # type: ignore[arg-type]
+    view.setup()
+    view.on_trial_result(0, trials, trials[1], {"step": 40})  # an evaluation of the other trial
+    printed_at = []
+    for t in range(0, 301, 5):  # Tune calls on_step_end many times a second; the clock says when
+        now[0] = 1000.0 + t
+        before = out.getvalue().count("\n")
+        view.on_step_end(0, trials)
+        if out.getvalue().count("\n") > before:
+            printed_at.append(t)
+    gaps = [b - a for a, b in zip([0, *printed_at], printed_at, strict=False)]
+    assert printed_at and max(gaps) <= 60, printed_at
+    last = out.getvalue().splitlines()[-1]
+    assert "\r" not in out.getvalue()  # plain lines off a terminal
+    assert "2 running: 7a3c_00005 knots step 57/120 4,096 tok/s ETA 32s; 7a3c_00006 uniform step 40/120" in last
+
+
+def test_a_short_interval_prints_more_often(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(progress_module, "ENABLED", True)
+    now = [0.0]
+    out = io.StringIO()
+    view = ProgressView("demo", 2, FakeWriter(), stream=out, interval=2.0, clock=lambda: now[0])  # type: ignore[arg-type]
+    view.setup()
+    for t in range(11):
+        now[0] = float(t)
+        view.on_step_end(0, [])
+    assert out.getvalue().count("\n") == 5  # at 2, 4, 6, 8 and 10 s
+
+
+def test_running_trials_are_named_as_their_records_will_be() -> None:
+    rec = TrialRecord(trial_id="ab_00003", kind="verify", baseline="cosine:start=1.5,end=0.5", seed=2,
+                      profile={"family": "cosine", "params": {}})  # fmt: skip
+    config = {"item": {"profile": "cosine:start=1.5,end=0.5", "baseline": "cosine:start=1.5,end=0.5", "seed": 2,
+                       "kind": "verify"}}  # fmt: skip
+    assert running_name("ab_00003", config) == trial_name(rec) == "ab_00003 cosine:start=1.5,end=0.5 seed 2"
+    sampled = TrialRecord(trial_id="ab_00007", profile={"family": "knots", "params": {}})
+    assert running_name("ab_00007", {"profile": "knots:k0=1", "number": 3}) == trial_name(sampled)
+
+
+def test_running_from_a_step_file_or_the_last_evaluation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert running_from("t", {"step": 10, "steps": 100, "s_per_step": 0.1, "tokens_per_step": 100}, 0, 100) == Running(
+        "t", 10, 100, pytest.approx(1000.0), pytest.approx(9.0)
+    )
+    assert running_from("t", None, 50, 100) == Running("t", 50, 100)
+    assert running_from("t", {"step": "garbled"}, None, 100) == Running("t", 0, 100)
+    monkeypatch.delenv(TRIAL_TMP_ENV, raising=False)
+    assert progress_file("t") is None and read_progress("t") is None  # no scratch folder: a joined cluster
+    monkeypatch.setenv(TRIAL_TMP_ENV, str(tmp_path))
+    assert read_progress("t") is None  # nothing written yet

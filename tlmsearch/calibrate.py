@@ -1,0 +1,116 @@
+"""The timing half of the estimates: a rate from earlier runs, or a few steps timed now.
+
+`rate_or_reason` answers the question every long command asks before it starts: how many
+seconds does a step of this run shape take here? First from the rates recorded by earlier runs
+of the same shape on this machine (`tlmsearch.rates`); otherwise by training a few steps of
+the model in this process (`calibrate`, about a second at small shapes, capped at
+`MAX_SECONDS`), the first step untimed (it warms up). A step that the analytic FLOPs and this
+machine's measured matmul peak say is long on a CPU is not timed at all: the answer is then a
+reason instead of a rate ("no estimate").
+
+A calibration runs alone; trials run `slots` at once. On a CPU, runs that together ask for more
+threads than there are cores share them, so the timed rate is scaled by
+`slots * threads / cores` when that exceeds 1 (and the plan line says so). Other work on the
+machine is not foreseen: the estimate is that of this moment's load.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.estimate import Rate, eval_share
+from tlmsearch.rates import rate_for, rate_key, rate_shape
+
+STEPS = 6  # timed after the warm-up step, at most
+MAX_SECONDS = 3.0  # the calibration stops after this long, with what it timed
+MAX_STEP_S = 2.0  # a CPU step predicted longer than this is not timed ("no estimate")
+CPU_SHARE_OF_PEAK = 0.3  # share of the measured matmul peak a CPU training step reaches, at best
+_TIMED: dict[str, Rate] = {}  # calibrations of this process, by rate key
+
+
+def device_of(train: TrainConfig) -> str:
+    """"cpu" or "cuda": where a run of `train` trains on this machine."""
+    from tlmsearch.hardware import resolve_device
+
+    return resolve_device(train.device).type
+
+
+def predicted_step_s(model: ModelConfig, train: TrainConfig, data: DataConfig) -> float:
+    """A step's seconds from its analytic FLOPs at `CPU_SHARE_OF_PEAK` of the measured peak."""
+    from tlmsearch.hardware import matmul_peak, resolve_device, thread_count
+    from tlmsearch.models.counts import flops_per_token
+
+    tokens = train.batch_size * train.grad_accum * model.seq_len
+    with thread_count(train.threads):
+        peak = matmul_peak(resolve_device("cpu"), train.dtype, data.cache_path())
+    return tokens * flops_per_token(model) / (peak * CPU_SHARE_OF_PEAK)
+
+
+def calibrate(
+    model: ModelConfig, train: TrainConfig, data: DataConfig, clock: Callable[[], float] = time.perf_counter
+) -> Rate:
+    """Train up to 1 + `STEPS` steps of `model` here and time them (see the module docstring)."""
+    from tlmsearch.trainer import TrainingInterrupted
+    from tlmsearch.trainer import train as run_training
+
+    steps = 1 + STEPS
+    short = replace(train, steps=steps, warmup_steps=0, eval_interval=steps, eval_windows=1, checkpoint_interval=0)
+    marks: list[tuple[int, float]] = []
+    start = clock()
+
+    def on_step(step: int) -> None:
+        marks.append((step, clock()))
+
+    def stop() -> bool:
+        return len(marks) >= 3 and marks[-1][1] - marks[0][1] >= MAX_SECONDS
+
+    try:
+        run_training(model, short, data, progress=on_step, stop=stop)
+    except TrainingInterrupted:
+        pass
+    (first, t_first), (last, t_last) = marks[0], marks[-1]
+    per_step = (t_last - t_first) / max(1, last - first)
+    per_step *= 1.0 + eval_share(train.eval_interval, train.eval_windows, train.batch_size, train.steps)
+    overhead = max(0.0, t_first - start - per_step)
+    return Rate(per_step, per_step, overhead, 0.0, f"timed now on {last - first} steps")
+
+
+def rate_or_reason(
+    model: ModelConfig, train: TrainConfig, data: DataConfig, *, slots: int = 1, cores: int = 0
+) -> Rate | str:
+    """The rate of a run of (`model`, `train`) here, or why there is none (see the module
+    docstring); `slots` runs at once on `cores` cores (0: this machine's)."""
+    from tlmsearch.hardware import cpu_count
+    from tlmsearch.trainer import resolve_vocab
+
+    model = resolve_vocab(model, data)
+    device = device_of(train)
+    shape = rate_shape(model.to_dict(), train.to_dict(), device)
+    recorded = rate_for(data.cache_path(), shape)
+    if recorded is not None:
+        return recorded
+    key = rate_key(shape)
+    if device == "cpu":
+        predicted = predicted_step_s(model, train, data)
+        if predicted > MAX_STEP_S:
+            return (
+                f"no recorded rate for this shape, and a step would take about {predicted:.0f} s or more "
+                "on this CPU, too long to time here first"
+            )
+    rate = _TIMED.get(key) or calibrate(model, train, data)
+    _TIMED[key] = rate  # a command that plans twice (the quickstart, then its search) times once
+    threads = train.threads or cpu_count()
+    share = slots * threads / (cores or cpu_count()) if device == "cpu" else 1.0
+    if share > 1.0:
+        rate = Rate(
+            rate.s_per_step_low * share,
+            rate.s_per_step_high * share,
+            rate.overhead_s,
+            rate.startup_s,
+            f"{rate.source}, x{share:.2g} for {slots} runs of {threads} thread{'s' * (threads > 1)} "
+            f"on {cores or cpu_count()} cores",
+        )
+    return rate

@@ -1,0 +1,161 @@
+"""How long a batch of training runs will take: pure arithmetic over measured rates.
+
+Every long command (`train`, `search`, `verify`, `compare`, `resume`, `quickstart`, `study`)
+states before it spends compute what it will run and how long that should take. The time comes
+from a `Rate`: wall seconds per optimizer step (evaluations included) and start-up seconds per
+run, either recorded by earlier runs of the same shape on this machine (`tlmsearch.rates`) or
+timed just now on a few steps (`tlmsearch.calibrate`). This module only does the arithmetic, so
+it is tested with injected rates; nothing here reads a clock or a file.
+
+The estimate is a range, never a point:
+- the rate itself is a range (the fastest and slowest of the recorded runs; a calibration is
+  one measurement, so its range is a point);
+- early stopping makes the work a range: a run of `Work` has its fewest and most steps (ASHA
+  may stop a sampled trial at its first rung; baselines and fixed runs always run to the end);
+- runs share `slots` places and start in order, each as soon as a place is free (Ray's FIFO
+  start order); each place pays a worker's start-up once (Ray reuses the worker for the next
+  runs); the wall time of a list of runs is that schedule's makespan.
+
+Not counted: Ray's own start (`ray.init`, seconds to tens of seconds on a loaded machine), a
+load on the machine that changes while it runs.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+def duration(seconds: float) -> str:
+    """`47s`, `3m05s`, `2h14m`: short, for plan and progress lines."""
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+
+
+@dataclass(frozen=True)
+class Rate:
+    """Measured speed of one run shape: seconds per step (low..high) and start-up seconds per run."""
+
+    s_per_step_low: float
+    s_per_step_high: float
+    overhead_s: float = 0.0  # model build, data, first-step warm-up: once per run
+    startup_s: float = 0.0  # a place's first run starts its worker (Ray reuses it after): once per place
+    source: str = ""  # where the figures come from, said in the plan line
+
+    def __post_init__(self) -> None:
+        if not 0 < self.s_per_step_low <= self.s_per_step_high:
+            raise ValueError(f"rate: need 0 < low <= high, got {self.s_per_step_low}, {self.s_per_step_high}")
+        if self.overhead_s < 0 or self.startup_s < 0:
+            raise ValueError(f"rate: overhead_s={self.overhead_s}, startup_s={self.startup_s} must be >= 0")
+
+    @classmethod
+    def measured(cls, s_per_step: Sequence[float], overheads: Sequence[float] = (), source: str = "") -> Rate:
+        """The range of several measurements; a run's overhead is their median, a place's
+        start-up the largest less that median (the runs that started a worker paid it)."""
+        if not s_per_step:
+            raise ValueError("rate: no measurement")
+        mid = sorted(overheads)[len(overheads) // 2] if overheads else 0.0
+        return cls(min(s_per_step), max(s_per_step), mid, max(overheads, default=0.0) - mid, source)
+
+    def text(self, tokens_per_step: int = 0) -> str:
+        lo, hi = self.s_per_step_low, self.s_per_step_high
+        span = f"{lo:.3g} s/step" if lo == hi else f"{lo:.3g}-{hi:.3g} s/step"
+        if tokens_per_step:
+            fast, slow = tokens_per_step / lo, tokens_per_step / hi
+            span += f", {fast:,.0f} tok/s" if lo == hi else f", {slow:,.0f}-{fast:,.0f} tok/s"
+        return f"{span}: {self.source}" if self.source else span
+
+
+@dataclass(frozen=True)
+class Work:
+    """Runs in start order, each with its fewest and most steps, on `slots` places at once."""
+
+    runs: tuple[tuple[int, int], ...]
+    slots: int = 1
+
+    def __post_init__(self) -> None:
+        if self.slots < 1:
+            raise ValueError(f"work: slots={self.slots} must be >= 1")
+        for low, high in self.runs:
+            if not 0 <= low <= high:
+                raise ValueError(f"work: a run of {low}..{high} steps")
+
+    @property
+    def steps(self) -> tuple[int, int]:
+        """Fewest and most optimizer steps over all runs."""
+        return sum(lo for lo, _ in self.runs), sum(hi for _, hi in self.runs)
+
+
+def search_work(
+    trials: int, steps: int, *, baselines: int, first_rung: int | None, slots: int, done: int = 0
+) -> Work:
+    """A search: the first `baselines` trials run in full; the others may stop at `first_rung`
+    (None: no early stopping). `done` trials already ended (a resume) are left out, baselines first."""
+    runs = []
+    for i in range(done, trials):
+        low = steps if i < baselines or first_rung is None else min(first_rung, steps)
+        runs.append((low, steps))
+    return Work(tuple(runs), slots)
+
+
+def fixed_work(runs: int, steps: int, slots: int) -> Work:
+    """Runs that all train `steps` steps (verify, compare, a study's transfer check)."""
+    return Work(((steps, steps),) * runs, slots)
+
+
+def makespan(durations: Sequence[float], slots: int, startup_s: float = 0.0) -> float:
+    """Wall seconds for runs started in order, each on the first free place of `slots`; every
+    place used pays `startup_s` once, before its first run."""
+    if not durations:
+        return 0.0
+    free = [startup_s] * min(slots, len(durations))
+    end = 0.0
+    for d in durations:
+        start = heapq.heappop(free)
+        end = max(end, start + d)
+        heapq.heappush(free, start + d)
+    return end
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Wall seconds from `low_s` (fewest steps, fastest rate) to `high_s` (most, slowest)."""
+
+    low_s: float
+    high_s: float
+    rate: Rate
+
+    def text(self) -> str:
+        if round(self.low_s) == round(self.high_s):
+            return f"about {duration(self.high_s)}"
+        return f"{duration(self.low_s)}-{duration(self.high_s)}"
+
+
+def estimate(work: Work, rate: Rate) -> Estimate:
+    """The range of wall time `work` takes at `rate` (see the module docstring)."""
+    low = makespan([rate.overhead_s + lo * rate.s_per_step_low for lo, _ in work.runs], work.slots, rate.startup_s)
+    high = makespan([rate.overhead_s + hi * rate.s_per_step_high for _, hi in work.runs], work.slots, rate.startup_s)
+    return Estimate(low, high, rate)
+
+
+def plan_line(what: str, result: Estimate | str, tokens_per_step: int = 0) -> str:
+    """`<what>; estimate 1m10s-2m05s (0.031-0.035 s/step: ...)`, or `<what>; no estimate (why)`."""
+    if isinstance(result, str):
+        return f"{what}; no estimate ({result})"
+    return f"{what}; estimate {result.text()} ({result.rate.text(tokens_per_step)})"
+
+
+def eval_share(eval_interval: int, eval_windows: int, batch_size: int, steps: int) -> float:
+    """Extra wall time of the evaluations as a share of the training steps' time: every
+    `eval_interval` steps (and at the last) `eval_windows` windows pass forward only, in
+    micro-batches of `batch_size`, at about a third of a training step's cost each."""
+    if steps < 1:
+        return 0.0
+    evals = steps // max(1, eval_interval) + (steps % max(1, eval_interval) != 0)
+    batches = -(-eval_windows // max(1, batch_size))
+    return evals * batches / 3.0 / steps

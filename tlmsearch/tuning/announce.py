@@ -1,0 +1,158 @@
+"""The plan line every search, verify and compare prints before it spends compute.
+
+    search tiny-knots: 8 trials x 120 steps (4 baselines in full; ASHA may stop the other 4 at
+    step 40), 2 at a time x 1 thread (transformer, cpu-xs, cpu); estimate 1m02s-2m10s (0.041-0.05
+    s/step, 12,000-15,000 tok/s: measured in 6 earlier runs of this shape)
+
+(one line). The arithmetic is `tlmsearch.estimate`'s, the rate `tlmsearch.calibrate`'s (recorded
+or timed now, before Ray starts). The line goes to stderr, beside the progress line, so a
+command's stdout (`--json`, `--dry-run`'s YAML) stays clean.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from tlmsearch.estimate import Estimate, Work, estimate, fixed_work, plan_line, search_work
+from tlmsearch.profiles import ProfileSpec
+from tlmsearch.resolve import trial_shape
+from tlmsearch.rundir.noise import noise_trial_seeds
+from tlmsearch.search_config import SearchConfig
+from tlmsearch.tuning.trainable import trial_train_config
+
+
+def slots(cfg: SearchConfig, cpus: float | None = None, gpus: float | None = None) -> int:
+    """Trials at once: by CPUs (and GPUs) per trial on `cpus` CPUs (default: this machine's),
+    capped by `max_concurrent`."""
+    from tlmsearch.hardware import cpu_count
+
+    n = max(1, int((cpus if cpus is not None else cpu_count()) // cfg.cpus_per_trial))
+    if cfg.gpus_per_trial > 0 and gpus is not None:
+        n = min(n, max(1, int(gpus // cfg.gpus_per_trial)))
+    return min(n, cfg.max_concurrent) if cfg.max_concurrent else n
+
+
+def _rate(cfg: SearchConfig, at_once: int) -> object:
+    from tlmsearch.calibrate import rate_or_reason
+
+    model = trial_shape(cfg, ProfileSpec.parse("uniform"))[2]
+    return rate_or_reason(model, trial_train_config(cfg, cfg.seed), cfg.data, slots=at_once)
+
+
+def _tokens_per_step(cfg: SearchConfig) -> int:
+    from tlmsearch.presets import preset
+
+    seq = int(cfg.model.get("seq_len", preset(cfg.preset).seq_len))
+    return cfg.train.batch_size * cfg.train.grad_accum * seq
+
+
+def _where(cfg: SearchConfig, at_once: int) -> str:
+    threads = trial_train_config(cfg, cfg.seed).threads
+    device = "cuda" if cfg.gpus_per_trial > 0 else "cpu"
+    return f"{at_once} at a time x {threads} thread{'s' * (threads != 1)} ({cfg.arch}, {cfg.preset}, {device})"
+
+
+def estimate_works(cfg: SearchConfig, works: list[Work]) -> list[Estimate] | str:
+    """Estimates of several batches of `cfg`'s trials that run one after the other (one rate)."""
+    try:
+        rate = _rate(cfg, max(w.slots for w in works))
+    except Exception as exc:  # noqa: BLE001 - the estimate is an aside: never the reason a run fails
+        return f"timing a few steps failed: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+    return rate if isinstance(rate, str) else [estimate(w, rate) for w in works]  # type: ignore[arg-type]
+
+
+def estimate_work(cfg: SearchConfig, work: Work) -> Estimate | str:
+    """The estimate of `work` at the rate of `cfg`'s trials, or why there is none (a calibration
+    that fails says so here; the run itself then meets the same problem and reports it)."""
+    try:
+        rate = _rate(cfg, work.slots)
+    except Exception as exc:  # noqa: BLE001 - the estimate is an aside: never the reason a run fails
+        return f"timing a few steps failed: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+    return rate if isinstance(rate, str) else estimate(work, rate)  # type: ignore[arg-type]
+
+
+def search_line(cfg: SearchConfig, *, done: int = 0, cpus: float | None = None, gpus: float | None = None) -> str:
+    """The plan line of a search (`done`: trials already recorded, for a resume)."""
+    levels = cfg.budget_levels if cfg.base_widths else 1
+    noise = 0 if done else len(noise_trial_seeds(cfg))  # full-length runs before the search, never stopped
+    n_base = min(cfg.trials, len(cfg.baselines) * levels) + noise
+    first_rung = None if cfg.scheduler == "none" else cfg.grace
+    at_once = slots(cfg, cpus, gpus)
+    work = search_work(
+        cfg.trials + noise, cfg.train.steps, baselines=n_base, first_rung=first_rung, slots=at_once, done=done
+    )
+    left = cfg.trials - done
+    head = f"search {cfg.name}: " + (f"{left} of {cfg.trials} trials left" if done else f"{cfg.trials} trials")
+    head += f" x {cfg.train.steps} steps"
+    if noise:
+        head += f" after {noise} noise-floor run{'s' * (noise != 1)} of uniform"
+    others = sum(lo < hi for lo, hi in work.runs)
+    if others:
+        full = len(work.runs) - others - noise
+        head += f" ({full} baseline{'s' * (full != 1)} in full; {cfg.scheduler.upper()} may stop the other "
+        head += f"{others} at step {first_rung})"
+    head += f", {_where(cfg, at_once)}"
+    return plan_line(head, estimate_work(cfg, work), _tokens_per_step(cfg))
+
+
+def search_and_verify(cfg: SearchConfig, verify_runs: tuple[int, int]) -> Estimate | str:
+    """One estimate of a search followed by fewest..most full-length runs of its shape (a verify,
+    a study's transfer check): the quickstart's and each architecture's of a study."""
+    at_once = slots(cfg, gpus=None)
+    levels = cfg.budget_levels if cfg.base_widths else 1
+    first_rung = None if cfg.scheduler == "none" else cfg.grace
+    noise = len(noise_trial_seeds(cfg))  # the noise floor's full-length runs before the search
+    search = search_work(
+        cfg.trials + noise, cfg.train.steps, baselines=min(cfg.trials, len(cfg.baselines) * levels) + noise,
+        first_rung=first_rung, slots=at_once,
+    )  # fmt: skip
+    fewest = fixed_work(verify_runs[0], cfg.train.steps, at_once)
+    most = fixed_work(verify_runs[1], cfg.train.steps, at_once)
+    found = estimate_works(cfg, [search, fewest, most])
+    if isinstance(found, str):
+        return found
+    s, lo, hi = found
+    return Estimate(s.low_s + lo.low_s, s.high_s + hi.high_s, s.rate)  # verify: workers started anew
+
+
+def verify_runs(top_k: int, seeds: int, controls: int) -> tuple[int, int]:
+    """Fewest and most runs of a verify of the `top_k` best, 2 baselines and `controls` controls
+    with `seeds` seeds: the best may already be among the baselines and controls."""
+    return (2 + controls) * seeds, (top_k + 2 + controls) * seeds
+
+
+def fixed_line(
+    cfg: SearchConfig, runs: int, what: str, *, cpus: float | None = None, gpus: float | None = None, then: str = ""
+) -> str:
+    """The plan line of `runs` fixed runs of `cfg`'s shape at full length (verify, compare)."""
+    at_once = slots(cfg, cpus, gpus)
+    work = fixed_work(runs, cfg.train.steps, at_once)
+    head = f"{what}: {runs} runs x {cfg.train.steps} steps, {_where(cfg, at_once)}"
+    line = plan_line(head, estimate_work(cfg, work), _tokens_per_step(cfg))
+    return f"{line}; {then}" if then else line
+
+
+def say(line: str, stream: TextIO | None = None) -> None:
+    print(line, file=stream or sys.stderr, flush=True)
+
+
+def announce(
+    make: Callable[..., str], address: str | None, *args: Any, out: Callable[[str], None] | None = None, **kwargs: Any
+) -> None:
+    """Print (or hand to `out`) `make(*args, cpus=..., gpus=..., **kwargs)` with the CPUs and GPUs
+    trials will get: this machine's, or (`address`) the joined Ray cluster's."""
+    if address:
+        import ray
+
+        from tlmsearch.tuning.runner import ensure_ray
+
+        ensure_ray(address)  # joined now, reused by the run
+        resources = ray.cluster_resources()
+        kwargs.update(cpus=resources.get("CPU", 1.0), gpus=resources.get("GPU", 0.0))
+    else:
+        from tlmsearch.tuning.runner import local_gpus
+
+        kwargs.update(gpus=float(local_gpus()))
+    (out or say)(make(*args, **kwargs))

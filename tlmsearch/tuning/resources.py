@@ -1,0 +1,56 @@
+"""Does a trial fit? The CPUs and GPUs one trial asks for, against this machine or the cluster.
+
+Ray queues a trial whose resources no node has for ever (with a warning every few seconds in
+its log), so a search asking for `--gpus-per-trial 1` on a cluster without a GPU, or more CPUs
+than any node has, would hang without a word. `check_resources` refuses it in one line before
+any trial starts. A trial runs on one node: it fits when a single node has both the CPUs and
+the GPUs it asks for (a fraction of a GPU needs a node with at least that fraction of one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from tlmsearch.errors import ConfigError
+from tlmsearch.search_config import SearchConfig
+
+
+def local_gpus() -> int:
+    """CUDA devices torch sees on this machine (0 without torch's CUDA)."""
+    try:
+        import torch
+
+        return torch.cuda.device_count()
+    except Exception:  # noqa: BLE001
+        return 0
+
+
+def fit_problem(nodes: Sequence[Mapping[str, float]], cpus: float, gpus: float, where: str) -> str | None:
+    """Why a trial asking for `cpus` CPUs and `gpus` GPUs fits on none of `nodes` (their Ray
+    resources, e.g. {"CPU": 8, "GPU": 1}); None when one node has both."""
+    if any(n.get("CPU", 0.0) >= cpus and n.get("GPU", 0.0) >= gpus for n in nodes):
+        return None
+    most_cpus = max((n.get("CPU", 0.0) for n in nodes), default=0.0)
+    most_gpus = max((n.get("GPU", 0.0) for n in nodes), default=0.0)
+    if cpus > most_cpus:
+        return f"cpus_per_trial={cpus:g} but {where} {most_cpus:g} CPUs"
+    if gpus > most_gpus:
+        return f"gpus_per_trial={gpus:g} but {where} {most_gpus:g} GPUs" + ("" if most_gpus else " (no CUDA device)")
+    sizes = ", ".join(f"{n.get('CPU', 0.0):g} CPUs + {n.get('GPU', 0.0):g} GPUs" for n in nodes)
+    return f"cpus_per_trial={cpus:g} with gpus_per_trial={gpus:g}: no single node has both (nodes: {sizes})"
+
+
+def check_resources(cfg: SearchConfig, address: str | None = None) -> None:
+    """A trial must fit on one node: this machine, or one alive node of the joined cluster."""
+    if address:
+        import ray
+
+        nodes = [dict(n.get("Resources", {})) for n in ray.nodes() if n.get("Alive")]
+        where = "the largest Ray node has"
+    else:
+        from tlmsearch.hardware import cpu_count
+
+        nodes, where = [{"CPU": float(cpu_count()), "GPU": float(local_gpus())}], "this machine has"
+    problem = fit_problem(nodes, cfg.cpus_per_trial, cfg.gpus_per_trial, where)
+    if problem:
+        raise ConfigError(problem)
