@@ -24,7 +24,7 @@ pytestmark = pytest.mark.usefixtures("ray_session")
 def test_search_with_train_speed_objective(tmp_path: Path) -> None:
     cfg = SearchConfig(
         name="speed", runs_dir=str(tmp_path), preset="tiny", model={"n_layers": 4}, trials=5, scheduler="none",
-        objectives=("val_loss", "train_speed"), baselines=("uniform", "cosine:start=1.5,end=0.5"),
+        objectives=("val_loss", "train_speed"), baselines=("uniform", "cosine:start=1.5,end=0.5"), noise_seeds=0,
         train=TrainConfig(steps=20, eval_interval=10, warmup_steps=5, batch_size=4, eval_windows=8),
         data=DataConfig(corpus="pydoc"),
     )  # fmt: skip
