@@ -12,25 +12,16 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from study_fakes import tiny_study
 
 from tlmsearch.analysis.crossarch import COSINE, one_shape_answer, paper_gains, transfer_matrix
 from tlmsearch.analysis.plan import CONTROLS
-from tlmsearch.config import DataConfig, TrainConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.records import read_records
 from tlmsearch.study_config import GROUP_CONTROLS, STUDY_CONTROLS, StudyConfig
 from tlmsearch.study_cost import estimate, trials_per_arch
 
-
-def tiny(tmp_path: Path, **changes: object) -> StudyConfig:
-    base = StudyConfig(
-        name="st", runs_dir=str(tmp_path), archs=("transformer", "gated_attention"), preset="tiny",
-        model={"n_layers": 4}, trials=4, top_k=1, seeds=2, transfer_seeds=2, scheduler="none",
-        controls=("groups:third=early",), max_seeds=5,
-        train=TrainConfig(steps=10, eval_interval=10, warmup_steps=2, batch_size=4, eval_windows=4),
-        data=DataConfig(corpus="pydoc"),
-    )  # fmt: skip
-    return base.replace(**changes)
+tiny = tiny_study  # the shared tiny two-architecture study (tests/helpers/study_fakes.py)
 
 
 def test_config_round_trips_and_refuses_bad_values(tmp_path: Path) -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from study_fakes import tiny_study
 
-from tlmsearch.config import DataConfig, TrainConfig
-from tlmsearch.study_config import StudyConfig
+from tlmsearch.config import DataConfig
 from tlmsearch.study_cost import (
     calibrate,
     calibrate_arch,
@@ -20,16 +20,7 @@ from tlmsearch.study_cost import (
     trials_per_arch,
 )
 
-
-def tiny(tmp_path: Path, **changes: object) -> StudyConfig:
-    base = StudyConfig(
-        name="st", runs_dir=str(tmp_path), archs=("transformer", "gated_attention"), preset="tiny",
-        model={"n_layers": 4}, trials=4, top_k=1, seeds=2, transfer_seeds=2, scheduler="none",
-        controls=("groups:third=early",), max_seeds=5,
-        train=TrainConfig(steps=10, eval_interval=10, warmup_steps=2, batch_size=4, eval_windows=4),
-        data=DataConfig(corpus="pydoc"),
-    )  # fmt: skip
-    return base.replace(**changes)
+tiny = tiny_study  # the shared tiny two-architecture study (tests/helpers/study_fakes.py)
 
 
 def test_phase_counts_add_up_to_the_trials_of_an_architecture(tmp_path: Path) -> None:
