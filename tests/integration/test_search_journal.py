@@ -16,7 +16,6 @@ Slow: two short searches' worth of trials on 2 cores.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import optuna
 import pytest
+from cli_runs import read_lines
 
 ARGS = [
     "--preset", "tiny", "--model", "n_layers=4", "--corpus", "pydoc", "--space", "knots", "--steps", "30",
@@ -32,12 +32,6 @@ ARGS = [
     "--train", "warmup_steps=2", "--trials", "8", "--baseline", "uniform", "--max-concurrent", "2",
     "--noise-seeds", "0", "--quiet",
 ]  # fmt: skip
-
-
-def _lines(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 @pytest.mark.slow
@@ -59,14 +53,14 @@ def test_pruned_trials_last_value_and_step_are_in_the_journal_after_sigkill_and_
         if _group_alive(proc.pid):  # the killed driver's own Ray processes
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    before = _lines(run / "trials.jsonl")
+    before = read_lines(run / "trials.jsonl")
     assert len(before) == 3, "the search should have been cut short"
 
     done = subprocess.run(
         [sys.executable, "-m", "tlmsearch", "resume", str(run), "--quiet"], env=env, capture_output=True, timeout=500
     )
     assert done.returncode == 0, done.stderr.decode()[-3000:]
-    records = _lines(run / "trials.jsonl")
+    records = read_lines(run / "trials.jsonl")
     assert len(records) == 8 == len({r["trial_id"] for r in records}) == len({r["number"] for r in records})
     assert records[:3] == before  # nothing recorded before the kill was run or written again
 

@@ -13,10 +13,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from cli_runs import read_lines, wait_for_first_record
 
 from tlmsearch.config import DataConfig, TrainConfig
 from tlmsearch.rundir.records import read_records
@@ -109,12 +109,6 @@ def test_resume_after_a_kill_in_the_noise_trials_trains_only_what_is_missing(
     assert json.loads((run / "noise_floor.json").read_text())["n"] == 3
 
 
-def _lines(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 def test_sigkill_during_the_noise_trials_then_resume(tmp_path: Path) -> None:
     """The CLI end to end: `search --noise-seeds 3` without uniform among its baselines (every floor
     seed is a noise trial), one trial at a time, SIGKILLed once the first noise trial is recorded."""
@@ -129,25 +123,21 @@ def test_sigkill_during_the_noise_trials_then_resume(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "tlmsearch", "search", *args, "--runs-dir", str(tmp_path), "--name", "run"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
-        deadline = time.time() + 240
-        while not _lines(run / "trials.jsonl"):
-            assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
-            assert time.time() < deadline, "no trial ended in time"
-            time.sleep(0.2)
+        wait_for_first_record(proc, run / "trials.jsonl", poll=0.2)
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    before = _lines(run / "trials.jsonl")
+    before = read_lines(run / "trials.jsonl")
     assert before and before[0]["kind"] == "noise"
     done = subprocess.run(
         [sys.executable, "-m", "tlmsearch", "resume", str(run), "--quiet", "--json"],
         env=env, capture_output=True, timeout=400,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr.decode()[-3000:]
-    records = _lines(run / "trials.jsonl")
+    records = read_lines(run / "trials.jsonl")
     ids = [r["trial_id"] for r in records]
     assert len(ids) == len(set(ids)) and ids[: len(before)] == [r["trial_id"] for r in before]
     assert sorted(r["seed"] for r in records if r["kind"] == "noise") == [0, 1, 2]

@@ -13,22 +13,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from cli_runs import read_lines, wait_for_first_record
 
 ARGS = [
     "--preset", "tiny", "--model", "n_layers=4", "--corpus", "pydoc", "--steps", "20", "--eval-interval", "10",
     "--batch-size", "8", "--train", "eval_windows=8", "--train", "warmup_steps=2", "--trials", "7",
     "--noise-seeds", "0", "--quiet",
 ]  # fmt: skip
-
-
-def _lines(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 @pytest.mark.slow
@@ -47,18 +41,14 @@ def test_killed_search_resumes_and_records_every_trial_once(
         cmd += ["--storage", f"file://{tmp_path}/store"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
-        deadline = time.time() + 240
-        while not _lines(run / "trials.jsonl"):
-            assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
-            assert time.time() < deadline, "no trial ended in time"
-            time.sleep(0.3)
+        wait_for_first_record(proc, run / "trials.jsonl", poll=0.3)
         proc.send_signal(sig)
         proc.wait(timeout=120)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    before = _lines(run / "trials.jsonl")
+    before = read_lines(run / "trials.jsonl")
     assert 1 <= len(before) < 7, "the search should have been cut short"
     if sig == signal.SIGINT:
         assert proc.returncode == 130 and b"tlmsearch resume" in proc.stderr.read()  # type: ignore[union-attr]
@@ -71,7 +61,7 @@ def test_killed_search_resumes_and_records_every_trial_once(
         env=env, capture_output=True, timeout=400,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr.decode()[-3000:]
-    records = _lines(run / "trials.jsonl")
+    records = read_lines(run / "trials.jsonl")
     ids = [r["trial_id"] for r in records]
     assert len(records) == 7 and len(set(ids)) == 7
     assert ids[: len(before)] == [r["trial_id"] for r in before]  # finished trials kept, never rewritten
