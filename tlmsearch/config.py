@@ -338,6 +338,7 @@ SCHEDULES: tuple[str, ...] = ("cosine", "wsd", "constant")
 DTYPES: tuple[str, ...] = ("float32", "bfloat16")
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 TOKENIZERS: tuple[str, ...] = ("byte", "bpe")
+INIT_MODES: tuple[str, ...] = ("keyed", "stream")
 
 
 # TrainConfig's integer fields and their upper bounds (the lower bound is 1, or 0 where listed)
@@ -379,6 +380,13 @@ class TrainConfig(Config):
     threads: int = option(0, "torch intra-op threads per run; 0 = torch's default (Ray trials: CPUs per trial)")
     seed: int = option(0, "seed of model init and batch order (the first seed where a command trains several)")
     checkpoint_interval: int = option(0, "steps between checkpoints; 0 = at every evaluation")
+    init: str = option(
+        "keyed",
+        "how the seed becomes weights: keyed (common random numbers: profiles of a budget share every "
+        "tensor of equal shape and their MLPs' common units) or stream (one RNG stream in module order, "
+        "as runs before keyed init)",
+        choices=INIT_MODES,
+    )
 
     def __post_init__(self) -> None:
         # Integer sizes are bounded so that a typo (batch_size 1e8) is refused here in one line,
@@ -395,6 +403,7 @@ class TrainConfig(Config):
         check_choice("schedule", self.schedule, SCHEDULES)
         check_choice("dtype", self.dtype, DTYPES)
         check_choice("device", self.device, DEVICES)
+        check_choice("init", self.init, INIT_MODES)
         if len(self.betas) != 2 or not all(isinstance(b, int | float) and 0.0 <= b < 1.0 for b in self.betas):
             raise ConfigError(f"betas={self.betas} must be two numbers in [0, 1)")
 

@@ -173,7 +173,7 @@ class _Run:
 
         torch.manual_seed(cfg.seed)
         random.seed(cfg.seed)
-        self.model = build_model(self.model_cfg, seed=cfg.seed).to(self.device)
+        self.model = build_model(self.model_cfg, seed=cfg.seed, init=cfg.init).to(self.device)
         self.model.train()
         self.forward: Callable[[torch.Tensor], torch.Tensor] = (
             torch.compile(self.model) if cfg.compile else self.model  # type: ignore[assignment]
@@ -397,6 +397,8 @@ def _as_tuple(x: Any) -> Any:
 
 
 def _check_same_configs(saved: dict[str, Any], current: dict[str, Any], path: Path) -> None:
+    # checkpoints written before TrainConfig had `init` were drawn keyed, its default then and now
+    saved = {**saved, "train": {"init": "keyed", **saved["train"]}}
     for section in ("model", "train", "data"):
         for key in sorted(set(saved[section]) | set(current[section])):
             if section == "train" and key in _RESUME_MAY_DIFFER:

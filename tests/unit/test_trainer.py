@@ -231,3 +231,30 @@ def test_batched_finiteness_check_finds_the_first_bad_step() -> None:
     _Run._check_finite(run, 0, 2)  # type: ignore[arg-type]
     with pytest.raises(TrainingDiverged, match="step 3: loss = inf"):
         _Run._check_finite(run, 1, 4)  # type: ignore[arg-type]
+
+
+def test_init_mode_draws_other_weights_from_the_same_seed() -> None:
+    keyed = train(tiny(), quick(steps=10), PYDOC)
+    stream = train(tiny(), quick(steps=10, init="stream"), PYDOC)
+    again = train(tiny(), quick(steps=10, init="stream"), PYDOC)
+    assert stream.metrics["val_loss"] == again.metrics["val_loss"]
+    assert stream.metrics["val_loss"] != keyed.metrics["val_loss"]
+
+
+def test_a_checkpoint_from_before_the_init_field_resumes(tmp_path: Path) -> None:
+    cfg = quick()
+    full = train(tiny(), cfg, PYDOC)
+
+    def stop_at_20(step: int, metrics: dict[str, float]) -> None:
+        if step == 20:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        train(tiny(), cfg, PYDOC, stop_at_20, checkpoint_dir=tmp_path)
+    path = tmp_path / "checkpoint.pt"
+    state = torch.load(path, weights_only=True)
+    del state["configs"]["train"]["init"]  # as older releases wrote it
+    torch.save(state, path)
+    assert train(tiny(), cfg, PYDOC, checkpoint_dir=tmp_path).metrics["val_loss"] == full.metrics["val_loss"]
+    with pytest.raises(ConfigError, match=r"train\.init"):
+        train(tiny(), quick(init="stream"), PYDOC, checkpoint_dir=tmp_path)

@@ -88,20 +88,41 @@ def _baseline_of(profile: dict[str, Any]) -> str | None:
 RESOURCE_FIELDS: tuple[str, ...] = ("seed", "threads", "device", "checkpoint_interval")
 
 
-def same_training(record: Any, train: Mapping[str, Any], data: Mapping[str, Any], overridden: bool) -> bool:
-    """Whether `record` was trained with the TrainConfig/DataConfig dicts `train` and `data`.
+def device_kind(devices: Sequence[str]) -> str:
+    """ "cuda" when a record's devices name a GPU, else "cpu" (records from before devices were
+    recorded ran on CPUs)."""
+    return "cuda" if any(str(d).startswith("GPU") for d in devices) else "cpu"
 
-    Seeds, threads, device and checkpointing are not compared, nor the data cache folder.
-    Records written before records carried their configs (empty `train`) count as the
-    search's own settings: they match only when nothing was `overridden`.
+
+def same_training(
+    record: Any,
+    train: Mapping[str, Any],
+    data: Mapping[str, Any],
+    overridden: bool,
+    device: str | None = None,
+) -> bool:
+    """Whether `record` was trained with the TrainConfig/DataConfig dicts `train` and `data`,
+    and, given `device` ("cpu" or "cuda"), on that kind of device: a paired comparison must not
+    pair a CPU run with a GPU run of the same seed (their numbers differ in rounding and kernels).
+
+    Seeds, threads, the device flag and checkpointing are not compared, nor the data cache folder.
+    The init mode is: keyed and stream initialisations of one seed are different draws.
+    Records written before records carried their configs (empty `train`) predate keyed
+    initialisation, so they were drawn from one stream: they match only a stream-init training
+    with nothing `overridden`. Records that carry configs without an `init` field were written
+    by the release that introduced keyed init (its only mode then) and count as keyed.
     """
+    if device is not None and device_kind(getattr(record, "devices", ())) != device:
+        return False
     if not record.train:
-        return not overridden
+        return not overridden and train.get("init", "keyed") == "stream"
 
     def strip(d: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
         return {k: v for k, v in d.items() if k not in keys}
 
-    return strip(record.train, RESOURCE_FIELDS) == strip(train, RESOURCE_FIELDS) and strip(
+    recorded = {"init": "keyed", **record.train}
+    wanted = {"init": "keyed", **train}
+    return strip(recorded, RESOURCE_FIELDS) == strip(wanted, RESOURCE_FIELDS) and strip(
         record.data, ("cache_dir",)
     ) == strip(data, ("cache_dir",))
 

@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from tlmsearch.architectures import architecture, import_object
-from tlmsearch.config import ModelConfig
+from tlmsearch.config import INIT_MODES, ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.models.keyed_init import keyed_reinit
 
@@ -19,7 +19,6 @@ def model_class(arch: str) -> type[nn.Module]:
     return cls
 
 
-INIT_MODES = ("keyed", "stream")
 
 
 def build_model(cfg: ModelConfig, *, seed: int | None = None, init: str = "keyed") -> nn.Module:

@@ -9,6 +9,7 @@ from typing import Any
 
 from ray.tune import Callback
 
+from tlmsearch.analysis.plan import device_kind
 from tlmsearch.profiles import ProfileSpec, shape_stats
 from tlmsearch.resolve import budget_for
 from tlmsearch.rundir.records import RecordLog, TrialRecord, read_records
@@ -232,6 +233,5 @@ def remember_rate(record: TrialRecord, cache_dir: Path) -> bool:
     measured = run_rate(record.metrics, record.steps, record.wall_s)
     if measured is None:
         return False
-    device = "cuda" if any(d.startswith("GPU") for d in record.devices) else "cpu"
-    shape = rate_shape(record.model, record.train, device)
+    shape = rate_shape(record.model, record.train, device_kind(record.devices))
     return record_rate(cache_dir, shape, measured[0], measured[1], f"trial {record.kind}")

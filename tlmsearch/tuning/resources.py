@@ -25,6 +25,14 @@ def local_gpus() -> int:
         return 0
 
 
+def trial_device_kind(cfg: SearchConfig) -> str:
+    """The kind of device ("cpu" or "cuda") a trial of `cfg` trains on: "cuda" when asked for
+    by name, or with device "auto" and a share of a GPU per trial (Ray hides GPUs from a trial
+    that asked for none)."""
+    gpu = cfg.train.device == "cuda" or (cfg.train.device == "auto" and cfg.gpus_per_trial > 0)
+    return "cuda" if gpu else "cpu"
+
+
 def fit_problem(nodes: Sequence[Mapping[str, float]], cpus: float, gpus: float, where: str) -> str | None:
     """Why a trial asking for `cpus` CPUs and `gpus` GPUs fits on none of `nodes` (their Ray
     resources, e.g. {"CPU": 8, "GPU": 1}); None when one node has both."""

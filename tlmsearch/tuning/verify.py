@@ -48,6 +48,7 @@ from tlmsearch.storage import check_storage
 from tlmsearch.tuning.announce import announce as announce_plan
 from tlmsearch.tuning.announce import fixed_line
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
+from tlmsearch.tuning.resources import trial_device_kind
 from tlmsearch.tuning.trainable import trial_train_config
 
 
@@ -155,8 +156,10 @@ def verify(
         k != "cache_dir" for k in data or {}
     )
 
+    device = trial_device_kind(cfg)
+
     def reusable(r: TrialRecord) -> bool:
-        return same_training(r, wanted_train, wanted_data, overridden)
+        return same_training(r, wanted_train, wanted_data, overridden, device)
 
     def train_seeds(seed_list: list[int], what: str = "") -> tuple[list[Planned], list[TrialRecord], float]:
         planned = plan(load(study.run_dir).records, top_k, seed_list, steps, reusable, controls, named_controls)

@@ -8,6 +8,7 @@ from tlmsearch.analysis.plan import plan, same_training
 from tlmsearch.config import DataConfig, TrainConfig
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.search_config import SearchConfig
+from tlmsearch.tuning.resources import trial_device_kind
 from tlmsearch.tuning.verify import retrain_config
 
 
@@ -39,8 +40,38 @@ def test_reuse_needs_the_same_training_settings() -> None:
     old = _verified("v3", "uniform", 1, None)  # written before records carried their configs
     assert same_training(same, wanted, data, overridden=False)
     assert not same_training(other_lr, wanted, data, overridden=False)
-    assert same_training(old, wanted, data, overridden=False) and not same_training(old, wanted, data, True)
     assert not same_training(same, wanted, {**data, "corpus": "pydoc"}, overridden=True)
+    # records without configs predate keyed init: their seeds drew other weights
+    assert not same_training(old, wanted, data, overridden=False)
+    stream = TrainConfig(steps=40, seed=1, init="stream").to_dict()
+    assert same_training(old, stream, data, overridden=False) and not same_training(old, stream, data, True)
+
+
+def test_reuse_needs_the_same_init_mode() -> None:
+    data = DataConfig().to_dict()
+    keyed = TrainConfig(steps=40, seed=1).to_dict()
+    stream = TrainConfig(steps=40, seed=1, init="stream").to_dict()
+    before_init_field = {k: v for k, v in keyed.items() if k != "init"}  # written when keyed was the only mode
+    assert same_training(_verified("v1", "uniform", 1, before_init_field), keyed, data, overridden=False)
+    assert not same_training(_verified("v2", "uniform", 1, keyed), stream, data, overridden=False)
+    assert not same_training(_verified("v3", "uniform", 1, stream), keyed, data, overridden=False)
+
+
+def test_reuse_needs_the_same_kind_of_device() -> None:
+    wanted = TrainConfig(steps=40, seed=1).to_dict()
+    data = DataConfig().to_dict()
+    on_cpu = _verified("v1", "uniform", 1, wanted)  # records name their devices: "cpu", "GPU 0 (...)"
+    on_gpu = TrialRecord.from_dict({**on_cpu.to_dict(), "devices": ["GPU 0 (NVIDIA H200)"]})
+    assert same_training(on_cpu, wanted, data, False, "cpu") and not same_training(on_cpu, wanted, data, False, "cuda")
+    assert same_training(on_gpu, wanted, data, False, "cuda") and not same_training(on_gpu, wanted, data, False, "cpu")
+    assert same_training(on_gpu, wanted, data, False)  # no device given: not compared
+
+
+def test_trials_train_on_the_device_their_resources_give() -> None:
+    assert trial_device_kind(search()) == "cpu"
+    assert trial_device_kind(search().replace(gpus_per_trial=0.25)) == "cuda"
+    assert trial_device_kind(search().replace(train=TrainConfig(device="cuda"))) == "cuda"
+    assert trial_device_kind(search().replace(gpus_per_trial=1.0, train=TrainConfig(device="cpu"))) == "cpu"
 
 
 def test_plan_reuses_only_matching_records() -> None:
