@@ -18,16 +18,20 @@ factor of about 2.5 either way.
     python -m bench.bench_crn --seeds 0 1 2 3 4 5 --steps 300 --jobs 2   # what made bench/README.md's figures
     python -m bench.bench_crn --analyse bench/data/crn-trials.jsonl      # the table again from the trials
     python -m bench.bench_crn --dry                                      # smoke test, measures nothing
+    python -m bench.bench_crn --run-dir runs/my-search --seeds 1 2 3 4 5 6 --jobs 2
+
+With --run-dir the keyed side is read from a run's verify records of uniform and cosine (the
+default init since keyed init exists) and only their stream twins train: the same model,
+training and data configs as each record, with `TrainConfig.init = "stream"`. A verify at the
+real shape then measures the effect at the cost of half the trials.
 
 Trials append to a JSON-lines file as they finish, so an interrupted run keeps what it did.
-The init mode is chosen by wrapping `tlmsearch.trainer.build_model` (the trainer has no init
-option of its own); everything else is the trainer's normal path at `threads=1`.
+The init mode is `TrainConfig.init`; everything else is the trainer's normal path at `threads=1`.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import math
 import time
@@ -50,7 +54,6 @@ def run_trial(seed: int, profile_name: str, init: str, steps: int, dry: bool) ->
 
     import tlmsearch.trainer as trainer
     from tlmsearch.config import DataConfig, TrainConfig
-    from tlmsearch.models.build import build_model
     from tlmsearch.profiles import profile
 
     torch.set_num_threads(1)
@@ -66,8 +69,8 @@ def run_trial(seed: int, profile_name: str, init: str, steps: int, dry: bool) ->
         eval_windows=8 if dry else 64,
         threads=1,
         seed=seed,
+        init=init,
     )
-    trainer.build_model = functools.partial(build_model, init=init)  # type: ignore[attr-defined]
     t0 = time.perf_counter()
     result = trainer.train(p.model_config("transformer", widths), cfg, DataConfig(corpus="shakespeare"))
     return {
@@ -83,6 +86,49 @@ def run_trial(seed: int, profile_name: str, init: str, steps: int, dry: bool) ->
 
 def _run(args: tuple[int, str, str, int, bool]) -> dict[str, Any]:
     return run_trial(*args)
+
+
+def keyed_rows(run_dir: Path) -> list[dict[str, Any]]:
+    """Rows (as `run_trial` writes them) of a run's finished keyed-init verify records of
+    uniform and cosine 1.5 -> 0.5, each with the configs it was trained with."""
+    from tlmsearch.analysis.collect import label
+    from tlmsearch.rundir.records import finished
+    from tlmsearch.rundir.study import load
+
+    names = {"uniform": "uniform", "cosine:start=1.5,end=0.5": "cosine"}
+    rows = []
+    for r in finished(load(run_dir).records, kinds=("verify",)):
+        name = names.get(label(r))
+        if name is None or not r.train or r.train.get("init", "keyed") != "keyed":
+            continue
+        rows.append(
+            {
+                "seed": r.seed,
+                "profile": name,
+                "init": "keyed",
+                "steps": r.steps,
+                "widths": list(r.widths),
+                "val_loss": r.metrics["val_loss"],
+                "seconds": r.wall_s,
+                "configs": {"model": r.model, "train": r.train, "data": r.data},
+            }
+        )
+    return rows
+
+
+def run_twin(row: dict[str, Any]) -> dict[str, Any]:
+    """Train the stream-init twin of a keyed row read by `keyed_rows`."""
+    import torch
+
+    from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
+    from tlmsearch.trainer import train
+
+    torch.set_num_threads(1)
+    c = row["configs"]
+    cfg = TrainConfig.from_dict({**c["train"], "init": "stream", "threads": 1})
+    t0 = time.perf_counter()
+    result = train(ModelConfig.from_dict(c["model"]), cfg, DataConfig.from_dict(c["data"]))
+    return {**row, "init": "stream", "val_loss": result.metrics["val_loss"], "seconds": time.perf_counter() - t0}
 
 
 # ---------------------------------------------------------------------------- analysis (pure)
@@ -186,6 +232,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--trials", type=Path, default=DATA_DIR / "crn-trials.jsonl", help="JSON lines, appended")
     ap.add_argument("--analyse", type=Path, help="only print the table of this trials file")
     ap.add_argument("--dry", action="store_true", help="tiny model, few steps: a smoke test")
+    ap.add_argument("--run-dir", type=Path, help="read the keyed side from this run's verify records")
     a = ap.parse_args(argv)
 
     if a.analyse:
@@ -194,12 +241,23 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     info = print_header("common random numbers: paired spread of uniform - cosine, stream vs keyed init")
     steps = 4 if a.dry else a.steps
-    jobs = [(s, prof, mode, steps, a.dry) for s in a.seeds for mode in MODES for prof in PROFILES]
     trials = a.trials if not a.dry else a.trials.with_name("crn-dry.jsonl")
     trials.parent.mkdir(parents=True, exist_ok=True)
-    rows = []
+    rows: list[dict[str, Any]] = []
+    if a.run_dir:
+        keyed = [r for r in keyed_rows(a.run_dir) if r["seed"] in a.seeds]
+        both = {r["seed"] for r in keyed if r["profile"] == "uniform"} & {
+            r["seed"] for r in keyed if r["profile"] == "cosine"
+        }
+        keyed = [r for r in keyed if r["seed"] in both]
+        print(f"{a.run_dir}: keyed verify records of uniform and cosine at seeds {sorted(both)}", flush=True)
+        rows.extend(keyed)
+        steps = keyed[0]["steps"] if keyed else steps
+        run, jobs = run_twin, keyed
+    else:
+        run, jobs = _run, [(s, prof, mode, steps, a.dry) for s in a.seeds for mode in MODES for prof in PROFILES]
     with ProcessPoolExecutor(max_workers=a.jobs) as pool:
-        for row in pool.map(_run, jobs):
+        for row in pool.map(run, jobs):
             rows.append(row)
             with trials.open("a") as fh:
                 fh.write(json.dumps(row) + "\n")

@@ -4,11 +4,12 @@ intervals checked by simulation against a known truth."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from bench.bench_crn import crn_summary, f_interval, paired_differences, pitman_morgan_interval
+from bench.bench_crn import crn_summary, f_interval, keyed_rows, paired_differences, pitman_morgan_interval, run_twin
 
 
 def rows_from(diffs: dict[str, list[float]]) -> list[dict[str, object]]:
@@ -54,3 +55,37 @@ def test_f_interval_matches_the_textbook() -> None:
     # equal sds, n = 5 each: F(4, 4) quantiles 0.1041 and 9.6045
     lo, hi = f_interval(1.0, 1.0, 5, 5)
     assert lo == pytest.approx(math.sqrt(1 / 9.6045), rel=1e-3) and hi == pytest.approx(math.sqrt(9.6045), rel=1e-3)
+
+
+def test_run_dir_mode_reads_the_keyed_side_and_trains_stream_twins(tmp_path: Path) -> None:
+    """--run-dir: uniform/cosine verify records (keyed) are read with their configs; the twin
+    trains the same configs with init "stream"."""
+    from analysis_fakes import record, write_run
+
+    from tlmsearch.config import DataConfig, TrainConfig
+    from tlmsearch.presets import preset
+    from tlmsearch.trainer import train
+
+    train_cfg = TrainConfig(steps=6, batch_size=4, eval_interval=6, eval_windows=4, warmup_steps=2, threads=1, seed=1)
+    data = DataConfig(corpus="pydoc")
+    rows = []
+    for spec in ("uniform", "cosine:start=1.5,end=0.5", "linear:start=1.5,end=0.5"):
+        rec = record(f"v-{spec}", spec, 2.0, kind="verify", seed=1)
+        model = preset("tiny").replace(n_layers=4).model_config("transformer", tuple(rec["widths"]))
+        loss = train(model, train_cfg, data).metrics["val_loss"]
+        rec["metrics"]["val_loss"] = loss
+        rows.append({**rec, "model": model.to_dict(), "train": train_cfg.to_dict(), "data": data.to_dict()})
+    stream_rec = {**rows[0], "trial_id": "v-stream", "seed": 2, "train": train_cfg.replace(init="stream").to_dict()}
+    write_run(tmp_path / "run", [*rows, stream_rec])
+
+    keyed = keyed_rows(tmp_path / "run")
+    assert sorted((r["profile"], r["seed"]) for r in keyed) == [("cosine", 1), ("uniform", 1)]
+    uni = next(r for r in keyed if r["profile"] == "uniform")
+    twin = run_twin(uni)
+    expected = train(
+        preset("tiny").replace(n_layers=4).model_config("transformer", tuple(uni["widths"])),
+        train_cfg.replace(init="stream"),
+        data,
+    ).metrics["val_loss"]
+    assert twin["init"] == "stream" and twin["seed"] == 1 and twin["profile"] == "uniform"
+    assert twin["val_loss"] == expected != uni["val_loss"]
