@@ -16,7 +16,10 @@ Seconds come from measurements only, never from an assumed utilisation:
   FLOPs at the measured matmul peak) is skipped with a note, and so is one that does not fit
   in memory. The result is kept in `<study>/cost.json` so a resumed study and `status` reuse it.
 - Once trials of an architecture have finished, their mean wall time replaces the calibration
-  (it includes what a calibration leaves out: start-up, evaluation, the load of the machine).
+  (it includes what a calibration leaves out: start-up, evaluation, the load of the machine),
+  and the ratio of measured to calibrated seconds rescales the calibration of the architectures
+  with no finished trial yet (`load_scale`): a calibration taken under a heavy load would
+  otherwise overstate them for the whole study.
 
 A trial's seconds from a calibration are steps x seconds per step, plus its evaluations priced
 at the same seconds per FLOP as a training step (their share of the trial's analytic FLOPs).
@@ -26,10 +29,11 @@ Hours are trial seconds / the trials that run at once (CPU slots), summed over a
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +59,7 @@ class ArchCost:
     step_s: float | None = None  # calibrated seconds per training step, if calibrated
     note: str = ""  # why there is no calibration
     steps_equivalent: float = 0.0  # a trial's steps plus its evaluations, in training steps
+    load_scale: float = 1.0  # measured / calibrated seconds of the architectures that have both
 
     @property
     def flops(self) -> tuple[float, float]:
@@ -67,7 +72,7 @@ class ArchCost:
 
     @property
     def calibrated_trial_s(self) -> float | None:
-        return None if self.step_s is None else self.step_s * self.steps_equivalent
+        return None if self.step_s is None else self.step_s * self.steps_equivalent * self.load_scale
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,8 @@ class Estimate:
                 line += f"; measured {a.measured_s:.1f} s a trial in this study"
             elif a.step_s is not None:
                 line += f"; calibrated {a.step_s * 1000:.0f} ms a step -> {a.calibrated_trial_s:.1f} s a trial"
+                if a.load_scale != 1.0:
+                    line += f" (x{a.load_scale:.2f}: measured / calibrated in this study's other architectures)"
             else:
                 line += f"; no seconds ({a.note or 'not calibrated'})"
             if a.trial_s is not None:
@@ -256,7 +263,25 @@ def estimate(
                 step_s=cal.get("step_s"), note=str(cal.get("note", "")), steps_equivalent=steps_equivalent(cfg, a),
             )  # fmt: skip
         )
+    scale = load_scale(archs)
+    archs = [replace(a, load_scale=scale) if a.measured_s is None else a for a in archs]
     return Estimate(tuple(archs), n_slots or slots(cfg))
+
+
+def load_scale(archs: Sequence[ArchCost]) -> float:
+    """How far the calibration was off, as the geometric mean of measured / calibrated trial
+    seconds over the architectures that have both (1 when none has).
+
+    A calibration times a few steps under one moment's load, once per study; measured trials
+    carry the load the study really meets. Their ratio rescales the calibrations of the
+    architectures not measured yet, so the time left follows the machine the study runs on.
+    """
+    ratios = [
+        a.measured_s / a.calibrated_trial_s
+        for a in archs
+        if a.measured_s is not None and a.calibrated_trial_s  # a.load_scale is still 1 here
+    ]
+    return math.exp(statistics.fmean(math.log(r) for r in ratios)) if ratios else 1.0
 
 
 def remaining_seconds(est: Estimate, left: Mapping[str, tuple[int, int]]) -> tuple[float, float] | None:

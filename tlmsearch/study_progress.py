@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from tlmsearch.analysis.collect import label
+from tlmsearch.analysis.collect import brief_label, label
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS, finished, read_records
 from tlmsearch.search_config import SearchConfig
@@ -93,17 +93,19 @@ def _best_trial(records: list[Any]) -> str:
     if not done:
         return ""
     r = min(done, key=lambda r: r.metric("val_loss"))
-    return f"{label(r)} {r.metric('val_loss'):.4f}"
+    return f"{brief_label(r.profile)} {r.metric('val_loss'):.4f}"
 
 
 def _best_verified(records: list[Any]) -> str:
     by: dict[str, list[float]] = {}
+    shown: dict[str, str] = {}
     for r in finished(records, kinds=("verify",)):
         by.setdefault(label(r), []).append(r.metric("val_loss"))
+        shown[label(r)] = brief_label(r.profile)
     if not by:
         return ""
     name, losses = min(by.items(), key=lambda kv: statistics.fmean(kv[1]))
-    return f"{name} {statistics.fmean(losses):.4f} ({len(losses)} seed{'s' * (len(losses) > 1)})"
+    return f"{shown[name]} {statistics.fmean(losses):.4f} ({len(losses)} seed{'s' * (len(losses) > 1)})"
 
 
 def snapshot(study_dir: str | Path) -> tuple[StudyConfig, list[ArchProgress]]:

@@ -72,3 +72,29 @@ def test_calibration_times_real_steps_and_skips_shapes_too_big(tmp_path: Path, m
     assert measured["step_s"] > 0 and measured["steps"] == 4
     assert read_calibration(study) == {"transformer": measured}  # kept for a resume and for status
     assert calibrate(cfg, study)["transformer"] == measured  # not measured twice
+
+
+def test_measured_trials_rescale_the_calibration_of_the_others(tmp_path: Path) -> None:
+    """The calibration ran under a load 4x heavier than the study meets: the Transformer's
+    measured trials are 4x faster than its calibration said, so Gated Attention's calibrated
+    seconds (no trial measured yet) are divided by 4 too."""
+    from analysis_fakes import record
+
+    from tlmsearch.rundir.records import RecordLog, TrialRecord
+
+    cfg = tiny(tmp_path)
+    cal = {"transformer": {"step_s": 0.4}, "gated_attention": {"step_s": 0.8}}
+    steps = {a: steps_equivalent(cfg, a) for a in cfg.archs}
+    study_dir = tmp_path / "study"
+    log = RecordLog(study_dir / "transformer")
+    for i in range(3):
+        rec = {**record(f"t{i}", "uniform", 2.0, kind="verify", seed=i), "wall_s": 0.1 * steps["transformer"]}
+        log.append(TrialRecord.from_dict(rec))
+    est = estimate(cfg, study_dir, calibration=cal, n_slots=1)
+    by_arch = {a.arch: a for a in est.archs}
+    assert by_arch["transformer"].trial_s == pytest.approx(0.1 * steps["transformer"])  # measured
+    assert by_arch["gated_attention"].trial_s == pytest.approx(0.8 / 4 * steps["gated_attention"])
+    assert "x0.25: measured / calibrated" in est.text()
+    # nothing measured: the calibration as it is
+    plain = {a.arch: a for a in estimate(cfg, tmp_path / "empty", calibration=cal, n_slots=1).archs}
+    assert plain["gated_attention"].trial_s == pytest.approx(0.8 * steps["gated_attention"])

@@ -141,3 +141,12 @@ def test_the_noise_floor_trials_count_as_ended_search_trials(tmp_path: Path) -> 
     _, rows = snapshot(study)
     by = {r.arch: r for r in rows}
     assert (by["transformer"].phase, by["transformer"].ended, by["transformer"].total) == ("search", 2, (6, 6))
+
+
+def test_the_live_line_shows_profiles_briefly_but_keeps_them_apart() -> None:
+    from tlmsearch.analysis.collect import brief_label, profile_label
+
+    knots = {"family": "knots", "params": {"k0": 0.7826507194351919, "k1": 1.1061661495857118, "mode": "free"}}
+    assert brief_label(knots) == "knots:k0=0.783,k1=1.11,mode=free"
+    assert brief_label({"family": "uniform", "params": {}}) == "uniform"
+    assert len(profile_label(knots)) > len(brief_label(knots))

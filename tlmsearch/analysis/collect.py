@@ -28,6 +28,15 @@ def profile_label(profile: Mapping[str, Any]) -> str:
         return f"{family}:{items}" if items else family
 
 
+def brief_label(profile: Mapping[str, Any], digits: int = 3) -> str:
+    """`profile_label` with its numbers cut to `digits` significant digits, for one-line views
+    (a sampled knots profile's exact text runs to 150 characters); not a profile's identity."""
+    family = profile.get("family", "?")
+    params = profile.get("params") or {}
+    items = ",".join(f"{k}={v:.{digits}g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
+    return f"{family}:{items}" if items else str(family)
+
+
 def label(record: TrialRecord) -> str:
     """The canonical text of the record's profile."""
     return profile_label(record.profile)
