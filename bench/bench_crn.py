@@ -252,6 +252,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         keyed = [r for r in keyed if r["seed"] in both]
         print(f"{a.run_dir}: keyed verify records of uniform and cosine at seeds {sorted(both)}", flush=True)
         rows.extend(keyed)
+        with trials.open("a") as fh:  # the trials file alone reproduces the table (--analyse)
+            fh.writelines(json.dumps(r) + "\n" for r in keyed)
         steps = keyed[0]["steps"] if keyed else steps
         run, jobs = run_twin, keyed
     else:
