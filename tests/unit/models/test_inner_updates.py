@@ -13,8 +13,10 @@ from tlmsearch.models import build_model
 from tlmsearch.models.common import causal_attention, inner_clip_fraction, masked_window_attention
 from tlmsearch.presets import preset
 
-# Stated target: at initialisation on cpu-s, fewer than this fraction of token updates clipped.
-CLIP_TARGET_AT_INIT = 0.10
+# Stated targets for the safety clips at their defaults (Titans 2, Hope 1): fewer than 1% of token
+# updates clipped at initialisation on cpu-s (tested here), fewer than 5% after 300 training steps
+# (measured, too long for a unit test: bench/README.md "Titans' clip after training").
+CLIP_TARGET_AT_INIT = 0.01
 
 
 @pytest.fixture(autouse=True)
