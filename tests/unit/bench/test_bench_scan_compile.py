@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-import torch.nn.functional as F
+from scan_inputs import titans_scan_inputs
 
 from bench.bench_scan_compile import chunk_body, scan_with_body
 from tlmsearch.models.titans import memory_scan
@@ -14,15 +14,8 @@ from tlmsearch.models.titans import memory_scan
 @pytest.mark.parametrize("max_norm", [1.5, 2.0])
 def test_chunk_body_scan_equals_the_memory_scan(max_norm: float) -> None:
     torch.manual_seed(0)
-    b, h, t, d, f, chunk = 2, 2, 16, 4, 8, 4
-    dt = torch.float64
-    q, k, v = (F.normalize(torch.randn(b, h, t, d, dtype=dt), dim=-1).requires_grad_() for _ in range(3))
-    theta = (0.3 * torch.rand(b, h, t, dtype=dt)).requires_grad_()
-    log_eta = torch.rand(b, h, t, dtype=dt).log().requires_grad_()
-    log_keep = (1 - 0.2 * torch.rand(b, h, t, dtype=dt)).log().requires_grad_()
-    a2 = torch.randn(h, d, f, dtype=dt, requires_grad=True)
-    a1 = (0.5 * torch.randn(h, f, d, dtype=dt)).requires_grad_()
-    inputs = (q, k, v, theta, log_eta, log_keep, a2, a1)
+    chunk = 4
+    inputs = titans_scan_inputs(16, theta_scale=0.3, unit_values=True)
     ref, ref_norms = memory_scan(*inputs, chunk, max_norm, True)
     got, norms = scan_with_body(inputs, chunk, max_norm, chunk_body)
     assert ref_norms is not None and 0 < (ref_norms > max_norm).sum() < ref_norms.numel()  # the clip matters

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-import torch.nn.functional as F
+from scan_inputs import titans_scan_inputs
 
 from tlmsearch.models.hope_attention import fast_swiglu_scan
 from tlmsearch.models.titans import memory_scan
@@ -40,15 +40,8 @@ def _close(a: torch.Tensor, b: torch.Tensor) -> None:
 @pytest.mark.parametrize(("t", "max_norm", "normalized"), TITANS_CASES)
 def test_fused_titans_scan_equals_the_autograd_form(t: int, max_norm: float, normalized: bool) -> None:
     torch.manual_seed(0)
-    b, h, d, f, chunk = 2, 2, 4, 8, 4
-    q, k = (F.normalize(torch.randn(b, h, t, d, dtype=DT), dim=-1).requires_grad_() for _ in range(2))
-    v = torch.randn(b, h, t, d, dtype=DT, requires_grad=True)
-    theta = (0.1 * torch.rand(b, h, t, dtype=DT)).requires_grad_()
-    log_eta = torch.rand(b, h, t, dtype=DT).log().requires_grad_()
-    log_keep = (1 - 0.2 * torch.rand(b, h, t, dtype=DT)).log().requires_grad_()
-    a2 = torch.randn(h, d, f, dtype=DT, requires_grad=True)
-    a1 = (0.5 * torch.randn(h, f, d, dtype=DT)).requires_grad_()
-    inputs = (q, k, v, theta, log_eta, log_keep, a2, a1)
+    chunk = 4
+    inputs = titans_scan_inputs(t, theta_scale=0.1, unit_values=False)
     ref, ref_norms = memory_scan(*inputs, chunk, max_norm, normalized, fused=False)
     out, norms = memory_scan(*inputs, chunk, max_norm, normalized, fused=True)
     assert _has_node(out, "MemoryScan") and not _has_node(ref, "MemoryScan")
