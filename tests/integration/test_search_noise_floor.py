@@ -144,3 +144,41 @@ def test_sigkill_during_the_noise_trials_then_resume(tmp_path: Path) -> None:
     assert sum(r["kind"] in ("baseline", "sampled") for r in records) == 2
     status = json.loads(done.stdout)
     assert status["noise_floor"]["n"] == 3 and status["noise_floor"]["seeds"] == [0, 1, 2]
+
+
+def test_resume_after_a_kill_before_tune_saved_its_state(searched: Path, tmp_path: Path, ray_session: None) -> None:
+    """A run directory as a kill leaves it after the journal opened the first trials but before
+    Tune wrote any state (or copied without `tune/`): every noise record, no search record, a
+    journal cut before its first value. Resume closes the opened trials as interrupted and trains
+    each baseline once."""
+    from optuna.trial import TrialState
+
+    import tlmsearch
+    from tlmsearch.tuning.reconcile import open_study
+
+    run = tmp_path / "nf"
+    run.mkdir()
+    shutil.copy(searched / "search.yaml", run / "search.yaml")
+    lines = (searched / "trials.jsonl").read_text().splitlines()
+    (run / "trials.jsonl").write_text("".join(line + "\n" for line in lines if '"kind": "noise"' in line))
+    journal = []
+    for line in (searched / "optuna.log").read_text().splitlines():
+        op = json.loads(line)
+        if op["op_code"] == 7 or (op["op_code"] == 6 and op["state"] != TrialState.RUNNING.value):
+            break  # the first value or finished state: the kill lands just before it
+        journal.append(line + "\n")
+    (run / "optuna.log").write_text("".join(journal))
+    opened = open_study(run)
+    assert opened is not None and any(t.state == TrialState.RUNNING for t in opened.trials)
+
+    tlmsearch.resume(run, progress=False)
+    records = read_records(run)
+    assert sorted(r.seed for r in records if r.kind == "noise") == [1, 2]  # kept, not re-run
+    search = [r for r in records if r.kind in ("baseline", "sampled")]
+    assert len(search) == 3 and len({r.trial_id for r in search}) == 3
+    assert sorted(str(r.spec) for r in search if r.kind == "baseline") == ["cosine:start=1.5,end=0.5", "uniform"]
+    study = open_study(run)
+    assert study is not None
+    assert not [t for t in study.trials if t.state in (TrialState.RUNNING, TrialState.WAITING)]
+    recorded = {r.number for r in search}
+    assert all(t.state == TrialState.FAIL for t in study.trials if t.number not in recorded)
