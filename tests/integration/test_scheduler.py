@@ -6,6 +6,7 @@ slow, two real searches on a local Ray.
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tlmsearch.tuning.scheduler import BaselineKeepingASHA, brackets_with_rungs
+from tlmsearch.profiles import ProfileSpec
+from tlmsearch.rundir.records import TrialRecord
+from tlmsearch.tuning.scheduler import BaselineKeepingASHA, brackets_with_rungs, prime_tuner, scheduler_of
 
 
 def scheduler(seed: int = 0, brackets: int = 3, max_t: int = 300, grace: int = 50, rf: int = 3) -> BaselineKeepingASHA:
@@ -152,6 +155,100 @@ def test_a_scheduler_without_metric_refuses_trials() -> None:
     )
     with pytest.raises(ValueError, match="needs a metric and a mode"):
         s.on_trial_add(None, trials(1)[0])
+
+
+# ----------------------------------------------------------------------------- resume: rungs from records
+
+
+def search_trials(n: int, baselines: int = 2, base_width: int | None = None) -> list[Any]:
+    """Trials whose configs look like a search's: baselines by name, sampled ones with a number
+    and a profile text that a record's profile dict rebuilds exactly."""
+    extra = {} if base_width is None else {"base_width": base_width}
+    out = [
+        SimpleNamespace(trial_id=f"b{i}", config={"profile": name, "baseline": name, **extra})
+        for i, name in enumerate(["uniform", "cosine:start=1.5,end=0.5"][:baselines])
+    ]
+    out += [
+        SimpleNamespace(
+            trial_id=f"t{i}", config={"profile": f"linear:start={1 + (i + 1) / 37},end=0.5", "number": i, **extra}
+        )
+        for i in range(n)
+    ]
+    return out
+
+
+def run_sequentially(s: BaselineKeepingASHA, added: list[Any], losses: dict[str, list[float]]) -> list[TrialRecord]:
+    """Each trial in turn until stopped or at 300 steps; the records a search would write."""
+    records = []
+    for n, t in enumerate(added):
+        s.on_trial_add(None, t)
+        curve = []
+        for step in range(50, 301, 50):
+            loss = losses[t.trial_id][step // 50 - 1]
+            curve.append({"step": float(step), "val_loss": loss})
+            if s.on_trial_result(None, t, {"step": step, "val_loss": loss}) == "STOP" or step == 300:
+                break
+        s.on_trial_complete(None, t, {"step": step, "val_loss": loss})
+        spec = ProfileSpec.parse(t.config["profile"])
+        records.append(
+            TrialRecord(
+                trial_id=t.trial_id, number=t.config.get("number", -1), baseline=t.config.get("baseline"),
+                kind="baseline" if t.config.get("baseline") else "sampled",
+                status="complete" if step == 300 else "stopped", profile=spec.to_dict(),
+                params={k: v for k, v in t.config.items() if k == "base_width"}, steps=step, max_steps=300,
+                curve=tuple(curve), ended_at=f"2026-12-01T00:{n:02d}:00+00:00",
+            )
+        )  # fmt: skip
+    return records
+
+
+@pytest.mark.parametrize("brackets", [1, 3])
+@pytest.mark.parametrize("base_width", [None, 64])
+def test_a_resumed_search_stops_what_an_uninterrupted_one_stops(brackets: int, base_width: int | None) -> None:
+    """Killed after 12 of 30 trials, a fresh scheduler primed from the 12 records makes the same
+    decisions on the other 18 as the scheduler that never stopped; an unprimed one does not."""
+    rng = np.random.default_rng(4)
+    added = search_trials(28, base_width=base_width)
+    losses = {t.trial_id: list(np.sort(rng.normal(2.5, 0.1, 6))[::-1]) for t in added}
+    whole = run_sequentially(scheduler(seed=2, brackets=brackets), added, losses)
+    primed = scheduler(seed=2, brackets=brackets)
+    assert primed.prime(whole[:12]) == 12
+    rest = run_sequentially(primed, added[12:], losses)
+    assert [(r.trial_id, r.steps) for r in rest] == [(r.trial_id, r.steps) for r in whole[12:]]
+    forgetful = run_sequentially(scheduler(seed=2, brackets=brackets), added[12:], losses)
+    assert [r.steps for r in forgetful] != [r.steps for r in whole[12:]]  # what the priming is for
+
+
+def test_priming_skips_other_runs_and_is_idempotent() -> None:
+    added = search_trials(6)
+    rng = np.random.default_rng(0)
+    losses = {t.trial_id: list(np.sort(rng.normal(2.5, 0.1, 6))[::-1]) for t in added}
+    records = run_sequentially(scheduler(brackets=1), added, losses)
+    others = [
+        dataclasses.replace(records[0], trial_id="n0", kind="noise"),
+        dataclasses.replace(records[1], trial_id="v0", kind="verify"),
+        dataclasses.replace(records[2], trial_id="c0", curve=()),
+    ]
+    s = scheduler(brackets=1)
+    assert s.prime(records + others) == len(records)
+    rungs = [dict(recorded) for _, recorded in s._brackets[0]._rungs]
+    assert s.prime(records) == 0
+    assert [dict(recorded) for _, recorded in s._brackets[0]._rungs] == rungs
+    assert set(rungs[-1]) == {r.trial_id for r in records}  # every trial passed the first rung's milestone
+    assert rungs[-1]["t0"] == -records[2].curve[0]["val_loss"]  # Ray keeps rewards: minus the loss
+
+
+def test_a_tuner_is_primed_through_its_scheduler() -> None:
+    from ray import tune
+
+    s = scheduler(brackets=1)
+    added = search_trials(3)
+    records = run_sequentially(scheduler(brackets=1), added, {t.trial_id: [2.0] * 6 for t in added})
+    tuner = tune.Tuner(lambda config: None, tune_config=tune.TuneConfig(scheduler=s))
+    assert scheduler_of(tuner) is s
+    assert prime_tuner(tuner, records) == 5
+    fifo = tune.Tuner(lambda config: None, tune_config=tune.TuneConfig())
+    assert prime_tuner(fifo, records) == 0
 
 
 # ----------------------------------------------------------------------------- real Ray

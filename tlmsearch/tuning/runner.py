@@ -574,6 +574,9 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
         elif problem is not None:
             tuner = _rebuild(cfg, run_dir, tune_path, problem, progress)
         if tuner is not None:
+            from tlmsearch.tuning.scheduler import prime_tuner
+
+            prime_tuner(tuner, read_records(run_dir))  # Tune keeps no rungs: refill them from the records
             fit_trials(tuner, run_dir, cfg.trials, _search_ended(run_dir), cfg)
         _close_zombies(cfg, run_dir)
         write_noise_floor(run_dir, noise_floor(cfg, read_records(run_dir)))

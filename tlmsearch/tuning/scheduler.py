@@ -18,6 +18,9 @@ profile, so one set of rungs for all budgets would rank budgets, not profiles: m
 let 3-6 % of the trials at the smallest budgets reach full fidelity against 80 % at the
 largest. Each budget (the trial's `base_width`) therefore has rungs of its own: a trial is
 compared only with trials (and baselines) of its own budget.
+
+Tune saves neither the scheduler nor its rungs, so a resumed search primes them from the
+recorded trials' curves (`BaselineKeepingASHA.prime`) and stops what an uninterrupted one would.
 """
 
 from __future__ import annotations
@@ -25,10 +28,17 @@ from __future__ import annotations
 import copy
 import json
 import zlib
-from typing import Any
+from collections.abc import Iterable
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from ray.tune.schedulers import AsyncHyperBandScheduler, TrialScheduler
+
+from tlmsearch.profiles import ProfileSpec
+
+if TYPE_CHECKING:
+    from tlmsearch.rundir.records import TrialRecord
 
 
 def brackets_with_rungs(max_t: int, grace: int, reduction_factor: float) -> int:
@@ -126,3 +136,59 @@ class BaselineKeepingASHA(AsyncHyperBandScheduler):
         if trial.config.get("baseline"):
             return TrialScheduler.CONTINUE
         return str(decision)
+
+    def prime(self, records: Iterable[TrialRecord]) -> int:
+        """Fill the rungs from the curves of trials recorded before a resume; how many were fed.
+
+        Tune saves neither the scheduler nor its rungs: a restored search (or one rebuilt from
+        `trials.jsonl`) would start with empty rungs and let every trial past the first rung
+        until new results filled them, so a resumed search stopped other trials than an
+        uninterrupted one. Each recorded search trial's curve is replayed into the bracket its
+        config has (the same function of seed and config as when it ran), which puts into each
+        rung exactly the value that trial reported there. Noise-floor and verification runs never
+        passed through this scheduler and are skipped; so are trials whose id a rung already
+        holds (priming twice changes nothing).
+        """
+        metric, op = self._metric, self._metric_op
+        if not metric or op is None:
+            raise ValueError(f"{type(self).__name__} needs a metric and a mode to be primed")
+        fed = 0
+        ordered = sorted(records, key=lambda r: (r.ended_at or "", r.trial_id))
+        for r in ordered:
+            if r.kind not in ("baseline", "sampled") or not r.curve:
+                continue
+            config = search_config_of(r)
+            bracket = self.brackets_for(config)[self.bracket_index(config)]
+            if any(r.trial_id in recorded for _, recorded in bracket._rungs):
+                continue
+            trial = SimpleNamespace(trial_id=r.trial_id)
+            for point in r.curve:
+                step, value = point.get(self._time_attr), point.get(metric)
+                if step is None or value is None:
+                    continue
+                bracket.on_result(trial, step, op * float(value))
+            fed += 1
+        return fed
+
+
+def search_config_of(record: TrialRecord) -> dict[str, Any]:
+    """The Tune config a recorded search trial ran with, as far as the scheduler reads it."""
+    config: dict[str, Any] = {**record.params, "profile": str(ProfileSpec.from_dict(record.profile))}
+    if record.baseline:
+        config["baseline"] = record.baseline
+    if record.number >= 0:
+        config["number"] = record.number
+    return config
+
+
+def scheduler_of(tuner: Any) -> Any | None:
+    """The scheduler object a (restored) Tuner will run with; None where Ray hides it."""
+    internal = getattr(tuner, "_local_tuner", None)
+    return getattr(getattr(internal, "_tune_config", None), "scheduler", None)
+
+
+def prime_tuner(tuner: Any, records: Iterable[TrialRecord]) -> int:
+    """Prime a Tuner's early stopping from `records` (see `BaselineKeepingASHA.prime`); 0 when
+    the search does not stop early."""
+    scheduler = scheduler_of(tuner)
+    return scheduler.prime(records) if isinstance(scheduler, BaselineKeepingASHA) else 0
