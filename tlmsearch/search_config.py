@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from pathlib import Path
 from typing import Any
 
+from tlmsearch import validate
 from tlmsearch.config import (
     ARCHITECTURE_NAMES,
     Config,
@@ -25,9 +25,7 @@ from tlmsearch.config import (
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.storage import check_storage
-from tlmsearch.validate import MAX_NAME_LENGTH, MAX_SEED, check_int, load_yaml, read_text
-
-_NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]*\Z")  # \Z, not $: no trailing newline
+from tlmsearch.validate import MAX_SEED, check_int, load_yaml, read_text
 
 SAMPLERS: tuple[str, ...] = ("tpe", "gp", "nsga2", "cmaes", "random", "qmc")
 SCHEDULERS: tuple[str, ...] = ("asha", "hyperband", "none")
@@ -106,13 +104,7 @@ def check_fair_objectives(cfg: SearchConfig) -> None:
 
 def check_name(name: str) -> str:
     """`name` when it is a valid run name (a run directory's name), else a `ConfigError`."""
-    if not _NAME.match(name) or len(name) > MAX_NAME_LENGTH:
-        shown = repr(name) if len(name) <= 60 else repr(name[:60]) + "..."
-        raise ConfigError(
-            f"run name {shown} is not allowed; use letters, digits, '.', '_' and '-' (not starting with . - _), "
-            f"at most {MAX_NAME_LENGTH} characters"
-        )
-    return name
+    return validate.check_name("run name", name)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
