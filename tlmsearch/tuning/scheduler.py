@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from ray.tune.schedulers import AsyncHyperBandScheduler, TrialScheduler
 
-from tlmsearch.profiles import ProfileSpec
+from tlmsearch.rundir.records import SEARCH_KINDS
 
 if TYPE_CHECKING:
     from tlmsearch.rundir.records import TrialRecord
@@ -155,7 +155,7 @@ class BaselineKeepingASHA(AsyncHyperBandScheduler):
         fed = 0
         ordered = sorted(records, key=lambda r: (r.ended_at or "", r.trial_id))
         for r in ordered:
-            if r.kind not in ("baseline", "sampled") or not r.curve:
+            if r.kind not in SEARCH_KINDS or not r.curve:
                 continue
             config = search_config_of(r)
             bracket = self.brackets_for(config)[self.bracket_index(config)]
@@ -173,7 +173,7 @@ class BaselineKeepingASHA(AsyncHyperBandScheduler):
 
 def search_config_of(record: TrialRecord) -> dict[str, Any]:
     """The Tune config a recorded search trial ran with, as far as the scheduler reads it."""
-    config: dict[str, Any] = {**record.params, "profile": str(ProfileSpec.from_dict(record.profile))}
+    config: dict[str, Any] = {**record.params, "profile": str(record.spec)}
     if record.baseline:
         config["baseline"] = record.baseline
     if record.number >= 0:
