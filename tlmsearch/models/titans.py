@@ -244,12 +244,16 @@ class NeuralMemory(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, t, c = x.shape
+        h = self.n_heads
         qkv = self.conv(F.pad(self.w_qkv(x).transpose(1, 2), (3, 0)))  # (B, 3C, T) causal conv
-        q, k, v = F.silu(qkv.transpose(1, 2)).split(c, dim=-1)  # (B, T, C) each
-        q, k, v = (split_heads(z, self.n_heads) for z in (q, k, v))  # (B, H, T, D)
-        q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
+        # SiLU and the L2 norms on a contiguous (B, T, 3H, D) copy, all heads of q, k (and v) in
+        # one call: on the strided view both ran at about half speed (7% of a cpu-s step)
+        y = F.silu(qkv.transpose(1, 2).contiguous()).view(b, t, 3 * h, self.d_mem)
         if self.normalized:  # [OURS] unit values too: the residual M(k) - v stays O(1) at any width
-            v = F.normalize(v, dim=-1)
+            y = F.normalize(y, dim=-1)
+        else:
+            y = torch.cat((F.normalize(y[:, :, : 2 * h], dim=-1), y[:, :, 2 * h :]), dim=2)
+        q, k, v = y.transpose(1, 2).split(h, dim=1)  # (B, H, T, D) each
         gates = self.w_gates(x).to(torch.promote_types(x.dtype, torch.float32))  # >= fp32; float64 stays
         g_theta, g_eta, g_alpha = gates.transpose(1, 2).split(self.n_heads, dim=1)  # (B, H, T)
         theta = self.theta_max * torch.sigmoid(g_theta)
