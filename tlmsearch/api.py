@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch import rundir
-from tlmsearch.analysis.summary import verdicts
+from tlmsearch.analysis.summary import run_verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.export import Export, export_run
 from tlmsearch.report import write_report
-from tlmsearch.rundir.records import EVAL_KINDS, read_records
+from tlmsearch.rundir.io import read_verify
+from tlmsearch.rundir.records import read_records
 from tlmsearch.search_config import SearchConfig
 from tlmsearch.study_config import StudyConfig
 from tlmsearch.study_files import set_phase
@@ -60,14 +61,15 @@ class Study(rundir.Study):
         threshold: float | None = None,
         confidence: float | None = None,
     ) -> list[Verdict]:
-        """The three-outcome verdicts from the run's verify/compare records (empty before verify).
+        """The three-outcome verdicts from the run's verify (or compare) records, as `tlmsearch
+        report` gives them: a planned verify decides on its fresh seeds only (never the pilot's),
+        and gives no verdict while unfinished; empty before any verify.
 
         `margin` (old name `threshold`) and `alpha` (or `confidence` = 1 - alpha) as in `verdict`.
         """
         margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
-        return verdicts(
-            self.records, margin=margin, alpha=alpha, arch=self.config.arch, kinds=EVAL_KINDS, method=method
-        )
+        plan = read_verify(self.run_dir)
+        return run_verdicts(self.records, plan, margin=margin, alpha=alpha, arch=self.config.arch, method=method)
 
     def report(self, out_dir: str | Path | None = None, **kwargs: Any) -> dict[str, Path]:
         """Write report.html, summary.md, summary.json (`tlmsearch.report.write_report`)."""

@@ -17,7 +17,7 @@ from tlmsearch import plots
 from tlmsearch.analysis.front import front_axis
 from tlmsearch.analysis.headline import describe_shape, level
 from tlmsearch.analysis.stats import check_method
-from tlmsearch.analysis.summary import decision_seeds, summarize, verdicts
+from tlmsearch.analysis.summary import run_verdicts, summarize
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.noise_floor import NoiseFloor
@@ -101,16 +101,7 @@ def build(
         records, config, margin=margin, alpha=alpha, method=method, verify_plan=plan, noise_floor=_floor(run_dir)
     )
     summary["run_dir"] = str(run_dir)
-    ev = summary["evaluation"]
-    vs = verdicts(
-        records,
-        margin=margin,
-        alpha=alpha,
-        arch=summary["arch"],
-        kinds=(ev,) if ev else (),
-        method=method,
-        seeds=decision_seeds(records, plan) if ev == "verify" else None,
-    )
+    vs = run_verdicts(records, plan, margin=margin, alpha=alpha, arch=summary["arch"], method=method)
     summary["verdict_table"] = _verdict_table(vs)
     objectives = tuple(config.get("objectives") or ("val_loss",))
     return summary, figures(records, vs, kinds, objectives)

@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.analysis.summary import decision_seeds, verdicts
+from tlmsearch.analysis.summary import run_verdicts, verdicts
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.io import read_verify, read_yaml, write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG
@@ -80,10 +80,7 @@ def own_verdict(cfg: StudyConfig, study_dir: str | Path, arch: str) -> dict[str,
     records = read_records(sub)
     if not any(r.kind == "verify" for r in records):
         return None
-    vs = verdicts(
-        records, margin=cfg.margin, alpha=cfg.alpha, arch=arch, kinds=("verify",),
-        seeds=decision_seeds(records, read_verify(sub)),
-    )  # fmt: skip
+    vs = run_verdicts(records, read_verify(sub), margin=cfg.margin, alpha=cfg.alpha, arch=arch)  # none while unfinished
     return vs[0].to_dict() if vs else None
 
 

@@ -131,14 +131,7 @@ def test_estimate_text_uses_the_pilots_wall_time() -> None:
 
 def test_summary_decides_on_the_plans_seeds_only(tmp_path: Path) -> None:
     """A pilot seed where cosine is far worse must not enter the verdict the plan decides on."""
-    losses = {COSINE: {}, "uniform": {}, "knots:k0=3,k1=1": {}}
-    for s in range(4, 10):  # the fresh seeds: every profile equal up to tiny noise
-        for k, spec in enumerate(losses):
-            losses[spec][s] = 2.25 + 0.0004 * math.sin(3 * s + k)
-    for s in (1, 2, 3):  # the pilot: cosine much worse
-        for spec in losses:
-            losses[spec][s] = 2.25 + (0.3 if spec == COSINE else 0.0) + 0.001 * s
-    recs = search_records() + verify_records(losses)
+    recs = search_records() + verify_records(_decided_losses())
     plan = {"steps": 40, "pilot_seeds": [1, 2, 3], "decision_seeds": list(range(4, 10)), "plan": None}
     decided = summarize(recs, {"arch": "transformer"}, verify_plan=plan)
     (v,) = decided["verdicts"]
@@ -153,6 +146,71 @@ def test_summary_decides_on_the_plans_seeds_only(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", recs)
     (run / VERIFY).write_text(json.dumps(plan))
     assert main(["report", str(run), "--json"]) == 0
+
+
+def _decided_losses() -> dict[str, dict[int, float]]:
+    """Pilot seeds 1-3 with cosine far worse; fresh seeds 4-9 with every profile equal."""
+    losses: dict[str, dict[int, float]] = {COSINE: {}, "uniform": {}, "knots:k0=3,k1=1": {}}
+    for s in range(4, 10):
+        for k, spec in enumerate(losses):
+            losses[spec][s] = 2.25 + 0.0004 * math.sin(3 * s + k)
+    for s in (1, 2, 3):
+        for spec in losses:
+            losses[spec][s] = 2.25 + (0.3 if spec == COSINE else 0.0) + 0.001 * s
+    return losses
+
+
+def test_an_unfinished_verify_gives_no_verdict_anywhere(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Killed after its pilot and half of its deciding runs (or during the pilot), a verify has no
+    verdict in the summary, the report, the API or a study: one would decide on the pilot's seeds
+    or on part of the plan. Once verify.json says complete, the deciding seeds decide as before."""
+    import tlmsearch
+    from tlmsearch.study_config import StudyConfig
+    from tlmsearch.study_files import own_verdict
+
+    losses = _decided_losses()
+    plan = {"steps": 40, "pilot_seeds": [1, 2, 3], "decision_seeds": list(range(4, 10)), "plan": None}
+    half = {spec: {s: v for s, v in by.items() if s <= 6} for spec, by in losses.items()}  # seeds 1-3 and 4-6
+    stages = {
+        "deciding": (
+            half,
+            {**plan, "complete": False},
+            "verification unfinished: 9 of 18 runs of the deciding seeds 4..9",
+        ),
+        "pilot": (
+            {spec: {s: v for s, v in by.items() if s <= 2} for spec, by in losses.items()},
+            {**plan, "decision_seeds": [], "complete": False},
+            "verification unfinished: 6 runs of its pilot (seeds 1..3) recorded, the deciding seeds not yet planned",
+        ),
+    }
+    for name, (part, doc, note) in stages.items():
+        recs = search_records() + verify_records(part)
+        summary = summarize(recs, {"arch": "transformer"}, verify_plan=doc)
+        assert summary["verdicts"] == [] and summary["verify_plan"] is None, name
+        assert summary["verify_unfinished"].startswith(note) and note in summary["notes"][0], summary["notes"]
+        assert "run `tlmsearch verify RUN_DIR` again to finish it" in summary["verify_unfinished"]
+        run = write_run(tmp_path / name, recs)
+        (run / VERIFY).write_text(json.dumps(doc))
+        assert main(["report", str(run), "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["verdicts"] == [] and out["verify_unfinished"].startswith(note)
+        assert note in (run / "summary.md").read_text()
+        assert tlmsearch.load(run).verdicts() == []
+        study = tmp_path / f"study-{name}"
+        write_run(study / "transformer", recs)
+        (study / "transformer" / VERIFY).write_text(json.dumps(doc))
+        assert own_verdict(StudyConfig(), study, "transformer") is None
+    # finished: the API, the study and the summary decide on the fresh seeds only
+    recs = search_records() + verify_records(losses)
+    run = write_run(tmp_path / "done", recs)
+    (run / VERIFY).write_text(json.dumps({**plan, "complete": True}))
+    (v,) = tlmsearch.load(run).verdicts()
+    assert v.n_seeds == 6 and v.outcome == "near_optimal", v.headline
+    study = tmp_path / "study-done"
+    write_run(study / "transformer", recs)
+    (study / "transformer" / VERIFY).write_text(json.dumps(plan))  # written before the flag: finished
+    assert own_verdict(StudyConfig(), study, "transformer")["n_seeds"] == 6  # type: ignore[index]
+    assert summarize(recs, {"arch": "transformer"}, verify_plan=plan)["verify_unfinished"] is None
 
 
 @pytest.mark.parametrize(
@@ -217,7 +275,7 @@ def test_verify_auto_plans_prints_runs_and_decides_on_fresh_seeds(
     assert "runs of the fresh seeds the planner asks for (2-3 a profile)" in pilot, pilot
     assert "fresh seeds" in out and ("s a run as the pilot ran" in out or "nothing left" in out), out
     doc = json.loads((run / VERIFY).read_text())
-    assert doc["pilot_seeds"] == [1, 2]
+    assert doc["pilot_seeds"] == [1, 2] and doc["complete"] is True
     fresh = doc["decision_seeds"]
     assert fresh == list(range(3, 3 + len(fresh))) and 2 <= len(fresh) <= 3  # capped at 5 in all
     assert doc["plan"]["n_seeds"] == 2 + len(fresh)
@@ -235,6 +293,29 @@ def test_verify_auto_plans_prints_runs_and_decides_on_fresh_seeds(
     assert main(["verify", str(run), "--top-k", "1", "--pilot-seeds", "2", "--max-seeds", "5", "--no-report"]) == 0
     assert f"{len(verified)} reused, 0 trained" in capsys.readouterr().out
     assert json.loads((run / VERIFY).read_text())["decision_seeds"] == fresh
+
+
+@pytest.mark.slow
+def test_while_the_deciding_seeds_train_there_is_no_verdict(tmp_path: Path) -> None:
+    """Between the pilot and the end of a planned verify (where a kill would leave it), verify.json
+    names the deciding seeds with complete false and nothing reports a verdict."""
+    import tlmsearch
+
+    run = _tiny_search(tmp_path / "runs")
+    seen: dict[str, object] = {}
+
+    def announce(text: str) -> None:  # called after the pilot, before the fresh seeds train
+        if "fresh seeds" in text:
+            seen["doc"] = json.loads((run / VERIFY).read_text())
+            seen["verdicts"] = tlmsearch.load(run).verdicts()
+            seen["summary"] = summarize(tlmsearch.load(run).records, {"arch": "transformer"}, verify_plan=seen["doc"])
+
+    result = tlmsearch.verify(run, top_k=1, pilot_seeds=2, max_seeds=4, announce=announce, progress=False)
+    doc = seen["doc"]
+    assert doc["complete"] is False and doc["pilot_seeds"] == [1, 2] and doc["decision_seeds"] == [3, 4]  # type: ignore[index]
+    assert seen["verdicts"] == [] and seen["summary"]["verdicts"] == []  # type: ignore[index]
+    assert json.loads((run / VERIFY).read_text())["complete"] is True
+    assert [v.to_dict() for v in tlmsearch.load(run).verdicts()] == [v.to_dict() for v in result.verdicts]
 
 
 def test_api_verify_refuses_bad_seed_options_before_training(tmp_path: Path) -> None:

@@ -107,11 +107,9 @@ def summarize(
     config = dict(config or {})
     arch = str(config.get("arch", "model"))
     kind = eval_kind(recs)
-    plan = verify_plan if kind == "verify" and _plan_applies(recs, verify_plan) else None
-    seeds = plan["decision_seeds"] if plan else None
-    vs = verdicts(
-        recs, margin=margin, alpha=alpha, arch=arch, kinds=(kind,) if kind else (), method=method, seeds=seeds
-    )
+    unfinished = verify_unfinished(recs, verify_plan)
+    plan = verify_plan if kind == "verify" and _plan_applies(recs, verify_plan) and not unfinished else None
+    vs = run_verdicts(recs, verify_plan, margin=margin, alpha=alpha, arch=arch, method=method)
     search_kinds = ("compare",) if kind == "compare" and not finished(recs) else SEARCH_KINDS
     best = sorted(finished(recs, kinds=search_kinds), key=lambda r: r.metric("val_loss"))
     objectives = tuple(config.get("objectives") or ("val_loss",))
@@ -124,6 +122,8 @@ def summarize(
             "no re-evaluation yet: run `tlmsearch verify RUN_DIR` for the verdict with error bars; "
             "a single short trial is never the basis for a claim"
         )
+    elif unfinished:
+        notes.append(unfinished)
     elif not vs:
         notes.append(f"the {kind} trials include no cosine profile: no verdict on cosine")
     return {
@@ -137,6 +137,7 @@ def summarize(
         "alpha": alpha,
         "method": method,
         "verify_plan": dict(plan) if plan else None,
+        "verify_unfinished": unfinished,
         "verdicts": [v.to_dict() for v in vs],
         "noise_floor": noise_floor.to_dict() if noise_floor is not None else None,
         "best": _with_gaps([_trial_summary(r) for r in best[:top]], noise_floor),
@@ -154,11 +155,65 @@ def _with_gaps(rows: list[dict[str, Any]], floor: NoiseFloor | None) -> list[dic
 
 
 def _plan_applies(records: Sequence[TrialRecord], plan: Mapping[str, Any] | None) -> bool:
-    """Whether a verify plan describes the latest verify records (same step count)."""
-    if not plan or not plan.get("decision_seeds"):
-        return False
+    """Whether a verify plan with its deciding seeds describes the latest verify records."""
+    return bool(plan and plan.get("decision_seeds")) and _same_steps(records, plan)
+
+
+def _same_steps(records: Sequence[TrialRecord], plan: Mapping[str, Any] | None) -> bool:
+    """Whether `plan` is that of the latest verify records (same step count)."""
     latest = [r for r in records if r.kind == "verify"]
-    return bool(latest) and latest[-1].max_steps == plan.get("steps")
+    return bool(plan and latest) and latest[-1].max_steps == plan.get("steps")  # type: ignore[union-attr]
+
+
+def verify_unfinished(records: Iterable[Any], verify_plan: Mapping[str, Any] | None) -> str | None:
+    """Why there is no verdict yet when the latest verify stopped (or is still running) before
+    its deciding seeds were all trained; None when it finished, or when no plan says otherwise.
+
+    `verify` writes its plan with `complete: false` before it trains and sets it when the last
+    deciding run has ended (files without the key come from finished verifies). A verdict on an
+    unfinished verify would decide on the pilot's seeds or on part of the planned seeds.
+    """
+    recs = as_records(records)
+    if eval_kind(recs) != "verify" or not verify_plan or verify_plan.get("complete", True):
+        return None
+    if not _same_steps(recs, verify_plan):
+        return None
+    runs = [r for r in recs if r.kind == "verify" and r.max_steps == verify_plan.get("steps")]
+    pilot, decide = list(verify_plan.get("pilot_seeds") or []), list(verify_plan.get("decision_seeds") or [])
+    again = "run `tlmsearch verify RUN_DIR` again to finish it (finished runs are reused); no verdict until then"
+    if not decide:
+        done = sum(r.seed in pilot for r in finished(runs, kinds=("verify",)))
+        seeds = f" (seeds {pilot[0]}..{pilot[-1]})" if pilot else ""
+        return (
+            f"verification unfinished: {done} runs of its pilot{seeds} recorded, the deciding seeds "
+            f"not yet planned; {again}"
+        )
+    profiles = {label(r) for r in runs}
+    done = sum(r.seed in decide for r in finished(runs, kinds=("verify",)))
+    return (
+        f"verification unfinished: {done} of {len(profiles) * len(decide)} runs of the deciding seeds "
+        f"{decide[0]}..{decide[-1]} recorded; {again}"
+    )
+
+
+def run_verdicts(
+    records: Iterable[Any],
+    verify_plan: Mapping[str, Any] | None,
+    *,
+    margin: float | None = None,
+    alpha: float | None = None,
+    arch: str = "model",
+    method: str = "t",
+) -> list[Verdict]:
+    """A run's verdicts as `tlmsearch report` gives them: from its verify records (only the
+    deciding seeds of `verify_plan`, `rundir.io.read_verify`; none while that verify is
+    unfinished), else from its compare records; empty before either."""
+    recs = as_records(records)
+    kind = eval_kind(recs)
+    if kind is None or verify_unfinished(recs, verify_plan):
+        return []
+    seeds = decision_seeds(recs, verify_plan) if kind == "verify" else None
+    return verdicts(recs, margin=margin, alpha=alpha, arch=arch, kinds=(kind,), method=method, seeds=seeds)
 
 
 def decision_seeds(records: Iterable[Any], verify_plan: Mapping[str, Any] | None) -> list[int] | None:
@@ -167,4 +222,4 @@ def decision_seeds(records: Iterable[Any], verify_plan: Mapping[str, Any] | None
     return list(verify_plan["decision_seeds"]) if verify_plan and _plan_applies(recs, verify_plan) else None
 
 
-__all__ = ["decision_seeds", "eval_kind", "summarize", "verdicts"]
+__all__ = ["decision_seeds", "eval_kind", "run_verdicts", "summarize", "verdicts", "verify_unfinished"]

@@ -161,8 +161,12 @@ def verify(
     def reusable(r: TrialRecord) -> bool:
         return same_training(r, wanted_train, wanted_data, overridden, device)
 
-    def train_seeds(seed_list: list[int], what: str = "") -> tuple[list[Planned], list[TrialRecord], float]:
+    def train_seeds(
+        seed_list: list[int], what: str = "", before: Callable[[], None] | None = None
+    ) -> tuple[list[Planned], list[TrialRecord], float]:
         planned = plan(load(study.run_dir).records, top_k, seed_list, steps, reusable, controls, named_controls)
+        if before is not None:  # the plan is valid: say what is about to train
+            before()
         items = [
             FixedTrial(spec=ProfileSpec.from_dict(p.profile), seed=p.seed, base_width=p.base_width, name=p.name)
             for p in planned
@@ -189,14 +193,33 @@ def verify(
             if r.max_steps == steps and r.seed in keep and label(r) in wanted and reusable(r)
         ] + [r for r in finished(records) if r.kind != "verify" or reusable(r)]
 
-    stage = "pilot" if seeds == "auto" else "seeds"
+    def record_plan(pilot: list[int], decide_on: list[int], seed_plan: SeedPlan | None, complete: bool) -> None:
+        """verify.json: the seeds that decide; `complete` false while they are still training, so
+        that a report of an interrupted verify gives no verdict (never one on the pilot's seeds)."""
+        write_json(
+            Path(study.run_dir) / VERIFY,
+            {
+                "steps": steps,
+                "pilot_seeds": pilot,
+                "decision_seeds": decide_on,
+                "plan": seed_plan.to_dict() if seed_plan else None,
+                "margin": margin,
+                "alpha": alpha,
+                "complete": complete,
+            },
+        )
+
+    auto = seeds == "auto"
+    stage = "pilot" if auto else "seeds"
     what = f"verify {Path(study.run_dir).name} ({stage} {first_seeds[0]}..{first_seeds[-1]})"
-    planned, new, wall = train_seeds(first_seeds, what)
+    planned, new, wall = train_seeds(
+        first_seeds, what, lambda: record_plan(first_seeds if auto else [], [] if auto else first_seeds, None, False)
+    )
     wanted = {p.label for p in planned}
     pilot: list[int] = []
     seed_plan: SeedPlan | None = None
     decide_on = first_seeds
-    if seeds == "auto":
+    if auto:
         pilot = first_seeds
         seed_plan, spread = plan_from_pilot(
             mine(pilot), pilot, margin=margin, alpha=alpha, max_seeds=max_seeds, power=power, method=method
@@ -211,6 +234,7 @@ def verify(
             f"({decide_on[0]}..{decide_on[-1]}) = {runs} runs (finished ones are reused): "
             f"{estimate_text(runs, len(new), wall, statistics.fmean(times) if times else 0.0)}"
         )
+        record_plan(pilot, decide_on, seed_plan, False)
         if announce is not None:
             announce(text)
         elif progress:
@@ -218,17 +242,7 @@ def verify(
         more, fresh, _ = train_seeds(decide_on)
         planned, new = planned + more, new + fresh
         wanted |= {p.label for p in more}
-    write_json(
-        Path(study.run_dir) / VERIFY,
-        {
-            "steps": steps,
-            "pilot_seeds": pilot,
-            "decision_seeds": decide_on,
-            "plan": seed_plan.to_dict() if seed_plan else None,
-            "margin": margin,
-            "alpha": alpha,
-        },
-    )
+    record_plan(pilot, decide_on, seed_plan, True)
     vs = verdicts(
         mine(decide_on), margin=margin, alpha=alpha, arch=cfg.arch, kinds=("verify",), method=method, seeds=decide_on
     )
