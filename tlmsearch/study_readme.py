@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.errors import UserError
-from tlmsearch.study_report import tables
+from tlmsearch.study_report import shortener, tables
 
 START = "<!-- study-table {path} -->"
 END = "<!-- /study-table -->"
@@ -48,7 +48,7 @@ def readme_table(summary: Mapping[str, Any]) -> str:
         f"{cfg['train']['steps']} steps, {cfg['trials']} search trials each, seed {cfg['seed']}; "
         f"margin {cfg['margin']:.1%}, alpha {cfg['alpha']:g}.",
         "",
-        f"**Is one shape best everywhere, and is it cosine?** {summary['answer']}.",
+        f"**Is one shape best everywhere, and is it cosine?** {shortener(summary)(summary['answer'])}.",
     ]
     for title, header, rows in tables(summary)[:SHOWN]:
         out += ["", f"*{title}*", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]

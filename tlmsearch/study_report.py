@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tlmsearch.analysis.collect import brief_text
 from tlmsearch.analysis.crossarch import (
     PAPER_SOURCE,
     best_profiles,
@@ -43,7 +44,10 @@ def study_summary(study_dir: str | Path) -> dict[str, Any]:
     """Everything the study report shows, as plain data (what summary.json holds)."""
     study_dir = Path(study_dir)
     cfg = load_config(study_dir)
-    own = {a: v for a in cfg.archs if (v := own_verdict(cfg, study_dir, a)) is not None}
+    phases = read_state(study_dir)["phases"]
+    # a verification still running (or cut) has no verdict yet: its records may be the pilot's
+    ended = [a for a in cfg.archs if phases.get(f"{a}/verify", {}).get("status", "done") == "done"]
+    own = {a: v for a in ended if (v := own_verdict(cfg, study_dir, a)) is not None}
     transfer = {a: v for a in cfg.archs if (v := transfer_verdict(cfg, study_dir, a)) is not None}
     best = best_profiles(own)
     matrix = transfer_matrix(cfg.archs, best, own, transfer)
@@ -51,7 +55,7 @@ def study_summary(study_dir: str | Path) -> dict[str, Any]:
     return {
         "study": cfg.name,
         "config": cfg.to_dict(),
-        "phases": read_state(study_dir)["phases"],
+        "phases": phases,
         "verdicts": {
             a: {k: v.get(k) for k in ("outcome", "headline", "n_seeds", "n_candidates", "best", "better", "regret")}
             for a, v in own.items()
@@ -137,8 +141,22 @@ def _json_safe(value: Any) -> Any:
 # ----------------------------------------------------------------------------- tables
 
 
+def shortener(s: Mapping[str, Any]) -> Callable[[str], str]:
+    """`brief_text` (profile numbers to 3 significant digits) when that keeps every profile of
+    the study apart, else the identity; the exact texts stay in summary.json."""
+    labels = {str(row["label"]) for row in s["cross_table"]} | {str(row["profile"]) for row in s["transfer_matrix"]}
+    labels |= {str(v["best"]) for v in s["verdicts"].values()}
+    return brief_text if len({brief_text(x) for x in labels}) == len(labels) else str
+
+
 def tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
-    """(title, header, rows) of every table, shared by the Markdown and the HTML."""
+    """(title, header, rows) of every table, shared by the Markdown, the HTML and the README;
+    profile numbers shortened for reading (`shortener`)."""
+    short = shortener(s)
+    return [(title, header, [[short(c) for c in r] for r in rows]) for title, header, rows in _tables(s)]
+
+
+def _tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
     archs = list(s["config"]["archs"])
     verdict_rows = [
         [a, v["outcome"], str(v["n_seeds"]), str(v["best"]), v["headline"]] for a, v in s["verdicts"].items()
@@ -194,8 +212,9 @@ def markdown(s: Mapping[str, Any]) -> str:
         f"Architectures {', '.join(cfg['archs'])}; preset {cfg['preset']}, {cfg['train']['steps']} steps, "
         f"{cfg['trials']} search trials each; margin {cfg['margin']:.1%}, alpha {cfg['alpha']:g}.",
         "",
-        f"**Is one shape best everywhere, and is it cosine?** {s['answer']}.",
+        f"**Is one shape best everywhere, and is it cosine?** {shortener(s)(s['answer'])}.",
         "",
+        "Profiles' parameters are shown to 3 significant digits; summary.json holds their exact specs.",
         "The paper's figures are its own (a 440M Transformer trained on its data), another scale than ours.",
         "Noise floor of each search (sd of uniform's val_loss over seeds at the trial fidelity; search-time gaps "
         "under 2 x sqrt(2) sd are ties): "
@@ -229,7 +248,8 @@ def to_html(s: Mapping[str, Any]) -> str:
         "<style>body{font-family:sans-serif;margin:2em}td,th{border:1px solid #ccc;padding:4px;font-size:13px}"
         "table{border-collapse:collapse;margin-bottom:2em}</style>",
         f"<h1>Study {e(s['study'])}</h1>",
-        f"<p><b>Is one shape best everywhere, and is it cosine?</b> {e(s['answer'])}.</p>",
+        f"<p><b>Is one shape best everywhere, and is it cosine?</b> {e(shortener(s)(s['answer']))}.</p>",
+        "<p>Profiles' parameters are shown to 3 significant digits; summary.json holds their exact specs.</p>",
         "<p>The paper's figures are its own (a 440M Transformer on its data): another scale, shown for direction.</p>",
         "<p>Noise floor of each search (sd of uniform's val_loss over seeds at the trial fidelity; search-time "
         "gaps under 2 x sqrt(2) sd are ties): "
@@ -248,6 +268,6 @@ def to_html(s: Mapping[str, Any]) -> str:
     parts.append("<h2>Shapes</h2><table><tr><th>profile</th>" + "".join(f"<th>{e(a)}</th>" for a in archs) + "</tr>")
     for row in s["cross_table"]:
         cells = "".join(f"<td>{_svg(c['widths']) if (c := row['cells'].get(a)) else ''}</td>" for a in archs)
-        parts.append(f"<tr><td>{e(row['label'])}</td>{cells}</tr>")
+        parts.append(f"<tr><td>{e(shortener(s)(row['label']))}</td>{cells}</tr>")
     parts.append("</table>")
     return "\n".join(parts) + "\n"

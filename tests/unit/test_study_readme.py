@@ -73,3 +73,48 @@ def test_the_readme_agrees_with_the_committed_reference_study() -> None:
     problems = check_readme((ROOT / "README.md").read_text(), summary, REFERENCE)
     assert problems == [], "README differs from the study; regenerate with `tlmsearch study --readme-table "
     f"{REFERENCE}`:\n" + "\n".join(problems)
+
+
+LONG = "knots:k0=1.9130240708769255,k1=0.6526756343268718"
+
+
+def test_profile_numbers_read_short_unless_that_would_merge_two_profiles(tmp_path: Path) -> None:
+    from analysis_fakes import record
+
+    from tlmsearch.analysis.collect import brief_text
+    from tlmsearch.study_report import shortener
+
+    assert brief_text(f"{LONG} gains +1.53% [-4.00%, +7.38%]") == "knots:k0=1.91,k1=0.653 gains +1.53% [-4.00%, +7.38%]"
+    assert brief_text("cosine:start=1.5,end=0.5 k0=2.5e-05 x=0.12345678e-3") == (
+        "cosine:start=1.5,end=0.5 k0=2.5e-05 x=0.000123"
+    )
+    study = _study(tmp_path)
+    recs = [json.loads(x) for x in (study / "transformer" / "trials.jsonl").read_text().splitlines()]
+    recs += [record(f"v-long-{s}", LONG, 2.26 + 0.01 * s, kind="verify", seed=s) for s in range(3)]
+    write_run(study / "transformer", recs)
+    write_study_report(study)
+    summary = read_summary(study)
+    assert LONG in {row["label"] for row in summary["cross_table"]}  # the data keeps the exact spec
+    table, md = readme_table(summary), (study / "summary.md").read_text()
+    for text in (table, md, (study / "report.html").read_text()):
+        assert "knots:k0=1.91,k1=0.653" in text and LONG not in text
+    assert "shown to 3 significant digits; summary.json holds their exact specs" in md
+    # two profiles that would read alike keep their exact texts
+    twin = {"label": LONG.replace("69255", "69256"), "cells": {}}
+    close = {**summary, "cross_table": [*summary["cross_table"], twin]}
+    assert shortener(close)(LONG) == LONG and shortener(summary)(LONG) == "knots:k0=1.91,k1=0.653"
+
+
+def test_a_verification_still_running_has_no_verdict_in_the_study_report(tmp_path: Path) -> None:
+    from tlmsearch.study_files import set_phase
+
+    study = _study(tmp_path)
+    assert read_summary(study)["verdicts"]["transformer"]["n_seeds"] == 3
+    set_phase(study, "transformer/verify", "running")  # e.g. its pilot's records only, so far
+    write_study_report(study)
+    summary = read_summary(study)
+    assert summary["verdicts"] == {} and summary["missing_verdicts"] == ["transformer"]
+    assert "| transformer | no verdict yet |" in readme_table(summary)
+    set_phase(study, "transformer/verify", "done", outcome="better")
+    write_study_report(study)
+    assert read_summary(study)["verdicts"]["transformer"]["n_seeds"] == 3

@@ -8,6 +8,7 @@ is read are defined once, on `TrialRecord` (`finished`, `metric`).
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -35,6 +36,15 @@ def brief_label(profile: Mapping[str, Any], digits: int = 3) -> str:
     params = profile.get("params") or {}
     items = ",".join(f"{k}={v:.{digits}g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
     return f"{family}:{items}" if items else str(family)
+
+
+_LONG_NUMBER = re.compile(r"(?<==)-?\d+\.\d{4,}(?:e-?\d+)?")
+
+
+def brief_text(text: str, digits: int = 3) -> str:
+    """`text` with every profile parameter written to more than 3 decimals ("k0=1.9130240708769255")
+    cut to `digits` significant digits ("k0=1.91"), as `brief_label` writes them; for display."""
+    return _LONG_NUMBER.sub(lambda m: f"{float(m.group(0)):.{digits}g}", text)
 
 
 def label(record: TrialRecord) -> str:
