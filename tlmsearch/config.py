@@ -45,7 +45,7 @@ class Config:
             raise ConfigError(
                 f"{where or cls.__name__}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(fields)}"
             )
-        hints = typing.get_type_hints(cls)
+        hints = _type_hints(cls)
         kwargs = {
             name: _from_plain(value, hints[name], f"{where + '.' if where else ''}{name}")
             for name, value in data.items()
@@ -93,6 +93,18 @@ class Config:
 
 
 # ----------------------------------------------------------------------------- conversion
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _type_hints(cls: type) -> dict[str, Any]:
+    """The resolved field types of a config class, resolved once (resolving the annotations'
+    text was most of the cost of `from_dict`, and a class's annotations never change)."""
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    return hints
 
 
 def _to_plain(value: Any) -> Any:

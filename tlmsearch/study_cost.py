@@ -38,7 +38,7 @@ from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import trial_shape
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.noise import noise_trial_seeds
-from tlmsearch.rundir.records import read_records
+from tlmsearch.rundir.records import read_records_polled
 from tlmsearch.study_config import StudyConfig
 
 COST_FILE = "cost.json"
@@ -166,7 +166,7 @@ def steps_equivalent(cfg: StudyConfig, arch: str) -> float:
 def measured_seconds(study_dir: str | Path | None, arch: str) -> float | None:
     if study_dir is None:
         return None
-    times = [r.wall_s for r in read_records(Path(study_dir) / arch) if r.full_fidelity and r.wall_s > 0]
+    times = [r.wall_s for r in read_records_polled(Path(study_dir) / arch) if r.full_fidelity and r.wall_s > 0]
     return statistics.fmean(times) if times else None
 
 

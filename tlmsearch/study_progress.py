@@ -24,7 +24,7 @@ from typing import IO, Any
 
 from tlmsearch.analysis.collect import label
 from tlmsearch.rundir.layout import SEARCH_CONFIG
-from tlmsearch.rundir.records import SEARCH_KINDS, finished, read_records
+from tlmsearch.rundir.records import SEARCH_KINDS, finished, read_records_polled
 from tlmsearch.search_config import SearchConfig
 from tlmsearch.study_config import StudyConfig
 from tlmsearch.study_cost import estimate, phase_trials, remaining_seconds
@@ -60,8 +60,8 @@ def _key(arch: str, phase: str) -> str:
 def arch_progress(cfg: StudyConfig, study_dir: Path, arch: str, phases: dict[str, Any]) -> ArchProgress:
     status = {p: phases.get(_key(arch, p), {}).get("status", "pending") for p in ORDER}
     spans = phase_trials(cfg)
-    records = read_records(study_dir / arch)
-    moved = read_records(transfer_dir(study_dir, arch))
+    records = read_records_polled(study_dir / arch)  # the live view asks every second
+    moved = read_records_polled(transfer_dir(study_dir, arch))
     ended = {
         "search": sum(r.kind in SEARCH_KINDS for r in records),
         "verify": sum(r.kind == "verify" for r in records),
@@ -182,7 +182,10 @@ class LiveView:
         return view
 
     def _run(self) -> None:
-        while not self._stop.wait(1.0):
+        # a terminal's line is rewritten every `interval`; otherwise a phase change is noticed
+        # within 10 s (each look reads every architecture's records: keep it rare)
+        poll = min(self.interval, 10.0)
+        while not self._stop.wait(poll):
             try:
                 self.tick()
             except Exception:  # noqa: BLE001 - a file caught mid-write: the next round reads it again

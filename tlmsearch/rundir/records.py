@@ -16,6 +16,7 @@ import json
 import math
 import os
 import sys
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -130,6 +131,32 @@ def read_records(run_dir: str | Path) -> list[TrialRecord]:
     """All records of a run directory, in the order they ended (damaged lines are skipped:
     `damaged_lines` says which)."""
     return read_records_checked(run_dir)[0]
+
+
+# read_records_polled: path -> ((inode, size, mtime), records)
+_POLLED: dict[Path, tuple[tuple[int, int, int], list[TrialRecord]]] = {}
+_POLLED_LOCK = threading.Lock()
+
+
+def read_records_polled(run_dir: str | Path) -> list[TrialRecord]:
+    """`read_records` for views that poll a running run every second or so: the file is parsed
+    again only when it changed (inode, size or modification time), so a live line does not
+    re-read hundreds of records a second. A file that changes while it is read is parsed again
+    at the next call (its new time no longer matches)."""
+    path = Path(run_dir) / TRIALS
+    try:
+        st = path.stat()
+    except OSError:
+        return read_records(run_dir)
+    key = (st.st_ino, st.st_size, st.st_mtime_ns)
+    with _POLLED_LOCK:
+        hit = _POLLED.get(path)
+    if hit is not None and hit[0] == key:
+        return list(hit[1])
+    records = read_records(run_dir)
+    with _POLLED_LOCK:
+        _POLLED[path] = (key, records)
+    return list(records)
 
 
 def read_records_checked(run_dir: str | Path) -> tuple[list[TrialRecord], list[int]]:

@@ -7,6 +7,8 @@ import json
 import random
 from pathlib import Path
 
+import pytest
+
 from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.rundir.records import RecordLog
 from tlmsearch.tuning import SearchConfig, Study, TrialRecord, load, read_records
@@ -199,3 +201,22 @@ def test_record_holds_node_devices_and_retries_and_older_records_default_them() 
         del line[key]
     old = TrialRecord.from_dict(line)
     assert (old.node, old.devices, old.retries) == (None, (), 0)
+
+
+def test_polled_records_are_parsed_only_after_a_change(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tlmsearch.rundir import records as records_module
+
+    config = {"profile": "uniform", "number": 0}
+    log = RecordLog(tmp_path)
+    log.append(build_record(CFG, "a", config, {"step": 30, "curve": curve(5, 4, 3)}))
+    parsed = []
+    real = records_module.read_records
+    monkeypatch.setattr(records_module, "read_records", lambda d: parsed.append(d) or real(d))
+    first = records_module.read_records_polled(tmp_path)
+    again = records_module.read_records_polled(tmp_path)
+    assert [r.trial_id for r in first] == [r.trial_id for r in again] == ["a"] and len(parsed) == 1
+    again.clear()  # callers get their own list
+    assert len(records_module.read_records_polled(tmp_path)) == 1
+    log.append(build_record(CFG, "b", {**config, "number": 1}, {"step": 10, "curve": curve(5)}))
+    assert [r.trial_id for r in records_module.read_records_polled(tmp_path)] == ["a", "b"] and len(parsed) == 2
+    assert records_module.read_records_polled(tmp_path / "missing") == []
