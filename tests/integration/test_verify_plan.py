@@ -333,3 +333,21 @@ def test_api_verify_refuses_bad_seed_options_before_training(tmp_path: Path) -> 
             tlmsearch.verify(run, **kwargs)
         assert message in str(err.value)
     assert not (run / VERIFY).exists() and not (run / "fixed").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"decision', "verify.json: not readable as JSON"),
+        ("[1, 2]", "verify.json: expected verify's JSON object with a decision_seeds list"),
+        ('{"decision_seeds": 3}', "verify.json: expected verify's JSON object with a decision_seeds list"),
+    ],
+)
+def test_a_damaged_verify_json_is_named_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str
+) -> None:
+    run = write_run(tmp_path / "run", search_records() + verify_records(_decided_losses()))
+    (run / VERIFY).write_text(text)
+    assert main(["report", str(run)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and "`tlmsearch verify` rewrites it" in err[0], err

@@ -106,7 +106,17 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
 def read_verify(run_dir: str | Path) -> dict[str, Any]:
     """The seeds the last verify of a run decided on, its pilot and seed plan ({} when none)."""
     path = Path(run_dir) / VERIFY
-    return json.loads(path.read_text()) if path.exists() else {}
+    if not path.exists():
+        return {}
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ConfigError(f"{path}: not readable as JSON ({e}); `tlmsearch verify` rewrites it") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("decision_seeds", []), list):
+        raise ConfigError(
+            f"{path}: expected verify's JSON object with a decision_seeds list; `tlmsearch verify` rewrites it"
+        )
+    return doc
 
 
 def _plain(value: Any) -> Any:
