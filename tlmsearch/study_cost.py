@@ -238,7 +238,10 @@ def read_calibration(study_dir: str | Path | None) -> dict[str, dict[str, Any]]:
     path = Path(study_dir) / COST_FILE if study_dir is not None else None
     if path is None or not path.is_file():
         return {}
-    data = json.loads(path.read_text())
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return {}  # a damaged cache: the study calibrates again (seconds) and rewrites it
     return dict(data.get("calibration", {})) if isinstance(data, dict) else {}
 
 

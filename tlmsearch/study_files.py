@@ -51,7 +51,19 @@ def load_config(study_dir: str | Path) -> StudyConfig:
 def read_state(study_dir: str | Path) -> dict[str, Any]:
     """{"phases": {key: {"status": pending|running|done, ...}}} ({} phases before the first write)."""
     path = Path(study_dir) / STUDY_STATE
-    return json.loads(path.read_text()) if path.is_file() else {"phases": {}}
+    if not path.is_file():
+        return {"phases": {}}
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        state = e
+    if not isinstance(state, dict) or not isinstance(state.get("phases"), dict):
+        why = f" ({state})" if isinstance(state, Exception) else ""
+        raise ConfigError(
+            f"{path} is damaged{why}: delete it and run `tlmsearch resume {study_dir}`; every phase then "
+            "checks its own records again and nothing finished is trained twice"
+        )
+    return state
 
 
 def set_phase(study_dir: str | Path, key: str, status: str, **extra: Any) -> None:

@@ -134,6 +134,26 @@ def test_status_prints_the_same_line_from_the_files(tmp_path: Path, capsys: pyte
     assert data["now"] == first and data["now_archs"][0]["ended"] == 3
 
 
+@pytest.mark.parametrize("text", ["{", "[]", '{"phases": 3}'])
+def test_a_damaged_state_file_says_how_to_rebuild_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    from tlmsearch.cli import main
+    from tlmsearch.study_cost import read_calibration
+
+    study = _study(tmp_path, {"transformer/search": "done"})
+    _searched(study, "transformer", 4)
+    (study / STUDY_STATE).write_text(text)
+    assert main(["status", str(study)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{study / STUDY_STATE} is damaged" in err[0], err
+    assert f"delete it and run `tlmsearch resume {study}`" in err[0]
+    (study / STUDY_STATE).unlink()  # as the message says: the phases read as pending again
+    assert main(["status", str(study)]) == 0 and "transformer search (waiting) 4/6" in capsys.readouterr().out
+    (study / COST_FILE).write_text(text)  # the calibration is a cache: damaged, it is measured again
+    assert read_calibration(study) == {}
+
+
 def test_the_noise_floor_trials_count_as_ended_search_trials(tmp_path: Path) -> None:
     # the search phase's total counts the floor's extra seeds, so its ended count must too
     study = _study(tmp_path, {"transformer/search": "running", "gated_attention/search": "pending"})
