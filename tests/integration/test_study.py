@@ -194,6 +194,13 @@ def test_study_end_to_end_two_architectures(reference: Path) -> None:
     before = keys
     assert main(["resume", str(run), "--quiet"]) == 0  # nothing left to train: the same records
     assert _trial_keys(run) == before
+    # without its state file (deleted, as the error for a damaged one says) every phase checks
+    # its own records again: nothing is trained twice and the phases end done
+    (run / "study_state.json").unlink()
+    assert main(["resume", str(run), "--quiet"]) == 0
+    assert _trial_keys(run) == before
+    phases = json.loads((run / "study_state.json").read_text())["phases"]
+    assert all(p["status"] == "done" for p in phases.values()) and len(phases) == len(state)
     assert main(["status", str(run), "--json"]) == 0
     assert main(["status", str(run)]) == 0
     (run / "report.html").unlink()
