@@ -109,7 +109,7 @@ def build_config(args: argparse.Namespace) -> SearchConfig:
             data[field] = getattr(args, field)
     if args.base_widths is not None:
         data["base_widths"] = list(args.base_widths)
-    if args.objectives:
+    if args.objectives is not None:  # "" names no objective: refused by the config, never the default
         data["objectives"] = [o.strip() for o in args.objectives.split(",") if o.strip()]
     if args.no_baselines:
         data["baselines"] = []

@@ -92,7 +92,7 @@ def build_config(args: argparse.Namespace) -> StudyConfig:
         raise UserError(f"{args.config}: holds no settings (an empty or null YAML document)")
     base = StudyConfig.from_dict(read_yaml(args.config), where=args.config) if args.config else StudyConfig()
     data: dict[str, Any] = {**base.to_dict(), **config_overrides(args, "study")}
-    if args.archs:
+    if args.archs is not None:  # "" names no architecture: refused below, never the default
         data["archs"] = [a.strip() for a in args.archs.split(",") if a.strip()]
     for field in ("preset", "base_width"):
         if getattr(args, field) is not None:

@@ -101,6 +101,9 @@ CASES: list[tuple[str, Callable[[SimpleNamespace], list[str]], str]] = [
     ("train --config null YAML", lambda p: ["train", "--config", f"{p.tmp}/null.yaml", "--runs-dir", p.runs], "holds no settings"),
     ("search --config null YAML", lambda p: ["search", "--config", f"{p.tmp}/null.yaml", "--runs-dir", p.runs], "holds no settings"),
     ("study --config null YAML", lambda p: ["study", "--config", f"{p.tmp}/null.yaml", "--runs-dir", p.runs], "holds no settings"),
+    ("study --archs '' (not the default four)", lambda p: ["study", "--archs", "", "--runs-dir", p.runs], "archs must name at least one of"),
+    ("study --archs ' , '", lambda p: ["study", "--archs", " , ", "--runs-dir", p.runs], "archs must name at least one of"),
+    ("search --objectives ''", lambda p: ["search", "--objectives", "", "--runs-dir", p.runs, *SMALL], "objectives=[] must name one or two of"),
     ("train --config with a null key", lambda p: ["train", "--config", f"{p.tmp}/empty_key.yaml", "--runs-dir", p.runs], "unknown section(s) None"),
 ]  # fmt: skip
 
