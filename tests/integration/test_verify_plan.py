@@ -213,6 +213,23 @@ def test_an_unfinished_verify_gives_no_verdict_anywhere(tmp_path: Path, capsys: 
     assert summarize(recs, {"arch": "transformer"}, verify_plan=plan)["verify_unfinished"] is None
 
 
+def test_a_finished_plan_still_decides_until_a_verify_at_other_steps_records_a_run() -> None:
+    """verify --steps 80 after a finished verify at 40 steps, stopped before its first record: the
+    40-step records keep their verdict on their own deciding seeds (the plan kept as `previous`);
+    from its first record on, the new verify is unfinished and gives none."""
+    recs = search_records() + verify_records(_decided_losses())
+    old = {"steps": 40, "pilot_seeds": [1, 2, 3], "decision_seeds": list(range(4, 10)), "plan": None, "complete": True}
+    new = {**old, "steps": 80, "decision_seeds": [], "complete": False, "previous": old}
+    summary = summarize(recs, {"arch": "transformer"}, verify_plan=new)
+    (v,) = summary["verdicts"]
+    assert v["n_seeds"] == 6 and v["outcome"] == "near_optimal" and summary["verify_unfinished"] is None
+    assert summary["verify_plan"]["steps"] == 40
+    first = record("v-80-1", COSINE, 2.2, kind="verify", seed=1, max_steps=80)
+    later = summarize([*recs, first], {"arch": "transformer"}, verify_plan=new)
+    assert later["verdicts"] == []
+    assert later["verify_unfinished"].startswith("verification unfinished: 1 run of its pilot")
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -313,9 +330,17 @@ def test_while_the_deciding_seeds_train_there_is_no_verdict(tmp_path: Path) -> N
     result = tlmsearch.verify(run, top_k=1, pilot_seeds=2, max_seeds=4, announce=announce, progress=False)
     doc = seen["doc"]
     assert doc["complete"] is False and doc["pilot_seeds"] == [1, 2] and doc["decision_seeds"] == [3, 4]  # type: ignore[index]
+    assert "previous" not in doc  # type: ignore[operator]
     assert seen["verdicts"] == [] and seen["summary"]["verdicts"] == []  # type: ignore[index]
-    assert json.loads((run / VERIFY).read_text())["complete"] is True
+    done = json.loads((run / VERIFY).read_text())
+    assert done["complete"] is True
     assert [v.to_dict() for v in tlmsearch.load(run).verdicts()] == [v.to_dict() for v in result.verdicts]
+    # a second verify at another step count keeps the finished plan as `previous` until it ends
+    tlmsearch.verify(run, top_k=1, pilot_seeds=2, max_seeds=4, steps=8, announce=announce, progress=False)
+    assert seen["doc"]["steps"] == 8 and seen["doc"]["previous"] == done  # type: ignore[index]
+    assert seen["verdicts"] == []  # its pilot's records are the latest: unfinished, no verdict
+    again = json.loads((run / VERIFY).read_text())
+    assert again["complete"] is True and again["steps"] == 8 and "previous" not in again
 
 
 def test_api_verify_refuses_bad_seed_options_before_training(tmp_path: Path) -> None:

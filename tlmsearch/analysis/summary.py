@@ -107,6 +107,7 @@ def summarize(
     config = dict(config or {})
     arch = str(config.get("arch", "model"))
     kind = eval_kind(recs)
+    verify_plan = current_plan(recs, verify_plan)
     unfinished = verify_unfinished(recs, verify_plan)
     plan = verify_plan if kind == "verify" and _plan_applies(recs, verify_plan) and not unfinished else None
     vs = run_verdicts(recs, verify_plan, margin=margin, alpha=alpha, arch=arch, method=method)
@@ -165,6 +166,16 @@ def _same_steps(records: Sequence[TrialRecord], plan: Mapping[str, Any] | None) 
     return bool(plan and latest) and latest[-1].max_steps == plan.get("steps")  # type: ignore[union-attr]
 
 
+def current_plan(records: Iterable[Any], verify_plan: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The plan of the latest verify records: `verify_plan`, or the finished plan it keeps as
+    `previous` while a verify at another step count has recorded nothing yet."""
+    recs = as_records(records)
+    previous = (verify_plan or {}).get("previous")
+    if previous and not _same_steps(recs, verify_plan) and _same_steps(recs, previous):
+        return previous  # type: ignore[no-any-return]
+    return verify_plan
+
+
 def verify_unfinished(records: Iterable[Any], verify_plan: Mapping[str, Any] | None) -> str | None:
     """Why there is no verdict yet when the latest verify stopped (or is still running) before
     its deciding seeds were all trained; None when it finished, or when no plan says otherwise.
@@ -174,6 +185,7 @@ def verify_unfinished(records: Iterable[Any], verify_plan: Mapping[str, Any] | N
     unfinished verify would decide on the pilot's seeds or on part of the planned seeds.
     """
     recs = as_records(records)
+    verify_plan = current_plan(recs, verify_plan)
     if eval_kind(recs) != "verify" or not verify_plan or verify_plan.get("complete", True):
         return None
     if not _same_steps(recs, verify_plan):
@@ -185,8 +197,8 @@ def verify_unfinished(records: Iterable[Any], verify_plan: Mapping[str, Any] | N
         done = sum(r.seed in pilot for r in finished(runs, kinds=("verify",)))
         seeds = f" (seeds {pilot[0]}..{pilot[-1]})" if pilot else ""
         return (
-            f"verification unfinished: {done} runs of its pilot{seeds} recorded, the deciding seeds "
-            f"not yet planned; {again}"
+            f"verification unfinished: {done} run{'' if done == 1 else 's'} of its pilot{seeds} recorded, "
+            f"the deciding seeds not yet planned; {again}"
         )
     profiles = {label(r) for r in runs}
     done = sum(r.seed in decide for r in finished(runs, kinds=("verify",)))
@@ -210,6 +222,7 @@ def run_verdicts(
     unfinished), else from its compare records; empty before either."""
     recs = as_records(records)
     kind = eval_kind(recs)
+    verify_plan = current_plan(recs, verify_plan)
     if kind is None or verify_unfinished(recs, verify_plan):
         return []
     seeds = decision_seeds(recs, verify_plan) if kind == "verify" else None
@@ -219,7 +232,8 @@ def run_verdicts(
 def decision_seeds(records: Iterable[Any], verify_plan: Mapping[str, Any] | None) -> list[int] | None:
     """The seeds a verify plan says decide, when it applies to the records (else None: all)."""
     recs = as_records(records)
+    verify_plan = current_plan(recs, verify_plan)
     return list(verify_plan["decision_seeds"]) if verify_plan and _plan_applies(recs, verify_plan) else None
 
 
-__all__ = ["decision_seeds", "eval_kind", "run_verdicts", "summarize", "verdicts", "verify_unfinished"]
+__all__ = ["current_plan", "decision_seeds", "eval_kind", "run_verdicts", "summarize", "verdicts", "verify_unfinished"]

@@ -37,9 +37,9 @@ from tlmsearch.analysis.planning import SeedPlan
 from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
-from tlmsearch.errors import UserError
+from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.rundir.io import write_json
+from tlmsearch.rundir.io import read_verify, write_json
 from tlmsearch.rundir.layout import VERIFY
 from tlmsearch.rundir.records import TrialRecord, finished
 from tlmsearch.rundir.study import Study, load
@@ -195,19 +195,28 @@ def verify(
 
     def record_plan(pilot: list[int], decide_on: list[int], seed_plan: SeedPlan | None, complete: bool) -> None:
         """verify.json: the seeds that decide; `complete` false while they are still training, so
-        that a report of an interrupted verify gives no verdict (never one on the pilot's seeds)."""
-        write_json(
-            Path(study.run_dir) / VERIFY,
-            {
-                "steps": steps,
-                "pilot_seeds": pilot,
-                "decision_seeds": decide_on,
-                "plan": seed_plan.to_dict() if seed_plan else None,
-                "margin": margin,
-                "alpha": alpha,
-                "complete": complete,
-            },
-        )
+        that a report of an interrupted verify gives no verdict (never one on the pilot's seeds).
+        A finished plan of another step count stays in it as `previous` until this one ends: it
+        still decides for its records while this verify has recorded none."""
+        doc: dict[str, Any] = {
+            "steps": steps,
+            "pilot_seeds": pilot,
+            "decision_seeds": decide_on,
+            "plan": seed_plan.to_dict() if seed_plan else None,
+            "margin": margin,
+            "alpha": alpha,
+            "complete": complete,
+        }
+        try:
+            old = read_verify(study.run_dir)
+        except ConfigError:
+            old = {}  # damaged: rewritten here
+        if not complete:
+            finished_other = old.get("steps") != steps and old.get("complete", True)
+            prev = old if finished_other else old.get("previous") or {}
+            if prev.get("decision_seeds") and prev.get("steps") != steps:
+                doc["previous"] = {k: v for k, v in prev.items() if k != "previous"}
+        write_json(Path(study.run_dir) / VERIFY, doc)
 
     auto = seeds == "auto"
     stage = "pilot" if auto else "seeds"
