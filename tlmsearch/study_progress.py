@@ -175,6 +175,7 @@ class LiveView:
         self._phases: list[str] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._write = threading.Lock()  # the view's thread and the phases' notes share the stream
 
     @classmethod
     def start(cls, study_dir: str | Path, **kwargs: Any) -> LiveView:
@@ -202,10 +203,20 @@ class LiveView:
         if not due:
             return False
         line = study_line(cfg.name, rows, time_left(cfg, self.study_dir, rows), now - self._t0)
-        self.out.write(("\r\033[K" + line) if self.tty else line + "\n")
-        self.out.flush()
+        with self._write:
+            self.out.write(("\r\033[K" + line) if self.tty else line + "\n")
+            self.out.flush()
         self._last, self._phases = now, phases
         return True
+
+    def note(self, text: str) -> None:
+        """Print `text` (a phase's message, e.g. a verification's seed plan) as lines of its own:
+        on a terminal above the live line, which the next round draws again."""
+        lines = "".join(f"{line}\n" for line in text.splitlines())
+        with self._write:
+            self.out.write(("\r\033[K" + lines) if self.tty else lines)
+            self.out.flush()
+        self._last = None
 
     def close(self) -> None:
         """Stop the thread and print the last line (ending the in-place line on a terminal)."""

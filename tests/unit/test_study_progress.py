@@ -121,6 +121,45 @@ def test_live_view_on_a_terminal_rewrites_one_line(tmp_path: Path) -> None:
     assert text.count("\r\033[K") == 3 and text.endswith("\n") and text.count("\n") == 1
 
 
+@pytest.mark.parametrize("tty", [False, True])
+def test_a_phase_note_prints_lines_of_its_own_and_the_live_line_comes_back(tmp_path: Path, tty: bool) -> None:
+    study = _study(tmp_path, {"transformer/search": "running"})
+    now = [0.0]
+    out = io.StringIO()
+    view = LiveView(study, stream=out, clock=lambda: now[0], tty=tty)
+    assert view.tick()
+    view.note("transformer: verify plan: 8 seeds per profile ...\nverify: next 9 profiles x 5 fresh seeds")
+    now[0] = 0.5  # before the line is due again: a note makes it due
+    assert view.tick()
+    text = out.getvalue()
+    notes = "transformer: verify plan: 8 seeds per profile ...\nverify: next 9 profiles x 5 fresh seeds\n"
+    assert (("\r\033[K" + notes) if tty else notes) in text
+    assert text.rstrip("\n").split("\n")[-1].split("\r\033[K")[-1].startswith("study st")  # the line again
+
+
+def test_the_study_hands_verify_an_announce_that_notes_the_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tlmsearch.tuning.verify as verify_module
+    from tlmsearch.tuning.study import _verify
+
+    study = _study(tmp_path, {"transformer/search": "done"})
+    _searched(study, "transformer", 4)
+    seen: list[str] = []
+
+    def fake_verify(sub: Path, **kwargs: object) -> object:
+        announce = kwargs["announce"]
+        assert callable(announce)
+        announce("verify plan: 8 seeds per profile")
+        return type("R", (), {"verdicts": []})()
+
+    monkeypatch.setattr(verify_module, "verify", fake_verify)
+    from tlmsearch.study_files import load_config
+
+    assert _verify(load_config(study), study / "transformer", None, False, {}, announce=seen.append) is None
+    assert seen == ["verify plan: 8 seeds per profile"]
+
+
 def test_status_prints_the_same_line_from_the_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from tlmsearch.cli import main
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -129,7 +130,9 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
             found = random_best(read_records(random_dir(study_dir, arch)), read_records(study_dir / arch))
             if found is not None:
                 named[RANDOM_BEST] = dict(found.profile)
-        result = _verify(cfg, study_dir / arch, address, False, named)
+        # its seed plan (and a capped plan's warning) is printed as a line of its own
+        say = None if view is None else (lambda text: view.note(f"{arch}: {text}"))
+        result = _verify(cfg, study_dir / arch, address, False, named, announce=say)
         if result is not None:
             own[arch] = result
         set_phase(study_dir, key, "done", outcome=own.get(arch, {}).get("outcome"))
@@ -244,9 +247,15 @@ def _random_search(cfg: StudyConfig, study_dir: Path, arch: str, address: str | 
 
 
 def _verify(
-    cfg: StudyConfig, sub: Path, address: str | None, progress: bool, named: dict[str, dict[str, Any]]
+    cfg: StudyConfig,
+    sub: Path,
+    address: str | None,
+    progress: bool,
+    named: dict[str, dict[str, Any]],
+    announce: Callable[[str], None] | None = None,
 ) -> dict[str, Any] | None:
-    """Verify (idempotent: finished verify records are reused) and return the verdict as a dict."""
+    """Verify (idempotent: finished verify records are reused) and return the verdict as a dict;
+    `announce` receives the seed plan once the pilot has set it."""
     from tlmsearch.tuning.verify import verify
 
     if not finished(read_records(sub)):
@@ -263,6 +272,7 @@ def _verify(
         progress=progress,
         controls=cfg.controls,
         named_controls=named,
+        announce=announce,
     )
     return result.verdicts[0].to_dict() if result.verdicts else None
 
