@@ -28,7 +28,6 @@ Hours are trial seconds / the trials that run at once (CPU slots), summed over a
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 import time
@@ -37,10 +36,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tlmsearch.errors import ConfigError
 from tlmsearch.models.counts import flops_per_token, forward_flops
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import trial_shape
-from tlmsearch.rundir.io import write_json
+from tlmsearch.rundir.io import read_json_object, write_json
 from tlmsearch.rundir.noise import noise_trial_seeds
 from tlmsearch.rundir.records import read_records_polled
 from tlmsearch.study_config import StudyConfig
@@ -235,14 +235,13 @@ def calibrate(cfg: StudyConfig, study_dir: str | Path) -> dict[str, dict[str, An
 
 
 def read_calibration(study_dir: str | Path | None) -> dict[str, dict[str, Any]]:
-    path = Path(study_dir) / COST_FILE if study_dir is not None else None
-    if path is None or not path.is_file():
+    if study_dir is None:
         return {}
     try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = read_json_object(Path(study_dir) / COST_FILE) or {}
+    except ConfigError:
         return {}  # a damaged cache: the study calibrates again (seconds) and rewrites it
-    return dict(data.get("calibration", {})) if isinstance(data, dict) else {}
+    return dict(data.get("calibration", {}))
 
 
 # ----------------------------------------------------------------------------- estimates

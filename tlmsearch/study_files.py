@@ -10,14 +10,13 @@ each transfer verdict on the study's transfer seeds.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import threading
 from pathlib import Path
 from typing import Any
 
 from tlmsearch.analysis.summary import run_verdicts, verdicts
 from tlmsearch.errors import ConfigError
-from tlmsearch.rundir.io import read_verify, read_yaml, write_json
+from tlmsearch.rundir.io import read_json_object, read_verify, read_yaml, write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.records import read_records
 from tlmsearch.study_config import StudyConfig
@@ -51,19 +50,17 @@ def load_config(study_dir: str | Path) -> StudyConfig:
 def read_state(study_dir: str | Path) -> dict[str, Any]:
     """{"phases": {key: {"status": pending|running|done, ...}}} ({} phases before the first write)."""
     path = Path(study_dir) / STUDY_STATE
-    if not path.is_file():
-        return {"phases": {}}
     try:
-        state = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        state = e
-    if not isinstance(state, dict) or not isinstance(state.get("phases"), dict):
-        why = f" ({state})" if isinstance(state, Exception) else ""
+        state = read_json_object(path)
+        if state is not None and not isinstance(state.get("phases"), dict):
+            raise ConfigError(f"{path}: no phases")
+    except ConfigError as e:
+        why = str(e).removeprefix(f"{path}: ")
         raise ConfigError(
-            f"{path} is damaged{why}: delete it and run `tlmsearch resume {study_dir}`; every phase then "
+            f"{path} is damaged ({why}): delete it and run `tlmsearch resume {study_dir}`; every phase then "
             "checks its own records again and nothing finished is trained twice"
-        )
-    return state
+        ) from None
+    return state if state is not None else {"phases": {}}
 
 
 def set_phase(study_dir: str | Path, key: str, status: str, **extra: Any) -> None:

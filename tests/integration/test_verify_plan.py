@@ -364,7 +364,7 @@ def test_api_verify_refuses_bad_seed_options_before_training(tmp_path: Path) -> 
     ("text", "message"),
     [
         ('{"decision', "verify.json: not readable as JSON"),
-        ("[1, 2]", "verify.json: expected verify's JSON object with a decision_seeds list"),
+        ("[1, 2]", "verify.json: expected a JSON object, found list"),
         ('{"decision_seeds": 3}', "verify.json: expected verify's JSON object with a decision_seeds list"),
     ],
 )

@@ -103,19 +103,30 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     return doc
 
 
-def read_verify(run_dir: str | Path) -> dict[str, Any]:
-    """The seeds the last verify of a run decided on, its pilot and seed plan ({} when none)."""
-    path = Path(run_dir) / VERIFY
-    if not path.exists():
-        return {}
+def read_json_object(path: str | Path) -> dict[str, Any] | None:
+    """The JSON object a run file holds (None when the file is missing); a `ConfigError` naming
+    the file when it is not one (damaged by hand or by the disk: ours are written atomically)."""
+    path = Path(path)
+    if not path.is_file():
+        return None
     try:
         doc = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ConfigError(f"{path}: not readable as JSON ({e}); `tlmsearch verify` rewrites it") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("decision_seeds", []), list):
-        raise ConfigError(
-            f"{path}: expected verify's JSON object with a decision_seeds list; `tlmsearch verify` rewrites it"
-        )
+        raise ConfigError(f"{path}: not readable as JSON ({e})") from None
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{path}: expected a JSON object, found {type(doc).__name__}")
+    return doc
+
+
+def read_verify(run_dir: str | Path) -> dict[str, Any]:
+    """The seeds the last verify of a run decided on, its pilot and seed plan ({} when none)."""
+    path = Path(run_dir) / VERIFY
+    try:
+        doc = read_json_object(path) or {}
+        if not isinstance(doc.get("decision_seeds", []), list):
+            raise ConfigError(f"{path}: expected verify's JSON object with a decision_seeds list")
+    except ConfigError as e:
+        raise ConfigError(f"{e}; `tlmsearch verify` rewrites it") from None
     return doc
 
 
