@@ -266,8 +266,9 @@ def to_html(s: Mapping[str, Any]) -> str:
         parts.append("</table>")
     archs = list(s["config"]["archs"])
     parts.append("<h2>Shapes</h2><table><tr><th>profile</th>" + "".join(f"<th>{e(a)}</th>" for a in archs) + "</tr>")
+    short = shortener(s)
     for row in s["cross_table"]:
         cells = "".join(f"<td>{_svg(c['widths']) if (c := row['cells'].get(a)) else ''}</td>" for a in archs)
-        parts.append(f"<tr><td>{e(shortener(s)(row['label']))}</td>{cells}</tr>")
+        parts.append(f"<tr><td>{e(short(row['label']))}</td>{cells}</tr>")
     parts.append("</table>")
     return "\n".join(parts) + "\n"

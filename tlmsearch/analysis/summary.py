@@ -108,7 +108,7 @@ def summarize(
     arch = str(config.get("arch", "model"))
     kind = eval_kind(recs)
     verify_plan = current_plan(recs, verify_plan)
-    unfinished = verify_unfinished(recs, verify_plan)
+    unfinished = _unfinished(recs, verify_plan)
     plan = verify_plan if kind == "verify" and _plan_applies(recs, verify_plan) and not unfinished else None
     vs = run_verdicts(recs, verify_plan, margin=margin, alpha=alpha, arch=arch, method=method)
     search_kinds = ("compare",) if kind == "compare" and not finished(recs) else SEARCH_KINDS
@@ -185,7 +185,11 @@ def verify_unfinished(records: Iterable[Any], verify_plan: Mapping[str, Any] | N
     unfinished verify would decide on the pilot's seeds or on part of the planned seeds.
     """
     recs = as_records(records)
-    verify_plan = current_plan(recs, verify_plan)
+    return _unfinished(recs, current_plan(recs, verify_plan))
+
+
+def _unfinished(recs: Sequence[TrialRecord], verify_plan: Mapping[str, Any] | None) -> str | None:
+    """`verify_unfinished` for records already read and the plan `current_plan` chose."""
     if eval_kind(recs) != "verify" or not verify_plan or verify_plan.get("complete", True):
         return None
     if not _same_steps(recs, verify_plan):
@@ -222,10 +226,10 @@ def run_verdicts(
     unfinished), else from its compare records; empty before either."""
     recs = as_records(records)
     kind = eval_kind(recs)
-    verify_plan = current_plan(recs, verify_plan)
-    if kind is None or verify_unfinished(recs, verify_plan):
+    plan = current_plan(recs, verify_plan)
+    if kind is None or _unfinished(recs, plan):
         return []
-    seeds = decision_seeds(recs, verify_plan) if kind == "verify" else None
+    seeds = list(plan["decision_seeds"]) if kind == "verify" and plan and _plan_applies(recs, plan) else None
     return verdicts(recs, margin=margin, alpha=alpha, arch=arch, kinds=(kind,), method=method, seeds=seeds)
 
 
