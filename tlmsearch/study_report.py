@@ -144,7 +144,9 @@ def _json_safe(value: Any) -> Any:
 def shortener(s: Mapping[str, Any]) -> Callable[[str], str]:
     """`brief_text` (profile numbers to 3 significant digits) when that keeps every profile of
     the study apart, else the identity; the exact texts stay in summary.json."""
-    labels = {str(row["label"]) for row in s["cross_table"]} | {str(row["profile"]) for row in s["transfer_matrix"]}
+    labels = {str(row["label"]) for row in s["cross_table"]} | {
+        str(row["profile"]) for row in s["transfer_matrix"] if row["profile"] is not None
+    }
     labels |= {str(v["best"]) for v in s["verdicts"].values()}
     return brief_text if len({brief_text(x) for x in labels}) == len(labels) else str
 
@@ -182,7 +184,8 @@ def _tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]
             else:
                 mark = " better" if c.get("shown_better") else (" within margin" if c.get("within_margin") else "")
                 cells.append(f"{fmt_gain(c['gain'])} n={c['n']}{mark}")
-        matrix_rows.append([f"{row['source']}: {row['profile']}", *cells])
+        best = row["profile"] if row["profile"] is not None else "no verdict yet"
+        matrix_rows.append([f"{row['source']}: {best}", *cells])
     shape_rows = [
         [row["label"], *[" ".join(map(str, c["widths"])) if (c := row["cells"].get(a)) else "—" for a in archs]]
         for row in s["cross_table"]

@@ -115,6 +115,8 @@ def test_a_verification_still_running_has_no_verdict_in_the_study_report(tmp_pat
     summary = read_summary(study)
     assert summary["verdicts"] == {} and summary["missing_verdicts"] == ["transformer"]
     assert "| transformer | no verdict yet |" in readme_table(summary)
+    md = (study / "summary.md").read_text()
+    assert "| transformer: no verdict yet |" in md and "None" not in md  # the transfer matrix's row
     set_phase(study, "transformer/verify", "done", outcome="better")
     write_study_report(study)
     assert read_summary(study)["verdicts"]["transformer"]["n_seeds"] == 3
