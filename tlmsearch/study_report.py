@@ -101,6 +101,7 @@ def random_text(arch: str, c: Mapping[str, Any] | None) -> str:
         f"{verified}"
     )
 
+
 def arch_floor(sub: Path) -> dict[str, Any] | None:
     """An architecture's search noise floor as plain data (None before its search or without one)."""
     if not (sub / SEARCH_CONFIG).is_file():
