@@ -79,10 +79,12 @@ def headline(
     lead = ""
     if top is not None and top.label in vs_cos:
         g = vs_cos[top.label].gain
-        lead = (
-            f"; the best candidate by mean, {top.label}, gains {pct(g.estimate)} [{pct(g.low)}, {pct(g.high)}] "
-            f"({level(g.confidence)} interval)"
+        who = (
+            f"cosine leads by mean; the best other candidate, {top.label},"
+            if ranked and ranked[0] is cos
+            else f"the best candidate by mean, {top.label},"
         )
+        lead = f"; {who} gains {pct(g.estimate)} [{pct(g.low)}, {pct(g.high)}] ({level(g.confidence)} interval)"
     if to_decide is not None:
         more = f"about {to_decide} seeds per profile would decide it if the spread observed over {n_seeds} seeds holds"
     elif n_seeds < 2:

@@ -292,6 +292,26 @@ def test_a_wide_interval_is_inconclusive_not_near_optimal() -> None:
     assert v.headline.startswith("inconclusive") and "seeds per profile would decide it" in v.headline
 
 
+def test_an_inconclusive_headline_names_cosine_when_cosine_leads_by_mean() -> None:
+    # the reference study's Hope-attention: cosine best by mean, every other candidate's gain an
+    # interval across zero; the headline must not call the runner-up "the best candidate by mean"
+    loss = {
+        "cosine": [2.300, 2.340, 2.310],
+        "linear:start=1.5,end=0.5": [2.330, 2.320, 2.350],
+        "uniform": [2.36, 2.31, 2.37],
+    }
+    rs = [
+        _result(k, [math.exp(x) for x in v], baseline=k if k in ("cosine", "uniform") else None)
+        for k, v in loss.items()
+    ]
+    v = verdict(rs, threshold=0.01)
+    assert v.outcome == "inconclusive"
+    assert "; cosine leads by mean; the best other candidate, linear:start=1.5,end=0.5, gains -" in v.headline
+    assert "the best candidate by mean" not in v.headline
+    v = verdict(_reference_like(), threshold=0.01)  # a candidate leads: named as the best by mean
+    assert "; the best candidate by mean, linear:start=1.5,end=0.5, gains +2.4" in v.headline
+
+
 def test_one_seed_is_never_near_optimal() -> None:
     same = [20.0]
     v = verdict([_result("cosine", same, baseline="cosine"), _result("uniform", same, baseline="uniform")])
