@@ -387,7 +387,7 @@ def verdict(
         cos=cos,
         regret=regret,
         to_decide=to_decide,
-        max_p_within=max((c.p_within or math.nan for c in vs_cos.values()), default=math.nan),
+        max_p_within=max((c.p_within for c in vs_cos.values() if c.p_within is not None), default=math.nan),
         method=method,
         all_within=bool(decided["all_within"]) if m else False,
     )

@@ -292,6 +292,20 @@ def test_a_wide_interval_is_inconclusive_not_near_optimal() -> None:
     assert v.headline.startswith("inconclusive") and "seeds per profile would decide it" in v.headline
 
 
+def test_a_candidate_identical_to_cosine_keeps_the_headlines_largest_p_a_number() -> None:
+    # at tiny shapes two profiles can round to the same widths: the paired differences are all 0,
+    # p_within is 0.0 exactly, and the headline printed "largest Holm-adjusted p nan"
+    rng = random.Random(2)
+    seeds = [20.0 + rng.gauss(0, 1.0) for _ in range(4)]
+    cos = _result("cosine", seeds, baseline="cosine")
+    same = _result("linear:start=1.5,end=0.5", list(seeds))
+    near = _result("knots:a=1", [s * (1.001 + rng.gauss(0, 0.0005)) for s in seeds])  # ranked after `same`
+    v = verdict([same, cos, near], margin=0.01)
+    assert v.outcome == "near_optimal"
+    largest = float(v.headline.split("largest Holm-adjusted p ")[1].split(")")[0])
+    assert 0.0 < largest < 0.05
+
+
 def test_an_inconclusive_headline_names_cosine_when_cosine_leads_by_mean() -> None:
     # the reference study's Hope-attention: cosine best by mean, every other candidate's gain an
     # interval across zero; the headline must not call the runner-up "the best candidate by mean"
