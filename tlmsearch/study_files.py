@@ -75,6 +75,37 @@ def set_phase(study_dir: str | Path, key: str, status: str, **extra: Any) -> Non
         write_json(Path(study_dir) / STUDY_STATE, state)
 
 
+def verify_options(run_dir: str | Path) -> dict[str, Any] | None:
+    """How the study holding `run_dir` verified that architecture: `verify`'s keyword arguments
+    (top_k, seeds, max_seeds, pilot_seeds, margin, alpha, controls, named_controls), so a later
+    `tlmsearch verify RUN_DIR` (say with a higher --max-seeds) re-trains the same profiles and
+    decides at the same levels. None when `run_dir` is not an architecture's search of a study."""
+    from tlmsearch.analysis.random_control import RANDOM_BEST, random_best
+
+    run_dir = Path(run_dir)
+    study_dir = run_dir.parent
+    if not is_study(study_dir):
+        return None
+    cfg = load_config(study_dir)
+    if run_dir.name not in cfg.archs:
+        return None
+    named: dict[str, dict[str, Any]] = {}
+    if cfg.random_control:
+        found = random_best(read_records(random_dir(study_dir, run_dir.name)), read_records(run_dir))
+        if found is not None:
+            named[RANDOM_BEST] = dict(found.profile)
+    return {
+        "top_k": cfg.top_k,
+        "seeds": cfg.verify_seeds,
+        "max_seeds": cfg.max_seeds,
+        "pilot_seeds": cfg.pilot_seeds,
+        "margin": cfg.margin,
+        "alpha": cfg.alpha,
+        "controls": cfg.controls,
+        "named_controls": named,
+    }
+
+
 def transfer_seeds(cfg: StudyConfig) -> list[int]:
     """Fresh seeds for the transfer, after every seed a search or a planned verification uses."""
     first = cfg.seed + cfg.max_seeds + 1

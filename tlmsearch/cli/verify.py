@@ -12,6 +12,8 @@ from tlmsearch.cli._config_args import add_training_arguments, training_override
 from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
 from tlmsearch.errors import UserError
 
+# the defaults of the options a study's architecture directory takes from its study instead
+DEFAULTS: dict[str, Any] = {"top_k": 5, "seeds": "auto", "max_seeds": 20, "pilot_seeds": 3}
 HELP = "re-train the top-k profiles and the baselines with several seeds; is cosine near-optimal?"
 DESCRIPTION = """\
 Short, noisy trials make a search's best trial optimistic (the winner's curse). verify
@@ -45,21 +47,33 @@ cost estimated from the pilot's wall time, trains them and decides once on the f
 (the pilot sets the number and never enters the decision, so the tests keep their level).
 --seeds N trains N seeds that all decide.
 
+In an architecture's directory of a study (`tlmsearch study`: runs/<name>/<arch>), every option
+not given is the study's (top-k, seeds, pilot and max seeds, margin, alpha), and the study's
+controls (the paper's early/middle/late groups, the random-search control) are re-trained too,
+so `tlmsearch verify runs/<name>/<arch> --max-seeds 40` extends the study's verification with
+more seeds (the pilot and every finished run reused) and records the new outcome in the study's
+state; `tlmsearch report runs/<name>` then rebuilds the study's report on them (the transfer
+check keeps the profiles it trained).
+
 examples:
   tlmsearch verify runs/my-search --top-k 5
   tlmsearch verify runs/my-search --top-k 5 --seeds 3
   tlmsearch verify runs/my-search --top-k 3 --seeds 5 --steps 1000 --margin 0.02 --alpha 0.05
+  tlmsearch verify runs/study/titans --max-seeds 40
 """
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", metavar="RUN_DIR", help="a search run directory")
     p.add_argument(
-        "--top-k", type=int, default=5, help="distinct best profiles to re-train, per budget in a sweep (default: 5)"
+        "--top-k",
+        type=int,
+        default=None,
+        help=f"distinct best profiles to re-train, per budget in a sweep (default: {DEFAULTS['top_k']})",
     )
     p.add_argument(
         "--seeds",
-        default="auto",
+        default=None,
         metavar="auto|N",
         help="auto (default): a pilot of --pilot-seeds seeds measures the paired spread, then the fresh seeds "
         "that decide are planned, printed and run (the pilot never enters the decision); N: N seeds, all deciding",
@@ -67,10 +81,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-seeds",
         type=int,
-        default=20,
-        help="cap on seeds per profile with --seeds auto, pilot included (default: 20; at least --pilot-seeds + 2)",
+        default=None,
+        help=f"cap on seeds per profile with --seeds auto, pilot included (default: {DEFAULTS['max_seeds']}; "
+        "at least --pilot-seeds + 2)",
     )
-    p.add_argument("--pilot-seeds", type=int, default=3, help="pilot seeds with --seeds auto (default: 3; >= 2)")
+    p.add_argument(
+        "--pilot-seeds",
+        type=int,
+        default=None,
+        help=f"pilot seeds with --seeds auto (default: {DEFAULTS['pilot_seeds']}; >= 2)",
+    )
     add_verdict_arguments(p)
     p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
     p.add_argument(
@@ -114,24 +134,63 @@ def print_verdicts(verdicts: list, as_json: bool) -> None:
             )
 
 
+def study_defaults(args: argparse.Namespace) -> dict[str, Any]:
+    """Fill the options not given from RUN_DIR's study (`study_files.verify_options`), else from
+    DEFAULTS; returns the study's controls for `verify` ({} outside a study)."""
+    from tlmsearch.study_files import verify_options
+
+    study = verify_options(args.run_dir)
+    given = {k for k in DEFAULTS if getattr(args, k) is not None}
+    for key, default in DEFAULTS.items():
+        if getattr(args, key) is None:
+            setattr(args, key, study[key] if study else default)
+    if study is None:
+        return {}
+    if args.margin is None:
+        args.margin = study["margin"]
+    if args.alpha is None and args.confidence is None:
+        args.alpha = study["alpha"]
+    if not (args.json or args.quiet):
+        kept = ", ".join(f"{k.replace('_', '-')} {getattr(args, k)}" for k in DEFAULTS if k not in given)
+        print(
+            f"{args.run_dir} is an architecture of a study: its verification's profiles and controls"
+            + (f", and its {kept}" if kept else "")
+        )
+    return {"controls": study["controls"], "named_controls": study["named_controls"]}
+
+
+def _update_study(arch_dir: Path, outcome: str, quiet: bool) -> None:
+    """A finished verify phase of the study takes the new outcome (`tlmsearch status` shows it)."""
+    from tlmsearch.study_files import read_state, set_phase
+
+    study_dir, key = arch_dir.parent, f"{arch_dir.name}/verify"
+    if read_state(study_dir)["phases"].get(key, {}).get("status") != "done":
+        return  # the study's own driver has yet to run or finish this phase: it records the outcome
+    set_phase(study_dir, key, "done", outcome=outcome)
+    if not quiet:
+        print(f"study: {key} is now {outcome}; `tlmsearch report {study_dir}` rebuilds the study's report")
+
+
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.analysis.pilot import check_plan_options, parse_seeds
     from tlmsearch.analysis.stats import check_method
     from tlmsearch.tuning.verify import verify
 
+    if not Path(args.run_dir).is_dir():
+        raise UserError(f"run directory {args.run_dir!r} does not exist")
+    from_study = study_defaults(args)
     margin, alpha = verdict_levels(args)
-    seeds = parse_seeds(args.seeds)
+    seeds = parse_seeds(str(args.seeds))
     check_plan_options(seeds, pilot_seeds=args.pilot_seeds, max_seeds=args.max_seeds, method=args.interval)
     if seeds != "auto":
         check_method(args.interval, int(seeds))
-    if not Path(args.run_dir).is_dir():
-        raise UserError(f"run directory {args.run_dir!r} does not exist")
     result = verify(
         args.run_dir,
         top_k=args.top_k,
         seeds=seeds,
         max_seeds=args.max_seeds,
         pilot_seeds=args.pilot_seeds,
+        **from_study,
         announce=lambda text: print(text, file=sys.stderr if args.json else sys.stdout, flush=True),
         **verify_arguments(args),
         margin=margin,
@@ -149,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
             f"{len(result.new_records)} trained; decided on {decided}{pilot}"
         )
     print_verdicts(result.verdicts, args.json)
+    if from_study and result.verdicts:
+        _update_study(Path(args.run_dir), result.verdicts[0].outcome, quiet=args.json or args.quiet)
     if not result.verdicts and not args.json:
         print("no verdict: no finished cosine re-evaluation (see trials.jsonl for failures)")
     if not args.no_report:

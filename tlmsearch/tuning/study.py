@@ -37,7 +37,7 @@ from typing import Any
 
 from tlmsearch.analysis.collect import label
 from tlmsearch.analysis.crossarch import COSINE, best_profiles
-from tlmsearch.analysis.random_control import RANDOM_BEST, random_best
+from tlmsearch.analysis.random_control import random_best
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, create_run_dir
@@ -55,6 +55,7 @@ from tlmsearch.study_files import (
     set_phase,
     transfer_dir,
     transfer_seeds,
+    verify_options,
 )
 
 # per architecture (the search includes its noise floor); then "transfer/<arch>" per target and "report"
@@ -125,11 +126,7 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
         key = f"{arch}/verify"
         if not done(key):
             set_phase(study_dir, key, "running")
-        named: dict[str, dict[str, Any]] = {}
-        if cfg.random_control:
-            found = random_best(read_records(random_dir(study_dir, arch)), read_records(study_dir / arch))
-            if found is not None:
-                named[RANDOM_BEST] = dict(found.profile)
+        named = (verify_options(study_dir / arch) or {}).get("named_controls", {})
         # its seed plan (and a capped plan's warning) is printed as a line of its own
         say = None if view is None else (lambda text: view.note(f"{arch}: {text}"))
         result = _verify(cfg, study_dir / arch, address, False, named, announce=say)

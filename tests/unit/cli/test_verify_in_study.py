@@ -1,0 +1,90 @@
+"""`tlmsearch verify` in an architecture's directory of a study verifies as the study did (its
+profiles, controls, seeds and levels) unless told otherwise, so a verification can be extended
+with more seeds; elsewhere the plain defaults hold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from analysis_fakes import search_records, write_run
+
+from tlmsearch.analysis.plan import CONTROLS
+from tlmsearch.cli import main
+from tlmsearch.config import DataConfig
+from tlmsearch.study_config import STUDY_CONTROLS, StudyConfig
+from tlmsearch.study_files import STUDY_CONFIG, verify_options
+
+
+def _verify_kwargs(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str, Any]:
+    """The keyword arguments the command hands `tuning.verify.verify` (which trains nothing here)."""
+    seen: dict[str, Any] = {}
+
+    def fake(run_dir: Any, **kwargs: Any) -> SimpleNamespace:
+        seen.update(kwargs)
+        return SimpleNamespace(planned=[], reused=0, new_records=[], seeds=[4], pilot=[1, 2, 3], verdicts=[])
+
+    monkeypatch.setattr("tlmsearch.tuning.verify.verify", fake)
+    assert main(["verify", *argv, "--no-report"]) == 0
+    return seen
+
+
+def _study(tmp_path: Path) -> Path:
+    study = tmp_path / "st"
+    study.mkdir()
+    cfg = StudyConfig(name="st", archs=("transformer",), preset="tiny", model={"n_layers": 4}, top_k=2,
+                      max_seeds=8, pilot_seeds=3, margin=0.02, alpha=0.1, data=DataConfig(corpus="pydoc"))  # fmt: skip
+    cfg.save(study / STUDY_CONFIG)
+    write_run(study / "transformer", search_records())
+    return study
+
+
+def test_verify_in_a_study_takes_the_studys_options_unless_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arch = _study(tmp_path) / "transformer"
+    got = _verify_kwargs(monkeypatch, [str(arch), "--max-seeds", "40"])
+    assert got["max_seeds"] == 40  # given: extends the study's cap of 8
+    assert (got["top_k"], got["seeds"], got["pilot_seeds"]) == (2, "auto", 3)  # the study's
+    assert (got["margin"], got["alpha"]) == (0.02, 0.1)
+    assert tuple(got["controls"]) == STUDY_CONTROLS and got["named_controls"] == {}
+    assert "an architecture of a study" in capsys.readouterr().out
+    got = _verify_kwargs(monkeypatch, [str(arch), "--top-k", "4", "--margin", "0.03", "--seeds", "5"])
+    assert (got["top_k"], got["seeds"], got["margin"], got["max_seeds"]) == (4, 5, 0.03, 8)
+
+
+def test_verify_outside_a_study_keeps_its_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plain = write_run(tmp_path / "plain", search_records())
+    assert verify_options(plain) is None
+    got = _verify_kwargs(monkeypatch, [str(plain)])
+    assert (got["top_k"], got["seeds"], got["max_seeds"], got["pilot_seeds"]) == (5, "auto", 20, 3)
+    assert "controls" not in got  # verify's own default: analysis.plan.CONTROLS
+    # a study's transfer folder or random companion is not an architecture's search
+    study = _study(tmp_path)
+    assert verify_options(study / "transfer-transformer") is None and verify_options(study) is None
+    assert set(CONTROLS) < set(STUDY_CONTROLS)
+
+
+def test_a_verify_in_a_finished_study_phase_records_its_outcome(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tlmsearch.study_files import read_state, set_phase
+
+    study = _study(tmp_path)
+    verdict = SimpleNamespace(
+        outcome="near_optimal", headline="h", group="g", confidence=0.95, table=[], rank_correlation=None
+    )
+
+    def fake(run_dir: Any, **kwargs: Any) -> SimpleNamespace:
+        return SimpleNamespace(planned=[], reused=0, new_records=[], seeds=[4], pilot=[], verdicts=[verdict])
+
+    monkeypatch.setattr("tlmsearch.tuning.verify.verify", fake)
+    set_phase(study, "transformer/verify", "running")  # the study's driver owns a phase it has not finished
+    assert main(["verify", str(study / "transformer"), "--no-report", "--quiet"]) == 0
+    assert "outcome" not in read_state(study)["phases"]["transformer/verify"]
+    set_phase(study, "transformer/verify", "done", outcome="inconclusive")
+    assert main(["verify", str(study / "transformer"), "--no-report", "--quiet"]) == 0
+    phase = read_state(study)["phases"]["transformer/verify"]
+    assert (phase["status"], phase["outcome"]) == ("done", "near_optimal") and "started" in phase
