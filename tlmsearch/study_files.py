@@ -82,7 +82,7 @@ def verify_options(run_dir: str | Path) -> dict[str, Any] | None:
     decides at the same levels. None when `run_dir` is not an architecture's search of a study."""
     from tlmsearch.analysis.random_control import RANDOM_BEST, random_best
 
-    run_dir = Path(run_dir)
+    run_dir = Path(run_dir).resolve()  # `verify .` from inside the architecture's folder too
     study_dir = run_dir.parent
     if not is_study(study_dir):
         return None

@@ -209,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
         )
     print_verdicts(result.verdicts, args.json)
     if from_study and result.verdicts:
-        _update_study(Path(args.run_dir), result.verdicts[0].outcome, quiet=args.json or args.quiet)
+        _update_study(Path(args.run_dir).resolve(), result.verdicts[0].outcome, quiet=args.json or args.quiet)
     if not result.verdicts and not args.json:
         print("no verdict: no finished cosine re-evaluation (see trials.jsonl for failures)")
     if not args.no_report:

@@ -51,6 +51,8 @@ def test_verify_in_a_study_takes_the_studys_options_unless_given(
     assert (got["margin"], got["alpha"]) == (0.02, 0.1)
     assert tuple(got["controls"]) == STUDY_CONTROLS and got["named_controls"] == {}
     assert "an architecture of a study" in capsys.readouterr().out
+    monkeypatch.chdir(arch)  # `tlmsearch verify .` inside the architecture's folder
+    assert _verify_kwargs(monkeypatch, [".", "--max-seeds", "40"])["top_k"] == 2
     got = _verify_kwargs(monkeypatch, [str(arch), "--top-k", "4", "--margin", "0.03", "--seeds", "5"])
     assert (got["top_k"], got["seeds"], got["margin"], got["max_seeds"]) == (4, 5, 0.03, 8)
 
