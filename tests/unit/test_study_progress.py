@@ -141,6 +141,7 @@ def test_the_study_hands_verify_an_announce_that_notes_the_plan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import tlmsearch.tuning.verify as verify_module
+    from tlmsearch.study_files import load_config
     from tlmsearch.tuning.study import _verify
 
     study = _study(tmp_path, {"transformer/search": "done"})
@@ -148,15 +149,14 @@ def test_the_study_hands_verify_an_announce_that_notes_the_plan(
     seen: list[str] = []
 
     def fake_verify(sub: Path, **kwargs: object) -> object:
+        assert kwargs["controls"] == load_config(study).controls  # verified as the study says
         announce = kwargs["announce"]
         assert callable(announce)
         announce("verify plan: 8 seeds per profile")
         return type("R", (), {"verdicts": []})()
 
     monkeypatch.setattr(verify_module, "verify", fake_verify)
-    from tlmsearch.study_files import load_config
-
-    assert _verify(load_config(study), study / "transformer", None, False, {}, announce=seen.append) is None
+    assert _verify(study / "transformer", None, False, announce=seen.append) is None
     assert seen == ["verify plan: 8 seeds per profile"]
 
 

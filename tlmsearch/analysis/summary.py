@@ -229,15 +229,19 @@ def run_verdicts(
     plan = current_plan(recs, verify_plan)
     if kind is None or _unfinished(recs, plan):
         return []
-    seeds = list(plan["decision_seeds"]) if kind == "verify" and plan and _plan_applies(recs, plan) else None
+    seeds = _plan_seeds(recs, plan) if kind == "verify" else None
     return verdicts(recs, margin=margin, alpha=alpha, arch=arch, kinds=(kind,), method=method, seeds=seeds)
 
 
 def decision_seeds(records: Iterable[Any], verify_plan: Mapping[str, Any] | None) -> list[int] | None:
     """The seeds a verify plan says decide, when it applies to the records (else None: all)."""
     recs = as_records(records)
-    verify_plan = current_plan(recs, verify_plan)
-    return list(verify_plan["decision_seeds"]) if verify_plan and _plan_applies(recs, verify_plan) else None
+    return _plan_seeds(recs, current_plan(recs, verify_plan))
+
+
+def _plan_seeds(recs: Sequence[TrialRecord], plan: Mapping[str, Any] | None) -> list[int] | None:
+    """`decision_seeds` for records already read and the plan `current_plan` chose."""
+    return list(plan["decision_seeds"]) if plan and _plan_applies(recs, plan) else None
 
 
 __all__ = ["current_plan", "decision_seeds", "eval_kind", "run_verdicts", "summarize", "verdicts", "verify_unfinished"]

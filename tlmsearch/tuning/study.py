@@ -126,10 +126,9 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
         key = f"{arch}/verify"
         if not done(key):
             set_phase(study_dir, key, "running")
-        named = (verify_options(study_dir / arch) or {}).get("named_controls", {})
         # its seed plan (and a capped plan's warning) is printed as a line of its own
         say = None if view is None else (lambda text: view.note(f"{arch}: {text}"))
-        result = _verify(cfg, study_dir / arch, address, False, named, announce=say)
+        result = _verify(study_dir / arch, address, False, announce=say)
         if result is not None:
             own[arch] = result
         set_phase(study_dir, key, "done", outcome=own.get(arch, {}).get("outcome"))
@@ -244,33 +243,19 @@ def _random_search(cfg: StudyConfig, study_dir: Path, arch: str, address: str | 
 
 
 def _verify(
-    cfg: StudyConfig,
-    sub: Path,
-    address: str | None,
-    progress: bool,
-    named: dict[str, dict[str, Any]],
-    announce: Callable[[str], None] | None = None,
+    sub: Path, address: str | None, progress: bool, announce: Callable[[str], None] | None = None
 ) -> dict[str, Any] | None:
-    """Verify (idempotent: finished verify records are reused) and return the verdict as a dict;
-    `announce` receives the seed plan once the pilot has set it."""
+    """Verify `sub` as its study says (`study_files.verify_options`: idempotent, finished verify
+    records are reused) and return the verdict as a dict; `announce` receives the seed plan once
+    the pilot has set it."""
     from tlmsearch.tuning.verify import verify
 
     if not finished(read_records(sub)):
         return None  # every search trial failed: nothing to verify (the report says so)
-    result = verify(
-        sub,
-        top_k=cfg.top_k,
-        seeds=cfg.verify_seeds,
-        max_seeds=cfg.max_seeds,
-        pilot_seeds=cfg.pilot_seeds,
-        margin=cfg.margin,
-        alpha=cfg.alpha,
-        address=address,
-        progress=progress,
-        controls=cfg.controls,
-        named_controls=named,
-        announce=announce,
-    )
+    options = verify_options(sub)
+    if options is None:
+        raise RuntimeError(f"{sub} is not an architecture's folder of a study")
+    result = verify(sub, **options, address=address, progress=progress, announce=announce)
     return result.verdicts[0].to_dict() if result.verdicts else None
 
 
