@@ -3,6 +3,7 @@
     python bench/bench_models.py                       # cpu-s, batch 4, 5 repeats, 1 thread
     python bench/bench_models.py --preset tiny --repeats 3 --steps 2
     python bench/bench_models.py --scans both          # Titans/Hope fused scans beside their autograd form
+    python bench/bench_models.py --scans ceiling       # ... beside the same models with a free scan
 
 Each repeat times `--steps` training steps (forward, backward, AdamW) of every family in turn
 (interleaved, order rotated per repeat) so that load from other processes hits all families
@@ -10,9 +11,14 @@ alike; the report is each family's median tokens/s and its ratio to the Transfor
 wall time and by this process's CPU time (the latter is steadier on a shared, oversubscribed
 machine; with one thread the two agree on an idle one).
 Goals (issue 3): Titans >= 0.3x, Hope-attention >= 0.4x, Gated Attention >= 0.9x.
-Goal of issue 14: Titans and Hope-attention >= 0.5x (not met yet; see bench/README.md).
+Goal of issue 14: Titans and Hope-attention >= 0.5x: not met, and out of reach for Titans on a CPU (with a
+free scan it runs at about 0.5x; `--scans ceiling`, bench/README.md).
 `--scans both` adds "titans/autograd" and "hope_attention/autograd" rows: the same models with
 their scans in the autograd form (the form before the fused scans), interleaved with the rest.
+`--scans ceiling` adds "titans/free-scan" and "hope_attention/free-scan" rows: the same models
+with the scan replaced by a stand-in that costs next to nothing (each chunk's read is its
+queries; gradients still reach every input): the speed no faster scan could exceed, i.e. what
+everything but the scan costs.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ import argparse
 import contextlib
 import statistics
 import time
+from collections.abc import Iterator
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -31,8 +39,47 @@ from tlmsearch.models.common import autograd_scans
 from tlmsearch.presets import preset
 
 
-def train_step(model: torch.nn.Module, opt: torch.optim.Optimizer, idx: torch.Tensor, fused: bool = True) -> None:
-    with contextlib.nullcontext() if fused else autograd_scans():
+class _FreeMemoryScan:
+    """Titans' `MemoryScan.apply` at next to no cost: each chunk reads its own queries."""
+
+    @staticmethod
+    def apply(zs: torch.Tensor, vs: torch.Tensor, *rest: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        k_sq, coefs, mix, w2, w1 = rest[:5]
+        touch = sum(t.sum() for t in (vs, k_sq, coefs, mix, w2, w1))  # every input keeps a gradient
+        b = vs.shape[2]
+        return zs[:, :, :b] + 0 * touch, zs.new_zeros(zs.shape[0], zs.shape[1] - 1, b)
+
+
+class _FreeSwiGLUScan:
+    """Hope's `FastSwiGLUScan.apply` at next to no cost: each chunk reads its own inputs."""
+
+    @staticmethod
+    def apply(us: torch.Tensor, *rest: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        touch = sum(t.sum() for t in rest[:6])
+        return us + 0 * touch, us.new_zeros(us.shape[0], us.shape[1] - 1, us.shape[2])
+
+
+@contextlib.contextmanager
+def free_scans() -> Iterator[None]:
+    """Titans' and Hope's fused scans replaced by the free stand-ins inside this block."""
+    from tlmsearch.models import hope_attention, titans
+
+    saved = titans.MemoryScan, hope_attention.FastSwiGLUScan
+    titans.MemoryScan, hope_attention.FastSwiGLUScan = _FreeMemoryScan, _FreeSwiGLUScan  # type: ignore[misc,assignment]
+    try:
+        yield
+    finally:
+        titans.MemoryScan, hope_attention.FastSwiGLUScan = saved  # type: ignore[misc]
+
+
+def _scans(variant: str) -> contextlib.AbstractContextManager[None]:
+    if variant == "autograd":
+        return autograd_scans()
+    return free_scans() if variant == "free-scan" else contextlib.nullcontext()
+
+
+def train_step(model: torch.nn.Module, opt: torch.optim.Optimizer, idx: torch.Tensor, variant: str = "") -> None:
+    with _scans(variant):
         logits = model(idx[:, :-1])
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), idx[:, 1:].reshape(-1))
     opt.zero_grad(set_to_none=True)
@@ -49,7 +96,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--archs", nargs="*", default=list(ARCHITECTURE_NAMES))
     parser.add_argument(
-        "--scans", choices=("fused", "both"), default="fused", help="both: also time the autograd-form scans"
+        "--scans",
+        choices=("fused", "both", "ceiling"),
+        default="fused",
+        help="both: also time the autograd-form scans; ceiling: also time the models with a free scan",
     )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -62,15 +112,17 @@ def main() -> None:
     except ImportError:  # profiles not available: uniform widths
         pass
     archs = ["transformer"] + [a for a in args.archs if a != "transformer"]
-    if args.scans == "both":
-        archs += [f"{a}/autograd" for a in archs if a in ("titans", "hope_attention")]
-    models, opts = {}, {}
+    extra = {"both": "autograd", "ceiling": "free-scan"}.get(args.scans)
+    if extra:
+        archs += [f"{a}/{extra}" for a in archs if a in ("titans", "hope_attention")]
+    models: dict[str, Any] = {}
+    opts: dict[str, torch.optim.Optimizer] = {}
     idx = torch.randint(0, p.vocab_size, (args.batch, p.seq_len + 1), generator=torch.Generator().manual_seed(0))
     for arch in archs:
         cfg = p.model_config(arch.split("/")[0], widths)
         models[arch] = build_model(cfg, seed=0)
         opts[arch] = torch.optim.AdamW(models[arch].parameters(), lr=1e-4)
-        train_step(models[arch], opts[arch], idx, "/" not in arch)  # warm-up
+        train_step(models[arch], opts[arch], idx, _variant(arch))  # warm-up
     tokens = args.batch * p.seq_len * args.steps
     rates: dict[str, list[float]] = {a: [] for a in archs}
     cpu_rates: dict[str, list[float]] = {a: [] for a in archs}
@@ -79,7 +131,7 @@ def main() -> None:
         for arch in order:
             start, cpu_start = time.perf_counter(), time.process_time()
             for _ in range(args.steps):
-                train_step(models[arch], opts[arch], idx, "/" not in arch)
+                train_step(models[arch], opts[arch], idx, _variant(arch))
             rates[arch].append(tokens / (time.perf_counter() - start))
             cpu_rates[arch].append(tokens / (time.process_time() - cpu_start))
     base = statistics.median(rates["transformer"])
@@ -91,13 +143,17 @@ def main() -> None:
         f"{'cpu-tok/s':>9s} {'ratio':>6s}  (per-repeat wall ratios)"
     )
     for arch in archs:
-        cfg = models[arch].cfg  # type: ignore[union-attr]
+        cfg = models[arch].cfg
         med, cpu_med = statistics.median(rates[arch]), statistics.median(cpu_rates[arch])
         per = " ".join(f"{a / b:.2f}" for a, b in zip(rates[arch], rates["transformer"], strict=True))
         print(
             f"{arch:24s} {count_params(cfg).total:10d} {flops_per_token(cfg) / 1e9:10.4f} "
             f"{med:9.0f} {med / base:6.2f} {cpu_med:9.0f} {cpu_med / cpu_base:6.2f}  ({per})"
         )
+
+
+def _variant(arch: str) -> str:
+    return arch.partition("/")[2]
 
 
 if __name__ == "__main__":
