@@ -170,6 +170,35 @@ def test_sigkill_then_resume_records_every_trial_once(tmp_path: Path, point: str
     print(f"{point}: killed={killed} records={len(records)} stderr={done.stderr.strip()[-300:]!r}")
 
 
+def test_sigterm_stops_the_search_like_ctrl_c_then_resume_completes(tmp_path: Path) -> None:
+    """SIGTERM to the driver (as a batch scheduler sends it): exit status 130 as the README says,
+    no traceback, the resume line printed; `resume` then records every trial once. (Ray's own
+    driver handler would `sys.exit(15)` from inside Tune instead.)"""
+    cmd = [sys.executable, "-m", "tlmsearch", "search", *ARGS, "--runs-dir", str(tmp_path), "--name", "run"]
+    proc = subprocess.Popen(
+        cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    run = tmp_path / "run"
+    try:
+        deadline = time.time() + 400
+        while not _lines(run / "trials.jsonl"):
+            assert proc.poll() is None, proc.communicate()[1][-3000:]
+            assert time.time() < deadline, "no trial recorded in time"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        _end_orphans(run)
+    assert proc.returncode == 130, err[-3000:]
+    assert "Traceback" not in err and "tlmsearch resume" in err, err[-3000:]
+    done = _resume(run)
+    assert done.returncode == 0, done.stderr[-3000:]
+    _check_whole(run)
+
+
 def _files(root: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
 

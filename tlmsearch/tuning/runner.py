@@ -96,6 +96,8 @@ def ensure_ray(address: str | None = None) -> None:
     if ray.is_initialized():
         return
     quiet: dict[str, Any] = {"log_to_driver": verbose, "logging_level": logging.WARNING, "include_dashboard": False}
+    main = threading.current_thread() is threading.main_thread()
+    default_sigterm = main and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # ray.init installs its own
     if address:
         from tlmsearch.tuning.address import probe_address
 
@@ -104,6 +106,8 @@ def ensure_ray(address: str | None = None) -> None:
             ray.init(address=address, **quiet)
         except (ConnectionError, RuntimeError) as exc:
             raise ConfigError(f"cannot join the Ray cluster at {address}: {exc}") from None
+        if default_sigterm:
+            _sigterm_as_sigint()
         return
     from tlmsearch.hardware import cpu_count
 
@@ -117,7 +121,8 @@ def ensure_ray(address: str | None = None) -> None:
     node = ray._private.worker._global_node
     session = Path(node.get_session_dir_path()) if node is not None else None
     atexit.register(_clean_up, scratch, session)  # runs before Ray's own exit handler (registered earlier)
-    _sigterm_as_sigint()
+    if default_sigterm:
+        _sigterm_as_sigint()
 
 
 def verbose_ray() -> bool:
@@ -166,9 +171,11 @@ def _clean_up(scratch: Path, session: Path | None) -> None:
 
 
 def _sigterm_as_sigint() -> None:
-    """SIGTERM stops a search like Ctrl-C (state saved, exit handlers run) instead of killing it."""
-    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, lambda signum, frame: os.kill(os.getpid(), signal.SIGINT))
+    """SIGTERM stops a search like Ctrl-C (state saved, exit handlers run, exit status 130)
+    instead of killing it. Replaces the handler `ray.init` installs (`sys.exit(15)` from
+    wherever the driver is, which Tune does not treat as a stop); called only where the
+    process had the default handler before Ray started (a host program's own handler stays)."""
+    signal.signal(signal.SIGTERM, lambda signum, frame: os.kill(os.getpid(), signal.SIGINT))
 
 
 # ----------------------------------------------------------------------------- validation
