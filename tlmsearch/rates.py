@@ -18,7 +18,10 @@ seconds at its last evaluation over its steps, `overhead_s` the rest of its wall
 build, data, Ray's start of the trial). Trials measured while several share the machine carry
 that sharing in their rate, which is what a search with the same concurrency will see.
 Who reads: `tlmsearch.estimate`'s callers, through `rate_for`, over the newest `KEEP` lines of
-a key. A damaged line is skipped. Nothing here imports torch.
+a key. The file is a cache: a damaged line (cut short, not UTF-8, not JSON, a figure that is
+not a positive number) is skipped, with one short warning per file and process on stderr; the
+file is never rewritten or deleted, and a new line starts on a line of its own even after a
+torn one. Nothing here imports torch.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import json
 import math
 import os
 import platform
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -39,6 +43,7 @@ RATES_FILE = "step-rates.jsonl"
 KEEP = 20  # newest measurements of a key that make its range
 # model fields that do not change a step's cost
 _IGNORED_MODEL = ("mlp_widths", "init_std", "rope_theta", "norm_eps")
+_WARNED: set[Path] = set()  # rate files already reported as damaged in this process
 _TRAIN_FIELDS = ("batch_size", "grad_accum", "eval_interval", "eval_windows", "dtype", "compile", "threads")
 
 
@@ -78,9 +83,13 @@ def record_rate(
     path = rates_file(cache_dir)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            os.write(fd, (json.dumps(line, default=str) + "\n").encode())
+            data = (json.dumps(line, default=str) + "\n").encode()
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":  # after a torn or damaged end
+                data = b"\n" + data
+            os.write(fd, data)
         finally:
             os.close(fd)
     except OSError:
@@ -89,33 +98,55 @@ def record_rate(
 
 
 def _lines(path: Path) -> Iterable[dict[str, Any]]:
+    """The JSON objects of the file's lines; damaged lines are skipped (see the module docstring)."""
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError:
         return
-    for raw in text.splitlines():
+    damaged = 0
+    for raw in data.splitlines():
+        if not raw.strip():
+            continue
         try:
-            line = json.loads(raw)
-        except json.JSONDecodeError:
+            line = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            damaged += 1
             continue
         if isinstance(line, dict):
             yield line
+        else:
+            damaged += 1
+    if damaged and path not in _WARNED:
+        _WARNED.add(path)
+        print(
+            f"warning: {path}: skipped {damaged} damaged line{'s' * (damaged != 1)} "
+            "(a cache of measured step times; it is safe to delete)",
+            file=sys.stderr,
+        )
+
+
+def _figure(value: Any, default: float | None = None) -> float | None:
+    """A finite non-negative number from a line, else `default` (a damaged field)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        return default
+    return float(value)
 
 
 def rate_for(cache_dir: str | Path, shape: Mapping[str, Any]) -> Rate | None:
     """The range of the newest `KEEP` recorded rates of `shape` on this machine, or None."""
     key = rate_key(shape)
-    found = [
-        line
-        for line in _lines(rates_file(cache_dir))
-        if line.get("key") == key and isinstance(line.get("s_per_step"), int | float) and line["s_per_step"] > 0
-    ][-KEEP:]
+    found: list[tuple[float, float]] = []
+    for line in _lines(rates_file(cache_dir)):
+        s_per_step = _figure(line.get("s_per_step"))
+        if line.get("key") == key and s_per_step:
+            found.append((s_per_step, _figure(line.get("overhead_s"), 0.0) or 0.0))
+    found = found[-KEEP:]
     if not found:
         return None
     n = len(found)
     return Rate.measured(
-        [float(x["s_per_step"]) for x in found],
-        [float(x.get("overhead_s") or 0.0) for x in found],
+        [s for s, _ in found],
+        [o for _, o in found],
         source=f"measured in {n} earlier run{'s' * (n != 1)} of this shape",
     )
 

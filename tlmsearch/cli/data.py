@@ -10,6 +10,7 @@ from typing import Any
 from tlmsearch.cli._config_args import parse_tokenizer
 from tlmsearch.config import DataConfig
 from tlmsearch.errors import ConfigError
+from tlmsearch.validate import writable_dir
 
 HELP = "list the training corpora, or prepare one ahead of time"
 DESCRIPTION = """\
@@ -79,6 +80,8 @@ def _prepare(args: argparse.Namespace) -> int:
     if args.cache_dir:
         fields["cache_dir"] = args.cache_dir
     cfg = DataConfig(**fields)
+    if not cfg.corpus.startswith("tokens:"):  # token files are used in place, nothing is cached
+        writable_dir(cfg.cache_path(), "cache_dir")  # a file or unwritable place: one line, as in train
     start = time.perf_counter()
     data = prepare(cfg, verbose=not args.json)
     info = {**data.meta(), "seconds": round(time.perf_counter() - start, 3)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from tlmsearch.data.corpora import BUILTIN, CorpusText, load_corpus
 from tlmsearch.data.stream import (
     TokenData,
+    check_windows,
     gather,
     iter_val_batches,
     load_tokenizer,
@@ -25,6 +26,7 @@ __all__ = [
     "CorpusText",
     "TokenData",
     "Tokenizer",
+    "check_windows",
     "gather",
     "iter_val_batches",
     "load_corpus",

@@ -8,8 +8,12 @@ cache directory:
 
 The folder is keyed by the checksum of the extracted text, so a changed source gives a new
 folder (and a warning); `meta.json` records the checksum, sizes and vocabulary. Preparation
-holds a file lock, so parallel trials tokenize a corpus once. `tokens:PATH` corpora are used
-in place (memory-mapped, never copied).
+holds a file lock, so parallel trials tokenize a corpus once. Every file is written to a
+temporary name and renamed, and `meta.json` last: a folder without it (a preparation killed
+half-way) is never used. A prepared folder is derived data, checked before use (its
+`meta.json` parses and matches the source, the .bin sizes match it, token ids are below the
+vocabulary): a damaged one is prepared again from the source, with one line on stderr.
+`tokens:PATH` corpora are used in place (memory-mapped, never copied).
 
 Validation windows are evenly spaced over the validation stream and depend only on (corpus,
 tokenizer, seq_len, number of windows): every trial of a study sees the same ones, whatever
@@ -25,6 +29,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -80,7 +85,11 @@ def corpus_slug(corpus: str) -> str:
 
 
 def prepare(data_cfg: DataConfig, *, verbose: bool = False) -> TokenData:
-    """Load (tokenizing and caching on first use) the token streams of `data_cfg`."""
+    """Load (tokenizing and caching on first use) the token streams of `data_cfg`.
+
+    A damaged cache folder is prepared again from the source (one line on stderr says so);
+    a cache that cannot be written is one `DataError` naming the folder.
+    """
     if data_cfg.corpus.startswith("tokens:"):
         return load_token_files(Path(data_cfg.corpus[len("tokens:") :]).expanduser(), data_cfg.val_fraction)
     text = load_corpus(data_cfg.corpus, data_cfg.val_fraction)
@@ -89,30 +98,35 @@ def prepare(data_cfg: DataConfig, *, verbose: bool = False) -> TokenData:
     root = data_cfg.cache_path() / "corpora" / corpus_slug(data_cfg.corpus)
     folder = root / f"{tok_key}-{sha[:12]}"
     _note_checksum(root, data_cfg.corpus, sha)
-    if not (folder / "meta.json").is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        with _locked(folder / ".lock"):
-            if not (folder / "meta.json").is_file():
-                if verbose:
-                    print(f"tokenizing {data_cfg.corpus} with {tok_key} into {folder}", flush=True)
-                tok = _make_tokenizer(data_cfg, text.train, folder)
-                train, val = tok.encode(text.train), tok.encode(text.val)
-                _write_array(folder / "train.bin", train)
-                _write_array(folder / "val.bin", val)
-                meta = {
-                    "format": FORMAT_VERSION,
-                    "corpus": data_cfg.corpus,
-                    "tokenizer": tok.name,
-                    "vocab_size": tok.vocab_size,
-                    "sha256": sha,
-                    "train_chars": len(text.train),
-                    "val_chars": len(text.val),
-                    "train_tokens": int(train.shape[0]),
-                    "val_tokens": int(val.shape[0]),
-                }
-                _write_text(folder / "meta.json", json.dumps(meta, indent=2) + "\n")
-    meta = json.loads((folder / "meta.json").read_text())
-    tok = _load_tokenizer(data_cfg, folder)
+    cached = _check_cached(folder, data_cfg, sha)
+    if isinstance(cached, str):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            with _locked(folder / ".lock"):
+                cached = _check_cached(folder, data_cfg, sha)  # another process may have prepared it
+                if isinstance(cached, str):
+                    if cached != _NOT_PREPARED:
+                        print(
+                            f"warning: {folder}: the prepared corpus is damaged ({cached}); preparing it again",
+                            file=sys.stderr,
+                            flush=True,
+                        )
+                    elif verbose:
+                        print(f"tokenizing {data_cfg.corpus} with {tok_key} into {folder}", flush=True)
+                    _build(folder, data_cfg, text.train, text.val, sha)
+                    cached = _check_cached(folder, data_cfg, sha)
+        except OSError as exc:
+            raise DataError(
+                f"cannot write the prepared corpus {data_cfg.corpus} into {folder} ({exc.strerror or exc}); "
+                "choose a writable cache folder (--cache-dir or $TLMSEARCH_CACHE)"
+                + ("" if isinstance(cached, str) and cached == _NOT_PREPARED else f", or delete {folder}")
+            ) from None
+        if isinstance(cached, str):  # written but unreadable: not a damage a rebuild mends
+            raise DataError(
+                f"{folder}: the prepared corpus is still damaged after preparing it again ({cached}); "
+                f"delete {folder} or choose another cache folder (--cache-dir or $TLMSEARCH_CACHE)"
+            )
+    meta, tok = cached
     return TokenData(
         corpus=data_cfg.corpus,
         tokenizer=str(meta["tokenizer"]),
@@ -123,6 +137,82 @@ def prepare(data_cfg: DataConfig, *, verbose: bool = False) -> TokenData:
         sha256=sha,
         path=folder,
     )
+
+
+_NOT_PREPARED = "not prepared yet"
+
+
+def _build(folder: Path, data_cfg: DataConfig, train_text: str, val_text: str, sha: str) -> None:
+    """Tokenize into `folder` (under its lock): `meta.json` goes first and comes back last, so
+    a preparation killed half-way leaves a folder that is prepared again, never used."""
+    (folder / "meta.json").unlink(missing_ok=True)
+    for stale in folder.glob("*.tmp"):  # left by a killed preparation; the lock is ours
+        stale.unlink(missing_ok=True)
+    tok = _make_tokenizer(data_cfg, train_text, folder)
+    train, val = tok.encode(train_text), tok.encode(val_text)
+    _write_array(folder / "train.bin", train)
+    _write_array(folder / "val.bin", val)
+    meta = {
+        "format": FORMAT_VERSION,
+        "corpus": data_cfg.corpus,
+        "tokenizer": tok.name,
+        "vocab_size": tok.vocab_size,
+        "sha256": sha,
+        "train_chars": len(train_text),
+        "val_chars": len(val_text),
+        "train_tokens": int(train.shape[0]),
+        "val_tokens": int(val.shape[0]),
+    }
+    _write_text(folder / "meta.json", json.dumps(meta, indent=2) + "\n")
+
+
+def _check_cached(folder: Path, data_cfg: DataConfig, sha: str) -> tuple[dict[str, Any], Tokenizer] | str:
+    """The metadata and tokenizer of a usable prepared folder, else what is wrong with it
+    (`_NOT_PREPARED` when it has no `meta.json`)."""
+    meta_path = folder / "meta.json"
+    try:
+        if not meta_path.is_file():
+            return _NOT_PREPARED
+        meta = json.loads(meta_path.read_bytes().decode("utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        return f"meta.json unreadable: {_short(exc)}"
+    if not isinstance(meta, dict):
+        return "meta.json is not a JSON object"
+    if meta.get("format") != FORMAT_VERSION or meta.get("sha256") != sha:
+        return "meta.json does not match the source"
+    counts: dict[str, Any] = {k: meta.get(k) for k in ("vocab_size", "train_tokens", "val_tokens")}
+    if any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in counts.values()):
+        return "meta.json lacks vocab_size or token counts"
+    vocab = int(counts["vocab_size"])
+    if not 1 <= vocab <= 2**16 or not isinstance(meta.get("tokenizer"), str):
+        return f"meta.json has vocab_size={vocab} or no tokenizer name"
+    try:
+        tok = _load_tokenizer(data_cfg, folder)
+    except Exception as exc:  # noqa: BLE001 - a damaged tokenizer.json: the tokenizers library raises anything
+        return f"tokenizer.json unreadable: {_short(exc)}"
+    if tok.vocab_size != vocab:
+        return f"the tokenizer has {tok.vocab_size} tokens, meta.json says {vocab}"
+    for part in ("train", "val"):
+        path = folder / f"{part}.bin"
+        want = 2 * int(counts[f"{part}_tokens"])
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            return f"{path.name}: {exc.strerror or exc}"
+        if size != want:
+            return f"{path.name} has {size} bytes, meta.json says {want}"
+        try:
+            largest = int(_memmap(path).max()) if size else 0
+        except (OSError, ValueError) as exc:
+            return f"{path.name}: {_short(exc)}"
+        if largest >= vocab:
+            return f"{path.name} holds token id {largest}, beyond the vocabulary of {vocab}"
+    return meta, tok
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def load_tokenizer(data_cfg: DataConfig) -> Tokenizer:
@@ -148,18 +238,20 @@ def _note_checksum(root: Path, corpus: str, sha: str) -> None:
     """Remember the last checksum of a corpus and warn when its source text changed."""
     record = root / "checksum.json"
     old = None
-    with contextlib.suppress(OSError, ValueError):
-        old = json.loads(record.read_text()).get("sha256")
+    with contextlib.suppress(OSError, ValueError, RecursionError):  # a damaged note: noted again
+        found = json.loads(record.read_bytes().decode("utf-8"))
+        old = found.get("sha256") if isinstance(found, dict) else None
     if old == sha:
         return
-    if old is not None:
+    if isinstance(old, str):
         warnings.warn(
             f"corpus {corpus}: the source text changed since it was last prepared "
             f"(sha256 {old[:12]} -> {sha[:12]}); tokenizing it again",
             stacklevel=3,
         )
-    root.mkdir(parents=True, exist_ok=True)
-    _write_text(record, json.dumps({"corpus": corpus, "sha256": sha}) + "\n")
+    with contextlib.suppress(OSError):  # only a note: an unwritable cache is reported by prepare
+        root.mkdir(parents=True, exist_ok=True)
+        _write_text(record, json.dumps({"corpus": corpus, "sha256": sha}) + "\n")
 
 
 # ----------------------------------------------------------------------------- tokens:PATH
@@ -237,6 +329,22 @@ def _memmap_checked(path: Path) -> np.ndarray:
         raise DataError(f"cannot read {path}: {exc}") from None
 
 
+def check_windows(data: TokenData, seq_len: int) -> None:
+    """Refuse, before anything trains, a corpus whose training or validation part is shorter
+    than one window (`seq_len + 1` tokens): one line with the corpus size, the split and the
+    minimum. Trials would otherwise each fail with the same error."""
+    n_train, n_val = int(data.train.shape[0]), int(data.val.shape[0])
+    need = int(seq_len) + 1
+    short = [name for name, n in (("training", n_train), ("validation", n_val)) if n < need]
+    if short:
+        raise DataError(
+            f"corpus {data.corpus} is too small for seq_len={seq_len}: its {n_train + n_val:,} tokens "
+            f"({data.tokenizer}) split into {n_train:,} training and {n_val:,} validation tokens, and each "
+            f"part needs at least seq_len + 1 = {need:,} (the {' and '.join(short)} "
+            f"part{'s fall' if len(short) > 1 else ' falls'} short); use a larger corpus or a shorter seq_len"
+        )
+
+
 # ----------------------------------------------------------------------------- windows and batches
 
 
@@ -281,6 +389,8 @@ def iter_val_batches(data: TokenData, seq_len: int, n_windows: int, batch_size: 
 
 
 def _memmap(path: Path) -> np.ndarray:
+    if path.stat().st_size == 0:  # an empty part: mmap refuses empty files
+        return np.zeros(0, dtype=np.uint16)
     return np.memmap(path, dtype=np.uint16, mode="r")
 
 

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.data import prepare
+from tlmsearch.data import check_windows, prepare
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import budget_for, search_preset, sweep_widths, trial_shape
@@ -221,7 +221,8 @@ def prepare_local(cfg: SearchConfig) -> None:
     """Tokenize the corpus and measure the matmul peak once, before trials race to do it."""
     from tlmsearch.hardware import matmul_peak, resolve_device, thread_count
 
-    prepare(cfg.data)
+    # every trial's windows fit the corpus' splits (else a one-line refusal before Ray starts)
+    check_windows(prepare(cfg.data), trial_shape(cfg, ProfileSpec.parse("uniform"))[2].seq_len)
     train_cfg = trial_train_config(cfg, cfg.seed)
     if train_cfg.device != "cuda":
         with thread_count(train_cfg.threads):
