@@ -19,6 +19,7 @@ from tlmsearch.analysis.summary import eval_kind
 from tlmsearch.config import ModelConfig
 from tlmsearch.errors import UserError
 from tlmsearch.export_formats import FORMATS, ExportInput, Format, decode, get_format, make_divisible
+from tlmsearch.rundir.io import require_dir
 from tlmsearch.rundir.layout import EXPORT_DIR
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished
 from tlmsearch.rundir.study import Study, load
@@ -141,9 +142,7 @@ def export_run(
     """
     get_format(fmt)  # refuse an unknown format before reading the run
     if isinstance(study, str | Path):
-        if not Path(study).is_dir():
-            raise UserError(f"run directory {str(study)!r} does not exist")
-        study = load(study)
+        study = load(require_dir(study))
     rec, why = pick_trial(study, trial)
     cfg = study.config
     model = study.model_of(rec)

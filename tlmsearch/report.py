@@ -21,7 +21,7 @@ from tlmsearch.analysis.summary import run_verdicts, summarize
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.noise_floor import NoiseFloor
-from tlmsearch.rundir.io import read_verify, read_yaml, write_text
+from tlmsearch.rundir.io import read_verify, read_yaml, refuse_folder, require_dir, write_text
 from tlmsearch.rundir.layout import CONFIG_FILES, REPORT_HTML, SEARCH_CONFIG, SUMMARY_JSON, SUMMARY_MD, TRIALS
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished, read_records
 from tlmsearch.rundir.study import load
@@ -41,9 +41,7 @@ FIGURES: dict[str, str] = {
 
 def load_run(run_dir: str | Path) -> tuple[list[TrialRecord], dict[str, Any]]:
     """The records and the resolved config (plain dict, {} if none) of a run."""
-    path = Path(run_dir)
-    if not path.is_dir():
-        raise UserError(f"run directory {str(path)!r} does not exist")
+    path = require_dir(run_dir)
     if not (path / TRIALS).exists():
         raise UserError(f"{path} has no {TRIALS}: not a tlmsearch run directory, or no trial has ended yet")
     config: dict[str, Any] = {}
@@ -137,15 +135,22 @@ def write_report(
     `margin` (old name `threshold`) and `alpha` (or `confidence` = 1 - alpha) decide the verdict;
     `method` is the interval of the seed-paired statistics: "t" (default) or "bootstrap".
     """
+    out = Path(out_dir or run_dir)
+    paths = {"html": out / REPORT_HTML, "markdown": out / SUMMARY_MD, "json": out / SUMMARY_JSON}
+    for path in paths.values():
+        refuse_folder(path)  # before the work, not after it
     summary, figs = build(
         run_dir, threshold=threshold, confidence=confidence, method=method, margin=margin, alpha=alpha
     )
-    out = Path(out_dir or run_dir)
+    # every text is rendered before the first file is replaced: a failure leaves the old report whole
+    texts = {
+        "json": json.dumps(json_safe(summary), indent=2) + "\n",
+        "markdown": render_markdown(summary),
+        "html": render_html(summary, figs),
+    }
     out.mkdir(parents=True, exist_ok=True)
-    paths = {"html": out / REPORT_HTML, "markdown": out / SUMMARY_MD, "json": out / SUMMARY_JSON}
-    write_text(paths["json"], json.dumps(json_safe(summary), indent=2) + "\n")
-    write_text(paths["markdown"], render_markdown(summary))
-    write_text(paths["html"], render_html(summary, figs))
+    for key, text in texts.items():
+        write_text(paths[key], text)
     return paths
 
 

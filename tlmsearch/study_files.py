@@ -63,6 +63,95 @@ def read_state(study_dir: str | Path) -> dict[str, Any]:
     return state if state is not None else {"phases": {}}
 
 
+def study_damage(study_dir: str | Path, cfg: StudyConfig | None = None) -> list[str]:
+    """What is broken or gone of the records a study's state says it made, one sentence each
+    ([] for a healthy study, running or not).
+
+    An architecture's folder that is not a folder is damage; once `study_state.json` says its
+    search is done, the folder must hold `search.yaml` and the search's trials, and once its
+    verification recorded an outcome, the verification's records; a transfer (or a random-search
+    control) that is done with something trained must keep its folder and records. A phase not
+    yet done asks for nothing: a study still running (or cut) is not damaged, its later
+    architectures simply have no verdict yet.
+    """
+    from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS
+
+    study_dir = Path(study_dir)
+    cfg = cfg if cfg is not None else load_config(study_dir)
+    phases = read_state(study_dir)["phases"]
+
+    def done(key: str) -> dict[str, Any] | None:
+        phase = phases.get(key)
+        return phase if isinstance(phase, dict) and phase.get("status") == "done" else None
+
+    problems: list[str | None] = []
+    for arch in cfg.archs:
+        searched, verified = done(f"{arch}/search"), done(f"{arch}/verify")
+        outcome = verified.get("outcome") if verified is not None else None
+        ran = searched is not None or outcome is not None
+        sub = study_dir / arch
+        whose = f"the search of {arch}"
+        problem = _folder_problem(sub, whose, needed=ran)
+        if problem is None and ran:
+            problem = _file_problem(sub / SEARCH_CONFIG, whose, "its config") or _records_problem(
+                sub, whose, (*SEARCH_KINDS, NOISE_KIND), "the search's trial records"
+            )
+            if problem is None and outcome is not None:
+                whose = f"the verification of {arch} (outcome {outcome})"
+                problem = _records_problem(sub, whose, ("verify",), "the verification's records")
+        problems.append(problem)
+        # each: a phase, its folder, who, its records' kinds, the fact saying it trained something
+        for key, sub, whose, kinds, fact in (
+            (f"transfer/{arch}", transfer_dir(study_dir, arch), f"the transfer to {arch}", (TRANSFER_KIND,),
+             "profiles"),
+            (f"{arch}/random", random_dir(study_dir, arch), f"the random search of {arch}", SEARCH_KINDS, "best"),
+        ):  # fmt: skip
+            phase = done(key)
+            if phase is not None and phase.get(fact):  # trained something (an empty transfer makes no folder)
+                problem = _folder_problem(sub, whose, needed=True)
+                problems.append(problem or _records_problem(sub, whose, kinds, "its trial records"))
+    return [p for p in problems if p]
+
+
+def damage_text(study_dir: str | Path, problems: list[str], consequence: str = "") -> str:
+    """One line: what `study_damage` found, and how to put it right."""
+    return (
+        f"study {study_dir} is damaged{consequence}: " + "; ".join(problems) + ". Put it back from a copy; or, to "
+        f"train it again, move what is damaged aside, delete {Path(study_dir) / STUDY_STATE} and run `tlmsearch resume "
+        f"{study_dir}` (every phase then checks its own records; nothing finished is trained twice)"
+    )
+
+
+def _folder_problem(sub: Path, whose: str, *, needed: bool) -> str | None:
+    """What is wrong with the folder `sub` of `whose` (None: a folder, or absent and not needed)."""
+    if sub.is_dir():
+        return None
+    if sub.exists() or sub.is_symlink():
+        kind = "a file" if sub.is_file() else "not a folder"
+        return f"{sub} is {kind}; it should be the folder of {whose} (search.yaml, trials.jsonl)"
+    if needed:
+        return f"{sub} is missing, although {STUDY_STATE} says {whose} is done (expected: a folder with its records)"
+    return None
+
+
+def _file_problem(path: Path, whose: str, what: str) -> str | None:
+    if path.is_file():
+        return None
+    state = "is a folder, not a file" if path.is_dir() else "is missing"
+    return f"{path} {state}, although {STUDY_STATE} says {whose} is done; it should hold {what}"
+
+
+def _records_problem(sub: Path, whose: str, kinds: tuple[str, ...], what: str) -> str | None:
+    from tlmsearch.rundir.layout import TRIALS
+
+    trials = sub / TRIALS
+    if not trials.is_file():
+        return _file_problem(trials, whose, what)
+    if not any(r.kind in kinds for r in read_records(sub)):
+        return f"{trials} holds none of {what} (emptied or damaged), although {STUDY_STATE} says {whose} is done"
+    return None
+
+
 def set_phase(study_dir: str | Path, key: str, status: str, **extra: Any) -> None:
     """Record one phase's status (and `extra` facts) in the state file, atomically; a phase
     keeps the time it `started` (last went running) once it is done."""

@@ -30,14 +30,78 @@ _BLOCK = re.compile(r"<!-- study-table (?P<path>\S+) -->\n(?P<body>.*?)\n<!-- /s
 SHOWN = 3
 
 
+# what the README's table reads of a summary.json, and the JSON type each must have
+_SHAPE: dict[str, type] = {
+    "study": str, "config": dict, "answer": str, "verdicts": dict, "missing_verdicts": list,
+    "cross_table": list, "transfer_matrix": list, "transfer_seeds": list,
+}  # fmt: skip
+_CONFIG_SHAPE: dict[str, type] = {"archs": list, "preset": str, "train": dict, "trials": int, "seed": int}
+
+
 def read_summary(study_dir: str | Path) -> dict[str, Any]:
+    """A study's summary.json, checked to be one: a `UserError` (one line) for a folder that is
+    not a study, or a summary.json that is damaged, saying how to rebuild it."""
+    from tlmsearch.study_files import STUDY_CONFIG, is_study
+
     path = Path(study_dir) / "summary.json"
+    if not is_study(study_dir):
+        has = "has no summary.json and " if not path.is_file() else ""
+        raise UserError(
+            f"{study_dir} {has}is not a study directory (no {STUDY_CONFIG}): the README's table is of a study, "
+            "a directory made by `tlmsearch study`"
+        )
     if not path.is_file():
         raise UserError(f"{study_dir} has no summary.json: run or resume the study (`tlmsearch resume {study_dir}`)")
-    data = json.loads(path.read_text())
-    if not isinstance(data, dict) or "verdicts" not in data:
-        raise UserError(f"{path} is not a study summary (no verdicts)")
-    return data
+    rebuild = f"rebuild it with `tlmsearch report {study_dir}`"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise UserError(f"{path} is damaged (not readable as JSON: {e}); {rebuild}") from None
+    problem = _shape_problem(data)
+    if problem:
+        raise UserError(f"{path} is not a study summary ({problem}); {rebuild}")
+    return dict(data)
+
+
+def _shape_problem(data: Any) -> str | None:
+    """What keeps `data` from being a study's summary (None when the README's table can read it)."""
+
+    def wrong(doc: Mapping[str, Any], shape: Mapping[str, type], where: str) -> str | None:
+        for key, kind in shape.items():
+            if key not in doc:
+                return f"no key {where}{key}"
+            if not isinstance(doc[key], kind) or (kind is int and isinstance(doc[key], bool)):
+                return f"{where}{key} is {_json_type(doc[key])}, expected {_json_type(kind())}"
+        return None
+
+    if not isinstance(data, dict):
+        return f"{_json_type(data)}, expected an object"
+    problem = wrong(data, _SHAPE, "") or wrong(data["config"], _CONFIG_SHAPE, "config.")
+    if problem is None and not isinstance(data["config"].get("margin"), int | float):
+        problem = "config.margin is not a number"
+    if problem is None and not isinstance(data["config"].get("alpha"), int | float):
+        problem = "config.alpha is not a number"
+    if problem is None and not isinstance(data["config"]["train"].get("steps"), int):
+        problem = "config.train.steps is not a whole number"
+    return problem
+
+
+def _json_type(value: Any) -> str:
+    """E.g. "a list", "null": what a JSON value is, in JSON's words."""
+    kinds = [(bool, "a boolean"), (str, "a string"), (dict, "an object"), (list, "a list"), (int, "a whole number"),
+             (float, "a number")]  # fmt: skip
+    return next((name for kind, name in kinds if isinstance(value, kind)), "null")
+
+
+def checked_block(summary: Mapping[str, Any], path: str) -> str:
+    """`readme_block`, refusing (one line) a summary whose inner rows are not a study's."""
+    try:
+        return readme_block(summary, path)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        raise UserError(
+            f"{Path(path) / 'summary.json'} is not a study summary (its tables cannot be read: "
+            f"{type(e).__name__} {e}); rebuild it with `tlmsearch report {path}`"
+        ) from None
 
 
 def readme_table(summary: Mapping[str, Any]) -> str:

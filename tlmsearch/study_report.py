@@ -26,15 +26,18 @@ from tlmsearch.analysis.crossarch import (
     transfer_matrix,
 )
 from tlmsearch.analysis.random_control import control_summary
-from tlmsearch.rundir.io import write_json, write_text
+from tlmsearch.errors import UserError
+from tlmsearch.rundir.io import json_text, refuse_folder, write_text
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.records import read_records
 from tlmsearch.rundir.study import load
 from tlmsearch.study_files import (
+    damage_text,
     load_config,
     own_verdict,
     random_dir,
     read_state,
+    study_damage,
     transfer_seeds,
     transfer_verdict,
 )
@@ -120,13 +123,29 @@ def floor_text(floor: Mapping[str, Any] | None) -> str:
 
 
 def write_study_report(study_dir: str | Path) -> dict[str, Path]:
+    """Write summary.json, summary.md and report.html, each atomically, all rendered first.
+
+    A study whose records are damaged (`study_damage`: an architecture's folder gone or not a
+    folder, its records emptied although its phases ran) is refused with a `UserError` naming
+    what is wrong, before anything is written: its last report stays as it was rather than
+    being replaced by one that silently lacks an architecture.
+    """
     study_dir = Path(study_dir)
+    problems = study_damage(study_dir, load_config(study_dir))
+    if problems:
+        raise UserError(damage_text(study_dir, problems, ", so its report is not rebuilt (the last one is kept)"))
+    paths = {"json": study_dir / "summary.json", "md": study_dir / "summary.md", "html": study_dir / "report.html"}
+    for path in paths.values():
+        refuse_folder(path)
     summary = study_summary(study_dir)
-    return {
-        "json": write_json(study_dir / "summary.json", _json_safe(summary)),
-        "md": write_text(study_dir / "summary.md", markdown(summary)),
-        "html": write_text(study_dir / "report.html", to_html(summary)),
+    texts = {
+        "json": json_text(_json_safe(summary)),
+        "md": markdown(summary),
+        "html": to_html(summary),
     }
+    for key, text in texts.items():
+        write_text(paths[key], text)
+    return paths
 
 
 def _json_safe(value: Any) -> Any:

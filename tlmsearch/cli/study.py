@@ -125,9 +125,9 @@ def run(args: argparse.Namespace) -> int:
     from tlmsearch.study_cost import estimate
 
     if args.readme_table:
-        from tlmsearch.study_readme import read_summary, readme_block
+        from tlmsearch.study_readme import checked_block, read_summary
 
-        print(readme_block(read_summary(args.readme_table), args.readme_table))
+        print(checked_block(read_summary(args.readme_table), args.readme_table))
         return 0
     cfg = build_config(args)
     if args.dry_run:
@@ -147,13 +147,16 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
     """Per architecture: each phase's status, trials so far, and the verdict when there is one."""
     import dataclasses
     import json
+    import sys
+    from pathlib import Path
 
-    from tlmsearch.study_files import load_config, read_state
+    from tlmsearch.study_files import damage_text, load_config, read_state, study_damage
     from tlmsearch.study_progress import snapshot, study_line, time_left
     from tlmsearch.study_report import floor_text, study_summary
 
     cfg = load_config(study_dir)
     phases = read_state(study_dir)["phases"]
+    damage = study_damage(study_dir, cfg)
     rows = study_progress(study_dir, cfg, phases)
     _, now = snapshot(study_dir)  # what the live view of a running study shows
     left = time_left(cfg, study_dir, now)
@@ -161,7 +164,9 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
     if as_json:
         now_archs = [dataclasses.asdict(r) for r in now]
         out = {"study": str(study_dir), "phases": phases, "archs": rows, "now": line, "now_archs": now_archs}
-        print(json.dumps({**out, "seconds_left": left}, indent=2))
+        print(json.dumps({**out, "seconds_left": left, "damage": damage}, indent=2))
+        if damage:
+            print(f"warning: {damage_text(study_dir, damage)}", file=sys.stderr)
         return
     print(line)
     print(f"study {cfg.name} ({study_dir}): {', '.join(cfg.archs)}")
@@ -170,13 +175,22 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
             f"  {r['arch']:<16} search {r['search']:<8} {r['search_trials']}/{cfg.trials} trials  "
             f"verify {r['verify']:<8} {r['verify_trials']} runs  transfer {r['transfer']:<8} "
             f"{r['transfer_trials']} runs  noise floor {floor_text(r['noise_floor'])}  {r['outcome'] or ''}"
+            + ("  DAMAGED (see the warning)" if _names(damage, Path(study_dir) / r["arch"]) else "")
         )
         if cfg.random_control:
             print(f"  {'':<16} random-search control {r['random']:<8} {r['random_trials']} trials")
     report = phases.get("report", {}).get("status", "pending")
     print(f"  report {report}")
-    if report == "done":
+    if damage:  # the rows above read the damaged records as they are: say so, loudly
+        print("  answer: not shown: the study is damaged (see the warning)")
+        print(f"warning: {damage_text(study_dir, damage)}", file=sys.stderr)
+    elif report == "done":
         print(f"  answer: {study_summary(study_dir)['answer']}")
+
+
+def _names(problems: list[str], path: Any) -> bool:
+    """Whether one of `problems` is about `path` or a file in it."""
+    return any(f"{path} " in p or f"{path}/" in p for p in problems)
 
 
 def study_progress(study_dir: Any, cfg: StudyConfig, phases: dict[str, Any]) -> list[dict[str, Any]]:

@@ -7,6 +7,7 @@ in a newline), and readers skip a last line torn by a crash.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Mapping
@@ -15,22 +16,58 @@ from typing import Any
 
 import yaml
 
-from tlmsearch.errors import ConfigError
+from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.rundir.layout import RUN_CONFIG, VERIFY
 from tlmsearch.validate import load_yaml, read_text
 
 
 def write_text(path: str | Path, text: str) -> Path:
-    """Write `text` to `path` atomically."""
+    """Write `text` to `path` atomically: the old file stays whole until the new one replaces it,
+    and a failed write leaves no temporary file behind. A folder where the file belongs is a
+    `UserError` naming it (one line), never a half-written file."""
     path = Path(path)
+    refuse_folder(path)
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    try:
+        tmp.write_text(text)
+        tmp.replace(path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            refuse_folder(path)  # made meanwhile: still one clear line
+        raise
     return path
 
 
+def refuse_folder(path: str | Path) -> None:
+    """A `UserError` when `path`, where a file is to be written, is a folder (it is never replaced)."""
+    path = Path(path)
+    if path.is_dir():
+        raise UserError(
+            f"{path} is a folder, not a file: cannot write the file there; move the folder away or write elsewhere"
+        )
+
+
+def require_dir(path: str | Path, what: str = "run directory") -> Path:
+    """`path` as a Path when it is a folder, else a `UserError` saying what it is instead."""
+    path = Path(path)
+    if path.is_dir():
+        return path
+    if path.is_file():
+        raise UserError(f"{what} {str(path)!r} is a file, not a directory")
+    if path.exists():
+        raise UserError(f"{what} {str(path)!r} is not a directory")
+    raise UserError(f"{what} {str(path)!r} does not exist")
+
+
 def write_json(path: str | Path, data: Any) -> Path:
-    return write_text(path, json.dumps(data, indent=2, default=_plain) + "\n")
+    return write_text(path, json_text(data))
+
+
+def json_text(data: Any) -> str:
+    """What `write_json` writes: indented JSON (configs and paths as plain data), one final newline."""
+    return json.dumps(data, indent=2, default=_plain) + "\n"
 
 
 def append_jsonl(path: str | Path, record: Mapping[str, Any]) -> None:

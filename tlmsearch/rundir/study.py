@@ -15,6 +15,7 @@ from tlmsearch.errors import ConfigError
 from tlmsearch.noise_floor import NoiseFloor, ranking_gaps
 from tlmsearch.pareto import pareto_front
 from tlmsearch.resolve import search_model
+from tlmsearch.rundir.io import require_dir
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.noise import noise_floor
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord, read_records
@@ -162,8 +163,10 @@ def _columns(records: list[TrialRecord]) -> list[str]:
 
 def load(run_dir: str | Path) -> Study:
     """Read a search run directory (its `search.yaml` and `trials.jsonl`)."""
-    run_dir = Path(run_dir)
+    run_dir = require_dir(run_dir)
     path = run_dir / SEARCH_CONFIG
+    if path.is_dir():
+        raise ConfigError(f"{path} is a folder, not a file: a search run keeps its config there as a YAML file")
     if not path.is_file():
         raise ConfigError(f"{run_dir} is not a search run directory (no {SEARCH_CONFIG})")
     return Study(run_dir, load_run_config(path), read_records(run_dir))
