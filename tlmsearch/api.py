@@ -9,7 +9,7 @@ never import each other.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 from tlmsearch import rundir
 from tlmsearch.analysis.summary import run_verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
+from tlmsearch.errors import UserError
 from tlmsearch.export import Export, export_run
 from tlmsearch.report import write_report
 from tlmsearch.rundir.io import read_verify
@@ -29,6 +30,7 @@ from tlmsearch.tuning import runner
 from tlmsearch.tuning import study as study_runner
 from tlmsearch.tuning.compare import CompareOptions, CompareResult
 from tlmsearch.tuning.compare import compare as train_and_compare
+from tlmsearch.tuning.searcher import check_space_samples
 from tlmsearch.tuning.verify import VerifyResult
 from tlmsearch.tuning.verify import verify as _verify
 
@@ -86,19 +88,38 @@ def _with_verbs(study: rundir.Study) -> Study:
     return Study(study.run_dir, study.config, study.records)
 
 
+def _run_dir(run_dir: object, verb: str) -> str | Path:
+    """`run_dir` when it is a path (str or Path), else one clear `UserError`."""
+    if isinstance(run_dir, Path) or isinstance(run_dir, str) and run_dir.strip():
+        return run_dir
+    raise UserError(f"{verb}: run_dir={run_dir!r} must be the path of a run directory (a str or pathlib.Path)")
+
+
 def load(run_dir: str | Path) -> Study:
     """Read a search run directory (its `search.yaml` and `trials.jsonl`)."""
-    return _with_verbs(rundir.load(run_dir))
+    return _with_verbs(rundir.load(_run_dir(run_dir, "load")))
 
 
-def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = True) -> Study:
-    """Run the search `cfg` describes (locally, or on the Ray cluster at `address`)."""
+def search(cfg: SearchConfig | Mapping[str, Any], *, address: str | None = None, progress: bool = True) -> Study:
+    """Run the search `cfg` describes (locally, or on the Ray cluster at `address`).
+
+    `cfg` is a `SearchConfig` or its fields as a dict (`SearchConfig.from_dict`, e.g.
+    `{"preset": "tiny", "trials": 8}`). The search space's `sample` is called once on a
+    throwaway trial first (`check_space_samples`): a space that fails is refused before anything starts.
+    """
+    if isinstance(cfg, Mapping):
+        cfg = SearchConfig.from_dict(dict(cfg))
+    if not isinstance(cfg, SearchConfig):
+        raise UserError(
+            f"search: cfg must be a SearchConfig or a dict of its fields, not {type(cfg).__name__} ({cfg!r:.80})"
+        )
+    check_space_samples(cfg)
     return _with_verbs(runner.search(cfg, address=address, progress=progress))
 
 
 def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = True) -> Study:
     """Continue an interrupted search in `run_dir` without re-running finished trials."""
-    return _with_verbs(runner.resume(run_dir, address=address, progress=progress))
+    return _with_verbs(runner.resume(_run_dir(run_dir, "resume"), address=address, progress=progress))
 
 
 def compare(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -91,6 +91,75 @@ def _from_module(module: ModuleType, *, default_name: str, source: str) -> Searc
         _encode=getattr(module, "encode", None),
         source=source,
     )
+
+
+RETURNS = (
+    "sample(trial, n_layers) must ask the trial for its parameters and return a tlmsearch.profiles.ProfileSpec "
+    "the budget can hold, e.g. ProfileSpec(family='cosine', params={'start': 1.5, 'end': 0.5})"
+)
+
+
+class SampleError(ConfigError):
+    """A space's `sample` raised, or returned something no trial can train."""
+
+
+def sampled_text(space: SearchSpace, trial: Any, n_layers: int, budget: Budget | None = None) -> str:
+    """`space.sample(trial, n_layers)` as the ProfileSpec text a trial trains, checked: a
+    `SampleError` naming the space, what went wrong and what `sample` must return when it
+    raises, returns no `ProfileSpec`, returns one whose text does not parse back, or (with
+    `budget`) one that budget cannot hold."""
+    where = f"search space {space.source or space.name}"
+    try:
+        spec = space.sample(trial, n_layers)
+    except Exception as exc:  # a user's code: report, don't crash
+        raise SampleError(f"{where}: sample() raised {type(exc).__name__}: {exc}; {RETURNS}") from None
+    except SystemExit as exc:  # sys.exit() in a user's sample would end the whole search
+        raise SampleError(f"{where}: sample() calls sys.exit({exc.code!r}); {RETURNS}") from None
+    if not isinstance(spec, ProfileSpec):
+        raise SampleError(f"{where}: sample() returned {_short(spec)} ({type(spec).__name__}); {RETURNS}")
+    text = str(spec)
+    try:
+        parsed = ProfileSpec.parse(text)
+    except ConfigError as exc:
+        raise SampleError(
+            f"{where}: sample() returned {text!r}, which is no profile a trial can train: {exc}"
+        ) from None
+    if budget is not None:
+        try:
+            widths = parsed.widths(budget)
+        except ValueError as exc:  # ConfigError included
+            raise SampleError(
+                f"{where}: sample() returned {text!r}, which the budget ({budget.n_layers} layers of base width "
+                f"{budget.base_width}) cannot hold: {exc}"
+            ) from None
+        if len(widths) != budget.n_layers or sum(widths) != budget.total:
+            raise SampleError(
+                f"{where}: sample() returned {text!r}, whose widths {list(widths)} are not {budget.n_layers} widths "
+                f"summing to the budget's {budget.total}; {RETURNS}"
+            )
+    return text
+
+
+def check_sample(space: SearchSpace, budgets: Sequence[Budget], seed: int = 0) -> None:
+    """Call `space.sample` once per budget on a throwaway trial (an in-memory Optuna study with
+    a seeded `RandomSampler`) before a search starts: a `SampleError` (one line naming the
+    space, the problem and what `sample` must return) when it raises or returns something no
+    trial can train (`sampled_text`)."""
+    import optuna
+
+    level = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # no "A new study created in memory"
+    try:
+        for budget in budgets:
+            trial = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=seed)).ask()
+            sampled_text(space, trial, budget.n_layers, budget)
+    finally:
+        optuna.logging.set_verbosity(level)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def monotonicity(widths: tuple[int, ...] | list[int]) -> str:

@@ -114,6 +114,11 @@ class StudyConfig(Config):
             check_positive(field, getattr(self, field))
         for field in ("seeds", "base_width", "max_concurrent", "seed", "gpus_per_trial"):
             check_positive(field, getattr(self, field), allow_zero=True)
+        from tlmsearch.tuning.verify import MAX_SEEDS
+
+        for field in ("seeds", "pilot_seeds", "max_seeds", "transfer_seeds"):
+            if getattr(self, field) > MAX_SEEDS:
+                raise ConfigError(f"{field}={getattr(self, field)} must be at most {MAX_SEEDS} (seeds per profile)")
         if self.seeds == 1:
             raise ConfigError("seeds=1 gives no spread: use 0 (planned) or at least 2")
         if self.pilot_seeds < 2:

@@ -235,8 +235,8 @@ def test_a_finished_plan_still_decides_until_a_verify_at_other_steps_records_a_r
     [
         (["--max-seeds", "4"], "--max-seeds=4 leaves fewer than 2 fresh seeds after the 3 pilot seeds"),
         (["--pilot-seeds", "2", "--max-seeds", "3"], "--max-seeds=3 leaves fewer than 2 fresh seeds"),
-        (["--seeds", "0"], "--seeds=0 must be 'auto' or an integer >= 1"),
-        (["--seeds", "lots"], "--seeds='lots' must be 'auto' or an integer >= 1"),
+        (["--seeds", "0"], "--seeds=0 must be 'auto' or an integer from 2 to 1000"),
+        (["--seeds", "lots"], "--seeds='lots' must be 'auto' or an integer from 2 to 1000"),
         (["--interval", "bootstrap"], "--interval bootstrap needs at least 20 deciding seeds"),
         (["--interval", "bootstrap", "--seeds", "3"], "needs at least 20 seeds (got 3)"),
         (["--margin", "0"], "--margin=0.0 must lie in (0, 1)"),

@@ -34,7 +34,7 @@ def test_compare_options_live_in_one_place_and_keywords_still_work(tmp_path) -> 
     with pytest.raises(TypeError, match="unexpected keyword sedes; allowed: arch, preset"):
         tlmsearch.compare(["uniform"], sedes=3)
     # the old keyword calls reach the same checks (refused before anything trains or is written)
-    with pytest.raises(UserError, match="seeds=0 must be >= 1"):
+    with pytest.raises(UserError, match="seeds=0 must be an integer from 2 to 1000"):
         tlmsearch.compare(["uniform", "cosine"], arch="transformer", preset="tiny", seeds=0, runs_dir=str(tmp_path))
     with pytest.raises(UserError, match="at least one profile"):
         tlmsearch.compare([], options=o, runs_dir=str(tmp_path))

@@ -40,7 +40,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         help="profiles to train, e.g. uniform groups:early cosine:start=1.5,end=0.5",
     )
-    p.add_argument("--seeds", type=int, default=3, help="seeds per profile: --seed, --seed+1, ... (default: 3)")
+    p.add_argument(
+        "--seeds", type=int, default=3, help="seeds per profile: --seed, --seed+1, ... (2 to 1000; default: 3)"
+    )
     add_model_arguments(p)
     add_training_arguments(p)
     g = p.add_argument_group("resources and output")
@@ -87,7 +89,9 @@ def compare_arguments(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.api import compare
+    from tlmsearch.tuning.verify import check_seed_count
 
+    check_seed_count("--seeds", args.seeds)  # named as the flag, before anything is built
     margin, alpha = verdict_levels(args)
     result = compare(
         args.families,

@@ -55,13 +55,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
+def _search_minimums(args: argparse.Namespace) -> tuple[tuple[str, int, int, str], ...]:
+    return (
+        ("--trials", args.trials, 4, "the 4 baselines run first"),
+        ("--steps", args.steps, 3, "an evaluation every third of the steps"),
+    )
+
+
+def _check_minimums(checks: tuple[tuple[str, int, int, str], ...]) -> None:
+    """Refuse, in one line, the flags below their minimum, naming only those."""
+    wrong = [f"{flag}={value} must be >= {low} ({why})" for flag, value, low, why in checks if value < low]
+    if wrong:
+        raise UserError("; ".join(wrong))
+
+
 def quickstart_config(args: argparse.Namespace) -> SearchConfig:
     """The SearchConfig of the quickstart's search (evaluations every third of the steps)."""
     from tlmsearch.config import DataConfig, TrainConfig
     from tlmsearch.search_config import SearchConfig
 
-    if args.trials < 4 or args.steps < 3:
-        raise UserError(f"--trials={args.trials} must be >= 4 (the baselines) and --steps={args.steps} >= 3")
+    _check_minimums(_search_minimums(args))
     name = args.name or f"quickstart-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     third = max(1, args.steps // 3)
     return SearchConfig(
@@ -83,8 +96,13 @@ def quickstart_config(args: argparse.Namespace) -> SearchConfig:
 def run(args: argparse.Namespace) -> int:
     import tlmsearch
 
-    if args.seeds < 2 or args.top_k < 1:
-        raise UserError(f"--seeds={args.seeds} must be >= 2 (an interval needs two) and --top-k={args.top_k} >= 1")
+    _check_minimums(
+        (
+            *_search_minimums(args),
+            ("--seeds", args.seeds, 2, "a paired interval needs two seeds"),
+            ("--top-k", args.top_k, 1, "at least the best profile"),
+        )
+    )
     from tlmsearch.rundir.noise import noise_trial_seeds
 
     cfg = quickstart_config(args)

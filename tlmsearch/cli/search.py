@@ -58,6 +58,10 @@ same way). tokens_per_s is refused (tokens/s measured while trials share the mac
 Training and data flags mean what they mean in `train`, `compare` and `verify`; --seed is
 also the sampler's seed.
 
+A --space file is checked before anything starts: its sample() is called once on a throwaway
+trial and must return a ProfileSpec the budget can hold. Should it fail later, mid-search, that
+trial is recorded as failed with the space's error (a warning line says so) and the search goes on.
+
 exit status: 0 done; 2 bad input (one line, nothing started); {all_failed} the search ended but
 every trial failed; 130 interrupted (resume it with `tlmsearch resume`).
 """.format(samplers=" ".join(SAMPLERS), schedulers=" ".join(SCHEDULERS), all_failed=EXIT_ALL_FAILED)
@@ -127,7 +131,10 @@ def build_config(args: argparse.Namespace) -> SearchConfig:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tlmsearch.tuning.searcher import check_space_samples
+
     cfg = build_config(args)
+    check_space_samples(cfg)  # a space whose sample() fails is refused before Ray and the run directory
     if args.dry_run:
         from tlmsearch.tuning.runner import resolve
 

@@ -76,14 +76,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="auto|N",
         help="auto (default): a pilot of --pilot-seeds seeds measures the paired spread, then the fresh seeds "
-        "that decide are planned, printed and run (the pilot never enters the decision); N: N seeds, all deciding",
+        "that decide are planned, printed and run (the pilot never enters the decision); N: N seeds, all deciding "
+        "(2 to 1000: a paired test needs two)",
     )
     p.add_argument(
         "--max-seeds",
         type=int,
         default=None,
         help=f"cap on seeds per profile with --seeds auto, pilot included (default: {DEFAULTS['max_seeds']}; "
-        "at least --pilot-seeds + 2)",
+        "at least --pilot-seeds + 2, at most 1000)",
     )
     p.add_argument(
         "--pilot-seeds",
@@ -171,16 +172,34 @@ def _update_study(arch_dir: Path, outcome: str, quiet: bool) -> None:
         print(f"study: {key} is now {outcome}; `tlmsearch report {study_dir}` rebuilds the study's report")
 
 
+def _seeds_value(value: object) -> object:
+    """--seeds as given ("auto", "3") or as a study keeps it (an int): "auto" or an int when the
+    text is one, else the text itself (refused by `check_verify_options` with the allowed range)."""
+    if isinstance(value, str) and value.strip() != "auto":
+        try:
+            return int(value)
+        except ValueError:
+            return value
+    return value.strip() if isinstance(value, str) else value
+
+
 def run(args: argparse.Namespace) -> int:
-    from tlmsearch.analysis.pilot import check_plan_options, parse_seeds
+    from tlmsearch.analysis.pilot import check_plan_options
     from tlmsearch.analysis.stats import check_method
-    from tlmsearch.tuning.verify import verify
+    from tlmsearch.tuning.verify import check_verify_options, verify
 
     if not Path(args.run_dir).is_dir():
         raise UserError(f"run directory {args.run_dir!r} does not exist")
     from_study = study_defaults(args)
     margin, alpha = verdict_levels(args)
-    seeds = parse_seeds(str(args.seeds))
+    seeds = check_verify_options(
+        _seeds_value(args.seeds),
+        top_k=args.top_k,
+        max_seeds=args.max_seeds,
+        pilot_seeds=args.pilot_seeds,
+        steps=None,  # --steps is a training flag, checked with the others
+        flags=True,
+    )
     check_plan_options(seeds, pilot_seeds=args.pilot_seeds, max_seeds=args.max_seeds, method=args.interval)
     if seeds != "auto":
         check_method(args.interval, int(seeds))

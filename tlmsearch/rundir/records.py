@@ -2,7 +2,8 @@
 
 The driver appends a record as each trial ends (flushed at once), so a crash never loses a
 finished trial; the file is never rewritten. `trial_id` is unique within a run directory and
-`RecordLog.append` skips ids already present, so a resumed search never writes a trial twice.
+`RecordLog.append` skips ids already present, so a resumed search never writes a trial twice;
+a file that holds an id twice anyway (copied lines) is read with each id once (the first line).
 
 Everything above this module reads records through `TrialRecord` attributes; this module holds
 the one definition of a finished trial (`TrialRecord.finished`, `finished`) and the one metric
@@ -163,15 +164,72 @@ def read_records_polled(run_dir: str | Path) -> list[TrialRecord]:
 
 def read_records_checked(run_dir: str | Path) -> tuple[list[TrialRecord], list[int]]:
     """The records of a run directory and the numbers of the lines that hold none (torn by a
-    crash, garbled, or a JSON object that is not a valid record)."""
+    crash, garbled, or a JSON object that is not a valid record). A trial id given again
+    counts once (`duplicate_ids`)."""
+    records, bad, _ = _read_checked(run_dir)
+    return records, bad
+
+
+def duplicate_ids(run_dir: str | Path) -> list[str]:
+    """The trial ids `trials.jsonl` holds on more than one line (each once, in file order)."""
+    return _read_checked(run_dir)[2]
+
+
+def _read_checked(run_dir: str | Path) -> tuple[list[TrialRecord], list[int], list[str]]:
+    """Records, damaged line numbers, and the ids that repeat.
+
+    Records are keyed by trial id, and the driver never writes an id twice (`RecordLog`), so a
+    repeated id is a copy added by hand or by merging files: the first line of an id is kept,
+    the one the driver wrote when the trial ended (its place is the order trials ended in), and
+    every later one is skipped. Counting it twice would make a resume believe trials ran that
+    never did (a search "2/2 ended" with one trial twice) and weigh that trial twice in every
+    statistic.
+    """
     rows, bad = read_jsonl_checked(Path(run_dir) / TRIALS)
-    out = []
+    out: list[TrialRecord] = []
+    seen: set[str] = set()
+    repeated: dict[str, None] = {}
     for data in rows:
         try:
-            out.append(TrialRecord.from_dict(data))
+            record = TrialRecord.from_dict(data)
         except (ConfigError, TypeError, ValueError):
             bad.append(-1)
-    return out, bad
+            continue
+        if record.trial_id in seen:
+            repeated[record.trial_id] = None
+            continue
+        seen.add(record.trial_id)
+        out.append(record)
+    return out, bad, list(repeated)
+
+
+def duplicate_note(run_dir: str | Path) -> str | None:
+    """One line saying which trial ids `trials.jsonl` repeats (each counted once), or None."""
+    try:
+        ids = duplicate_ids(run_dir)
+    except (ConfigError, OSError):
+        return None
+    if not ids:
+        return None
+    shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+    return (
+        f"warning: {Path(run_dir) / TRIALS}: {len(ids)} trial id(s) appear on more than one line ({shown}); "
+        "each trial is counted once (its first line)"
+    )
+
+
+_DUPLICATES_WARNED: set[Path] = set()
+
+
+def warn_duplicates_once(run_dir: str | Path) -> None:
+    """Print `duplicate_note` on stderr, once per run directory in this process."""
+    key = Path(run_dir).resolve()
+    if key in _DUPLICATES_WARNED:
+        return
+    note = duplicate_note(run_dir)
+    if note:
+        _DUPLICATES_WARNED.add(key)
+        print(note, file=sys.stderr)
 
 
 def damage_note(run_dir: str | Path) -> str | None:
@@ -181,12 +239,14 @@ def damage_note(run_dir: str | Path) -> str | None:
         return f"warning: {path} is not a file; no trial is counted here"
     _, bad = read_records_checked(run_dir)
     if not bad:
-        return None
+        return duplicate_note(run_dir)
     where = [str(n) for n in bad if n > 0]
     at = f" (line {', '.join(where[:5])}{', ...' if len(where) > 5 else ''})" if where else ""
-    return (
+    note = (
         f"warning: {Path(run_dir) / TRIALS}: skipped {len(bad)} damaged line(s){at}; those trials are not counted here"
     )
+    duplicates = duplicate_note(run_dir)
+    return f"{note}; {duplicates.removeprefix('warning: ')}" if duplicates else note
 
 
 def check_records(run_dir: str | Path) -> None:
@@ -223,6 +283,7 @@ class RecordLog:
                 file=sys.stderr,
             )
         self.seen: set[str] = {r.trial_id for r in read_records(run_dir)}
+        warn_duplicates_once(run_dir)  # a search, resume or verify appending here says so once
 
     def append(self, record: TrialRecord) -> bool:
         """Write `record` unless its trial id is already there; True when written."""

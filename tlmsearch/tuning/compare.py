@@ -23,7 +23,7 @@ from typing import Any
 from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
-from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.config import TRAIN_INT_BOUNDS, DataConfig, TrainConfig
 from tlmsearch.errors import UserError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
@@ -33,6 +33,8 @@ from tlmsearch.search_config import SearchConfig
 from tlmsearch.tuning.announce import announce, fixed_line
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.runner import resolve
+from tlmsearch.tuning.verify import check_seed_count
+from tlmsearch.validate import check_int
 
 
 @dataclass(frozen=True)
@@ -97,10 +99,13 @@ def compare(profiles: Sequence[str], options: CompareOptions | None = None, **ch
     run directory (no report: see `tlmsearch.compare`).
     """
     o = CompareOptions.of(options, **changes)
+    if isinstance(profiles, str) or not all(isinstance(p, str) for p in profiles or ()):
+        raise UserError(f"compare: profiles={profiles!r} must be a list of profile texts, e.g. ['uniform', 'cosine']")
     if not profiles:
         raise UserError("compare needs at least one profile, e.g. --families uniform cosine")
-    if o.seeds < 1:
-        raise UserError(f"seeds={o.seeds} must be >= 1")
+    check_seed_count("seeds", o.seeds)  # a paired test needs two; each one trains every profile
+    if o.steps is not None:
+        check_int("steps", o.steps, 1, TRAIN_INT_BOUNDS["steps"])
     margin, alpha = resolve_levels(o.margin, o.alpha, threshold=o.threshold, confidence=o.confidence)
     check_method(o.method, o.seeds)  # before any training: the bootstrap needs enough seeds
     specs = [ProfileSpec.parse(p) for p in profiles]  # ConfigError names a bad one

@@ -10,13 +10,15 @@ from typing import Any
 from ray.tune import Callback
 
 from tlmsearch.analysis.plan import device_kind
+from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec, shape_stats
 from tlmsearch.resolve import budget_for
 from tlmsearch.rundir.records import RecordLog, TrialRecord, read_records
 from tlmsearch.search_config import SearchConfig
+from tlmsearch.tuning.searcher import SPACE_ERROR
 
 # Tune config keys that are ours, not sampled Optuna parameters
-_OWN_KEYS = {"profile", "baseline", "number", "kind", "seed", "index"}
+_OWN_KEYS = {"profile", "baseline", "number", "kind", "seed", "index", SPACE_ERROR}
 _STATIC_KEYS = ("params_total", "params_non_embedding", "params_mlp")
 
 
@@ -47,7 +49,13 @@ def build_record(
     """
     result = result or {}
     ended = ended or time.time()
-    spec = ProfileSpec.parse(config["profile"])
+    space_error = config.get(SPACE_ERROR)
+    try:
+        spec: ProfileSpec | None = ProfileSpec.parse(str(config.get("profile", "")))
+    except ConfigError as exc:  # no profile (the space failed to sample one): the trial failed on it too
+        spec, error = None, error or str(space_error or exc)
+    if space_error:  # what the trial trained is no profile: the space's error is the reason
+        error = str(space_error)
     trained = dict(result.get("trained") or {})
     model = dict(trained.get("model") or {})
     widths: tuple[int, ...] = ()
@@ -57,7 +65,7 @@ def build_record(
     else:
         budget = budget_for(cfg, config.get("base_width")).to_dict()
         try:
-            widths = spec.widths(budget_for(cfg, config.get("base_width")))
+            widths = spec.widths(budget_for(cfg, config.get("base_width"))) if spec else ()
         except ValueError:  # a profile the budget cannot hold: the trial failed on it too
             widths = ()
     shape = shape_stats(widths).to_dict() if widths else {}
@@ -83,7 +91,7 @@ def build_record(
         status=status,
         reason=reason,
         params={k: v for k, v in config.items() if k not in _OWN_KEYS},
-        profile=spec.to_dict(),
+        profile=spec.to_dict() if spec else {},
         widths=widths,
         budget=budget,
         shape=shape,

@@ -493,6 +493,9 @@ def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = Tr
     progress_view.ENABLED = progress
 
     cfg = resolve(cfg)
+    from tlmsearch.tuning.searcher import check_space_samples
+
+    check_space_samples(cfg)  # a space whose sample() fails: one line before Ray (a study's searches too)
     run_dir = (Path(cfg.runs_dir) / cfg.name).resolve()
     if (run_dir / SEARCH_CONFIG).exists():
         raise ConfigError(f"run directory {run_dir} already holds a search; resume it or choose another name")

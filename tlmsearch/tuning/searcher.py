@@ -17,7 +17,9 @@
   more than one stopped at step 50. Samplers that learn only from COMPLETE trials (GP,
   CMA-ES, NSGA-II) are refused with early stopping
   (`tlmsearch.search_config.check_sampler_scheduler`);
-- a trial whose training raised (reported with `failed`) is told as FAIL.
+- a trial whose training raised (reported with `failed`) is told as FAIL; so is one whose
+  space failed to sample (its `sample` raised or returned no profile mid-search): it trains
+  `SPACE_FAILED`, which fails at once, and the recorder gives the space's error as its reason.
 
 Optuna records intermediate values for single-objective studies only (`Trial.report`
 refuses multi-objective ones), so in a multi-objective search a stopped trial is PRUNED
@@ -27,21 +29,28 @@ without them; its curve stays in its trial record.
 from __future__ import annotations
 
 import logging
+import sys
 import warnings
 from typing import TYPE_CHECKING, Any
 
 from ray.tune.search.optuna import OptunaSearch
 
+from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import search_preset, sweep_levels, sweep_widths
+from tlmsearch.resolve import budget_for, search_preset, sweep_levels, sweep_widths
 from tlmsearch.rundir.layout import OPTUNA_LOG
 from tlmsearch.search_config import SearchConfig
-from tlmsearch.spaces import SearchSpace, load_space
+from tlmsearch.spaces import SearchSpace, check_sample, load_space, sampled_text
 
 if TYPE_CHECKING:  # pragma: no cover
     import optuna
 
 STUDY_NAME = "search"
+# a trial whose define-by-run call failed (the space's `sample` raised or returned no profile)
+# trains this text, which no trainable accepts, so it fails at once; SPACE_ERROR in its config
+# says why, and the recorder records that reason
+SPACE_FAILED = "<search space failed>"
+SPACE_ERROR = "space_error"
 logger = logging.getLogger(__name__)
 
 
@@ -99,12 +108,31 @@ class DefineProfile:
         if self.sweep:
             lo, hi, step = self.sweep
             out["base_width"] = trial.suggest_int("base_width", lo, hi, step=step)
-        out["profile"] = str(self.space.sample(trial, self.n_layers))
         baseline = trial.user_attrs.get("baseline")
+        try:
+            out["profile"] = sampled_text(self.space, trial, self.n_layers)
+        except ConfigError as exc:  # the space failed (or vanished) mid-search: this trial fails, the search goes on
+            if not baseline:
+                out["profile"], out[SPACE_ERROR] = SPACE_FAILED, str(exc)
+                print(
+                    f"tlmsearch: warning: trial {trial.number}: {exc}; it is recorded as failed and the search goes on",
+                    file=sys.stderr,
+                    flush=True,
+                )
         if baseline:  # train the baseline itself, not the space's (maybe rounded) encoding of it
             out["profile"] = out["baseline"] = baseline
         out["number"] = trial.number
         return out
+
+
+def check_space_samples(cfg: SearchConfig) -> None:
+    """Before a search starts (before Ray, before its run directory): load `cfg.space` and call
+    its `sample` once per budget on a throwaway trial (`spaces.check_sample`), so a space that
+    raises or returns something no trial can train is refused in one line naming the file."""
+    budgets = [budget_for(cfg, width) for width in sweep_levels(cfg) or (None,)]
+    if len(budgets) > 2:  # a sweep: its narrowest and widest budgets
+        budgets = [budgets[0], budgets[-1]]
+    check_sample(load_space(cfg.space), budgets, seed=cfg.seed)
 
 
 class ProfileSearch(OptunaSearch):

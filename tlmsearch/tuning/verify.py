@@ -37,6 +37,7 @@ from tlmsearch.analysis.planning import SeedPlan
 from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
+from tlmsearch.config import TRAIN_INT_BOUNDS
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import read_verify, write_json
@@ -50,6 +51,46 @@ from tlmsearch.tuning.announce import fixed_line
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.resources import trial_device_kind
 from tlmsearch.tuning.trainable import trial_train_config
+from tlmsearch.validate import check_int
+
+MIN_SEEDS = 2  # a paired test needs two seeds: one gives no spread, so no interval and no verdict
+MAX_SEEDS = 1000  # seeds per profile: a pilot plan at a paired sd of 0.04 nats asks for a few hundred
+MAX_TOP_K = 10_000  # distinct profiles per budget; a search rarely finishes that many
+
+
+def check_seed_count(name: str, value: object, *, auto: bool = False) -> int:
+    """`value` as a number of seeds that decide a paired test: an int in [MIN_SEEDS, MAX_SEEDS]
+    (`name` is the option as the caller wrote it, "seeds" or "--seeds"; `auto`: the option also
+    takes "auto", and the message says so)."""
+    allowed = ("'auto' or " if auto else "") + f"an integer from {MIN_SEEDS} to {MAX_SEEDS}"
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{name}={value!r} must be {allowed}")
+    if value < MIN_SEEDS:
+        raise ConfigError(
+            f"{name}={value} must be {allowed}: a paired test needs at least {MIN_SEEDS} seeds "
+            "(one seed gives no spread, so no interval and no verdict)"
+        )
+    if value > MAX_SEEDS:
+        raise ConfigError(f"{name}={value} must be {allowed}: every seed re-trains every profile")
+    return value
+
+
+def check_verify_options(
+    seeds: object, *, top_k: object, max_seeds: object, pilot_seeds: object, steps: object, flags: bool = False
+) -> int | str:
+    """Refuse bad `verify` options in one line each, before anything is read or trained; returns
+    the seeds ("auto" or a count). `flags`: name them as the command line does (--seeds)."""
+
+    def name(option: str) -> str:
+        return f"--{option.replace('_', '-')}" if flags else option
+
+    check_int(name("top_k"), top_k, 1, MAX_TOP_K)
+    count = "auto" if seeds == "auto" else check_seed_count(name("seeds"), seeds, auto=True)
+    check_int(name("pilot_seeds"), pilot_seeds, 1, MAX_SEEDS)
+    check_int(name("max_seeds"), max_seeds, 1, MAX_SEEDS)
+    if steps is not None:
+        check_int(name("steps"), steps, 1, TRAIN_INT_BOUNDS["steps"])
+    return count
 
 
 @dataclass(frozen=True)
@@ -134,14 +175,15 @@ def verify(
     `storage`: where the re-trainings' checkpoints go (a shared path or object-store URI; default:
     the search's `storage`, "" = the run directory). Every bad option is refused before anything trains.
     """
-    if top_k < 1:
-        raise UserError(f"top_k={top_k} must be >= 1")
+    if not isinstance(study, Study | str | Path) or isinstance(study, str) and not study.strip():
+        raise UserError(
+            f"verify: study={study!r} must be a Study (tlmsearch.load(run_dir)) or the path of a search run directory"
+        )
+    seeds = check_verify_options(seeds, top_k=top_k, max_seeds=max_seeds, pilot_seeds=pilot_seeds, steps=steps)
     check_plan_options(seeds, pilot_seeds=pilot_seeds, max_seeds=max_seeds, method=method)
     margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
     if seeds != "auto":
         check_method(method, int(seeds))  # before any training: the bootstrap needs enough seeds
-    if steps is not None and steps < 1:
-        raise UserError(f"steps={steps} must be >= 1")
     study = load(study) if isinstance(study, str | Path) else study
     if not finished(study.records):
         raise UserError(f"{study.run_dir} has no finished trials (complete, full fidelity): nothing to verify")
