@@ -137,6 +137,8 @@ def _from_plain(value: Any, hint: Any, where: str) -> Any:
                 errors.append(str(exc))
         raise ConfigError(errors[0] if len(errors) == 1 else f"{where}: {value!r} fits none of {hint}")
     if isinstance(hint, type) and issubclass(hint, Config):
+        if isinstance(value, hint):  # a config object given through the Python API
+            return value
         return hint.from_dict(value, where=where)
     if origin is tuple:
         if not isinstance(value, list | tuple):
@@ -154,7 +156,12 @@ def _from_plain(value: Any, hint: Any, where: str) -> Any:
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ConfigError(f"{where}: expected a number, got {value!r}")
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an int beyond float range
+            raise ConfigError(
+                f"{where}: expected a finite number, got an integer of {int(value).bit_length()} bits"
+            ) from None
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, float) and value.is_integer():
@@ -170,6 +177,33 @@ def _from_plain(value: Any, hint: Any, where: str) -> Any:
             raise ConfigError(f"{where}: expected a string, got {value!r}")
         return value
     return value
+
+
+def check_value(value: Any, hint: Any, where: str) -> Any:
+    """`value` read as a field annotated `hint` would read it from a file (normalised: a list
+    becomes a tuple, a mapping its nested config); else a ConfigError naming `where`."""
+    return _from_plain(value, hint, where)
+
+
+def check_field_types(cfg: Config, prefix: str = "") -> None:
+    """Refuse a field whose value does not fit its annotation, as `from_dict` would.
+
+    Called first in `__post_init__`, so that a config built through the Python API
+    (`TrainConfig(compile="no")`, `SearchConfig(trials=2.5)`) is refused with the same one-line
+    message as the same value in a file, not with an AttributeError or TypeError from deep inside.
+    Values are normalised as a file's are: a list becomes a tuple, a mapping becomes its nested
+    config (`ModelConfig(options={"gate": "headwise"})`), an int of a float field a float, a
+    whole float of an int field an int; bools are never numbers. `prefix` names the section in
+    the messages (e.g. "options.").
+    """
+    hints = _type_hints(type(cfg))
+    for f in dataclasses.fields(cfg):  # type: ignore[arg-type]
+        if not f.init:
+            continue
+        value = getattr(cfg, f.name)
+        checked = _from_plain(value, hints[f.name], prefix + f.name)
+        if checked is not value:
+            object.__setattr__(cfg, f.name, checked)  # frozen: set the normalised value once
 
 
 # ----------------------------------------------------------------------------- validation
@@ -252,6 +286,7 @@ class ArchOptions(Config):
     recompute_memory: str = "auto"
 
     def __post_init__(self) -> None:
+        check_field_types(self, "options.")
         check_choice("options.gate", self.gate, ("elementwise", "headwise"))
         check_choice("options.titans_variant", self.titans_variant, ("mag", "mal"))
         check_positive("options.n_persistent", self.n_persistent, allow_zero=True)
@@ -309,6 +344,7 @@ class ModelConfig(Config):
     options: ArchOptions = dataclasses.field(default_factory=ArchOptions)
 
     def __post_init__(self) -> None:
+        check_field_types(self)  # options: 5 or tie_embeddings: "maybe" named here, not deep inside
         spec = architecture(self.arch)  # a ConfigError naming the registered families
         # integers with bounds far above any model one machine trains, so that a typo (seq_len
         # 1e8, 1e5 layers) is one line here; memory is checked by `validate.check_training_fits`
@@ -407,6 +443,7 @@ class TrainConfig(Config):
         # Integer sizes are bounded so that a typo (batch_size 1e8) is refused here in one line,
         # not by the allocator; the bounds are far above what one machine trains in a trial.
         # Memory of a model and batch together is checked by `validate.check_training_fits`.
+        check_field_types(self)
         for name, high in TRAIN_INT_BOUNDS.items():
             check_int(name, getattr(self, name), 0 if name in TRAIN_ZERO_ALLOWED else 1, high)
         for name in ("lr", "eps"):
@@ -446,6 +483,7 @@ class DataConfig(Config):
     cache_dir: str = option("", "cache of corpora and tokenizers; empty = $TLMSEARCH_CACHE, else ~/.cache/tlmsearch")
 
     def __post_init__(self) -> None:
+        check_field_types(self)
         if not self.corpus:
             raise ConfigError("corpus must not be empty; e.g. shakespeare, pydoc, text:PATH, tokens:PATH")
         check_choice("tokenizer", self.tokenizer, TOKENIZERS)

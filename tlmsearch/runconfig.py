@@ -22,11 +22,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Self
 
-from tlmsearch.config import ARCHITECTURE_NAMES, Config, DataConfig, ModelConfig, TrainConfig, check_choice
+from tlmsearch.config import (
+    ARCHITECTURE_NAMES,
+    Config,
+    DataConfig,
+    ModelConfig,
+    TrainConfig,
+    check_choice,
+    check_field_types,
+)
 from tlmsearch.errors import ConfigError
 from tlmsearch.presets import Preset
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import resolve_model
+from tlmsearch.resolve import check_override_values, resolve_model
 from tlmsearch.validate import load_yaml, read_text
 
 SECTIONS: tuple[str, ...] = ("model", "train", "data", "meta")
@@ -56,15 +64,18 @@ class ModelSpec(Config):
     overrides: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        check_field_types(self, "model.")  # preset=None or base_width="x": one line, not a TypeError later
         check_choice("model.arch", self.arch, ARCHITECTURE_NAMES)
         ProfileSpec.parse(self.family)  # ConfigError names a bad profile
         if self.base_width < 0:
             raise ConfigError(f"model.base_width={self.base_width} must be >= 0 (0 = the preset's)")
         shape, model = _override_fields()
-        unknown = sorted(set(self.overrides) - shape - model)
+        unknown = sorted(k if isinstance(k, str) else repr(k) for k in set(self.overrides) - shape - model)
         if unknown:
             allowed = ", ".join(_SPEC_FIELDS + tuple(sorted(shape | model)))
             raise ConfigError(f"model: unknown field(s) {', '.join(unknown)}; allowed: {allowed}")
+        # the overrides' values are checked now (options: 5, tie_embeddings: maybe), not when the model is built
+        object.__setattr__(self, "overrides", check_override_values(self.overrides, "model"))
 
     def to_dict(self) -> dict[str, Any]:
         out = {name: getattr(self, name) for name in _SPEC_FIELDS}
@@ -106,6 +117,9 @@ class RunConfig(Config):
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
     meta: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_field_types(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, where: str = "") -> Self:

@@ -19,6 +19,7 @@ from tlmsearch.config import (
     DataConfig,
     TrainConfig,
     check_choice,
+    check_field_types,
     check_positive,
     option,
 )
@@ -162,6 +163,13 @@ class SearchConfig(Config):
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
 
     def __post_init__(self) -> None:
+        # every field's type first (as a file's values are checked), so that the Python API refuses
+        # trials=2.5 or train={"steps": 3} here in one line, not with a TypeError in the middle of a search
+        check_field_types(self)
+        from tlmsearch.resolve import check_search_model, shaped_preset  # resolve imports this module
+
+        object.__setattr__(self, "model", check_search_model(self.model))
+        shaped_preset(self.preset, self.model, self.data)  # an unknown preset or a bad shape override
         check_choice("arch", self.arch, ARCHITECTURE_NAMES)
         check_choice("sampler", self.sampler, SAMPLERS)
         check_choice("scheduler", self.scheduler, SCHEDULERS)

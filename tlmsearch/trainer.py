@@ -44,7 +44,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
-from tlmsearch.data import TokenData, gather, prepare, train_starts, val_windows
+from tlmsearch.data import TokenData, check_windows, gather, prepare, train_starts, val_windows
 from tlmsearch.errors import ConfigError
 from tlmsearch.hardware import matmul_peak, resolve_device, thread_count, torch_dtype
 from tlmsearch.models import build_model, count_params, flops_per_token
@@ -92,6 +92,22 @@ class TrainResult:
 def resolve_vocab(model_cfg: ModelConfig, data_cfg: DataConfig) -> ModelConfig:
     """`model_cfg` with `vocab_size` set to the tokenizer's (prepares the corpus if needed)."""
     return _with_vocab(model_cfg, prepare(data_cfg))
+
+
+def check_run(model_cfg: ModelConfig, train_cfg: TrainConfig, data_cfg: DataConfig) -> ModelConfig:
+    """Everything `train` would refuse before its first step, checked without training: the
+    device exists, the corpus prepares and holds a training and a validation window, the model
+    and batch fit in memory. Returns `model_cfg` with the tokenizer's `vocab_size`.
+
+    `tlmsearch train` calls it before it creates the run directory, so that a refused run
+    leaves no directory behind (and its name free).
+    """
+    resolve_device(train_cfg.device)  # "no CUDA device" as a ConfigError
+    data = prepare(data_cfg)
+    check_windows(data, model_cfg.seq_len)
+    model_cfg = _with_vocab(model_cfg, data)
+    check_training_fits(model_cfg, train_cfg)
+    return model_cfg
 
 
 def _with_vocab(model_cfg: ModelConfig, data: TokenData) -> ModelConfig:
@@ -167,6 +183,7 @@ class _Run:
         self.cfg, self.data_cfg, self.ckpt_dir = cfg, data_cfg, ckpt
         self.device = resolve_device(cfg.device)
         self.data = prepare(data_cfg)
+        check_windows(self.data, model_cfg.seq_len)  # one line with the corpus size, before any step
         self.model_cfg = _with_vocab(model_cfg, self.data)
         check_training_fits(self.model_cfg, cfg)  # one line with the estimate, not the allocator's error
         T = self.model_cfg.seq_len

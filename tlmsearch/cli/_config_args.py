@@ -199,7 +199,8 @@ def add_model_arguments(p: argparse.ArgumentParser, *, family: bool = False) -> 
         dest="model_pairs",
         action="append",
         metavar="KEY=VALUE",
-        help="override a preset shape or ModelConfig field, e.g. n_layers=4 (repeatable)",
+        help="override a preset shape or ModelConfig field, e.g. n_layers=4 (repeatable)"
+        + ("; preset=, arch=, family=, base_width= mean their flags" if family else ""),
     )
 
 

@@ -105,6 +105,16 @@ def resolve_run_config(args: argparse.Namespace) -> Any:
     model = run.model
     spec_flags = {"preset": args.preset, "arch": args.arch, "family": args.family, "base_width": args.base_width}
     pairs = parse_pairs(args.model_pairs, "--model")
+    # `--model preset=tiny` (family=, arch=, base_width=) sets the spec field like its flag does,
+    # as the same key does in a config file; both at once must agree
+    for key in [k for k in pairs if k in spec_flags]:
+        value = pairs.pop(key)
+        flag = "--" + key.replace("_", "-")
+        if spec_flags[key] is not None and spec_flags[key] != value:
+            raise ConfigError(f"--model {key}={value} conflicts with {flag} {spec_flags[key]}; give the {key} once")
+        if value is None:
+            raise ConfigError(f"--model {key}= needs a value (or use {flag})")
+        spec_flags[key] = value
     if any(v is not None for v in spec_flags.values()) or (pairs and isinstance(model, ModelSpec)):
         spec = ModelSpec(arch=model.arch) if isinstance(model, ModelConfig) else model
         model = spec.replace(**spec_flags, **pairs)
@@ -213,17 +223,66 @@ def run(args: argparse.Namespace) -> int:
         if not args.config:  # resume with the run's own config unless told otherwise
             args.config = str(run_dir / "config.yaml")
             model_cfg, train_cfg, data_cfg, meta = resolve_configs(args)
-    else:
+    elif args.name and (runs_dir / rundir.check_name(args.name)).exists():  # before the corpus is prepared
+        raise ConfigError(f"run directory {runs_dir / args.name} already exists; choose another name")
+
+    from tlmsearch.trainer import check_run
+
+    # every refusal that needs no training (device, corpus, vocabulary, memory) comes before the
+    # run directory exists: a refused run leaves nothing behind and its name stays free
+    model_cfg = _check_vocab(args, check_run(model_cfg, train_cfg, data_cfg), data_cfg)
+    if not args.resume:
         run_dir = rundir.create_run_dir(runs_dir, args.name, prefix="train")
-    meta = {**meta, "name": run_dir.name}
+    try:
+        return _train_into(args, run_dir, model_cfg, train_cfg, data_cfg, {**meta, "name": run_dir.name})
+    except Exception:
+        if not args.resume:
+            _remove_if_untrained(run_dir)
+        raise
 
-    from tlmsearch.trainer import TrainingDiverged, TrainingInterrupted, resolve_vocab, train
 
-    model_cfg = resolve_vocab(model_cfg, data_cfg)
+# what a run directory holds before its first training step (anything else is a result)
+_SETUP_FILES = frozenset({"config.yaml", "environment.json"})
+
+
+def _remove_if_untrained(run_dir: Path) -> None:
+    """Delete `run_dir`, which this command created, when it failed before training left anything
+    in it (only the config and environment files): the name becomes free again. A directory with
+    a checkpoint, metrics or a summary is kept."""
+    try:
+        names = {p.name for p in run_dir.iterdir()}
+    except OSError:
+        return
+    if names <= _SETUP_FILES:
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _check_vocab(args: argparse.Namespace, model_cfg: ModelConfig, data_cfg: Any) -> ModelConfig:
+    """Refuse a `vocab_size` the user set (`--model vocab_size=N`, or in a model spec) that is not
+    the tokenizer's: the tokenizer fixes the vocabulary, so the value would be silently replaced."""
+    asked = parse_pairs(args.model_pairs, "--model").get("vocab_size")
+    if asked is None and args.config:
+        spec = RunConfig.load(args.config).model
+        asked = spec.overrides.get("vocab_size") if isinstance(spec, ModelSpec) else None
+    if asked is not None and asked != model_cfg.vocab_size:
+        raise ConfigError(
+            f"model.vocab_size={asked!r} is not allowed: the vocabulary size comes from the tokenizer, here "
+            f"{model_cfg.vocab_size} ({data_cfg.tokenizer} on corpus {data_cfg.corpus}); remove vocab_size, "
+            "or choose another tokenizer (--tokenizer byte | bpe:VOCAB)"
+        )
+    return model_cfg
+
+
+def _train_into(
+    args: argparse.Namespace, run_dir: Path, model_cfg: ModelConfig, train_cfg: Any, data_cfg: Any, meta: Any
+) -> int:
+    """Train into the (existing) run directory `run_dir` and report; the exit status."""
+    from tlmsearch import rundir
+    from tlmsearch.hardware import resolve_device
+    from tlmsearch.trainer import TrainingDiverged, TrainingInterrupted, train
+
     resolved = RunConfig(model=model_cfg, train=train_cfg, data=data_cfg, meta=meta)
     rundir.write_config(run_dir, resolved.to_dict())
-    from tlmsearch.hardware import resolve_device
-
     device = resolve_device(train_cfg.device)
     rundir.write_environment(run_dir, seeds={"seed": train_cfg.seed}, device=str(device))
 
