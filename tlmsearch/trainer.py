@@ -33,6 +33,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import pickle
 import random
 import time
 from collections.abc import Callable
@@ -388,7 +389,7 @@ class _Run:
         try:
             state = torch.load(path, map_location=self.device, weights_only=True)
         except Exception as exc:
-            raise ConfigError(f"cannot read checkpoint {path}: {exc}") from None
+            raise ConfigError(f"cannot read checkpoint {path}: {_load_failure(exc)}") from None
         if not isinstance(state, dict):  # e.g. a list saved by something else under this name
             raise ConfigError(f"checkpoint {path} holds a {type(state).__name__}, not a tlmsearch checkpoint")
         if state.get("version") != _CHECKPOINT_VERSION:
@@ -407,6 +408,16 @@ class _Run:
         if state["rng"]["cuda"] and torch.cuda.is_available():
             torch.cuda.set_rng_state_all([s.cpu() for s in state["rng"]["cuda"]])
         random.setstate(_as_tuple(state["rng"]["python"]))
+
+
+def _load_failure(exc: Exception) -> str:
+    """Why `torch.load` refused a checkpoint, in one line. The safe (weights-only) load's own
+    message suggests loading without it, which a damaged or foreign file must never get."""
+    text = str(exc).strip()
+    if "weights only load failed" in text.lower() or isinstance(exc, pickle.UnpicklingError):
+        return "damaged, or not a checkpoint tlmsearch wrote (it holds objects a safe load refuses)"
+    first = text.splitlines()[0] if text else type(exc).__name__
+    return f"damaged or not a checkpoint ({first})"
 
 
 def _as_tuple(x: Any) -> Any:

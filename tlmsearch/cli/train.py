@@ -194,6 +194,15 @@ def _rate_shape(model_cfg: ModelConfig, train_cfg: Any) -> dict[str, Any]:
     return rate_shape(model_cfg.to_dict(), train_cfg.to_dict(), device_of(train_cfg))
 
 
+def _finished_summary(run_dir: Path) -> dict[str, Any] | None:
+    """The run's summary when it completed (what `--json` printed then), else None."""
+    try:
+        summary = json.loads((run_dir / "summary.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return summary if isinstance(summary, dict) and summary.get("status") == "completed" else None
+
+
 def _checkpoint_step(path: Path) -> int:
     import torch
 
@@ -223,6 +232,14 @@ def run(args: argparse.Namespace) -> int:
         if not args.config:  # resume with the run's own config unless told otherwise
             args.config = str(run_dir / "config.yaml")
             model_cfg, train_cfg, data_cfg, meta = resolve_configs(args)
+        done = _checkpoint_step(run_dir / "checkpoint" / "checkpoint.pt")
+        summary = _finished_summary(run_dir)
+        if done >= train_cfg.steps and summary is not None:  # finished, its checkpoint kept (--keep-checkpoint)
+            line = f"{run_dir} already finished (step {done} of {train_cfg.steps}); nothing to resume, nothing changed"
+            print(line, file=sys.stderr if args.json else sys.stdout)
+            if args.json:
+                print(json.dumps(summary, indent=2))
+            return 0
     elif args.name and (runs_dir / rundir.check_name(args.name)).exists():  # before the corpus is prepared
         raise ConfigError(f"run directory {runs_dir / args.name} already exists; choose another name")
 

@@ -150,3 +150,29 @@ def test_a_second_run_of_a_shape_is_estimated_before_it_starts(
     second = capsys.readouterr().out.splitlines()[0]
     assert "; estimate about " in second and "s/step" in second, second
     assert second.endswith("measured in 1 earlier run of this shape)"), second
+
+
+def test_resume_of_a_finished_run_changes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A finished run whose checkpoint was kept: --resume says so and keeps the checkpoint (it
+    used to train 'steps 11-10' and then delete the checkpoint the user had asked to keep)."""
+    assert _train(tmp_path, "--name", "r", "--keep-checkpoint") == 0
+    run = tmp_path / "runs" / "r"
+    before = {p.name: p.stat().st_mtime_ns for p in run.rglob("*")}
+    capsys.readouterr()
+    assert main(["train", "--name", "r", "--resume", "--runs-dir", str(tmp_path / "runs")]) == 0
+    assert "already finished (step 10 of 10)" in capsys.readouterr().out
+    assert {p.name: p.stat().st_mtime_ns for p in run.rglob("*")} == before
+
+
+def test_a_damaged_checkpoint_is_one_line_without_unsafe_advice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _train(tmp_path, "--name", "g", "--steps", "10", "--keep-checkpoint") == 0
+    run = tmp_path / "runs" / "g"
+    (run / "checkpoint" / "checkpoint.pt").write_text("garbage\n")
+    (run / "summary.json").unlink()
+    capsys.readouterr()
+    assert main(["train", "--name", "g", "--resume", "--runs-dir", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read checkpoint" in err and "damaged" in err and len(err.strip().splitlines()) == 1, err
+    assert "weights_only" not in err and "Traceback" not in err, err
