@@ -48,6 +48,9 @@ OBJECTIVE_METRICS: dict[str, str] = {
     "train_speed": "train_speed",
     "infer_speed": "infer_speed",
 }
+# what a new search may optimise: tokens_per_s stays in OBJECTIVES only so that old runs load
+# (`check_fair_objectives` refuses it for a search), so error messages list these
+SEARCH_OBJECTIVES: tuple[str, ...] = tuple(o for o in OBJECTIVES if o != "tokens_per_s")
 # objectives measured by the micro-benchmark of `tlmsearch.throughput` at the end of a trial
 SPEED_OBJECTIVES: tuple[str, ...] = ("train_speed", "infer_speed")
 # the default grace: the first rung after this fraction of a trial's steps (see SearchConfig.grace)
@@ -174,9 +177,13 @@ class SearchConfig(Config):
         check_choice("sampler", self.sampler, SAMPLERS)
         check_choice("scheduler", self.scheduler, SCHEDULERS)
         if not self.objectives or len(self.objectives) > 2:
-            raise ConfigError(f"objectives={list(self.objectives)} must name one or two of: {', '.join(OBJECTIVES)}")
+            raise ConfigError(
+                f"objectives={list(self.objectives)} must name one or two of: {', '.join(SEARCH_OBJECTIVES)} "
+                "(val_loss first)"
+            )
         for obj in self.objectives:
-            check_choice("objectives", obj, OBJECTIVES)
+            if obj not in OBJECTIVES:  # tokens_per_s is known (old runs load) but not offered
+                raise ConfigError(f"objectives={obj!r} is not allowed; choose one of: {', '.join(SEARCH_OBJECTIVES)}")
         if self.objectives[0] != "val_loss":
             raise ConfigError(f"objectives={list(self.objectives)}: the first objective must be val_loss")
         if len(set(self.objectives)) != len(self.objectives):
@@ -247,6 +254,19 @@ class SearchConfig(Config):
         return min(max(first, every), self.train.steps)
 
 
+def load_search_config(path: str | Path) -> SearchConfig:
+    """`SearchConfig.load(path)` whose errors name the file: "runs/x/search.yaml: trials:
+    expected an integer, got 'abc'" rather than a field alone (a run directory's config is
+    read by status, resume, export and verify, far from where it was written)."""
+    try:
+        return SearchConfig.load(path)
+    except ConfigError as exc:
+        text = str(exc)
+        if str(path) in text:
+            raise
+        raise ConfigError(f"{path}: {text}") from None
+
+
 def load_run_config(path: str | Path) -> SearchConfig:
     """A run directory's `search.yaml`.
 
@@ -255,8 +275,8 @@ def load_run_config(path: str | Path) -> SearchConfig:
     `status` does not wait for a floor that was never planned).
     """
     path = Path(path)
-    cfg = SearchConfig.load(path)
-    raw = load_yaml(read_text(path, "config file"), "SearchConfig") if path.suffix in (".yaml", ".yml") else None
+    cfg = load_search_config(path)
+    raw = load_yaml(read_text(path, "config file"), str(path)) if path.suffix in (".yaml", ".yml") else None
     if isinstance(raw, dict) and "noise_seeds" not in raw:
         cfg = cfg.replace(noise_seeds=0)
     return cfg

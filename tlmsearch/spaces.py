@@ -53,15 +53,27 @@ def builtin_spaces() -> list[str]:
     return sorted(m.name for m in pkgutil.iter_modules(search_spaces.__path__) if not m.name.startswith("_"))
 
 
+_SPACE_FILE = (
+    "a search space is a built-in name (`tlmsearch profiles --spaces`) or a Python file ending in .py that "
+    "defines sample(trial, n_layers) -> ProfileSpec"
+)
+
+
 def load_space(name_or_path: str) -> SearchSpace:
     """A built-in space by name (see `builtin_spaces()`) or a user's space from a `.py` path."""
-    if name_or_path.endswith(".py") or "/" in name_or_path:
+    names = builtin_spaces()
+    local_file = name_or_path not in names and Path(name_or_path).is_file()  # e.g. three.txt, no folder
+    if name_or_path.endswith(".py") or "/" in name_or_path or local_file:
         path = Path(name_or_path)
+        if path.is_dir():
+            raise ConfigError(f"search space {path} is a folder; {_SPACE_FILE}")
         if not path.is_file():
-            raise ConfigError(f"search space file {path} does not exist")
+            raise ConfigError(f"search space file {path} does not exist; {_SPACE_FILE}")
+        if path.suffix != ".py":
+            raise ConfigError(f"search space file {path} is not a .py file; {_SPACE_FILE}")
         spec = importlib.util.spec_from_file_location(f"tlmsearch_user_space_{path.stem}", path)
         if spec is None or spec.loader is None:
-            raise ConfigError(f"cannot load search space file {path}")
+            raise ConfigError(f"search space file {path} cannot be loaded as a Python module; {_SPACE_FILE}")
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)
@@ -70,7 +82,6 @@ def load_space(name_or_path: str) -> SearchSpace:
         except SystemExit as exc:  # sys.exit() in a user's file would end the whole search with its status
             raise ConfigError(f"search space file {path} calls sys.exit({exc.code!r}) on import; remove it") from None
         return _from_module(module, default_name=path.stem, source=str(path.resolve()))
-    names = builtin_spaces()
     if name_or_path not in names:
         raise ConfigError(
             f"unknown search space {name_or_path!r}; choose one of: {', '.join(names)} or give a path to a .py file"

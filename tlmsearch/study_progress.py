@@ -25,7 +25,7 @@ from typing import IO, Any
 from tlmsearch.analysis.collect import brief_label, label
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS, finished, read_records_polled
-from tlmsearch.search_config import SearchConfig
+from tlmsearch.search_config import load_search_config
 from tlmsearch.study_config import StudyConfig
 from tlmsearch.study_cost import estimate, phase_trials, remaining_seconds
 from tlmsearch.study_files import TRANSFER_KIND, load_config, read_state, transfer_dir
@@ -69,7 +69,7 @@ def arch_progress(cfg: StudyConfig, study_dir: Path, arch: str, phases: dict[str
     }
     sub = transfer_dir(study_dir, arch) / SEARCH_CONFIG
     if sub.is_file():  # the transfer knows its trials once it has started
-        n = SearchConfig.load(sub).trials
+        n = load_search_config(sub).trials
         spans["transfer"] = (n, n)
     totals = {p: (ended[p], ended[p]) if status[p] == "done" else spans[p] for p in ORDER}
     left_lo = sum(max(0, totals[p][0] - ended[p]) for p in ORDER)

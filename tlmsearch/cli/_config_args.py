@@ -169,6 +169,24 @@ def parse_pairs(items: Iterable[str] | None, flag: str) -> dict[str, Any]:
     return out
 
 
+def parse_names(text: str, flag: str, example: str) -> list[str]:
+    """A comma-separated list ("transformer,titans") -> its items, stripped.
+
+    An empty item ("a,,b", "a,") or an item given twice is refused by `flag`: neither is what
+    a person means, and a silent drop or a doubled item changes what runs. An empty or blank
+    text gives [] (the caller's config refuses an empty list with its own allowed values).
+    """
+    if not text.strip():
+        return []
+    items = [item.strip() for item in text.split(",")]
+    if "" in items:
+        raise ConfigError(f"{flag} {text!r} has an empty item; write names separated by single commas, e.g. {example}")
+    repeated = sorted({item for item in items if items.count(item) > 1})
+    if repeated:
+        raise ConfigError(f"{flag} {text!r} names {', '.join(repeated)} more than once; give each once")
+    return items
+
+
 def _number(value: Any) -> Any:
     """YAML 1.1 reads 1e-7 as a string; read it as the number a user means."""
     if isinstance(value, str):

@@ -8,6 +8,9 @@ import sys
 from tlmsearch.errors import UserError
 from tlmsearch.export_formats import FORMATS, get_format
 
+# the formats whose export reads --divisor (`ExportInput.divisor`)
+DIVISOR_FORMATS: tuple[str, ...] = ("openelm",)
+
 HELP = f"export a trial's per-layer widths: {', '.join(FORMATS)}"
 _FORMAT_LINES = "\n".join(
     f"  {f.name:<13} {f.description}\n  {'':<13} widths: {f.exact_rule}" for f in FORMATS.values()
@@ -42,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help=f"one of: {', '.join(FORMATS)} (default: native)",
     )
     p.add_argument("--out", metavar="DIR", help="output folder (default: RUN_DIR/export/<trial>-<format>/)")
-    p.add_argument("--divisor", type=int, help="openelm: ffn_dim_divisor (default: gcd of the widths, exact)")
+    p.add_argument("--divisor", type=int, help="openelm only: ffn_dim_divisor (default: gcd of the widths, exact)")
     p.add_argument("--stdout", action="store_true", help="print the exported file instead of writing it")
     p.add_argument(
         "--allow-inexact",
@@ -56,6 +59,11 @@ def run(args: argparse.Namespace) -> int:
     from tlmsearch.export import export_run  # reads run directories: not needed for --help
 
     get_format(args.fmt)  # one line naming the allowed formats
+    if args.divisor is not None and args.fmt not in DIVISOR_FORMATS:
+        raise UserError(
+            f"--divisor is not used by --format {args.fmt}; only {', '.join(DIVISOR_FORMATS)} takes it "
+            "(its ffn_dim_divisor)"
+        )
     if args.divisor is not None and args.divisor < 1:
         raise UserError(f"--divisor={args.divisor} must be >= 1")
     with damage_noted(args.run_dir):

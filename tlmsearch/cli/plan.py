@@ -54,7 +54,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model")
     g.add_argument("--preset", help="model shape preset, e.g. 170m, 340m, 760m, 1.3b (default 170m)")
     g.add_argument(
-        "--arch", help=f"architecture(s), comma-separated: {', '.join(ARCHITECTURE_NAMES)} (default transformer)"
+        "--arch",
+        help=f"architecture(s), comma-separated, each once: {', '.join(ARCHITECTURE_NAMES)} (default transformer)",
     )
     g.add_argument("--layers", type=int, help="override the preset's number of layers")
     g.add_argument("--d-model", type=int, help="override the preset's d_model")
@@ -66,13 +67,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("study")
     g.add_argument("--trials", type=int, help="search trials, baselines included (default 32; 0 = no search)")
     g.add_argument("--steps", type=_count, help="steps of a search trial (default 300)")
-    g.add_argument("--tokens", type=_count, help="tokens of a search trial instead of --steps (e.g. 2e8)")
+    g.add_argument("--tokens", type=_count, help="tokens of a search trial instead of --steps, not with it (e.g. 2e8)")
     g.add_argument(
         "--verify-profiles", type=int, help="profiles re-trained with seeds (default 9: top 5 + 4 baselines)"
     )
     g.add_argument("--seeds", type=int, help="seeds per verified profile (default 3)")
     g.add_argument("--verify-steps", type=_count, help="steps of a verification run (default: --steps)")
-    g.add_argument("--verify-tokens", type=_count, help="tokens of a verification run instead of --verify-steps")
+    g.add_argument(
+        "--verify-tokens", type=_count, help="tokens of a verification run instead of --verify-steps, not with it"
+    )
     g.add_argument("--batch-size", type=int, help="sequences per micro-batch (default 16)")
     g.add_argument("--grad-accum", type=int, help="micro-batches per step (default 1)")
     g.add_argument("--eval-interval", type=int, help="steps between evaluations (default 50)")
@@ -87,11 +90,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace) -> PlanConfig:
     """The `PlanConfig` the flags describe (unset flags keep the defaults)."""
+    from tlmsearch.cli._config_args import parse_names
+    from tlmsearch.errors import ConfigError
     from tlmsearch.planning import PlanConfig
 
+    for steps, tokens in (("steps", "tokens"), ("verify_steps", "verify_tokens")):
+        if getattr(args, steps) is not None and getattr(args, tokens) is not None:
+            s, t = "--" + steps.replace("_", "-"), "--" + tokens.replace("_", "-")
+            raise ConfigError(f"give {s} or {t}, not both: {t} sets the steps from the tokens per step")
     fields: dict[str, Any] = {f: getattr(args, k) for k, f in _FIELDS.items() if getattr(args, k) is not None}
-    if args.arch is not None:
-        fields["archs"] = tuple(a.strip() for a in args.arch.split(",") if a.strip())
+    if args.arch is not None:  # "" names no architecture: PlanConfig refuses it with the allowed names
+        fields["archs"] = tuple(parse_names(args.arch, "--arch", "transformer,titans"))
     shape = {f: getattr(args, k) for k, f in _SHAPE.items() if getattr(args, k) is not None}
     if shape:
         fields["model"] = shape

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from tlmsearch.cli import _profiles_throughput as throughput
+from tlmsearch.config import ARCHITECTURE_NAMES, check_choice
 from tlmsearch.errors import ConfigError
 from tlmsearch.presets import preset
 from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, shape_stats
@@ -73,6 +74,11 @@ def run(args: argparse.Namespace) -> int:
     ):
         if value is not None:
             check_int(flag, value, 1, high)
+    # --arch has a default, so whether it was given cannot be told: check it always (an unknown
+    # name is an error with or without --throughput, never silently unused)
+    check_choice("--arch", args.arch, ARCHITECTURE_NAMES)
+    if args.throughput:  # its flags before the table is printed, not after
+        _check_throughput_flags(args)
     if args.plot:
         writable_file(args.plot, "--plot")
     if args.spaces:
@@ -109,6 +115,20 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--plot: cannot write {args.plot} ({exc.strerror or exc})") from None
         print(f"plot written to {args.plot}", file=sys.stderr)
     return 0
+
+
+def _check_throughput_flags(args: argparse.Namespace) -> None:
+    """The --throughput flags, checked as `_profiles_throughput.run` checks them, up front."""
+    if not args.preset:
+        raise ConfigError("--throughput needs --preset: the timed models take its shape")
+    check_int("--repeats", args.repeats, 1, 1000)
+    check_int("--batch-size", args.batch_size, 1, 4096)
+    check_int("--threads", args.threads, 0, 1024)
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ConfigError("--device cuda: no CUDA device here")
 
 
 PRIOR_DRAWS = 500  # per space: a standard error of at most 2.3 points on each fraction (~1 s)

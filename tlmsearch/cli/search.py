@@ -10,12 +10,14 @@ from tlmsearch.cli._config_args import (
     add_model_arguments,
     add_training_arguments,
     config_overrides,
+    parse_names,
     parse_pairs,
     training_overrides,
 )
 from tlmsearch.cli.status import EVERY_TRIAL_FAILED as EXIT_ALL_FAILED
 from tlmsearch.cli.status import exit_status, print_status
-from tlmsearch.search_config import SAMPLERS, SCHEDULERS, SearchConfig
+from tlmsearch.errors import ConfigError
+from tlmsearch.search_config import SAMPLERS, SCHEDULERS, SearchConfig, load_search_config
 
 DEFAULT = SearchConfig()
 # a search that ran but where no trial succeeded has no answer: scripts must see that
@@ -106,7 +108,12 @@ def build_config(args: argparse.Namespace) -> SearchConfig:
     (`SearchConfig.seed`); the other training and data flags replace single fields of
     `SearchConfig.train` / `.data`.
     """
-    base = SearchConfig.load(args.config) if args.config else SearchConfig()
+    if args.no_baselines and args.baseline:
+        raise ConfigError(
+            f"--no-baselines and --baseline {' '.join(args.baseline)} contradict each other; give --baseline "
+            "PROFILE (repeatable) to choose the baselines, or --no-baselines to run none"
+        )
+    base = load_search_config(args.config) if args.config else SearchConfig()
     data: dict[str, Any] = {**base.to_dict(), **config_overrides(args, "search")}
     for field in ("arch", "preset", "base_width"):
         if getattr(args, field) is not None:
@@ -114,7 +121,7 @@ def build_config(args: argparse.Namespace) -> SearchConfig:
     if args.base_widths is not None:
         data["base_widths"] = list(args.base_widths)
     if args.objectives is not None:  # "" names no objective: refused by the config, never the default
-        data["objectives"] = [o.strip() for o in args.objectives.split(",") if o.strip()]
+        data["objectives"] = parse_names(args.objectives, "--objectives", "val_loss,train_speed")
     if args.no_baselines:
         data["baselines"] = []
     elif args.baseline:
@@ -150,4 +157,3 @@ def run(args: argparse.Namespace) -> int:
     study = search(cfg, address=args.address, progress=not args.quiet)
     print_status(study, as_json=args.json)
     return exit_status(study)
-

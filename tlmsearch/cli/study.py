@@ -10,6 +10,7 @@ from tlmsearch.cli._config_args import (
     add_model_arguments,
     add_training_arguments,
     config_overrides,
+    parse_names,
     parse_pairs,
     training_overrides,
 )
@@ -93,7 +94,7 @@ def build_config(args: argparse.Namespace) -> StudyConfig:
     base = StudyConfig.from_dict(read_yaml(args.config), where=args.config) if args.config else StudyConfig()
     data: dict[str, Any] = {**base.to_dict(), **config_overrides(args, "study")}
     if args.archs is not None:  # "" names no architecture: refused below, never the default
-        data["archs"] = [a.strip() for a in args.archs.split(",") if a.strip()]
+        data["archs"] = parse_names(args.archs, "--archs", "transformer,titans")
     for field in ("preset", "base_width"):
         if getattr(args, field) is not None:
             data[field] = getattr(args, field)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 
 from tlmsearch.config import Config
 from tlmsearch.errors import ConfigError
@@ -17,7 +18,9 @@ class ProfileSpec(Config):
 
     Text form: ``family[:param=value,...]`` e.g. ``cosine:start=1.5,end=0.5``; a family with
     a categorical first parameter also takes a bare value: ``groups:early``. Each parameter
-    may be given once, and numbers must be finite (``1e400`` overflows to inf and is refused).
+    may be given once, and numbers must be finite (``1e400`` overflows to inf and is refused)
+    and plain ASCII decimals (``1.5``, ``-2``, ``3e-2``): Python's float() also reads ``1_0`` as 10
+    and full-width digits, which a profile text refuses.
     """
 
     family: str = "uniform"
@@ -63,6 +66,10 @@ class ProfileSpec(Config):
         return cls(family=family, params=params)
 
 
+# a plain decimal number: optional sign, ASCII digits with at most one dot, optional exponent
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+
+
 def _parse_value(key: str, value: str, text: str) -> Param:
     try:
         number = float(value)
@@ -70,6 +77,11 @@ def _parse_value(key: str, value: str, text: str) -> Param:
         return value
     if not math.isfinite(number):
         raise ConfigError(f"profile parameter {key}={value!r} in {text!r} must be a finite number")
+    if not _NUMBER.fullmatch(value):  # float() also reads 1_0 as 10 and full-width digits
+        raise ConfigError(
+            f"profile parameter {key}={value!r} in {text!r} is not a plain decimal number; write ASCII digits "
+            "with at most one '.', an optional sign and exponent, e.g. 1.5, -2 or 3e-2"
+        )
     return number
 
 

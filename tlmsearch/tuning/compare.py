@@ -92,6 +92,37 @@ class CompareOptions:
         return replace(options or cls(), **changes)
 
 
+def canonical(spec: ProfileSpec) -> tuple[str, tuple[tuple[str, Any], ...]]:
+    """`spec`'s family and parameters with every default written out, in name order: two
+    spellings of one profile (`cosine` and `cosine:end=0.5,start=1.5`) have the same one."""
+    full = spec.resolved()
+    return full.family, tuple(sorted(full.params.items(), key=lambda item: item[0]))
+
+
+def check_distinct(profiles: Sequence[str], specs: Sequence[ProfileSpec]) -> None:
+    """Refuse a profile given twice, in any spelling: the comparison would train it twice and
+    pair it against itself."""
+    seen: dict[tuple[str, tuple[tuple[str, Any], ...]], str] = {}
+    for given, spec in zip(profiles, specs, strict=True):
+        key = canonical(spec)
+        if key in seen:
+            first = seen[key]
+            full = spec.resolved()
+            same = f"{first!r} twice" if first.strip() == given.strip() else f"{first!r} and {given!r}, both {full}"
+            raise UserError(f"profiles repeat a profile: {same}; give each profile once")
+        seen[key] = given
+
+
+def check_compare_model(model: Mapping[str, Any] | None) -> None:
+    """`model` overrides that would choose the profile: a comparison trains `profiles`."""
+    if model and "family" in model:
+        raise UserError(
+            "model.family is not a model override of compare: it trains the profiles you list "
+            "(--families SPEC ... on the command line, `profiles` in Python); --model sets shape and "
+            "ModelConfig fields such as n_layers=4"
+        )
+
+
 def compare(profiles: Sequence[str], options: CompareOptions | None = None, **changes: Any) -> CompareResult:
     """Train every profile in `profiles` (ProfileSpec texts) with seeds seed..seed+seeds-1.
 
@@ -109,9 +140,9 @@ def compare(profiles: Sequence[str], options: CompareOptions | None = None, **ch
     margin, alpha = resolve_levels(o.margin, o.alpha, threshold=o.threshold, confidence=o.confidence)
     check_method(o.method, o.seeds)  # before any training: the bootstrap needs enough seeds
     specs = [ProfileSpec.parse(p) for p in profiles]  # ConfigError names a bad one
+    check_distinct(profiles, specs)
     texts = [str(s) for s in specs]
-    if len(set(texts)) != len(texts):
-        raise UserError(f"profiles {texts} repeat a profile")
+    check_compare_model(o.model)
     train_cfg = TrainConfig.from_dict(dict(o.train or {}), where="train")
     if o.steps is not None:
         train_cfg = train_cfg.replace(steps=o.steps, warmup_steps=min(train_cfg.warmup_steps, o.steps))
