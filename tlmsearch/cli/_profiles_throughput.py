@@ -32,12 +32,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="where to time (default cpu)")
 
 
-def run(args: argparse.Namespace, budget: Any, specs: list[Any]) -> int:
+def check_args(args: argparse.Namespace) -> None:
+    """The --throughput flags (and --arch), refused in one line before anything is printed."""
     from tlmsearch.architectures import ARCHITECTURE_NAMES
     from tlmsearch.config import check_choice
     from tlmsearch.errors import ConfigError
-    from tlmsearch.presets import preset
-    from tlmsearch.throughput import ThroughputConfig, measure, rankings
     from tlmsearch.validate import check_int
 
     if not args.preset:
@@ -51,6 +50,13 @@ def run(args: argparse.Namespace, budget: Any, specs: list[Any]) -> int:
 
         if not torch.cuda.is_available():
             raise ConfigError("--device cuda: no CUDA device here")
+
+
+def run(args: argparse.Namespace, budget: Any, specs: list[Any]) -> int:
+    from tlmsearch.presets import preset
+    from tlmsearch.throughput import ThroughputConfig, measure, rankings
+
+    check_args(args)
     pre = preset(args.preset)
     names = [str(s) for s in specs]
     if REFERENCE not in names:

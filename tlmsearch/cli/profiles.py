@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     # name is an error with or without --throughput, never silently unused)
     check_choice("--arch", args.arch, ARCHITECTURE_NAMES)
     if args.throughput:  # its flags before the table is printed, not after
-        _check_throughput_flags(args)
+        throughput.check_args(args)
     if args.plot:
         writable_file(args.plot, "--plot")
     if args.spaces:
@@ -115,20 +115,6 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--plot: cannot write {args.plot} ({exc.strerror or exc})") from None
         print(f"plot written to {args.plot}", file=sys.stderr)
     return 0
-
-
-def _check_throughput_flags(args: argparse.Namespace) -> None:
-    """The --throughput flags, checked as `_profiles_throughput.run` checks them, up front."""
-    if not args.preset:
-        raise ConfigError("--throughput needs --preset: the timed models take its shape")
-    check_int("--repeats", args.repeats, 1, 1000)
-    check_int("--batch-size", args.batch_size, 1, 4096)
-    check_int("--threads", args.threads, 0, 1024)
-    if args.device == "cuda":
-        import torch
-
-        if not torch.cuda.is_available():
-            raise ConfigError("--device cuda: no CUDA device here")
 
 
 PRIOR_DRAWS = 500  # per space: a standard error of at most 2.3 points on each fraction (~1 s)
