@@ -13,7 +13,8 @@ pytestmark = pytest.mark.usefixtures("ray_session")
 
 
 FAILING_SPACE = '''
-"""A space whose every profile is one the budget cannot hold, so every trial raises in training."""
+"""A space that passes the check before the search (a throwaway study) and then fails every
+trial of the search (study "search"): it returns a profile the budget cannot hold."""
 from tlmsearch.profiles import ProfileSpec
 
 NAME = "always-fails"
@@ -21,6 +22,8 @@ NAME = "always-fails"
 
 def sample(trial, n_layers):
     trial.suggest_float("x", 0.0, 1.0)
+    if trial.study.study_name != "search":
+        return ProfileSpec(family="uniform", params={})
     return ProfileSpec(family="free", params={"l0": 0.0, "l1": 0.0})  # 2 logits for 4 layers
 '''
 
