@@ -173,12 +173,12 @@ def parse_names(text: str, flag: str, example: str) -> list[str]:
     """A comma-separated list ("transformer,titans") -> its items, stripped.
 
     An empty item ("a,,b", "a,") or an item given twice is refused by `flag`: neither is what
-    a person means, and a silent drop or a doubled item changes what runs. An empty or blank
-    text gives [] (the caller's config refuses an empty list with its own allowed values).
+    a person means, and a silent drop or a doubled item changes what runs. A text with no name
+    at all ("", " , ") gives [] (the caller's config refuses an empty list with its allowed values).
     """
-    if not text.strip():
-        return []
     items = [item.strip() for item in text.split(",")]
+    if not any(items):  # "", " , ": no name at all; the caller's config names what is allowed
+        return []
     if "" in items:
         raise ConfigError(f"{flag} {text!r} has an empty item; write names separated by single commas, e.g. {example}")
     repeated = sorted({item for item in items if items.count(item) > 1})
