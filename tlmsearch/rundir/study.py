@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tlmsearch.config import ModelConfig
-from tlmsearch.errors import ConfigError
+from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.noise_floor import NoiseFloor, ranking_gaps
 from tlmsearch.pareto import pareto_front
 from tlmsearch.resolve import search_model
@@ -81,6 +81,8 @@ class Study:
         say which search-time differences mean something; `gap_sd` and `tie` are empty (NaN /
         None) without a measured floor.
         """
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise UserError(f"best: k={k!r} must be a positive integer (how many trials to show)")
         ranked = sorted(self.full_fidelity(), key=lambda r: objective_value(r, "val_loss"))[:k]
         frame = self._frame(ranked)
         floor = self.noise_floor()

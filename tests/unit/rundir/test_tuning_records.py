@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.errors import UserError
 from tlmsearch.rundir.records import RecordLog
 from tlmsearch.tuning import SearchConfig, Study, TrialRecord, load, read_records
 from tlmsearch.tuning.progress import summary_line
@@ -85,6 +86,13 @@ def test_pareto_front_matches_brute_force_on_full_fidelity_search_trials() -> No
         best = study.best(3)
         assert list(best["val_loss"]) == sorted(r.metrics["val_loss"] for r in pool)[:3]
         assert set(best["status"]) <= {"complete"}
+
+
+@pytest.mark.parametrize("k", [0, -1, 2.5, "3", True])
+def test_best_refuses_a_count_that_is_not_a_positive_integer(k: object) -> None:
+    study = Study(Path("."), CFG, _random_records(5, 0))
+    with pytest.raises(UserError, match=r"best: k=.* must be a positive integer"):
+        study.best(k)  # type: ignore[arg-type]
 
 
 def test_load_and_dataframe(tmp_path: Path) -> None:
