@@ -114,7 +114,7 @@ class StudyConfig(Config):
             check_positive(field, getattr(self, field))
         for field in ("seeds", "base_width", "max_concurrent", "seed", "gpus_per_trial"):
             check_positive(field, getattr(self, field), allow_zero=True)
-        from tlmsearch.tuning.verify import MAX_SEEDS
+        from tlmsearch.analysis.pilot import MAX_SEEDS
 
         for field in ("seeds", "pilot_seeds", "max_seeds", "transfer_seeds"):
             if getattr(self, field) > MAX_SEEDS:

@@ -102,7 +102,7 @@ def test_a_pilot_without_two_paired_seeds_is_refused() -> None:
         ("auto", 3, 4, "t", "--max-seeds=4 leaves fewer than 2 fresh seeds after the 3 pilot seeds; allowed: >= 5"),
         ("auto", 1, 20, "t", "--pilot-seeds=1 must be >= 2"),
         ("auto", 3, 20, "bootstrap", "--interval bootstrap needs at least 20 deciding seeds"),
-        (0, 3, 20, "t", "must be 'auto' or an integer >= 1"),
+        (0, 3, 20, "t", "must be 'auto' or an integer from 2 to 1000"),
     ],
 )
 def test_check_plan_options_refuses(seeds: int | str, pilot: int, cap: int, method: str, message: str) -> None:

@@ -26,6 +26,8 @@ from tlmsearch.rundir.records import as_records
 
 DEFAULT_PILOT_SEEDS = 3
 DEFAULT_MAX_SEEDS = 20
+MIN_SEEDS = 2  # a paired test needs two seeds: one gives no spread, so no interval and no verdict
+MAX_SEEDS = 1000  # seeds per profile: a pilot plan at a paired sd of 0.04 nats asks for a few hundred
 
 
 @dataclass(frozen=True)
@@ -60,21 +62,37 @@ def check_plan_options(seeds: int | str, *, pilot_seeds: int, max_seeds: int, me
                 f"{pilot_seeds + MIN_BOOTSTRAP_SEEDS}, or --interval t"
             )
         return
-    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
-        raise ConfigError(f"seeds={seeds!r} must be 'auto' or an integer >= 1")
+    check_seed_count("seeds", seeds, auto=True)
 
 
-def parse_seeds(text: str) -> int | str:
-    """'auto' or a positive integer, as the command line gives it."""
-    if text == "auto":
-        return "auto"
-    try:
-        n = int(text)
-    except ValueError:
-        raise ConfigError(f"--seeds={text!r} must be 'auto' or an integer >= 1") from None
-    if n < 1:
-        raise ConfigError(f"--seeds={n} must be 'auto' or an integer >= 1")
-    return n
+def check_seed_count(name: str, value: object, *, auto: bool = False) -> int:
+    """`value` as a number of seeds that decide a paired test: an int in [MIN_SEEDS, MAX_SEEDS]
+    (`name` is the option as the caller wrote it, "seeds" or "--seeds"; `auto`: the option also
+    takes "auto", and the message says so)."""
+    allowed = ("'auto' or " if auto else "") + f"an integer from {MIN_SEEDS} to {MAX_SEEDS}"
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{name}={value!r} must be {allowed}")
+    if value < MIN_SEEDS:
+        raise ConfigError(
+            f"{name}={value} must be {allowed}: a paired test needs at least {MIN_SEEDS} seeds "
+            "(one seed gives no spread, so no interval and no verdict)"
+        )
+    if value > MAX_SEEDS:
+        raise ConfigError(f"{name}={value} must be {allowed}: every seed re-trains every profile")
+    return value
+
+
+def parse_seeds(text: str | int, name: str = "--seeds") -> int | str:
+    """'auto' or a seed count, as the command line gives it (a text) or a study keeps it (an int)."""
+    value: object = text
+    if isinstance(text, str):
+        if text.strip() == "auto":
+            return "auto"
+        try:
+            value = int(text)
+        except ValueError:
+            value = text
+    return check_seed_count(name, value, auto=True)
 
 
 def pilot_spread(records: Iterable[Any], seeds: Sequence[int]) -> PilotSpread:
@@ -174,8 +192,11 @@ def _dur(s: float) -> str:
 __all__ = [
     "DEFAULT_MAX_SEEDS",
     "DEFAULT_PILOT_SEEDS",
+    "MAX_SEEDS",
+    "MIN_SEEDS",
     "PilotSpread",
     "check_plan_options",
+    "check_seed_count",
     "decision_seeds",
     "estimate_text",
     "parse_seeds",

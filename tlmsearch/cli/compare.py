@@ -88,8 +88,8 @@ def compare_arguments(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tlmsearch.analysis.pilot import check_seed_count
     from tlmsearch.api import compare
-    from tlmsearch.tuning.verify import check_seed_count
 
     check_seed_count("--seeds", args.seeds)  # named as the flag, before anything is built
     margin, alpha = verdict_levels(args)

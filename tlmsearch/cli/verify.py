@@ -172,19 +172,8 @@ def _update_study(arch_dir: Path, outcome: str, quiet: bool) -> None:
         print(f"study: {key} is now {outcome}; `tlmsearch report {study_dir}` rebuilds the study's report")
 
 
-def _seeds_value(value: object) -> object:
-    """--seeds as given ("auto", "3") or as a study keeps it (an int): "auto" or an int when the
-    text is one, else the text itself (refused by `check_verify_options` with the allowed range)."""
-    if isinstance(value, str) and value.strip() != "auto":
-        try:
-            return int(value)
-        except ValueError:
-            return value
-    return value.strip() if isinstance(value, str) else value
-
-
 def run(args: argparse.Namespace) -> int:
-    from tlmsearch.analysis.pilot import check_plan_options
+    from tlmsearch.analysis.pilot import check_plan_options, parse_seeds
     from tlmsearch.analysis.stats import check_method
     from tlmsearch.tuning.verify import check_verify_options, verify
 
@@ -193,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
     from_study = study_defaults(args)
     margin, alpha = verdict_levels(args)
     seeds = check_verify_options(
-        _seeds_value(args.seeds),
+        parse_seeds(args.seeds),
         top_k=args.top_k,
         max_seeds=args.max_seeds,
         pilot_seeds=args.pilot_seeds,

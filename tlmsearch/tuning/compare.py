@@ -20,6 +20,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from tlmsearch.analysis.pilot import check_seed_count
 from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
@@ -33,7 +34,6 @@ from tlmsearch.search_config import SearchConfig
 from tlmsearch.tuning.announce import announce, fixed_line
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.runner import resolve
-from tlmsearch.tuning.verify import check_seed_count
 from tlmsearch.validate import check_int
 
 

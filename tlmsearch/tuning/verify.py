@@ -27,7 +27,9 @@ from tlmsearch.analysis.collect import label
 from tlmsearch.analysis.pilot import (
     DEFAULT_MAX_SEEDS,
     DEFAULT_PILOT_SEEDS,
+    MAX_SEEDS,
     check_plan_options,
+    check_seed_count,
     decision_seeds,
     estimate_text,
     plan_from_pilot,
@@ -53,26 +55,7 @@ from tlmsearch.tuning.resources import trial_device_kind
 from tlmsearch.tuning.trainable import trial_train_config
 from tlmsearch.validate import check_int
 
-MIN_SEEDS = 2  # a paired test needs two seeds: one gives no spread, so no interval and no verdict
-MAX_SEEDS = 1000  # seeds per profile: a pilot plan at a paired sd of 0.04 nats asks for a few hundred
 MAX_TOP_K = 10_000  # distinct profiles per budget; a search rarely finishes that many
-
-
-def check_seed_count(name: str, value: object, *, auto: bool = False) -> int:
-    """`value` as a number of seeds that decide a paired test: an int in [MIN_SEEDS, MAX_SEEDS]
-    (`name` is the option as the caller wrote it, "seeds" or "--seeds"; `auto`: the option also
-    takes "auto", and the message says so)."""
-    allowed = ("'auto' or " if auto else "") + f"an integer from {MIN_SEEDS} to {MAX_SEEDS}"
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{name}={value!r} must be {allowed}")
-    if value < MIN_SEEDS:
-        raise ConfigError(
-            f"{name}={value} must be {allowed}: a paired test needs at least {MIN_SEEDS} seeds "
-            "(one seed gives no spread, so no interval and no verdict)"
-        )
-    if value > MAX_SEEDS:
-        raise ConfigError(f"{name}={value} must be {allowed}: every seed re-trains every profile")
-    return value
 
 
 def check_verify_options(
