@@ -30,7 +30,6 @@ from tlmsearch.tuning import runner
 from tlmsearch.tuning import study as study_runner
 from tlmsearch.tuning.compare import CompareOptions, CompareResult
 from tlmsearch.tuning.compare import compare as train_and_compare
-from tlmsearch.tuning.searcher import check_space_samples
 from tlmsearch.tuning.verify import VerifyResult
 from tlmsearch.tuning.verify import verify as _verify
 
@@ -105,7 +104,7 @@ def search(cfg: SearchConfig | Mapping[str, Any], *, address: str | None = None,
 
     `cfg` is a `SearchConfig` or its fields as a dict (`SearchConfig.from_dict`, e.g.
     `{"preset": "tiny", "trials": 8}`). The search space's `sample` is called once on a
-    throwaway trial first (`check_space_samples`): a space that fails is refused before anything starts.
+    throwaway trial first (`runner.search`): a space that fails is refused before anything starts.
     """
     if isinstance(cfg, Mapping):
         cfg = SearchConfig.from_dict(dict(cfg))
@@ -113,7 +112,6 @@ def search(cfg: SearchConfig | Mapping[str, Any], *, address: str | None = None,
         raise UserError(
             f"search: cfg must be a SearchConfig or a dict of its fields, not {type(cfg).__name__} ({cfg!r:.80})"
         )
-    check_space_samples(cfg)
     return _with_verbs(runner.search(cfg, address=address, progress=progress))
 
 

@@ -35,15 +35,23 @@ def _space(tmp_path: Path, name: str, body: str) -> Path:
     return path
 
 
+class _Started(AssertionError):
+    """The search got past its checks (to its run directory, then Ray)."""
+
+
 @pytest.fixture
-def no_search(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Starting a search (Ray, the run directory) fails the test at once."""
+def no_search(monkeypatch: pytest.MonkeyPatch) -> list[SearchConfig]:
+    """A search that gets past its checks (to `run_root`, its first step towards the run
+    directory and Ray) records its config and fails the test at once."""
+    started: list[SearchConfig] = []
 
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise AssertionError("the search started")
+    def refuse(cfg: SearchConfig, *args: Any, **kwargs: Any) -> Any:
+        started.append(cfg)
+        raise _Started("the search started")
 
-    monkeypatch.setattr("tlmsearch.tuning.search", refuse)
-    monkeypatch.setattr("tlmsearch.tuning.runner.search", refuse)
+    monkeypatch.setattr("tlmsearch.tuning.runner.run_root", refuse)
+    monkeypatch.setattr("tlmsearch.tuning.runner.announce", lambda *a, **k: None)
+    return started
 
 
 # ----------------------------------------------------------------------------- finding 1: --space files
@@ -60,7 +68,7 @@ def no_search(monkeypatch: pytest.MonkeyPatch) -> None:
     ],
 )
 def test_search_refuses_a_space_whose_sample_fails_before_anything_starts(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_search: None, body: str, expected: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], no_search: list[SearchConfig], body: str, expected: str
 ) -> None:
     space = _space(tmp_path, "bad", body)
     runs = tmp_path / "runs"
@@ -84,22 +92,16 @@ def test_every_builtin_space_passes_the_check() -> None:
     searcher.check_space_samples(SearchConfig(preset="tiny", space="knots", base_widths=(32, 256)))
 
 
-def test_api_search_checks_the_space_and_takes_a_dict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[SearchConfig] = []
-    monkeypatch.setattr("tlmsearch.tuning.runner.search", lambda cfg, **kw: seen.append(cfg) or _Stub())
-    monkeypatch.setattr("tlmsearch.api._with_verbs", lambda study: study)
+def test_api_search_checks_the_space_and_takes_a_dict(tmp_path: Path, no_search: list[SearchConfig]) -> None:
     bad = _space(tmp_path, "bad", "    raise RuntimeError('boom')")
     with pytest.raises(ConfigError, match=r"bad\.py: sample\(\) raised RuntimeError: boom"):
-        tlmsearch.search({"preset": "tiny", "space": str(bad)})
-    assert not seen
-    tlmsearch.search({"preset": "tiny", "trials": 3})
-    assert seen and seen[0].trials == 3 and seen[0].preset == "tiny"
+        tlmsearch.search({"preset": "tiny", "space": str(bad), "runs_dir": str(tmp_path / "runs")})
+    assert not no_search
+    with pytest.raises(_Started):
+        tlmsearch.search({"preset": "tiny", "trials": 3, "runs_dir": str(tmp_path / "runs")})
+    assert no_search and no_search[0].trials == 3 and no_search[0].preset == "tiny"
     with pytest.raises(UserError, match="must be a SearchConfig or a dict"):
         tlmsearch.search(["tiny"])  # type: ignore[arg-type]
-
-
-class _Stub:
-    pass
 
 
 def _trial(baseline: str | None = None) -> Any:

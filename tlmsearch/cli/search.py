@@ -138,14 +138,13 @@ def build_config(args: argparse.Namespace) -> SearchConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tlmsearch.tuning.searcher import check_space_samples
-
     cfg = build_config(args)
-    check_space_samples(cfg)  # a space whose sample() fails is refused before Ray and the run directory
-    if args.dry_run:
+    if args.dry_run:  # the checks a search makes before it starts (`runner.search` makes them too)
         from tlmsearch.tuning.runner import resolve
+        from tlmsearch.tuning.searcher import check_space_samples
 
         cfg = resolve(cfg)
+        check_space_samples(cfg)
         print(cfg.to_yaml(), end="", flush=True)
         if not args.quiet:  # what the search would run and how long, on stderr (stdout stays YAML)
             from tlmsearch.tuning.announce import announce, search_line
