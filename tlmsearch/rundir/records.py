@@ -203,12 +203,14 @@ def _read_checked(run_dir: str | Path) -> tuple[list[TrialRecord], list[int], li
     return out, bad, list(repeated)
 
 
-def duplicate_note(run_dir: str | Path) -> str | None:
-    """One line saying which trial ids `trials.jsonl` repeats (each counted once), or None."""
-    try:
-        ids = duplicate_ids(run_dir)
-    except (ConfigError, OSError):
-        return None
+def duplicate_note(run_dir: str | Path, ids: list[str] | None = None) -> str | None:
+    """One line saying which trial ids `trials.jsonl` repeats (each counted once), or None;
+    `ids`: the repeated ids when the caller has read them already (`_read_checked`)."""
+    if ids is None:
+        try:
+            ids = duplicate_ids(run_dir)
+        except (ConfigError, OSError):
+            return None
     if not ids:
         return None
     shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
@@ -221,31 +223,30 @@ def duplicate_note(run_dir: str | Path) -> str | None:
 _DUPLICATES_WARNED: set[Path] = set()
 
 
-def warn_duplicates_once(run_dir: str | Path) -> None:
+def _warn_duplicates_once(run_dir: str | Path, ids: list[str]) -> None:
     """Print `duplicate_note` on stderr, once per run directory in this process."""
     key = Path(run_dir).resolve()
-    if key in _DUPLICATES_WARNED:
-        return
-    note = duplicate_note(run_dir)
-    if note:
+    note = duplicate_note(run_dir, ids)
+    if note and key not in _DUPLICATES_WARNED:
         _DUPLICATES_WARNED.add(key)
         print(note, file=sys.stderr)
 
 
 def damage_note(run_dir: str | Path) -> str | None:
-    """One line saying how many lines of `trials.jsonl` were skipped as damaged, or None."""
+    """One line saying how many lines of `trials.jsonl` were skipped as damaged and which trial
+    ids it repeats, or None (the file read once)."""
     path = Path(run_dir) / TRIALS
     if path.exists() and not path.is_file():
         return f"warning: {path} is not a file; no trial is counted here"
-    _, bad = read_records_checked(run_dir)
+    _, bad, repeated = _read_checked(run_dir)
+    duplicates = duplicate_note(run_dir, repeated)
     if not bad:
-        return duplicate_note(run_dir)
+        return duplicates
     where = [str(n) for n in bad if n > 0]
     at = f" (line {', '.join(where[:5])}{', ...' if len(where) > 5 else ''})" if where else ""
     note = (
         f"warning: {Path(run_dir) / TRIALS}: skipped {len(bad)} damaged line(s){at}; those trials are not counted here"
     )
-    duplicates = duplicate_note(run_dir)
     return f"{note}; {duplicates.removeprefix('warning: ')}" if duplicates else note
 
 
@@ -282,8 +283,9 @@ class RecordLog:
                 f"{self.path.name}.torn); that trial is recovered from Tune's state or run again",
                 file=sys.stderr,
             )
-        self.seen: set[str] = {r.trial_id for r in read_records(run_dir)}
-        warn_duplicates_once(run_dir)  # a search, resume or verify appending here says so once
+        records, _, repeated = _read_checked(run_dir)
+        self.seen: set[str] = {r.trial_id for r in records}
+        _warn_duplicates_once(run_dir, repeated)  # a search, resume or verify appending here says so once
 
     def append(self, record: TrialRecord) -> bool:
         """Write `record` unless its trial id is already there; True when written."""
