@@ -404,6 +404,7 @@ TRAIN_INT_BOUNDS: dict[str, int] = {
     "seed": MAX_SEED,
     "checkpoint_interval": 10**9,
 }
+ALL_WINDOWS = -1  # final_eval_windows: the whole validation split, tiled without overlap
 TRAIN_ZERO_ALLOWED = frozenset({"warmup_steps", "threads", "seed", "checkpoint_interval"})
 
 
@@ -425,6 +426,16 @@ class TrainConfig(Config):
     grad_clip: float = option(1.0, "max global gradient norm; 0 = no clipping")
     eval_interval: int = option(50, "evaluate every this many steps (and always at the last step)")
     eval_windows: int = option(32, "number of fixed validation windows of seq_len tokens")
+    final_eval_windows: int = option(
+        0,
+        "validation windows at the last evaluation (the trial's result): 0 = eval_windows; "
+        f"{ALL_WINDOWS} = every non-overlapping window of the validation split",
+    )
+    ema_decay: float = option(
+        0.0,
+        "keep an exponential moving average of the weights with this decay and evaluate it as the "
+        "trial's result (val_loss; the last weights' loss is val_loss_last); 0 = off",
+    )
     dtype: str = option("float32", "float32, or bfloat16 autocast", choices=DTYPES)
     device: str = option("auto", "where to train", choices=DEVICES)
     compile: bool = option(False, "torch.compile the model")
@@ -452,6 +463,10 @@ class TrainConfig(Config):
             check_positive(name, getattr(self, name), allow_zero=True)
         check_range("min_lr_ratio", self.min_lr_ratio, 0.0, 1.0)
         check_range("decay_fraction", self.decay_fraction, 0.0, 1.0)
+        if not 0.0 <= self.ema_decay < 1.0:  # also refuses NaN
+            raise ConfigError(f"ema_decay={self.ema_decay!r} must lie in [0, 1) (0 = off)")
+        if self.final_eval_windows != ALL_WINDOWS:
+            check_int("final_eval_windows", self.final_eval_windows, 0, TRAIN_INT_BOUNDS["eval_windows"])
         check_choice("schedule", self.schedule, SCHEDULES)
         check_choice("dtype", self.dtype, DTYPES)
         check_choice("device", self.device, DEVICES)

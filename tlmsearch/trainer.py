@@ -44,8 +44,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
-from tlmsearch.data import TokenData, check_windows, gather, prepare, train_starts, val_windows
+from tlmsearch.config import ALL_WINDOWS, DataConfig, ModelConfig, TrainConfig
+from tlmsearch.data import TokenData, check_windows, gather, prepare, tile_windows, train_starts, val_windows
 from tlmsearch.errors import ConfigError
 from tlmsearch.hardware import matmul_peak, resolve_device, thread_count, torch_dtype
 from tlmsearch.models import build_model, count_params, flops_per_token
@@ -58,6 +58,8 @@ CHECKPOINT_FILE = "checkpoint.pt"
 _CHECKPOINT_VERSION = 1
 # fields that may differ between a checkpoint and the run resuming from it
 _RESUME_MAY_DIFFER = {"threads", "checkpoint_interval", "device"}
+# TrainConfig fields added after checkpoint format 1, at the value that runs before them had
+_TRAIN_FIELDS_ADDED = {"init": "keyed", "ema_decay": 0.0, "final_eval_windows": 0}
 
 
 class TrainingInterrupted(RuntimeError):
@@ -197,19 +199,27 @@ class _Run:
             torch.compile(self.model) if cfg.compile else self.model  # type: ignore[assignment]
         )
         self.optimizer = make_optimizer(self.model, cfg, self.device)
+        # the moving average of the weights (`ema_decay`), updated after every optimizer step
+        self.ema: list[torch.Tensor] | None = (
+            [p.detach().clone() for p in self.model.parameters()] if cfg.ema_decay > 0 else None
+        )
         self.autocast: Callable[[], contextlib.AbstractContextManager[Any]] = (
             (lambda: torch.autocast(self.device.type, dtype=torch_dtype(cfg.dtype)))
             if cfg.dtype != "float32"
             else contextlib.nullcontext
         )
 
-        # data: the fixed validation windows (training windows are drawn per step from the seed)
-        val_starts = val_windows(self.data.val.shape[0], T, cfg.eval_windows)
-        self.val = torch.from_numpy(gather(self.data.val, val_starts, T)).to(self.device)  # (W, T+1)
-        if self.data.token_bytes is not None:
-            self.val_bytes = float(self.data.token_bytes[self.val[:, 1:].cpu().numpy()].sum())
+        # data: the fixed validation windows (training windows are drawn per step from the seed);
+        # the last evaluation may read more of them (`final_eval_windows`): the trial's result
+        n_val = self.data.val.shape[0]
+        self.val = self._val_set(val_windows(n_val, T, cfg.eval_windows))
+        final = cfg.final_eval_windows
+        if final == ALL_WINDOWS:
+            self.final_val = self._val_set(tile_windows(n_val, T))
+        elif final and final != cfg.eval_windows:
+            self.final_val = self._val_set(val_windows(n_val, T, final))
         else:
-            self.val_bytes = float("nan")
+            self.final_val = self.val
 
         counts = count_params(self.model_cfg)
         self.static_metrics = {
@@ -219,6 +229,7 @@ class _Run:
             "flops_per_token": float(flops_per_token(self.model_cfg)),
         }
         self.tokens_per_step = cfg.batch_size * cfg.grad_accum * T
+        self.n_train_tokens = int(self.data.train.shape[0])
         self.peak_flops = matmul_peak(self.device, cfg.dtype, data_cfg.cache_path())  # cached after first use
 
         # progress state (what a checkpoint saves)
@@ -266,6 +277,8 @@ class _Run:
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
             self.optimizer.step()
             self.optimizer.zero_grad(set_to_none=True)
+            if self.ema is not None:
+                self._update_ema()
             assert loss_sum is not None
             step_loss = loss_sum / cfg.grad_accum if cfg.grad_accum > 1 else loss_sum
             self.losses[self.step] = step_loss
@@ -321,20 +334,57 @@ class _Run:
             i = int(bad[0, 0])
             raise TrainingDiverged(start + i + 1, float(chunk[i]))
 
+    def _val_set(self, starts: Any) -> tuple[torch.Tensor, float]:
+        """The validation windows at `starts` on the device (W, T+1), and the bytes they predict."""
+        windows = torch.from_numpy(gather(self.data.val, starts, self.model_cfg.seq_len)).to(self.device)
+        if self.data.token_bytes is None:
+            return windows, float("nan")
+        return windows, float(self.data.token_bytes[windows[:, 1:].cpu().numpy()].sum())
+
     @torch.no_grad()
-    def _evaluate(self, last_eval: int, lr: float, elapsed: float) -> dict[str, float]:
-        clip_frac = inner_clip_fraction(self.model)  # training forwards since the last evaluation
-        self.model.eval()
+    def _update_ema(self) -> None:
+        """ema <- d * ema + (1 - d) * weights, with d warming up as (1 + t) / (10 + t) so that the
+        first steps' random weights fade fast (the usual warm-up of a weight average)."""
+        assert self.ema is not None
+        decay = min(self.cfg.ema_decay, (1 + self.step) / (10 + self.step))
+        torch._foreach_lerp_(self.ema, [p.detach() for p in self.model.parameters()], 1.0 - decay)
+
+    @contextlib.contextmanager
+    def _ema_weights(self) -> Any:
+        """The model holds the averaged weights inside the block, its own ones again after it."""
+        assert self.ema is not None
+        params = [p.data for p in self.model.parameters()]
+        saved = [p.clone() for p in params]
+        torch._foreach_copy_(params, self.ema)
+        try:
+            yield
+        finally:
+            torch._foreach_copy_(params, saved)
+
+    @torch.no_grad()
+    def _val_nats(self, windows: torch.Tensor) -> float:
+        """Summed cross-entropy (nats) of the model over `windows` (W, T+1)."""
         V, B = self.model_cfg.vocab_size, self.cfg.batch_size
         total = torch.zeros((), dtype=torch.float64, device=self.device)
-        for i in range(0, self.val.shape[0], B):
-            window = self.val[i : i + B]  # (b, T+1)
+        self.model.eval()
+        for i in range(0, windows.shape[0], B):
+            window = windows[i : i + B]  # (b, T+1)
             with self.autocast():
                 logits = self.model(window[:, :-1])  # (b, T, V)
             total += F.cross_entropy(logits.float().view(-1, V), window[:, 1:].reshape(-1), reduction="sum")
         self.model.train()
-        n_tokens = self.val.shape[0] * (self.val.shape[1] - 1)
-        val_nats = float(total)
+        return float(total)
+
+    def _evaluate(self, last_eval: int, lr: float, elapsed: float) -> dict[str, float]:
+        clip_frac = inner_clip_fraction(self.model)  # training forwards since the last evaluation
+        windows, n_bytes = self.final_val if self.step == self.cfg.steps else self.val
+        n_tokens = windows.shape[0] * (windows.shape[1] - 1)
+        last_nats = self._val_nats(windows)
+        if self.ema is not None:
+            with self._ema_weights():
+                val_nats = self._val_nats(windows)
+        else:
+            val_nats = last_nats
         val_loss = val_nats / n_tokens
         train_loss = float(self.losses[last_eval : self.step].mean())
         tokens = self.step * self.tokens_per_step
@@ -342,15 +392,20 @@ class _Run:
         metrics = {
             "step": float(self.step),
             "tokens": float(tokens),
+            "tokens_per_param": tokens / self.static_metrics["params_non_embedding"],
+            "epochs": tokens / self.n_train_tokens,
             "val_loss": val_loss,
             "val_ppl": math.exp(min(val_loss, 700.0)),
-            "val_bpb": val_nats / (math.log(2) * self.val_bytes),
+            "val_bpb": val_nats / (math.log(2) * n_bytes),
+            "val_tokens": float(n_tokens),
             "train_loss": train_loss,
             "lr": lr,
             "tokens_per_s": tokens_per_s,
             "mfu": tokens_per_s * self.static_metrics["flops_per_token"] / self.peak_flops,
             "elapsed_s": elapsed,
         }
+        if self.ema is not None:
+            metrics["val_loss_last"] = last_nats / n_tokens
         if clip_frac is not None:
             metrics["inner_clip_frac"] = clip_frac
         return metrics
@@ -368,6 +423,7 @@ class _Run:
             "step": self.step,
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
+            "ema": self.ema if self.ema is not None else [],
             "losses": self.losses.cpu(),
             "curve": self.curve,
             "train_time": self.train_time,
@@ -399,6 +455,8 @@ class _Run:
             raise ConfigError(f"checkpoint {path} was written for different data (the corpus changed)")
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
+        if self.ema is not None:
+            self.ema = [t.to(self.device) for t in state["ema"]]
         self.step = int(state["step"])
         self.losses = state["losses"].to(self.device)
         self.curve = [dict(c) for c in state["curve"]]
@@ -425,8 +483,8 @@ def _as_tuple(x: Any) -> Any:
 
 
 def _check_same_configs(saved: dict[str, Any], current: dict[str, Any], path: Path) -> None:
-    # checkpoints written before TrainConfig had `init` were drawn keyed, its default then and now
-    saved = {**saved, "train": {"init": "keyed", **saved["train"]}}
+    # checkpoints written before a TrainConfig field existed ran at its value in _TRAIN_FIELDS_ADDED
+    saved = {**saved, "train": {**_TRAIN_FIELDS_ADDED, **saved["train"]}}
     for section in ("model", "train", "data"):
         for key in sorted(set(saved[section]) | set(current[section])):
             if section == "train" and key in _RESUME_MAY_DIFFER:

@@ -258,3 +258,96 @@ def test_a_checkpoint_from_before_the_init_field_resumes(tmp_path: Path) -> None
     assert train(tiny(), cfg, PYDOC, checkpoint_dir=tmp_path).metrics["val_loss"] == full.metrics["val_loss"]
     with pytest.raises(ConfigError, match=r"train\.init"):
         train(tiny(), quick(init="stream"), PYDOC, checkpoint_dir=tmp_path)
+
+
+def test_regime_metrics_count_tokens_per_non_embedding_parameter_and_epochs() -> None:
+    result = train(tiny(), quick(steps=10), PYDOC)
+    m = result.metrics
+    assert m["tokens_per_param"] == pytest.approx(m["tokens"] / m["params_non_embedding"])
+    n_train = prepare(PYDOC).train.shape[0]
+    assert m["epochs"] == pytest.approx(m["tokens"] / n_train)
+    assert m["val_tokens"] == 8 * 32  # eval_windows x seq_len
+
+
+def test_final_evaluation_reads_more_windows_than_the_ones_on_the_way() -> None:
+    seen: list[float] = []
+    result = train(tiny(), quick(final_eval_windows=40), PYDOC, report=lambda s, m: seen.append(m["val_tokens"]))
+    assert seen == [8 * 32, 8 * 32, 40 * 32]
+    whole = train(tiny(), quick(final_eval_windows=-1), PYDOC)
+    n_val = prepare(PYDOC).val.shape[0]
+    assert whole.metrics["val_tokens"] == ((n_val - 1) // 32) * 32
+    # the same weights as the run with 40 final windows: only what the last evaluation reads differs
+    assert whole.curve[0]["val_loss"] == result.curve[0]["val_loss"]
+    assert whole.metrics["val_loss"] != result.metrics["val_loss"]
+
+
+@pytest.mark.parametrize("bad", [-2, 2**21])
+def test_final_eval_windows_out_of_range_is_refused(bad: int) -> None:
+    with pytest.raises(ConfigError, match="final_eval_windows"):
+        quick(final_eval_windows=bad)
+
+
+@pytest.mark.parametrize("bad", [1.0, -0.1, float("nan")])
+def test_ema_decay_out_of_range_is_refused(bad: float) -> None:
+    with pytest.raises(ConfigError, match=r"ema_decay.*\[0, 1\)"):
+        quick(ema_decay=bad)
+
+
+def test_ema_is_the_result_and_the_last_weights_are_reported_beside_it() -> None:
+    plain = train(tiny(), quick(), PYDOC)
+    ema = train(tiny(), quick(ema_decay=0.9), PYDOC)
+    # training itself is untouched: the last weights score exactly as a run without the average
+    assert [c["val_loss_last"] for c in ema.curve] == [c["val_loss"] for c in plain.curve]
+    assert ema.metrics["val_loss"] != plain.metrics["val_loss"]
+    assert ema.metrics["train_loss"] == plain.metrics["train_loss"]
+    assert "val_loss_last" not in plain.metrics
+
+
+def test_ema_by_hand_matches_the_trainers_average(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After optimizer step t (0-based) the average becomes d_t * ema + (1 - d_t) * weights with
+    d_t = min(ema_decay, (1 + t) / (10 + t)); before the first step it is the initial weights."""
+    from tlmsearch import trainer as trainer_mod
+
+    checked: list[int] = []
+    expected: list[torch.Tensor] = []
+    original = trainer_mod._Run._update_ema
+
+    def by_hand(run: trainer_mod._Run) -> None:
+        assert run.ema is not None
+        nonlocal expected
+        if not expected:
+            expected = [t.clone() for t in run.ema]
+            assert all(torch.equal(e, p) for e, p in zip(expected, run.initial, strict=True))
+        d = min(0.8, (1 + run.step) / (10 + run.step))
+        expected = [d * e + (1 - d) * p.detach() for e, p in zip(expected, run.model.parameters(), strict=True)]
+        original(run)
+        for e, got in zip(expected, run.ema, strict=True):
+            torch.testing.assert_close(got, e, rtol=1e-6, atol=1e-7)
+        checked.append(run.step)
+
+    original_init = trainer_mod._Run.__init__
+
+    def keep_initial(run: trainer_mod._Run, *args: object) -> None:
+        original_init(run, *args)  # type: ignore[arg-type]
+        run.initial = [p.detach().clone() for p in run.model.parameters()]  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(trainer_mod._Run, "__init__", keep_initial)
+    monkeypatch.setattr(trainer_mod._Run, "_update_ema", by_hand)
+    train(tiny(), quick(steps=12, ema_decay=0.8), PYDOC)
+    assert checked == list(range(12))
+
+
+@pytest.mark.parametrize("final_windows", [0, -1])
+def test_resume_with_ema_gives_the_uninterrupted_result(tmp_path: Path, final_windows: int) -> None:
+    cfg = quick(ema_decay=0.95, final_eval_windows=final_windows)
+    full = train(tiny(), cfg, PYDOC)
+
+    def stop_at_20(step: int, metrics: dict[str, float]) -> None:
+        if step == 20:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        train(tiny(), cfg, PYDOC, stop_at_20, checkpoint_dir=tmp_path)
+    resumed = train(tiny(), cfg, PYDOC, checkpoint_dir=tmp_path)
+    assert resumed.metrics["val_loss"] == full.metrics["val_loss"]
+    assert resumed.metrics["val_loss_last"] == full.metrics["val_loss_last"]

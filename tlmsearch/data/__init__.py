@@ -14,6 +14,7 @@ from tlmsearch.data.stream import (
     iter_val_batches,
     load_tokenizer,
     prepare,
+    tile_windows,
     train_starts,
     val_windows,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "load_corpus",
     "load_tokenizer",
     "prepare",
+    "tile_windows",
     "train_starts",
     "val_windows",
 ]

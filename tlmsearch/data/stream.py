@@ -359,6 +359,18 @@ def val_windows(n_val_tokens: int, seq_len: int, n_windows: int) -> np.ndarray:
     return np.linspace(0, last, n_windows).round().astype(np.int64)
 
 
+def tile_windows(n_val_tokens: int, seq_len: int) -> np.ndarray:
+    """Start offsets of every non-overlapping window of the validation stream: each token is
+    predicted once (the whole split; as many windows as fit, the tail shorter than one dropped)."""
+    count = (n_val_tokens - 1) // seq_len
+    if count < 1:
+        raise DataError(
+            f"the validation part has {n_val_tokens} tokens, fewer than seq_len + 1 = {seq_len + 1}; "
+            "use a larger corpus or a shorter seq_len"
+        )
+    return np.arange(count, dtype=np.int64) * seq_len
+
+
 def train_starts(n_train_tokens: int, seq_len: int, shape: tuple[int, ...], seed: int, step: int = 0) -> np.ndarray:
     """Start offsets (shape `shape`) of the training windows of optimizer step `step`.
 

@@ -21,6 +21,8 @@ from tlmsearch.search_config import SearchConfig
 
 COMMANDS = ("train", "search", "compare", "verify")
 # valid non-default samples for free-text fields (a new one falls back to "sample")
+# valid non-default samples for numeric fields whose generic sample is out of range
+NUMBER_SAMPLES: dict[str, Any] = {"ema_decay": 0.99}
 TEXT_SAMPLES = {
     "corpus": "pydoc", "tokenizer": "bpe", "cache_dir": "/tmp/tlmsearch-cache", "name": "walk", "space": "monotone",
 }  # fmt: skip
@@ -35,6 +37,9 @@ def sample(cls: type[Config], field: dataclasses.Field[Any]) -> tuple[list[str],
     if choices:
         value = next(c for c in choices if c != default)
         return [flag, value], value
+    if field.name in NUMBER_SAMPLES:
+        value = NUMBER_SAMPLES[field.name]
+        return [flag, repr(value)], value
     if hint is bool:
         return ([flag] if not default else ["--no-" + flag[2:]]), not default
     if hint is int:
