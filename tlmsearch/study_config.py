@@ -26,6 +26,7 @@ from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.search_config import DEFAULT_BASELINES, SAMPLERS, SCHEDULERS, SearchConfig, check_name
 from tlmsearch.storage import check_storage, join
+from tlmsearch.validate import MAX_SEEDS
 
 PHASE_ORDERS = ("overlap", "sequential")
 DEFAULT_ARCHS: tuple[str, ...] = ("transformer", "gated_attention", "titans", "hope_attention")
@@ -114,8 +115,6 @@ class StudyConfig(Config):
             check_positive(field, getattr(self, field))
         for field in ("seeds", "base_width", "max_concurrent", "seed", "gpus_per_trial"):
             check_positive(field, getattr(self, field), allow_zero=True)
-        from tlmsearch.analysis.pilot import MAX_SEEDS
-
         for field in ("seeds", "pilot_seeds", "max_seeds", "transfer_seeds"):
             if getattr(self, field) > MAX_SEEDS:
                 raise ConfigError(f"{field}={getattr(self, field)} must be at most {MAX_SEEDS} (seeds per profile)")

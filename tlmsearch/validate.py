@@ -6,9 +6,11 @@ status 2 and no traceback. The checks run *before* anything expensive starts (Ra
 loading, allocation): a bad value found after a cluster started or a tensor was allocated
 costs minutes or the machine's memory instead of one line.
 
-- numbers: `check_finite`, `check_int` (NaN/inf and out-of-range values named with their range)
+- numbers: `check_finite`, `check_int` (NaN/inf and out-of-range values named with their range),
+  `check_seed_count` (the seeds that decide a paired test, within `MIN_SEEDS`..`MAX_SEEDS`)
 - names: `check_name` (safe for a directory name: no separators, no control characters)
-- files: `writable_file`, `writable_dir`, `read_text` (outputs writable, inputs readable text)
+- files: `writable_file`, `writable_dir`, `read_text` (outputs writable, inputs readable text),
+  `file_present` (a regular file, nothing, or one line: never a FIFO read that waits forever)
 - YAML: `load_yaml` (parse errors and very deep nesting as one line)
 - paths from record contents: `confined` (never outside the run directory)
 - memory: `estimate_training_bytes`, `check_fits`, `check_training_fits`, `available_memory_bytes`
@@ -16,9 +18,11 @@ costs minutes or the machine's memory instead of one line.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,8 @@ from tlmsearch.errors import ConfigError
 # Bounds shared by configs and flags. They are far above any model this tool trains on one
 # machine and far below what makes plain arithmetic or a Python loop misbehave.
 MAX_SEED = 2**32 - 1  # the NumPy/Optuna samplers take seeds below 2**32
+MIN_SEEDS = 2  # a paired test needs two seeds: one gives no spread, so no interval and no verdict
+MAX_SEEDS = 1000  # seeds per profile: a pilot plan at a paired sd of 0.04 nats asks for a few hundred
 MAX_LAYERS = 10_000  # deeper than any published model; profile maths stays O(layers)
 MAX_WIDTH = 2**30  # per-layer width; keeps budget totals (<= 2**44) exact in float64
 MAX_NAME_LENGTH = 100
@@ -83,6 +89,23 @@ def check_int(name: str, value: object, low: int, high: int) -> int:
     return value
 
 
+def check_seed_count(name: str, value: object, *, auto: bool = False) -> int:
+    """`value` as a number of seeds that decide a paired test: an int in [MIN_SEEDS, MAX_SEEDS]
+    (`name` is the option as the caller wrote it, "seeds" or "--seeds"; `auto`: the option also
+    takes "auto", and the message says so)."""
+    allowed = ("'auto' or " if auto else "") + f"an integer from {MIN_SEEDS} to {MAX_SEEDS}"
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{name}={value!r} must be {allowed}")
+    if value < MIN_SEEDS:
+        raise ConfigError(
+            f"{name}={value} must be {allowed}: a paired test needs at least {MIN_SEEDS} seeds "
+            "(one seed gives no spread, so no interval and no verdict)"
+        )
+    if value > MAX_SEEDS:
+        raise ConfigError(f"{name}={value} must be {allowed}: every seed re-trains every profile")
+    return value
+
+
 def _num(x: float) -> str:
     if isinstance(x, int) and abs(x) >= 10**15:  # 1e+23, also for ints beyond float range
         if abs(x) < 2**1023:
@@ -131,6 +154,11 @@ def _nearest_existing(path: Path, what: str) -> Path:
     """The nearest existing ancestor of `path` (itself included), which must be a directory."""
     for parent in (path, *path.parents):
         try:
+            if parent.is_symlink() and not parent.exists():
+                raise ConfigError(
+                    f"{what}: {parent} is a symbolic link to nothing (or a loop), so {path} cannot be used; "
+                    "fix or remove the link"
+                )
             if parent.exists():
                 if not parent.is_dir() and parent != path:
                     raise ConfigError(
@@ -190,13 +218,53 @@ def writable_dir(path: object, what: str, *, create: bool = False) -> Path:
     return p
 
 
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def file_present(path: str | os.PathLike[str], what: str = "file") -> bool:
+    """True when `path` is a regular file (after following links), False when nothing is there;
+    a one-line ConfigError naming the path when something else is: a folder, a FIFO (whose read
+    would wait forever), a device or socket, a symbolic link loop, or a place that cannot be
+    looked at. Use it instead of `Path.is_file()`, which answers False for all of those and so
+    reads a loop or a folder as a missing file."""
+    p = Path(path)
+    try:
+        mode = os.stat(p).st_mode
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ConfigError(f"{what} {p} is a symbolic link loop; fix or remove the link") from None
+        if exc.errno == errno.ENOTDIR:
+            return False  # a component is a file: nothing can be there
+        raise ConfigError(f"{what}: cannot look at {p} ({exc.strerror or exc}); fix its permissions") from None
+    if stat.S_ISREG(mode):
+        return True
+    raise ConfigError(f"{what} {p} is {_kind(mode)}, not a regular file; move it away or give a regular file")
+
+
 def read_text(path: object, what: str, *, max_bytes: int = MAX_TEXT_BYTES) -> str:
-    """The UTF-8 text of a state or config file, or one line naming the file and the damage."""
+    """The UTF-8 text of a state or config file, or one line naming the file and the damage.
+
+    Only a regular file is opened: a FIFO or a device named as a config would make the read
+    wait forever (or never end), so it is refused from its `stat` alone."""
     p = _as_path(path, what)
     if p.is_dir():
         raise ConfigError(f"{what}: {p} is a directory, expected a text file")
     try:
-        size = p.stat().st_size
+        st = p.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"{what}: {p} is {_kind(st.st_mode)}, not a regular file; give a text file")
+        size = st.st_size
         if size > max_bytes:
             raise ConfigError(f"{what}: {p} is {size} bytes, more than the {max_bytes} a text file here may have")
         data = p.read_bytes()

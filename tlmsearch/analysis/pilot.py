@@ -23,11 +23,10 @@ from tlmsearch.analysis.stats import MIN_BOOTSTRAP_SEEDS
 from tlmsearch.analysis.verdict import COSINE, find
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.records import as_records
+from tlmsearch.validate import MAX_SEEDS, MIN_SEEDS, check_seed_count  # in validate: the configs check seed counts too
 
 DEFAULT_PILOT_SEEDS = 3
 DEFAULT_MAX_SEEDS = 20
-MIN_SEEDS = 2  # a paired test needs two seeds: one gives no spread, so no interval and no verdict
-MAX_SEEDS = 1000  # seeds per profile: a pilot plan at a paired sd of 0.04 nats asks for a few hundred
 
 
 @dataclass(frozen=True)
@@ -63,23 +62,6 @@ def check_plan_options(seeds: int | str, *, pilot_seeds: int, max_seeds: int, me
             )
         return
     check_seed_count("seeds", seeds, auto=True)
-
-
-def check_seed_count(name: str, value: object, *, auto: bool = False) -> int:
-    """`value` as a number of seeds that decide a paired test: an int in [MIN_SEEDS, MAX_SEEDS]
-    (`name` is the option as the caller wrote it, "seeds" or "--seeds"; `auto`: the option also
-    takes "auto", and the message says so)."""
-    allowed = ("'auto' or " if auto else "") + f"an integer from {MIN_SEEDS} to {MAX_SEEDS}"
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{name}={value!r} must be {allowed}")
-    if value < MIN_SEEDS:
-        raise ConfigError(
-            f"{name}={value} must be {allowed}: a paired test needs at least {MIN_SEEDS} seeds "
-            "(one seed gives no spread, so no interval and no verdict)"
-        )
-    if value > MAX_SEEDS:
-        raise ConfigError(f"{name}={value} must be {allowed}: every seed re-trains every profile")
-    return value
 
 
 def parse_seeds(text: str | int, name: str = "--seeds") -> int | str:
