@@ -13,14 +13,20 @@ profiles spread `n_layers * base_width` units over the layers.
   `model_config(vocab_size=...)` to match the tokenizer actually used), 12 heads at 170M and
   760M, and `base_width` = 8/3 d rounded up to a multiple of 256 (`multiple_of` 256).
   The parameter totals named by the presets are nominal (the Titans/Transformer++ sizes).
+
+A config's `model` mapping overrides a preset's shape fields and ModelConfig fields: the keys
+and values are checked here (`check_override_values`, `check_search_model`) and a preset is
+shaped by them (`shaped_preset`); `tlmsearch.resolve` turns them into a trial's model.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import typing
+from collections.abc import Mapping
 from typing import Any
 
-from tlmsearch.config import ArchOptions, Config, ModelConfig, check_positive
+from tlmsearch.config import ArchOptions, Config, DataConfig, ModelConfig, check_positive, check_value
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import Budget
 
@@ -117,3 +123,78 @@ def preset(name: str) -> Preset:
         return PRESETS[name]
     except KeyError:
         raise ConfigError(f"preset={name!r} is unknown; choose one of: {', '.join(PRESETS)}") from None
+
+
+# ----------------------------------------------------------------------------- model overrides
+# A config's `model` mapping: shape fields of the preset and fields of ModelConfig, checked here
+# (below the search config, which checks its own with them, and the resolver, which applies them).
+
+_SHAPE_FIELDS = frozenset(f.name for f in dataclasses.fields(Preset)) - {"name"}
+# ModelConfig fields an override may not set: the arch is a setting of its own, the widths come from the profile
+_NOT_OVERRIDES = frozenset({"arch", "mlp_widths"})
+
+
+def override_fields() -> frozenset[str]:
+    """The keys a model override mapping may hold: preset shape fields and ModelConfig fields."""
+    return _SHAPE_FIELDS | (frozenset(f.name for f in dataclasses.fields(ModelConfig)) - _NOT_OVERRIDES)
+
+
+def check_override_values(overrides: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """`overrides` with every value checked against its field's type (a ConfigError names the
+    field as `<where>.<key>`), normalised as a file's value is; `options` stays a mapping.
+
+    Only known keys are checked here; the callers refuse unknown ones with their own message.
+    """
+    hints = typing.get_type_hints(ModelConfig)
+    out: dict[str, Any] = {}
+    for key, value in overrides.items():
+        hint = hints.get(key, int)  # shape fields that are no ModelConfig field (base_width, multiple_of) are ints
+        checked = check_value(value, hint, f"{where}.{key}")  # options: ArchOptions validates its fields
+        out[key] = value if key == "options" else checked
+    return out
+
+
+# keys a user may write into a search's `model` that are settings of the search itself
+_SEARCH_SETTINGS: dict[str, str] = {
+    "arch": "set the search's arch (--arch, or `arch:` in the search config)",
+    "preset": "set the search's preset (--preset, or `preset:` in the search config)",
+    "family": "a search draws its profiles from its space (--space); the baselines come first",
+}
+
+
+def check_search_model(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """A search's `model` overrides, checked (keys and value types) and normalised.
+
+    The widths are what the search chooses, and the architecture is the search's `arch`, so
+    neither may be set here.
+    """
+    if "mlp_widths" in overrides:
+        raise ConfigError(
+            "model.mlp_widths cannot be set in a search: the search chooses the widths (the profiles of its "
+            "space at the budget base_width); to train given widths use `tlmsearch train --family SPEC` "
+            "or `tlmsearch train --config FILE` with a full model (mlp_widths)"
+        )
+    for key, instead in _SEARCH_SETTINGS.items():
+        if key in overrides:
+            raise ConfigError(f"model.{key} is not a model override of a search; {instead}")
+    unknown = sorted(k if isinstance(k, str) else repr(k) for k in set(overrides) - override_fields())
+    if unknown:
+        raise ConfigError(
+            f"model: unknown ModelConfig field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(override_fields()))}"
+        )
+    return check_override_values(overrides, "model")
+
+
+def shaped_preset(preset_name: str, overrides: Mapping[str, Any], data: DataConfig | None = None) -> Preset:
+    """Preset `preset_name` with the shape fields of `overrides` applied; with a BPE `data`
+    config and no `vocab_size` override, the preset's vocabulary is the BPE vocabulary."""
+    base = preset(preset_name)
+    shape = {k: v for k, v in overrides.items() if k in _SHAPE_FIELDS}
+    if data is not None and data.tokenizer == "bpe" and "vocab_size" not in shape:
+        shape["vocab_size"] = data.bpe_vocab
+    return base.replace(**shape) if shape else base
+
+
+def model_fields(overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of `overrides` that are ModelConfig fields rather than preset shape fields."""
+    return {k: v for k, v in overrides.items() if k not in _SHAPE_FIELDS | {"name"}}

@@ -32,9 +32,9 @@ from tlmsearch.config import (
     check_field_types,
 )
 from tlmsearch.errors import ConfigError
-from tlmsearch.presets import Preset
+from tlmsearch.presets import Preset, check_override_values
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import check_override_values, resolve_model
+from tlmsearch.resolve import resolve_model
 from tlmsearch.validate import load_yaml, read_text
 
 SECTIONS: tuple[str, ...] = ("model", "train", "data", "meta")

@@ -24,6 +24,7 @@ from tlmsearch.config import (
     option,
 )
 from tlmsearch.errors import ConfigError
+from tlmsearch.presets import check_search_model, shaped_preset
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.storage import check_storage
 from tlmsearch.validate import MAX_SEED, check_int, load_yaml, read_text
@@ -169,8 +170,6 @@ class SearchConfig(Config):
         # every field's type first (as a file's values are checked), so that the Python API refuses
         # trials=2.5 or train={"steps": 3} here in one line, not with a TypeError in the middle of a search
         check_field_types(self)
-        from tlmsearch.resolve import check_search_model, shaped_preset  # resolve imports this module
-
         object.__setattr__(self, "model", check_search_model(self.model))
         shaped_preset(self.preset, self.model, self.data)  # an unknown preset or a bad shape override
         check_choice("arch", self.arch, ARCHITECTURE_NAMES)
