@@ -14,16 +14,20 @@ budget has the same parameter count and FLOPs per token as the uniform model.
 
 from tlmsearch.profiles.budget import Budget, project_to_budget
 from tlmsearch.profiles.families import FAMILIES, Family, Param, profile, relative_widths, resolve_params
+from tlmsearch.profiles.literature import LITERATURE, PROFILE_SETS, expand_profile_sets
 from tlmsearch.profiles.shape import ShapeStats, shape_stats, spearman
 from tlmsearch.profiles.spec import ProfileSpec
 
 __all__ = [
     "FAMILIES",
+    "LITERATURE",
+    "PROFILE_SETS",
     "Budget",
     "Family",
     "Param",
     "ProfileSpec",
     "ShapeStats",
+    "expand_profile_sets",
     "profile",
     "project_to_budget",
     "relative_widths",

@@ -8,32 +8,15 @@ from typing import Any, NamedTuple
 
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles.budget import Budget, project_to_budget
+from tlmsearch.profiles.interp import depths
+from tlmsearch.profiles.interp import mix as _mix
+from tlmsearch.profiles.literature import CHECKS, crown, frame, middle, openelm, reverse
 
 Param = float | str
 
 
-def depths(n: int) -> list[float]:
-    """Relative depth x_l = l / (L - 1) in [0, 1] (0.0 for a single layer)."""
-    return [i / (n - 1) if n > 1 else 0.0 for i in range(n)]
-
-
 def _uniform(n: int, p: Mapping[str, Any]) -> list[float]:
     return [1.0] * n
-
-
-def _mix(s: float, e: float, w: float) -> float:
-    """(1 - w) s + w e for w in [0, 1], kept within [min(s, e), max(s, e)].
-
-    Written as a sum of two non-negative terms, not s + (e - s) w: that form cancels to 0 when
-    start is 1e-262 and end is 1 (a positive width lost), and e - s overflows near 1e308.
-    Pairs that are both tiny (subnormal, e.g. start 1e-323, end 5e-324) are first scaled up by
-    an exact power of two: widths are relative (the budget projection sets the scale), and
-    their mixtures would otherwise round to one of two representable values, not a taper.
-    """
-    if 0 < max(s, e) < 1e-290:
-        s, e = math.ldexp(s, 900), math.ldexp(e, 900)
-    v = s * (1.0 - w) + e * w
-    return min(max(v, min(s, e)), max(s, e))
 
 
 def _cosine(n: int, p: Mapping[str, Any]) -> list[float]:
@@ -104,10 +87,6 @@ def _power(n: int, p: Mapping[str, Any]) -> list[float]:
 def _groups(n: int, p: Mapping[str, Any]) -> list[float]:
     third = ("early", "middle", "late").index(p["third"])
     return [p["factor"] if (3 * i) // n == third else 1.0 for i in range(n)]
-
-
-def _openelm(n: int, p: Mapping[str, Any]) -> list[float]:
-    return _linear(n, p)
 
 
 def _bump(n: int, p: Mapping[str, Any]) -> list[float]:
@@ -213,6 +192,7 @@ class Family(NamedTuple):
     fn: Callable[[int, Mapping[str, Any]], list[float]]
     choices: dict[str, tuple[str, ...]] = {}
     indexed: str = ""  # prefix of numbered parameters (k0, k1, ... / l0, l1, ...)
+    check: Callable[[Mapping[str, Any]], None] | None = None  # the family's own range checks
 
 
 FAMILIES: dict[str, Family] = {
@@ -248,9 +228,39 @@ FAMILIES: dict[str, Family] = {
         ),
         Family(
             "openelm",
-            "OpenELM layer-wise scaling: FFN multipliers rising linearly from start to end",
+            "OpenELM layer-wise scaling (arXiv 2404.14619): FFN multipliers rising linearly from start to end",
             {"start": 0.5, "end": 4.0},
-            _openelm,
+            openelm,
+        ),
+        Family(
+            "reverse",
+            "Reverse layer-wise scaling (arXiv 2509.06518): OpenELM's line turned around, start > end",
+            {"start": 4.0, "end": 0.5},
+            reverse,
+            check=CHECKS["reverse"],
+        ),
+        Family(
+            "frame",
+            "Framed layer-wise scaling (arXiv 2509.06518): first and last layer at `frame`, the layers "
+            "between linear from start to end",
+            {"start": 0.5, "end": 4.0, "frame": 4.0},
+            frame,
+            check=CHECKS["frame"],
+        ),
+        Family(
+            "crown",
+            "Crown layer-wise scaling (arXiv 2509.06518): linear from start up to peak at mid-depth, down to end",
+            {"start": 0.5, "peak": 4.0, "end": 0.5},
+            crown,
+            check=CHECKS["crown"],
+        ),
+        Family(
+            "middle",
+            "middle-heavy (arXiv 2508.17734): the centred `fraction` of the layers carry the MLP, the rest "
+            "`ends` x as wide (0 = the budget's thinnest)",
+            {"fraction": 0.7, "ends": 0.0},
+            middle,
+            check=CHECKS["middle"],
         ),
         Family(
             "knots",
@@ -301,6 +311,8 @@ def resolve_params(family: str, params: Mapping[str, Param]) -> dict[str, Param]
             raise ConfigError(f"{family}: parameter {key}={value!r} must be a finite number")
         out[key] = float(value)
     _check_ranges(family, out)
+    if fam.check is not None:
+        fam.check(out)
     return out
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from tlmsearch.config import Config
 from tlmsearch.errors import ConfigError
-from tlmsearch.profiles.families import depths
+from tlmsearch.profiles.interp import depths
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

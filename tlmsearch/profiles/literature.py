@@ -1,0 +1,136 @@
+"""The width profiles the literature argues for besides TLM's cosine, as families (pure math).
+
+Each family is a shape function (a layer count and checked parameters -> relative widths) and
+the check of its own parameters (`CHECKS`: one `ConfigError` naming the allowed range, run by
+`resolve_params`, so a `ProfileSpec` with bad parameters is refused when it is parsed). Widths
+are relative: `project_to_budget` scales them to the budget's total, so "normalised to the
+budget" is the projection, and every profile here has exactly the parameters and FLOPs of the
+uniform model. Only the MLP is shaped: OpenELM and the Crown/Frame/Reverse variants also scale
+attention heads with depth, which tlmsearch keeps uniform (its question is the MLP's width
+over depth).
+
+`LITERATURE` names them, with the bowtie, as one set that `tlmsearch verify --controls literature`,
+`tlmsearch compare --families literature` and `tlmsearch profiles --family literature` expand.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from tlmsearch.errors import ConfigError
+from tlmsearch.profiles.interp import depths, mix
+
+
+def openelm(n: int, p: Mapping[str, Any]) -> list[float]:
+    """OpenELM's layer-wise scaling (Mehta et al. 2024, arXiv 2404.14619, sec. 2.1): layer i's FFN
+    hidden size is beta_i * d_model with beta_i = beta_min + (beta_max - beta_min) i / (N - 1),
+    beta_min = `start` = 0.5, beta_max = `end` = 4.0, a straight line in the layer index rising 8x.
+
+    Normalised to the budget: the projection gives layer i base_width * beta_i / mean(beta), i.e.
+    0.22x -> 1.78x the uniform width at the paper's values (before rounding and the budget's bounds).
+    Any positive start and end are allowed (start > end is the Reverse variant; see `reverse`)."""
+    s, e = p["start"], p["end"]
+    return [mix(s, e, x) for x in depths(n)]
+
+
+def reverse(n: int, p: Mapping[str, Any]) -> list[float]:
+    """Reverse layer-wise scaling (Baroian & Notebomer 2025, "Crown, Frame, Reverse", arXiv
+    2509.06518): OpenELM's straight line turned around, so that early layers are the widest:
+    beta_i from `start` = 4.0 at the first layer down to `end` = 0.5 at the last. `start` must
+    exceed `end` (a widening line is `openelm`)."""
+    s, e = p["start"], p["end"]
+    return [mix(s, e, x) for x in depths(n)]
+
+
+def frame(n: int, p: Mapping[str, Any]) -> list[float]:
+    """Framed layer-wise scaling (arXiv 2509.06518): the first and the last layer, which the
+    pruning literature finds the least removable, keep a full-width "frame" of `frame` = 4.0 (the
+    isotropic FFN multiplier, also OpenELM's largest), and the layers between follow OpenELM's
+    line from `start` = 0.5 to `end` = 4.0 over their own depth. All three are multipliers in the
+    same units (the projection normalises them). With the defaults the ends are wide (1.6x the
+    uniform width at 12 layers) and the first inner layer thin (0.1x). Two layers or fewer are all frame
+    (uniform). Our reading of the paper's two-point interpolation with a fixed frame; `frame` > 0."""
+    f = p["frame"]
+    if n <= 2:
+        return [1.0] * n
+    inner = [mix(p["start"], p["end"], x) for x in depths(n - 2)]
+    return [f, *inner, f]
+
+
+def crown(n: int, p: Mapping[str, Any]) -> list[float]:
+    """Crown layer-wise scaling (arXiv 2509.06518): a three-point linear interpolation, rising
+    from `start` = 0.5 at the first layer to `peak` = 4.0 at mid-depth and falling to `end` = 0.5
+    at the last, so the middle layers are the widest (our reading: a crown peaks in the middle,
+    the opposite of the bowtie's waist). `peak` must exceed both ends."""
+    s, top, e = p["start"], p["peak"], p["end"]
+    if n == 1:
+        return [1.0]
+    # w = |2i - (L-1)| / (L-1): 0 at mid-depth, 1 at either end, from integers (mirror layers get
+    # exactly the same width when start = end)
+    return [mix(top, s if 2 * i <= n - 1 else e, abs(2 * i - (n - 1)) / (n - 1)) for i in range(n)]
+
+
+def middle(n: int, p: Mapping[str, Any]) -> list[float]:
+    """Middle-heavy with thin ends (Ikeda et al. 2025, "Layerwise Importance Analysis of
+    Feed-Forward Networks in Transformer-based Language Models", arXiv 2508.17734): the MLP lives
+    in `fraction` = 0.7 of the layers, consecutive and centred (round(fraction * L) of them, at
+    least one; an odd remainder puts the extra thin layer at the end), and the other layers get
+    `ends` = 0 times their width. The paper removes those layers' FFNs entirely; a budget keeps
+    every width >= its smallest usable one, so `ends` = 0 makes them as thin as the budget allows
+    (`min_width`, else `multiple_of`). fraction in (0, 1], ends in [0, 1)."""
+    frac, low = p["fraction"], p["ends"]
+    k = min(n, max(1, math.floor(frac * n + 0.5)))
+    lead = (n - k) // 2
+    return [1.0 if lead <= i < lead + k else low for i in range(n)]
+
+
+def _check_reverse(p: Mapping[str, Any]) -> None:
+    if not p["start"] > p["end"]:
+        raise ConfigError(f"reverse: start={p['start']} must be > end={p['end']} (narrowing; openelm widens)")
+
+
+def _check_frame(p: Mapping[str, Any]) -> None:
+    if not p["frame"] > 0:
+        raise ConfigError(f"frame: frame={p['frame']} must be > 0 (relative width of the first and last layer)")
+
+
+def _check_crown(p: Mapping[str, Any]) -> None:
+    top, ends = p["peak"], max(p["start"], p["end"])
+    if not top > ends:
+        raise ConfigError(f"crown: peak={top} must be > max(start, end) = {ends} (a crown is widest at mid-depth)")
+
+
+def _check_middle(p: Mapping[str, Any]) -> None:
+    if not 0.0 < p["fraction"] <= 1.0:
+        raise ConfigError(f"middle: fraction={p['fraction']} must lie in (0, 1] (share of the layers carrying the MLP)")
+    if not 0.0 <= p["ends"] < 1.0:
+        raise ConfigError(f"middle: ends={p['ends']} must lie in [0, 1) (width of the thin layers / the carrying ones)")
+
+
+# each family's own check of its (resolved, numeric) parameters, beyond start, end > 0
+CHECKS = {"reverse": _check_reverse, "frame": _check_frame, "crown": _check_crown, "middle": _check_middle}
+
+# the shapes the literature argues for besides cosine, written out in full (stable labels and
+# markers whatever the defaults): a set `expand_profile_sets` expands
+LITERATURE: tuple[str, ...] = (
+    "openelm:start=0.5,end=4",
+    "reverse:start=4,end=0.5",
+    "frame:start=0.5,end=4,frame=4",
+    "crown:start=0.5,peak=4,end=0.5",
+    "middle:fraction=0.7,ends=0",
+    "bowtie:ratio=0.3,position=0.75",
+)
+PROFILE_SETS: dict[str, tuple[str, ...]] = {"literature": LITERATURE}
+
+
+def expand_profile_sets(texts: Iterable[str]) -> tuple[str, ...]:
+    """`texts` with every set name (`PROFILE_SETS`: "literature") replaced by its profiles, in
+    order, each text once. Profile texts pass through unchecked (`ProfileSpec.parse` checks them)."""
+    out: list[str] = []
+    for text in texts:
+        for item in PROFILE_SETS.get(text.strip(), (text,)):
+            if item not in out:
+                out.append(item)
+    return tuple(out)
