@@ -117,7 +117,7 @@ def run_ray(s: Setup, steps: int, profiles: tuple[str, ...]) -> tuple[float, flo
 
     from tlmsearch.profiles import ProfileSpec
     from tlmsearch.tuning import FixedTrial, run_fixed
-    from tlmsearch.tuning.runner import ensure_ray
+    from tlmsearch.tuning.ray_session import ensure_ray
 
     with tempfile.TemporaryDirectory(prefix="bench-overhead-") as tmp:
         cfg = search_config(s, steps, tmp)

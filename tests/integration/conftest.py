@@ -25,7 +25,7 @@ def start_shared_ray() -> None:
     ray = sys.modules.get("ray")
     if ray is not None and ray.is_initialized():
         return
-    from tlmsearch.tuning.runner import quiet_ray
+    from tlmsearch.tuning.ray_session import quiet_ray
 
     quiet_ray()
     import ray

@@ -20,6 +20,8 @@ from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import trial_shape
 from tlmsearch.rundir.noise import noise_trial_seeds
 from tlmsearch.search_config import SearchConfig
+from tlmsearch.tuning.ray_session import ensure_ray
+from tlmsearch.tuning.resources import local_gpus
 from tlmsearch.tuning.trainable import trial_train_config
 
 
@@ -146,13 +148,9 @@ def announce(
     if address:
         import ray
 
-        from tlmsearch.tuning.runner import ensure_ray
-
         ensure_ray(address)  # joined now, reused by the run
         resources = ray.cluster_resources()
         kwargs.update(cpus=resources.get("CPU", 1.0), gpus=resources.get("GPU", 0.0))
     else:
-        from tlmsearch.tuning.runner import local_gpus
-
         kwargs.update(gpus=float(local_gpus()))
     (out or say)(make(*args, **kwargs))

@@ -1,4 +1,4 @@
-"""Run searches on Ray Tune: start or join Ray, build the Tuner, resume, run fixed trials.
+"""Run searches on Ray Tune: start or join Ray (`ray_session`), build the Tuner, resume, run fixed trials.
 
 A run directory `<runs_dir>/<name>/` holds `search.yaml`, `environment.json`, the Optuna
 journal `optuna.log`, Ray Tune's experiment folder `tune/` and `trials.jsonl`. With
@@ -6,24 +6,15 @@ journal `optuna.log`, Ray Tune's experiment folder `tune/` and `trials.jsonl`. W
 checkpoints) must then lie where every node reaches: the run directory on a shared
 filesystem, or `SearchConfig.storage` (`STORAGE/<name>/tune`; `locations.json` says which).
 
-A local Ray is this process's own: its trials keep their temporary folders in a scratch folder
-of this process (`TRIAL_TMP_ENV`, inherited by the workers), emptied after every `fit`, and at
-exit the process shuts Ray down and deletes the scratch folder and its Ray session folder, on
-every exit path that runs Python's exit handlers (normal end, error, Ctrl-C; SIGTERM is turned
-into Ctrl-C so Tune saves its state and stops the same way). Ray's and Optuna's own messages
-stay hidden unless `TLMSEARCH_VERBOSE=1` (the CLI's `--verbose`).
+A local Ray is this process's own, with a scratch folder emptied after every `fit` and removed
+at exit (`tlmsearch.tuning.ray_session`).
 """
 
 from __future__ import annotations
 
-import atexit
 import datetime as dt
-import logging
 import os
-import shutil
-import signal
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -49,134 +40,14 @@ from tlmsearch.storage import normalise as normalise_storage
 from tlmsearch.storage import parent as parent_location
 from tlmsearch.tuning.announce import announce, search_line
 from tlmsearch.tuning.location import bound_to
+from tlmsearch.tuning.ray_session import empty_scratch, ensure_ray
 from tlmsearch.tuning.reconcile import prune_checkpoints, repair_journal, tune_state_problem
-from tlmsearch.tuning.resources import check_resources, local_gpus
+from tlmsearch.tuning.resources import check_resources
 from tlmsearch.tuning.snapshot import reconcile_snapshot
 from tlmsearch.tuning.store_dir import StoreDir
-from tlmsearch.tuning.trainable import TRIAL_TMP_ENV, run_trial, trial_train_config
+from tlmsearch.tuning.trainable import run_trial, trial_train_config
 from tlmsearch.tuning.trial_storage import check_shared, check_unused, check_writable, ray_node_runner, run_root
 from tlmsearch.validate import check_training_fits, writable_dir
-
-OBJECT_STORE_BYTES = 128 * 1024**2  # the trials exchange only small dicts
-
-# quiet Ray: our progress line replaces its tables; failures still reach the records
-_RAY_ENV = {
-    "RAY_AIR_NEW_OUTPUT": "0",
-    "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1",  # no per-trial CSV/JSON/TensorBoard files
-    "TUNE_DISABLE_STRICT_METRIC_CHECKING": "1",  # a failed trial's last report has no val_loss
-    "TUNE_GLOBAL_CHECKPOINT_S": "1",  # save experiment state often: a killed driver loses little
-    "RAY_USAGE_STATS_ENABLED": "0",
-    "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S": "0",
-}
-
-
-# ----------------------------------------------------------------------------- ray
-
-
-def quiet_ray() -> None:
-    """Set the environment and loggers that keep Ray quiet; call before `ray.init` (the test
-    suite starts its shared Ray with this too)."""
-    for key, value in _RAY_ENV.items():
-        os.environ.setdefault(key, value)
-    # the result grid would warn about the per-trial result files we do not write
-    logging.getLogger("ray.tune.analysis.experiment_analysis").setLevel(logging.ERROR)
-    # a local Ray keeps its default token authentication on; its notice saying so is noise here
-    logging.getLogger("ray._private.authentication.authentication_token_setup").setLevel(logging.ERROR)
-    if not verbose_ray():  # e.g. "Stop signal received ... Tuner.restore(...)": the tool says how to resume
-        logging.getLogger("ray.tune.tune").setLevel(logging.ERROR)
-
-
-def ensure_ray(address: str | None = None) -> None:
-    """Start a quiet local Ray with this machine's CPUs (and GPUs), or join `address`. A Ray
-    already running in this process (the test suite's shared session, a notebook's) is reused."""
-    quiet_ray()
-    import ray
-
-    verbose = verbose_ray()
-    if ray.is_initialized():
-        return
-    quiet: dict[str, Any] = {"log_to_driver": verbose, "logging_level": logging.WARNING, "include_dashboard": False}
-    main = threading.current_thread() is threading.main_thread()
-    default_sigterm = main and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # ray.init installs its own
-    if address:
-        from tlmsearch.tuning.address import probe_address
-
-        probe_address(address)  # one line within seconds, not minutes of silent retries
-        try:
-            ray.init(address=address, **quiet)
-        except (ConnectionError, RuntimeError) as exc:
-            raise ConfigError(f"cannot join the Ray cluster at {address}: {exc}") from None
-        if default_sigterm:
-            _sigterm_as_sigint()
-        return
-    from tlmsearch.hardware import cpu_count
-
-    sweep_dead_scratch()
-    scratch = Path(tempfile.mkdtemp(prefix=f"tlmsearch-run-{os.getpid()}-"))
-    os.environ[TRIAL_TMP_ENV] = str(scratch)  # the workers of a local Ray inherit it
-    # address="local": a fresh instance of our own, never some other Ray found on the machine
-    ray.init(
-        address="local", num_cpus=cpu_count(), num_gpus=local_gpus(), object_store_memory=OBJECT_STORE_BYTES, **quiet
-    )
-    node = ray._private.worker._global_node
-    session = Path(node.get_session_dir_path()) if node is not None else None
-    atexit.register(_clean_up, scratch, session)  # runs before Ray's own exit handler (registered earlier)
-    if default_sigterm:
-        _sigterm_as_sigint()
-
-
-def verbose_ray() -> bool:
-    """Whether Ray's and Optuna's own messages should reach the user (`--verbose`)."""
-    return os.environ.get("TLMSEARCH_VERBOSE") == "1"
-
-
-def sweep_dead_scratch(parent: Path | None = None) -> list[Path]:
-    """Delete the scratch folders of drivers that no longer run (killed with SIGKILL, where no
-    exit handler runs); the pid in the folder's name says whose it is. Returns what it deleted."""
-    gone = []
-    for folder in Path(parent or tempfile.gettempdir()).glob("tlmsearch-run-*-*"):
-        pid = folder.name.split("-")[2]
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            shutil.rmtree(folder, ignore_errors=True)
-            gone.append(folder)
-        except PermissionError:  # alive, someone else's
-            continue
-    return gone
-
-
-def empty_scratch() -> None:
-    """Delete the trial folders left in this process's scratch folder (trials killed mid-run)."""
-    scratch = os.environ.get(TRIAL_TMP_ENV)
-    if scratch and Path(scratch).is_dir():
-        for child in Path(scratch).iterdir():
-            shutil.rmtree(child, ignore_errors=True)
-
-
-def _clean_up(scratch: Path, session: Path | None) -> None:
-    import ray
-
-    if ray.is_initialized():
-        ray.shutdown()
-    shutil.rmtree(scratch, ignore_errors=True)
-    if session is None:
-        return
-    shutil.rmtree(session, ignore_errors=True)
-    latest = session.parent / "session_latest"
-    if latest.is_symlink() and os.readlink(latest) == str(session):
-        latest.unlink(missing_ok=True)
-
-
-def _sigterm_as_sigint() -> None:
-    """SIGTERM stops a search like Ctrl-C (state saved, exit handlers run, exit status 130)
-    instead of killing it. Replaces the handler `ray.init` installs (`sys.exit(15)` from
-    wherever the driver is, which Tune does not treat as a stop); called only where the
-    process had the default handler before Ray started (a host program's own handler stays)."""
-    signal.signal(signal.SIGTERM, lambda signum, frame: os.kill(os.getpid(), signal.SIGINT))
-
 
 # ----------------------------------------------------------------------------- validation
 

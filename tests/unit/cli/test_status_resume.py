@@ -116,7 +116,7 @@ def test_scratch_folders_of_dead_drivers_are_swept(tmp_path: Path) -> None:
     import os
     import subprocess
 
-    from tlmsearch.tuning.runner import sweep_dead_scratch
+    from tlmsearch.tuning.ray_session import sweep_dead_scratch
 
     dead = subprocess.Popen(["true"])
     dead.wait()  # a pid that no longer runs
