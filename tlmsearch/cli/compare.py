@@ -28,7 +28,9 @@ The paper's controlled experiment:
   tlmsearch compare --arch transformer --preset cpu-s \\
       --families uniform groups:early groups:middle groups:late cosine --seeds 3
 
-Profiles are family[:param=value,...] texts as in `tlmsearch profiles`.
+Profiles are family[:param=value,...] texts as in `tlmsearch profiles`; the set name `literature`
+stands for the shapes the literature argues for (openelm, reverse, frame, crown, middle, bowtie):
+  tlmsearch compare --preset cpu-s --families uniform cosine literature --seeds 3
 """
 
 
@@ -38,7 +40,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         nargs="+",
         required=True,
         metavar="SPEC",
-        help="profiles to train, e.g. uniform groups:early cosine:start=1.5,end=0.5",
+        help="profiles to train, e.g. uniform groups:early cosine:start=1.5,end=0.5; the set 'literature' adds "
+        "openelm, reverse, frame, crown, middle and bowtie",
     )
     p.add_argument(
         "--seeds", type=int, default=3, help="seeds per profile: --seed, --seed+1, ... (2 to 1000; default: 3)"
@@ -90,11 +93,12 @@ def compare_arguments(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.analysis.pilot import check_seed_count
     from tlmsearch.api import compare
+    from tlmsearch.profiles import expand_profile_sets
 
     check_seed_count("--seeds", args.seeds)  # named as the flag, before anything is built
     margin, alpha = verdict_levels(args)
     result = compare(
-        args.families,
+        list(expand_profile_sets(args.families)),
         **compare_arguments(args),
         margin=margin,
         alpha=alpha,

@@ -11,7 +11,7 @@ from tlmsearch.cli import _profiles_throughput as throughput
 from tlmsearch.config import ARCHITECTURE_NAMES, check_choice
 from tlmsearch.errors import ConfigError
 from tlmsearch.presets import preset
-from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, shape_stats
+from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, expand_profile_sets, shape_stats
 from tlmsearch.spaces import builtin_spaces, load_space, prior_fractions
 from tlmsearch.validate import MAX_LAYERS, MAX_WIDTH, check_int, writable_file
 
@@ -28,6 +28,7 @@ examples:
   tlmsearch profiles --layers 24 --base-width 4096 --multiple-of 256 \\
       --family cosine:start=1.5,end=0.5 --family uniform
   tlmsearch profiles --preset cpu-s --family groups:early --family groups:late --json
+  tlmsearch profiles --preset cpu-s --family literature
   tlmsearch profiles --layers 12 --base-width 512 --family knots:k0=1,k1=2,k2=0.5 --plot p.html
   tlmsearch profiles --preset cpu-s --family cosine:start=1.5,end=0.5 --family groups:late --throughput
 """
@@ -55,7 +56,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--family",
         action="append",
         metavar="SPEC",
-        help="family[:param=value,...], repeatable (default: uniform and cosine:start=1.5,end=0.5)",
+        help="family[:param=value,...], repeatable, or the set 'literature' (openelm, reverse, frame, crown, middle, "
+        "bowtie) (default: uniform and cosine:start=1.5,end=0.5)",
     )
     p.add_argument("--spaces", action="store_true", help="list the built-in search spaces and exit")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
@@ -92,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     if layers is None or base is None:
         raise ConfigError("give --layers and --base-width, or a --preset to take them from")
     budget = Budget(layers, base, 1 if multiple is None else multiple, args.min_width, args.max_width)
-    specs = [ProfileSpec.parse(s) for s in (args.family or ["uniform", "cosine:start=1.5,end=0.5"])]
+    specs = [ProfileSpec.parse(s) for s in expand_profile_sets(args.family or ["uniform", "cosine:start=1.5,end=0.5"])]
     if args.throughput:
         if not args.json:
             print(_tables(budget, [_row(spec, budget) for spec in specs]) + "\n")

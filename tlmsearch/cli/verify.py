@@ -31,6 +31,11 @@ level --alpha (default 0.05), with one-sided t tests Holm-corrected over the can
 clears the margin), "near_optimal" (every candidate's gain is shown below the margin) or
 "inconclusive" (neither; with the seeds the observed spread says would decide it).
 
+--controls adds profiles to those re-trained beside cosine and uniform: family[:param=value,...]
+texts (as in `tlmsearch profiles`) or the set `literature`, the shapes the literature argues for
+(OpenELM's layer-wise scaling 0.5 -> 4.0, Reverse, Frame and Crown of arXiv 2509.06518, the
+middle-heavy 70% of arXiv 2508.17734, the bowtie), each at the search's exact budget.
+
 Records go to RUN_DIR/trials.jsonl with kind "verify"; running verify again reuses finished ones.
 Then `tlmsearch report RUN_DIR` draws everything.
 
@@ -59,6 +64,7 @@ examples:
   tlmsearch verify runs/my-search --top-k 5
   tlmsearch verify runs/my-search --top-k 5 --seeds 3
   tlmsearch verify runs/my-search --top-k 3 --seeds 5 --steps 1000 --margin 0.02 --alpha 0.05
+  tlmsearch verify runs/my-search --controls literature groups:third=early
   tlmsearch verify runs/study/titans --max-seeds 40
 """
 
@@ -91,6 +97,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         help=f"pilot seeds with --seeds auto (default: {DEFAULTS['pilot_seeds']}; >= 2)",
+    )
+    p.add_argument(
+        "--controls",
+        nargs="+",
+        metavar="SPEC",
+        help="more profiles to re-train beside cosine, uniform and the default controls (a study's, in a study's "
+        "directory): family[:param=value,...] texts or the set 'literature' (openelm, reverse, frame, crown, "
+        "middle, bowtie)",
     )
     add_verdict_arguments(p)
     p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
@@ -133,6 +147,23 @@ def print_verdicts(verdicts: list, as_json: bool) -> None:
                 f"  Spearman of search vs verified scores: {v.spearman:.2f}{ci} over {rc.n} profiles; it measures "
                 f"{v.rank_correlation_measures}"
             )
+
+
+def verify_controls(given: list[str] | None, base: tuple[str, ...] | list[str] | None = None) -> tuple[str, ...] | None:
+    """The controls `verify` re-trains: `base` (default `analysis.plan.CONTROLS`; a study's own in a
+    study's directory) then the --controls `given`, set names expanded (`profiles.PROFILE_SETS`),
+    each profile once; every one parsed here, so a bad one ends the command before anything
+    trains. None when nothing is given (verify keeps its default)."""
+    if not given:
+        return None
+    from tlmsearch.analysis.plan import CONTROLS
+    from tlmsearch.profiles import ProfileSpec, expand_profile_sets
+
+    extra = expand_profile_sets(given)
+    for text in extra:
+        ProfileSpec.parse(text)  # ConfigError naming the bad profile and what is allowed
+    first = tuple(CONTROLS if base is None else base)
+    return first + tuple(t for t in extra if t not in first)
 
 
 def study_defaults(args: argparse.Namespace) -> dict[str, Any]:
@@ -180,6 +211,9 @@ def run(args: argparse.Namespace) -> int:
     if not Path(args.run_dir).is_dir():
         raise UserError(f"run directory {args.run_dir!r} does not exist")
     from_study = study_defaults(args)
+    controls = verify_controls(args.controls, from_study.get("controls"))
+    if controls is not None:
+        from_study["controls"] = controls
     margin, alpha = verdict_levels(args)
     seeds = check_verify_options(
         parse_seeds(args.seeds),

@@ -1,0 +1,109 @@
+"""The literature's shapes by name on the command line, resolved without training: `verify
+--controls`, `compare --families` and `profiles --family` take profile texts and the set
+`literature`; a bad one ends the command with one line before anything trains."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from analysis_fakes import search_records, write_run
+
+from tlmsearch.analysis.plan import CONTROLS
+from tlmsearch.cli import main
+from tlmsearch.cli.verify import verify_controls
+from tlmsearch.config import DataConfig
+from tlmsearch.presets import preset
+from tlmsearch.profiles import LITERATURE, ProfileSpec
+from tlmsearch.study_config import STUDY_CONTROLS, StudyConfig
+from tlmsearch.study_files import STUDY_CONFIG
+
+# the literature's shapes verify does not already re-train by default (the bowtie it does)
+NEW = tuple(t for t in LITERATURE if t not in CONTROLS)
+
+
+def _fake_verify(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+
+    def fake(run_dir: Any, **kwargs: Any) -> SimpleNamespace:
+        seen.update(kwargs, called=True)
+        return SimpleNamespace(planned=[], reused=0, new_records=[], seeds=[4], pilot=[], verdicts=[])
+
+    monkeypatch.setattr("tlmsearch.tuning.verify.verify", fake)
+    return seen
+
+
+def test_verify_controls_adds_the_literature_to_the_default_controls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = write_run(tmp_path / "run", search_records())
+    seen = _fake_verify(monkeypatch)
+    assert main(["verify", str(run), "--controls", "literature", "--no-report", "--quiet"]) == 0
+    assert seen["controls"] == (*CONTROLS, *NEW)
+    assert [ProfileSpec.parse(t).family for t in NEW] == ["openelm", "reverse", "frame", "crown", "middle"]
+    seen.clear()
+    assert main(["verify", str(run), "--controls", "crown", "literature", "groups:late", "--no-report"]) == 0
+    assert seen["controls"] == (*CONTROLS, "crown", *NEW, "groups:late")
+
+
+def test_verify_controls_in_a_study_add_to_the_studys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    study = tmp_path / "st"
+    study.mkdir()
+    StudyConfig(name="st", archs=("transformer",), preset="tiny", data=DataConfig(corpus="pydoc")).save(
+        study / STUDY_CONFIG
+    )
+    write_run(study / "transformer", search_records())
+    seen = _fake_verify(monkeypatch)
+    assert main(["verify", str(study / "transformer"), "--controls", "literature", "--no-report", "--quiet"]) == 0
+    assert seen["controls"] == (*STUDY_CONTROLS, *NEW)
+
+
+@pytest.mark.parametrize(
+    ("control", "message"),
+    [
+        ("crown:peak=0.1", "crown: peak=0.1 must be > max(start, end) = 0.5"),
+        ("literatur", "unknown profile family 'literatur'"),
+        ("middle:fraction=2", "middle: fraction=2.0 must lie in (0, 1]"),
+    ],
+)
+def test_a_bad_control_ends_verify_before_anything_trains(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], control: str, message: str
+) -> None:
+    run = write_run(tmp_path / "run", search_records())
+    seen = _fake_verify(monkeypatch)
+    assert main(["verify", str(run), "--controls", "literature", control, "--no-report"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert "called" not in seen
+
+
+def test_verify_controls_without_names_keeps_the_default() -> None:
+    assert verify_controls(None) is None and verify_controls([]) is None
+    assert verify_controls(["literature"], ["uniform"]) == ("uniform", *LITERATURE)
+
+
+def test_compare_expands_the_literature_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, Any] = {}
+
+    def fake(profiles: list[str], **kwargs: Any) -> SimpleNamespace:
+        seen["profiles"] = profiles
+        return SimpleNamespace(records=[], profiles=profiles, seeds=[0, 1], verdicts=[], run_dir=tmp_path)
+
+    monkeypatch.setattr("tlmsearch.api.compare", fake)
+    assert main(["compare", "--families", "uniform", "cosine", "literature", "--preset", "tiny", "--quiet"]) == 0
+    assert seen["profiles"] == ["uniform", "cosine", *LITERATURE]
+
+
+def test_profiles_shows_the_literature_at_the_exact_budget(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["profiles", "--preset", "cpu-xs", "--family", "literature", "--family", "uniform", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    total = preset("cpu-xs").budget().total
+    assert [r["profile"] for r in out["profiles"]][:6] == [str(ProfileSpec.parse(t)) for t in LITERATURE]
+    assert all(sum(r["widths"]) == total for r in out["profiles"])
+    with pytest.raises(SystemExit):
+        main(["profiles", "--help"])
+    text = capsys.readouterr().out
+    assert all(f"  {name}:" in text for name in ("openelm", "reverse", "frame", "crown", "middle"))
