@@ -36,6 +36,11 @@ _BASELINES: tuple[tuple[str, MarkerStyle], ...] = (
     ("groups:third=middle", MarkerStyle("#8c564b", "x", 13)),
     ("groups:third=late", MarkerStyle("#8c564b", "triangle-right", 13)),
     ("openelm", MarkerStyle("#e377c2", "pentagon", 13)),
+    # the other shapes of the literature (`profiles.LITERATURE`)
+    ("reverse", MarkerStyle("#a6761d", "triangle-down", 13)),
+    ("frame", MarkerStyle("#1b9e77", "square-x", 13)),
+    ("crown", MarkerStyle("#e6ab02", "star-triangle-up", 14)),
+    ("middle", MarkerStyle("#393b79", "hexagon", 13)),
 )
 _SPARE = (
     MarkerStyle("#17becf", "circle-open", 12),

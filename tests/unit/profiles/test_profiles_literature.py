@@ -189,3 +189,15 @@ def test_the_literature_set_names_every_shape_with_its_papers_values() -> None:
         *LITERATURE,
     )
     assert expand_profile_sets(["crown", " literature "]) == ("crown", *LITERATURE)
+
+
+def test_every_literature_shape_has_its_own_marker() -> None:
+    from tlmsearch.plots.style import baseline_style  # pure: no plotly
+
+    names = ["cosine:start=1.5,end=0.5", "uniform", "cosine:start=0.5,end=1.5", "linear:start=1.5,end=0.5"]
+    names += ["groups:third=early", "groups:third=middle", "groups:third=late"]
+    names += [str(ProfileSpec.parse(t)) for t in LITERATURE]
+    styles = [baseline_style(n) for n in names]
+    assert len({(s.color, s.symbol) for s in styles}) == len(names)
+    spare = {(s.color, s.symbol) for s in (baseline_style("knots:k0=1", i) for i in range(4))}
+    assert not spare & {(s.color, s.symbol) for s in styles}
