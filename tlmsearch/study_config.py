@@ -23,7 +23,7 @@ from tlmsearch.config import (
     option,
 )
 from tlmsearch.errors import ConfigError
-from tlmsearch.profiles import ProfileSpec
+from tlmsearch.profiles import ProfileSpec, expand_profile_sets
 from tlmsearch.search_config import DEFAULT_BASELINES, SAMPLERS, SCHEDULERS, SearchConfig, check_name
 from tlmsearch.storage import check_storage, join
 from tlmsearch.validate import MAX_SEEDS
@@ -69,7 +69,11 @@ class StudyConfig(Config):
     scheduler: str = option("asha", "early stopping of the searches", choices=SCHEDULERS)
     trials: int = option(16, "search trials per architecture, baselines included")
     top_k: int = option(3, "distinct best search profiles each verification re-trains")
-    controls: tuple[str, ...] = option(STUDY_CONTROLS, "profiles each verification re-trains beside cosine and uniform")
+    controls: tuple[str, ...] = option(
+        STUDY_CONTROLS,
+        "profiles each verification re-trains beside cosine and uniform; the set 'literature' stands for openelm, "
+        "reverse, frame, crown, middle and bowtie",
+    )
     seeds: int = option(0, "verification seeds per profile; 0 = planned (a pilot, then the seeds that decide)")
     pilot_seeds: int = option(3, "pilot seeds of a planned verification")
     max_seeds: int = option(20, "cap on seeds per profile of a planned verification, pilot included")
@@ -133,6 +137,8 @@ class StudyConfig(Config):
         if self.name:
             check_name(self.name)
         check_storage(self.storage)
+        # set names ("literature": the literature's shapes) stand for their profiles, written out
+        object.__setattr__(self, "controls", expand_profile_sets(self.controls))
         for text in self.controls:
             ProfileSpec.parse(text)  # raises ConfigError naming the bad profile
         self.search_config(self.archs[0])  # every derived search must be valid too

@@ -16,6 +16,7 @@ from tlmsearch.analysis.plan import CONTROLS
 from tlmsearch.cli import main
 from tlmsearch.cli.verify import verify_controls
 from tlmsearch.config import DataConfig
+from tlmsearch.errors import ConfigError
 from tlmsearch.presets import preset
 from tlmsearch.profiles import LITERATURE, ProfileSpec
 from tlmsearch.study_config import STUDY_CONTROLS, StudyConfig
@@ -107,3 +108,11 @@ def test_profiles_shows_the_literature_at_the_exact_budget(capsys: pytest.Captur
         main(["profiles", "--help"])
     text = capsys.readouterr().out
     assert all(f"  {name}:" in text for name in ("openelm", "reverse", "frame", "crown", "middle"))
+
+
+def test_a_study_writes_the_literature_set_out_in_its_config() -> None:
+    cfg = StudyConfig(controls=("literature", "groups:third=late"))
+    assert cfg.controls == (*LITERATURE, "groups:third=late")
+    assert StudyConfig.from_dict(cfg.to_dict()) == cfg
+    with pytest.raises(ConfigError, match="crown: peak=0.2 must be > max"):
+        StudyConfig(controls=("crown:peak=0.2",))
