@@ -14,11 +14,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from tlmsearch.analysis.random_control import RANDOM_BEST, random_best
 from tlmsearch.analysis.summary import run_verdicts, verdicts
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.io import read_json_object, read_verify, read_yaml, write_json
-from tlmsearch.rundir.layout import SEARCH_CONFIG
-from tlmsearch.rundir.records import read_records
+from tlmsearch.rundir.layout import SEARCH_CONFIG, TRIALS
+from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS, read_records
 from tlmsearch.study_config import StudyConfig
 
 STUDY_CONFIG = "study.yaml"
@@ -74,8 +75,6 @@ def study_damage(study_dir: str | Path, cfg: StudyConfig | None = None) -> list[
     yet done asks for nothing: a study still running (or cut) is not damaged, its later
     architectures simply have no verdict yet.
     """
-    from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS
-
     study_dir = Path(study_dir)
     cfg = cfg if cfg is not None else load_config(study_dir)
     phases = read_state(study_dir)["phases"]
@@ -142,8 +141,6 @@ def _file_problem(path: Path, whose: str, what: str) -> str | None:
 
 
 def _records_problem(sub: Path, whose: str, kinds: tuple[str, ...], what: str) -> str | None:
-    from tlmsearch.rundir.layout import TRIALS
-
     trials = sub / TRIALS
     if not trials.is_file():
         return _file_problem(trials, whose, what)
@@ -169,8 +166,6 @@ def verify_options(run_dir: str | Path) -> dict[str, Any] | None:
     (top_k, seeds, max_seeds, pilot_seeds, margin, alpha, controls, named_controls), so a later
     `tlmsearch verify RUN_DIR` (say with a higher --max-seeds) re-trains the same profiles and
     decides at the same levels. None when `run_dir` is not an architecture's search of a study."""
-    from tlmsearch.analysis.random_control import RANDOM_BEST, random_best
-
     run_dir = Path(run_dir).resolve()  # `verify .` from inside the architecture's folder too
     study_dir = run_dir.parent
     if not is_study(study_dir):

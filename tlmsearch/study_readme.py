@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.errors import UserError
+from tlmsearch.study_files import STUDY_CONFIG, is_study
 from tlmsearch.study_report import shortener, tables
 
 START = "<!-- study-table {path} -->"
@@ -41,8 +42,6 @@ _CONFIG_SHAPE: dict[str, type] = {"archs": list, "preset": str, "train": dict, "
 def read_summary(study_dir: str | Path) -> dict[str, Any]:
     """A study's summary.json, checked to be one: a `UserError` (one line) for a folder that is
     not a study, or a summary.json that is damaged, saying how to rebuild it."""
-    from tlmsearch.study_files import STUDY_CONFIG, is_study
-
     path = Path(study_dir) / "summary.json"
     if not is_study(study_dir):
         has = "has no summary.json and " if not path.is_file() else ""

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from tlmsearch.analysis.decision import log_margin
+from tlmsearch.analysis.decision import check_levels, log_margin
 from tlmsearch.errors import ConfigError
 
 SEARCH_LIMIT = 10_000  # seeds beyond which "how many would decide it" answers None
@@ -131,8 +131,6 @@ def final_seeds(sd: Any, *, margin: float, alpha: float, n_candidates: int, powe
 
 
 def _check(margin: float, alpha: float, power: float) -> None:
-    from tlmsearch.analysis.decision import check_levels
-
     check_levels(margin, alpha)
     if not 0.5 <= power < 1.0:
         raise ConfigError(f"power={power} must lie in [0.5, 1)")

@@ -37,6 +37,8 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
+from tlmsearch.models.common import LanguageModel  # the chassis owns the init code
+
 TILE = 64  # side of the keyed blocks; changing it changes every keyed initialisation
 
 # draws the field reproduces: normal draws (they all reduce to Tensor.normal_ or nn.init.normal_)
@@ -150,8 +152,6 @@ def keyed_reinit(model: nn.Module, seed: int) -> set[str]:
     `model` must be a `LanguageModel` (its init is `_init_weights` on every module, then the
     `reset_extra_parameters()` hooks); the global RNG is neither read nor advanced.
     """
-    from tlmsearch.models.common import LanguageModel  # the chassis owns the init code
-
     if not isinstance(model, LanguageModel):
         raise TypeError(
             f"keyed init needs a LanguageModel (its init code is replayed); {type(model).__name__} is not one: "
