@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tlmsearch.analysis.collect import label, profile_baseline, profile_label, ranked
-from tlmsearch.profiles import ProfileSpec
+from tlmsearch.profiles import ProfileSpec, expand_profile_sets
 from tlmsearch.rundir.records import finished
 
 BASELINES = {
@@ -45,9 +45,9 @@ def choose_profiles(
     named: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[tuple[dict[str, Any], int, str | None]]:
     """(profile dict, base width, baseline name) of the `top_k` best distinct finished search
-    profiles of each budget, then cosine, uniform, the `controls` (ProfileSpec texts) and the
-    `named` controls (name -> ProfileSpec dict, e.g. "random-best": the random-search control) at
-    each of their budgets, each only when not already among them (a named control already chosen
+    profiles of each budget, then cosine, uniform, the `controls` (ProfileSpec texts, or set names
+    such as "literature") and the `named` controls (name -> ProfileSpec dict, e.g. "random-best":
+    the random-search control) at each of their budgets, each only when not already among them (a named control already chosen
     keeps the name it was chosen under).
 
     Per budget, not overall: in a budget sweep the larger budgets have the lower losses, so an
@@ -68,7 +68,7 @@ def choose_profiles(
         for name, prof in BASELINES.items():
             if not any(c[1] == base and _baseline_of(c[0]) == name for c in chosen):
                 chosen.append((prof, base, name))
-        for text in controls:
+        for text in expand_profile_sets(controls):  # a set name ("literature") stands for its profiles
             prof = ProfileSpec.parse(text).to_dict()
             if not any(c[1] == base and profile_label(c[0]) == profile_label(prof) for c in chosen):
                 chosen.append((prof, base, profile_label(prof)))

@@ -116,3 +116,14 @@ def test_a_study_writes_the_literature_set_out_in_its_config() -> None:
     assert StudyConfig.from_dict(cfg.to_dict()) == cfg
     with pytest.raises(ConfigError, match="crown: peak=0.2 must be > max"):
         StudyConfig(controls=("crown:peak=0.2",))
+
+
+def test_the_plan_expands_a_set_name_for_python_callers() -> None:
+    from analysis_fakes import record
+
+    from tlmsearch.analysis.plan import choose_profiles
+    from tlmsearch.profiles import Budget
+
+    recs = [record("t1", "cosine:start=1.4,end=0.6", 2.0, budget=Budget(n_layers=4, base_width=32, multiple_of=8))]
+    names = [name for _, _, name in choose_profiles(recs, top_k=1, controls=("literature",))]
+    assert names == [None, "cosine", "uniform", *(str(ProfileSpec.parse(t)) for t in LITERATURE)]
