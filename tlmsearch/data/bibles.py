@@ -131,7 +131,7 @@ def books(package: str) -> tuple[tuple[int, str], ...]:
 
 _RTF_WORD = re.compile(r"\\+(?:fs|ul|cf)\d+ ?")  # Rotherham, Montgomery: \fs15, \ul1
 _VERSE_MARK = re.compile(r"\\+\d+:\d+\\+")  # Basic English psalms: \43:1\
-_NOTES = re.compile(r"\[crosswire[^\]]*\]|missing fehlt/missing")  # converter's notes (OEB, Montgomery)
+_NOTES = re.compile(r"\[crosswire[^\]]*\]|missing fehlt/missing|\bfehlt\b")  # converter's notes (German: missing)
 _CP1252 = str.maketrans({"\x91": "'", "\x92": "'", "\x93": '"', "\x94": '"', "\x96": "-", "\x97": "--", "\x95": ""})
 _DROP = re.compile(r"[\[\]{}*\\]")  # brackets of supplied words, braces of titles, emphasis, stray escapes
 _SPACES = re.compile(r"[ \t]{2,}")
