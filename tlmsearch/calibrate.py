@@ -22,6 +22,7 @@ from dataclasses import replace
 
 from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.estimate import Rate, eval_share
+from tlmsearch.models.counts import flops_per_token
 from tlmsearch.rates import rate_for, rate_key, rate_shape
 
 STEPS = 6  # timed after the warm-up step, at most
@@ -33,15 +34,14 @@ _TIMED: dict[str, Rate] = {}  # calibrations of this process, by rate key
 
 def device_of(train: TrainConfig) -> str:
     """"cpu" or "cuda": where a run of `train` trains on this machine."""
-    from tlmsearch.hardware import resolve_device
+    from tlmsearch.hardware import resolve_device  # lazy: heavy (torch)
 
     return resolve_device(train.device).type
 
 
 def predicted_step_s(model: ModelConfig, train: TrainConfig, data: DataConfig) -> float:
     """A step's seconds from its analytic FLOPs at `CPU_SHARE_OF_PEAK` of the measured peak."""
-    from tlmsearch.hardware import matmul_peak, resolve_device, thread_count
-    from tlmsearch.models.counts import flops_per_token
+    from tlmsearch.hardware import matmul_peak, resolve_device, thread_count  # lazy: heavy (torch)
 
     tokens = train.batch_size * train.grad_accum * model.seq_len
     with thread_count(train.threads):
@@ -53,8 +53,8 @@ def calibrate(
     model: ModelConfig, train: TrainConfig, data: DataConfig, clock: Callable[[], float] = time.perf_counter
 ) -> Rate:
     """Train up to 1 + `STEPS` steps of `model` here and time them (see the module docstring)."""
-    from tlmsearch.trainer import TrainingInterrupted
-    from tlmsearch.trainer import train as run_training
+    from tlmsearch.trainer import TrainingInterrupted  # lazy: heavy (numpy, torch)
+    from tlmsearch.trainer import train as run_training  # lazy: heavy (numpy, torch)
 
     steps = 1 + STEPS
     short = replace(train, steps=steps, warmup_steps=0, eval_interval=steps, eval_windows=1, checkpoint_interval=0)
@@ -83,8 +83,8 @@ def rate_or_reason(
 ) -> Rate | str:
     """The rate of a run of (`model`, `train`) here, or why there is none (see the module
     docstring); `slots` runs at once on `cores` cores (0: this machine's)."""
-    from tlmsearch.hardware import cpu_count
-    from tlmsearch.trainer import resolve_vocab
+    from tlmsearch.hardware import cpu_count  # lazy: heavy (torch)
+    from tlmsearch.trainer import resolve_vocab  # lazy: heavy (numpy, torch)
 
     model = resolve_vocab(model, data)
     device = device_of(train)

@@ -48,6 +48,8 @@ from typing import Any, NamedTuple
 
 from tlmsearch.config import ARCHITECTURE_NAMES, Config, TrainConfig, check_choice, check_positive
 from tlmsearch.errors import ConfigError
+from tlmsearch.models.counts import count_params, flops_per_token
+from tlmsearch.presets import preset
 
 BYTES_PER_PARAM_STATIC = 16  # fp32 weights + fp32 gradients + two fp32 AdamW moments
 EVAL_FLOPS_SHARE = 1.0 / 3.0  # a forward pass is ~1/3 of a training step's FLOPs per token
@@ -100,8 +102,6 @@ class PlanConfig(Config):
     gpus_per_trial: float = 1.0  # < 1 packs trials on a GPU; > 1 must be a whole number
 
     def __post_init__(self) -> None:
-        from tlmsearch.presets import preset
-
         preset(self.preset)  # a ConfigError naming the presets
         if not self.archs:
             raise ConfigError(f"archs is empty; choose one or more of: {', '.join(ARCHITECTURE_NAMES)}")
@@ -201,8 +201,6 @@ def steps_for(tokens: int, tokens_per_step: int) -> int:
 
 
 def _model_config(cfg: PlanConfig, arch: str) -> Any:
-    from tlmsearch.presets import preset
-
     shape = preset(cfg.preset).replace(**cfg.model)
     if cfg.base_width:
         shape = shape.replace(base_width=cfg.base_width)
@@ -235,8 +233,6 @@ def _phase(cfg: PlanConfig, name: str, runs: int, steps: int, seq_len: int, fpt:
 
 def plan(cfg: PlanConfig) -> Plan:
     """Cost the study `cfg` describes (see the module docstring for every assumption)."""
-    from tlmsearch.models.counts import count_params, flops_per_token
-
     gpu = GPUS[cfg.gpu]
     slots = slots_for(cfg.gpus, cfg.gpus_per_trial)
     warnings: list[str] = []
