@@ -390,6 +390,7 @@ DTYPES: tuple[str, ...] = ("float32", "bfloat16")
 DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 TOKENIZERS: tuple[str, ...] = ("byte", "bpe")
 INIT_MODES: tuple[str, ...] = ("keyed", "stream")
+PARAMETRIZATIONS: tuple[str, ...] = ("standard", "width")
 
 
 # TrainConfig's integer fields and their upper bounds (the lower bound is 1, or 0 where listed)
@@ -413,6 +414,12 @@ class TrainConfig(Config):
     """One short training trial. Defaults suit a search trial on a CPU (a few hundred steps)."""
 
     steps: int = option(300, "optimizer steps; warmup and eval interval keep their own values")
+    tokens_per_param: float = option(
+        0.0,
+        "trial length in tokens per NON-EMBEDDING parameter (embeddings and the LM head do not count): "
+        "steps = ceil(tokens_per_param x non-embedding parameters / tokens per step), derived once before "
+        "training and printed; 0 = use steps; not with --steps",
+    )
     batch_size: int = option(16, "sequences per micro-batch")
     grad_accum: int = option(1, "micro-batches per optimizer step")
     lr: float = option(2e-3, "peak learning rate")
@@ -449,6 +456,13 @@ class TrainConfig(Config):
         "as runs before keyed init)",
         choices=INIT_MODES,
     )
+    parametrization: str = option(
+        "standard",
+        "standard (every layer's MLP with the same init std and learning rate) or width (muP-style: each "
+        "layer's MLP down-projection gets init std x sqrt(base/width) and learning rate x base/width, base = "
+        "the budget's uniform width; see tlmsearch.models.parametrization)",
+        choices=PARAMETRIZATIONS,
+    )
 
     def __post_init__(self) -> None:
         # Integer sizes are bounded so that a typo (batch_size 1e8) is refused here in one line,
@@ -459,8 +473,8 @@ class TrainConfig(Config):
             check_int(name, getattr(self, name), 0 if name in TRAIN_ZERO_ALLOWED else 1, high)
         for name in ("lr", "eps"):
             check_positive(name, getattr(self, name))  # finite too: NaN and inf are refused
-        for name in ("weight_decay", "grad_clip"):
-            check_positive(name, getattr(self, name), allow_zero=True)
+        for name in ("weight_decay", "grad_clip", "tokens_per_param"):
+            check_positive(name, getattr(self, name), allow_zero=True)  # NaN, inf, negatives refused
         check_range("min_lr_ratio", self.min_lr_ratio, 0.0, 1.0)
         check_range("decay_fraction", self.decay_fraction, 0.0, 1.0)
         if not 0.0 <= self.ema_decay < 1.0:  # also refuses NaN
@@ -471,6 +485,7 @@ class TrainConfig(Config):
         check_choice("dtype", self.dtype, DTYPES)
         check_choice("device", self.device, DEVICES)
         check_choice("init", self.init, INIT_MODES)
+        check_choice("parametrization", self.parametrization, PARAMETRIZATIONS)
         if len(self.betas) != 2 or not all(isinstance(b, int | float) and 0.0 <= b < 1.0 for b in self.betas):
             raise ConfigError(f"betas={self.betas} must be two numbers in [0, 1)")
 
@@ -478,6 +493,53 @@ class TrainConfig(Config):
     def tokens_per_step(self) -> int:
         """Sequences per optimizer step (multiply by seq_len for tokens)."""
         return self.batch_size * self.grad_accum
+
+
+def steps_for_tokens_per_param(tokens_per_param: float, non_embedding: int, tokens_per_step: int) -> int:
+    """The optimizer steps that train `tokens_per_param` tokens per non-embedding parameter:
+    ceil(tokens_per_param * non_embedding / tokens_per_step), in exact arithmetic on the number
+    as written (20.1 is 201/10, not the float nearest it), so a whole number of steps is never
+    rounded up by a representation error. At least one step; a ConfigError for a value that is
+    not a finite number > 0 or a step count beyond `TRAIN_INT_BOUNDS`."""
+    from fractions import Fraction
+
+    check_positive("tokens_per_param", tokens_per_param)
+    check_int("non-embedding parameters", non_embedding, 1, 2**62)
+    check_int("tokens per step", tokens_per_step, 1, 2**62)
+    exact = Fraction(repr(float(tokens_per_param))) * non_embedding / tokens_per_step
+    steps = max(1, math.ceil(exact))
+    if steps > TRAIN_INT_BOUNDS["steps"]:
+        raise ConfigError(
+            f"tokens_per_param={tokens_per_param:g} of {non_embedding:,} non-embedding parameters at "
+            f"{tokens_per_step:,} tokens per step needs {steps:,} steps, more than {TRAIN_INT_BOUNDS['steps']:,}"
+        )
+    return steps
+
+
+def with_tokens_per_param(train: TrainConfig, non_embedding: int, seq_len: int) -> TrainConfig:
+    """`train` with its steps derived from `train.tokens_per_param` for a model of `non_embedding`
+    non-embedding parameters and windows of `seq_len` tokens; `train` itself when that is 0."""
+    if not train.tokens_per_param:
+        return train
+    steps = steps_for_tokens_per_param(train.tokens_per_param, non_embedding, train.tokens_per_step * seq_len)
+    return train if steps == train.steps else train.replace(steps=steps)
+
+
+def _si(x: float) -> str:
+    """430_000 -> "0.43M", 8.6e6 -> "8.6M", 20_600 -> "20.6K" (three significant digits at most)."""
+    for scale, unit in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")):
+        if abs(x) >= 0.1 * scale:
+            return f"{x / scale:.3g}{unit}"
+    return f"{x:.3g}"
+
+
+def trial_length_text(tokens_per_param: float, non_embedding: int, tokens_per_step: int, steps: int) -> str:
+    """'20 tokens per parameter of 0.43M non-embedding parameters = 8.6M tokens = 4,199 steps of
+    2,048 tokens': how a step count was derived (`steps_for_tokens_per_param`)."""
+    return (
+        f"{tokens_per_param:g} tokens per parameter of {_si(non_embedding)} non-embedding parameters = "
+        f"{_si(tokens_per_param * non_embedding)} tokens = {steps:,} steps of {tokens_per_step:,} tokens"
+    )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -36,8 +36,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tlmsearch.config import TrainConfig, with_tokens_per_param
 from tlmsearch.errors import ConfigError
-from tlmsearch.models.counts import flops_per_token, forward_flops
+from tlmsearch.models.counts import count_params, flops_per_token, forward_flops
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import trial_shape
 from tlmsearch.rundir.io import read_json_object, write_json
@@ -158,18 +159,24 @@ def trial_flops(cfg: StudyConfig, arch: str) -> float:
 
 def _flops_split(cfg: StudyConfig, arch: str) -> tuple[float, float]:
     """(training, evaluation) FLOPs of one full trial of `arch`."""
-    search = cfg.search_config(arch)
-    _, _, model = trial_shape(search, ProfileSpec.parse("uniform"))
-    t = cfg.train
+    model, t = _trial(cfg, arch)
     train_tokens = t.steps * t.batch_size * t.grad_accum * model.seq_len
     evals = t.steps // max(1, min(t.eval_interval, t.steps)) + 1
     return train_tokens * flops_per_token(model), evals * t.eval_windows * forward_flops(model)
 
 
+def _trial(cfg: StudyConfig, arch: str) -> tuple[Any, TrainConfig]:
+    """The uniform model of `arch`'s search and its TrainConfig, its steps derived from a trial
+    length in tokens per parameter (each architecture has its own non-embedding count)."""
+    _, _, model = trial_shape(cfg.search_config(arch), ProfileSpec.parse("uniform"))
+    return model, with_tokens_per_param(cfg.train, count_params(model).non_embedding, model.seq_len)
+
+
 def steps_equivalent(cfg: StudyConfig, arch: str) -> float:
     """A trial's training steps plus its evaluations, counted in training steps by FLOPs."""
     train, evals = _flops_split(cfg, arch)
-    return cfg.train.steps * (1.0 + evals / train) if train else float(cfg.train.steps)
+    steps = _trial(cfg, arch)[1].steps
+    return steps * (1.0 + evals / train) if train else float(steps)
 
 
 def measured_seconds(study_dir: str | Path | None, arch: str) -> float | None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from tlmsearch.analysis.collect import label, profile_results
 from tlmsearch.analysis.front import front_axis, pareto_data
+from tlmsearch.analysis.regime import record_values, regime_of
 from tlmsearch.analysis.verdict import Verdict, find, resolve_levels, verdict
 from tlmsearch.noise_floor import NoiseFloor, ranking_gaps
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, as_records, finished
@@ -57,7 +58,9 @@ def verdicts(
         if find(group, "cosine") is None:
             continue
         name = arch if len(by_budget) == 1 else f"{arch} ({n_layers} layers x {base})"
-        out.append(verdict(group, margin=margin, alpha=alpha, group=name, method=method, seeds=seeds))
+        v = verdict(group, margin=margin, alpha=alpha, group=name, method=method, seeds=seeds)
+        deciding = [recs[t] for res in group for t in res.trial_ids if seeds is None or recs[t].seed in set(seeds)]
+        out.append(v.with_regime(regime_of(deciding)))  # the headline states its regime
     return out
 
 
@@ -71,6 +74,10 @@ def _trial_summary(r: TrialRecord) -> dict[str, Any]:
         "val_ppl": _num(r.metric("val_ppl")),
         "val_bpb": _num(r.metric("val_bpb")),
         "params_total": _num(r.metric("params_total")),
+        "params_non_embedding": _num(record_values(r)["non_embedding"]),
+        "tokens_per_param": _num(record_values(r)["tokens_per_param"]),
+        "epochs": _num(record_values(r)["epochs"]),
+        "val_tokens": _num(record_values(r)["val_tokens"]),
         "widths": list(r.widths),
         "shape": r.shape,
     }
@@ -140,11 +147,22 @@ def summarize(
         "verify_plan": dict(plan) if plan else None,
         "verify_unfinished": unfinished,
         "verdicts": [v.to_dict() for v in vs],
+        "regime": _regimes(recs, kind),
         "noise_floor": noise_floor.to_dict() if noise_floor is not None else None,
         "best": _with_gaps([_trial_summary(r) for r in best[:top]], noise_floor),
         "pareto_x": x_front,  # None: one objective at one budget, so no front (see front_axis)
         "pareto_front": [{"trial_id": p.trial_id, "profile": p.label, "x": p.x, "y": p.y} for p in front],
         "notes": notes,
+    }
+
+
+def _regimes(recs: Sequence[TrialRecord], kind: str | None) -> dict[str, Any]:
+    """The regime (`analysis.regime`) of the search's finished trials and of the finished
+    re-evaluations (`kind`), each None when there are none."""
+    search, evals = finished(recs), finished(recs, kinds=(kind,)) if kind else []
+    return {
+        "search": r.to_dict() if (r := regime_of(search)) else None,
+        "evaluation": r.to_dict() if (r := regime_of(evals)) else None,
     }
 
 

@@ -31,6 +31,7 @@ from typing import Any
 from tlmsearch.analysis import decision
 from tlmsearch.analysis.headline import describe_shape as describe_shape  # re-exported: callers name it here
 from tlmsearch.analysis.headline import headline
+from tlmsearch.analysis.regime import Regime
 from tlmsearch.analysis.stats import (
     Interval,
     RankCorrelation,
@@ -167,6 +168,9 @@ class Verdict:
     search_optimism: float | None
     comparisons: tuple[Comparison, ...]
     table: tuple[Mapping[str, Any], ...]  # one row per profile, sorted by mean perplexity
+    # the regime of the deciding records (`analysis.regime`; the headline states it), None when
+    # the verdict was taken from results without their records
+    regime: Regime | None = None
 
     @property
     def near_optimal(self) -> bool:
@@ -218,7 +222,16 @@ class Verdict:
             "search_optimism": _finite_or_none(self.search_optimism),
             "comparisons": [c.to_dict() for c in self.comparisons],
             "table": [dict(r) for r in self.table],
+            "regime": self.regime.to_dict() if self.regime is not None else None,
         }
+
+    def with_regime(self, regime: Regime | None) -> Verdict:
+        """This verdict with `regime`, which its headline then states (`Regime.clause`)."""
+        if regime is None:
+            return self
+        from dataclasses import replace
+
+        return replace(self, regime=regime, headline=f"{self.headline}; {regime.clause()}")
 
 
 def resolve_levels(

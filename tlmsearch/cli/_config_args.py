@@ -7,7 +7,8 @@ so a config file's value (or the search's, for `verify`) is kept. Commands that 
 one set of training and data flags built here, so a flag means the same in each of them:
 
 - `--steps N` sets `TrainConfig.steps` only; warmup and eval interval keep their values (the
-  trainer caps both at the step count).
+  trainer caps both at the step count). `--tokens-per-param X` derives the steps instead, from
+  the model's non-embedding parameters (`config.steps_for_tokens_per_param`); not both.
 - `--seed S` is the training seed; commands that train several seeds start at S.
 - `--tokenizer bpe:VOCAB` sets `tokenizer` and `bpe_vocab` at once.
 - `--train KEY=VALUE` / `--data KEY=VALUE` set any field by name (values are YAML scalars).
@@ -237,8 +238,22 @@ def add_training_arguments(p: argparse.ArgumentParser, *, default_text: Mapping[
 
 
 def training_overrides(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(TrainConfig overrides, DataConfig overrides) given on the command line."""
-    return config_overrides(args, "train"), config_overrides(args, "data")
+    """(TrainConfig overrides, DataConfig overrides) given on the command line.
+
+    The trial length is given once: `--steps` with a `--tokens-per-param` above 0 is refused,
+    and `--steps` alone sets `tokens_per_param` to 0, so that it replaces a trial length in
+    tokens per parameter that a config file (or the search a command re-trains) holds.
+    """
+    train = config_overrides(args, "train")
+    if "steps" in train:
+        tpp = train.setdefault("tokens_per_param", 0.0)
+        if not isinstance(tpp, int | float) or isinstance(tpp, bool) or tpp != 0:
+            shown = f"{tpp:g}" if isinstance(tpp, float) else str(tpp)
+            raise ConfigError(
+                f"--steps {train['steps']} and --tokens-per-param {shown} both set the trial length; give one "
+                "(--tokens-per-param derives the steps from the model's non-embedding parameters)"
+            )
+    return train, config_overrides(args, "data")
 
 
 def apply_overrides(base: Config, overrides: Mapping[str, Any], where: str) -> Any:

@@ -37,7 +37,7 @@ from tlmsearch.cli._config_args import (
     training_overrides,
 )
 from tlmsearch.cli._train_progress import TrainProgress
-from tlmsearch.config import ModelConfig
+from tlmsearch.config import ModelConfig, trial_length_text, with_tokens_per_param
 from tlmsearch.errors import ConfigError
 from tlmsearch.rates import rate_for, rate_shape, record_rate, run_rate
 from tlmsearch.runconfig import ModelSpec, RunConfig
@@ -131,10 +131,26 @@ def resolve_run_config(args: argparse.Namespace) -> Any:
 
 
 def resolve_configs(args: argparse.Namespace) -> tuple[Any, Any, Any, dict[str, Any]]:
-    """(ModelConfig, TrainConfig, DataConfig, meta) from --config and the flags."""
+    """(ModelConfig, TrainConfig, DataConfig, meta) from --config and the flags; a trial length
+    in tokens per parameter becomes its step count here, once (`config.with_tokens_per_param`)."""
+    from tlmsearch.models import count_params
+
     run = resolve_run_config(args)
     model_cfg, meta = run.resolved()
-    return model_cfg, run.train, run.data, meta
+    train = with_tokens_per_param(run.train, count_params(model_cfg).non_embedding, model_cfg.seq_len)
+    return model_cfg, train, run.data, meta
+
+
+def length_line(model_cfg: ModelConfig, train_cfg: Any) -> str | None:
+    """'train: 20 tokens per parameter of ... = 4,199 steps of 2,048 tokens', or None when the
+    steps were given directly."""
+    if not train_cfg.tokens_per_param:
+        return None
+    from tlmsearch.models import count_params
+
+    tokens = train_cfg.tokens_per_step * model_cfg.seq_len
+    n = count_params(model_cfg).non_embedding
+    return f"train: {trial_length_text(train_cfg.tokens_per_param, n, tokens, train_cfg.steps)}"
 
 
 # ----------------------------------------------------------------------------- run
@@ -306,6 +322,9 @@ def _train_into(
     out = sys.stderr if args.json else sys.stdout
     checkpoint_dir = run_dir / "checkpoint"
     start_step = _checkpoint_step(checkpoint_dir / "checkpoint.pt") if args.resume else 0
+    length = length_line(model_cfg, train_cfg)
+    if length:
+        print(length, file=out, flush=True)
     print(_plan(model_cfg, train_cfg, run_dir, start_step, data_cfg.cache_path()), file=out, flush=True)
     tokens_per_step = train_cfg.batch_size * train_cfg.grad_accum * model_cfg.seq_len
     progress = TrainProgress(train_cfg.steps, tokens_per_step, out, first=start_step, interval_s=args.progress_seconds)

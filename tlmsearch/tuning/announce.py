@@ -4,7 +4,8 @@
     step 40), 2 at a time x 1 thread (transformer, cpu-xs, cpu); estimate 1m02s-2m10s (0.041-0.05
     s/step, 12,000-15,000 tok/s: measured in 6 earlier runs of this shape)
 
-(one line). The arithmetic is `tlmsearch.estimate`'s, the rate `tlmsearch.calibrate`'s (recorded
+(one line; a trial length given in tokens per parameter adds the line before it that derives
+the step count). The arithmetic is `tlmsearch.estimate`'s, the rate `tlmsearch.calibrate`'s (recorded
 or timed now, before Ray starts). The line goes to stderr, beside the progress line, so a
 command's stdout (`--json`, `--dry-run`'s YAML) stays clean.
 """
@@ -22,7 +23,7 @@ from tlmsearch.rundir.noise import noise_trial_seeds
 from tlmsearch.search_config import SearchConfig
 from tlmsearch.tuning.ray_session import ensure_ray
 from tlmsearch.tuning.resources import local_gpus
-from tlmsearch.tuning.trainable import trial_train_config
+from tlmsearch.tuning.trainable import trial_length_line, trial_train_config
 
 
 def slots(cfg: SearchConfig, cpus: float | None = None, gpus: float | None = None) -> int:
@@ -96,7 +97,14 @@ def search_line(cfg: SearchConfig, *, done: int = 0, cpus: float | None = None, 
         head += f" ({full} baseline{'s' * (full != 1)} in full; {cfg.scheduler.upper()} may stop the other "
         head += f"{others} at step {first_rung})"
     head += f", {_where(cfg, at_once)}"
-    return plan_line(head, estimate_work(cfg, work), _tokens_per_step(cfg))
+    return _with_length(cfg, plan_line(head, estimate_work(cfg, work), _tokens_per_step(cfg)), f"search {cfg.name}")
+
+
+def _with_length(cfg: SearchConfig, line: str, what: str) -> str:
+    """`line` after the line that says how the trial length in tokens per parameter became the
+    step count (`trainable.trial_length_line`), when it was given that way."""
+    length = trial_length_line(cfg, what)
+    return f"{length}\n{line}" if length else line
 
 
 def search_and_verify(cfg: SearchConfig, verify_runs: tuple[int, int]) -> Estimate | str:
@@ -133,7 +141,7 @@ def fixed_line(
     work = fixed_work(runs, cfg.train.steps, at_once)
     head = f"{what}: {runs} runs x {cfg.train.steps} steps, {_where(cfg, at_once)}"
     line = plan_line(head, estimate_work(cfg, work), _tokens_per_step(cfg))
-    return f"{line}; {then}" if then else line
+    return _with_length(cfg, f"{line}; {then}" if then else line, what)
 
 
 def say(line: str, stream: TextIO | None = None) -> None:

@@ -144,8 +144,13 @@ def compare(profiles: Sequence[str], options: CompareOptions | None = None, **ch
     texts = [str(s) for s in specs]
     check_compare_model(o.model)
     train_cfg = TrainConfig.from_dict(dict(o.train or {}), where="train")
-    if o.steps is not None:
+    if o.steps is not None:  # a step count replaces a trial length in tokens per parameter
         train_cfg = train_cfg.replace(steps=o.steps, warmup_steps=min(train_cfg.warmup_steps, o.steps))
+        if train_cfg.tokens_per_param:
+            raise UserError(
+                f"steps={o.steps} and train.tokens_per_param={train_cfg.tokens_per_param:g} both set the trial "
+                "length; give one"
+            )
     cfg = SearchConfig(
         name=o.name or "",
         runs_dir=str(Path(o.runs_dir)),
@@ -172,7 +177,7 @@ def compare(profiles: Sequence[str], options: CompareOptions | None = None, **ch
     cfg = cfg.replace(name=run_path.name)
     cfg.save(run_path / SEARCH_CONFIG)
     seed_list = [o.seed + i for i in range(o.seeds)]
-    write_json(run_path / COMPARE, {"profiles": texts, "seeds": seed_list, "steps": train_cfg.steps})
+    write_json(run_path / COMPARE, {"profiles": texts, "seeds": seed_list, "steps": cfg.train.steps})
     width = o.base_width or None
     items = [FixedTrial(spec=s, seed=k, base_width=width, name=str(s)) for s in specs for k in seed_list]
     if o.progress:

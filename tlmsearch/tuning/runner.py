@@ -45,7 +45,7 @@ from tlmsearch.tuning.reconcile import prune_checkpoints, repair_journal, tune_s
 from tlmsearch.tuning.resources import check_resources
 from tlmsearch.tuning.snapshot import reconcile_snapshot
 from tlmsearch.tuning.store_dir import StoreDir
-from tlmsearch.tuning.trainable import run_trial, trial_train_config
+from tlmsearch.tuning.trainable import resolve_trial_length, run_trial, trial_train_config
 from tlmsearch.tuning.trial_storage import check_shared, check_unused, check_writable, ray_node_runner, run_root
 from tlmsearch.validate import check_training_fits, writable_dir
 
@@ -62,6 +62,7 @@ def resolve(cfg: SearchConfig) -> SearchConfig:
         lo, hi, _ = sweep_widths(cfg)
         budget_for(cfg, lo), budget_for(cfg, hi)
     budget_for(cfg)  # raises for an infeasible budget
+    cfg = resolve_trial_length(cfg)  # --tokens-per-param: the step count, once, before any trial
     for text in cfg.baselines or ("uniform",):
         check_training_fits(trial_shape(cfg, ProfileSpec.parse(text))[2], cfg.train)
     if cfg.base_widths:  # the widest budget of a sweep

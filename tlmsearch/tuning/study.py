@@ -57,6 +57,7 @@ from tlmsearch.study_files import (
     transfer_seeds,
     verify_options,
 )
+from tlmsearch.tuning.trainable import resolve_trial_length
 
 # per architecture (the search includes its noise floor); then "transfer/<arch>" per target and "report"
 PHASES = ("search", "verify")
@@ -288,6 +289,7 @@ def _transfer(
     search_cfg = cfg.search_config(arch, str(study_dir)).replace(
         name=sub.name, scheduler="none", noise_seeds=0, baselines=tuple(specs), trials=len(specs) * cfg.transfer_seeds
     )
+    search_cfg = resolve_trial_length(search_cfg)  # the arch's own search's step count
     search_cfg.save(sub / SEARCH_CONFIG)
     done = {(label(r), r.seed) for r in finished(read_records(sub), kinds=(TRANSFER_KIND,))}
     items = [

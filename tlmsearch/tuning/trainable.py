@@ -34,10 +34,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.config import ModelConfig, TrainConfig
+from tlmsearch.config import ModelConfig, TrainConfig, trial_length_text, with_tokens_per_param
 from tlmsearch.models import count_params
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import trial_shape
+from tlmsearch.resolve import sweep_widths, trial_shape
 from tlmsearch.search_config import OBJECTIVE_METRICS, SPEED_OBJECTIVES, SearchConfig
 from tlmsearch.throughput import ThroughputConfig, trial_metrics
 
@@ -54,6 +54,38 @@ def trial_train_config(cfg: SearchConfig, seed: int) -> TrainConfig:
     if cfg.gpus_per_trial > 0:
         changes.update(device="cuda", dtype="bfloat16")
     return cfg.train.replace(**changes)
+
+
+def resolve_trial_length(cfg: SearchConfig) -> SearchConfig:
+    """`cfg` with `train.steps` derived from `train.tokens_per_param` (when above 0): resolved once,
+    on the driver, before any trial, from the non-embedding parameters of the search's budget
+    (every profile of a budget has the same count). A budget sweep takes its middle budget (where
+    its baselines run): the sweep's trials share one step count, so the other budgets train a
+    little more or fewer tokens per parameter, and each record carries its own."""
+    if not cfg.train.tokens_per_param:
+        return cfg
+    model = trial_shape(cfg, ProfileSpec.parse("uniform"))[2]
+    train = with_tokens_per_param(cfg.train, count_params(model).non_embedding, model.seq_len)
+    return cfg if train is cfg.train else cfg.replace(train=train)
+
+
+def trial_length_line(cfg: SearchConfig, what: str = "") -> str | None:
+    """'<what>: 20 tokens per parameter of 0.43M non-embedding parameters = 8.6M tokens = 4,199
+    steps of 2,048 tokens' for a resolved `cfg` (None when its steps were given directly); a
+    budget sweep adds the tokens per parameter of its smallest and largest budgets."""
+    if not cfg.train.tokens_per_param:
+        return None
+    model = trial_shape(cfg, ProfileSpec.parse("uniform"))[2]
+    tokens = cfg.train.tokens_per_step * model.seq_len
+    text = trial_length_text(cfg.train.tokens_per_param, count_params(model).non_embedding, tokens, cfg.train.steps)
+    if cfg.base_widths:
+        low, high, _ = sweep_widths(cfg)
+        spans = [
+            cfg.train.steps * tokens / count_params(trial_shape(cfg, ProfileSpec.parse("uniform"), w)[2]).non_embedding
+            for w in (low, high)
+        ]
+        text += f" at the middle budget; {spans[1]:.3g}-{spans[0]:.3g} tokens per parameter across the sweep"
+    return f"{what or cfg.name or 'trial length'}: {text}"
 
 
 def speed_metrics(cfg: SearchConfig, train_cfg: TrainConfig, model_cfg: Any) -> dict[str, float]:

@@ -52,7 +52,7 @@ from tlmsearch.tuning.announce import announce as announce_plan
 from tlmsearch.tuning.announce import fixed_line
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.resources import trial_device_kind
-from tlmsearch.tuning.trainable import trial_train_config
+from tlmsearch.tuning.trainable import resolve_trial_length, trial_train_config
 from tlmsearch.validate import check_int
 
 MAX_TOP_K = 10_000  # distinct profiles per budget; a search rarely finishes that many
@@ -112,7 +112,11 @@ def retrain_config(
     first = int(changes.get("seed", cfg.seed + 1))
     new_train = cfg.train.from_dict({**cfg.train.to_dict(), **changes, "seed": first}, where="train")
     new_data = cfg.data.from_dict({**cfg.data.to_dict(), **(data or {})}, where="data")
-    return cfg.replace(train=new_train, data=new_data), [first + i for i in range(seeds)]
+    if steps is not None and "tokens_per_param" not in changes:  # a step count replaces the search's length
+        new_train = new_train.replace(tokens_per_param=0.0)
+    # a trial length in tokens per parameter (the search's, or given here) becomes the step count once
+    resolved = resolve_trial_length(cfg.replace(train=new_train, data=new_data))
+    return resolved, [first + i for i in range(seeds)]
 
 
 def verify(
@@ -177,7 +181,7 @@ def verify(
     steps = cfg.train.steps
     wanted_train, wanted_data = trial_train_config(cfg, first_seeds[0]).to_dict(), cfg.data.to_dict()
     # seeds, steps and resources are matched elsewhere or do not change what a trial learns
-    overridden = any(k not in (*RESOURCE_FIELDS, "steps") for k in train or {}) or any(
+    overridden = any(k not in (*RESOURCE_FIELDS, "steps", "tokens_per_param") for k in train or {}) or any(
         k != "cache_dir" for k in data or {}
     )
 
