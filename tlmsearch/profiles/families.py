@@ -241,16 +241,17 @@ FAMILIES: dict[str, Family] = {
         ),
         Family(
             "frame",
-            "Framed layer-wise scaling (arXiv 2509.06518): first and last layer at `frame`, the layers "
-            "between linear from start to end",
+            "Framed layer-wise scaling (arXiv 2509.06518): OpenELM's line from start to end, the first and "
+            "last layer at `frame`",
             {"start": 0.5, "end": 4.0, "frame": 4.0},
             frame,
             check=CHECKS["frame"],
         ),
         Family(
             "crown",
-            "Crown layer-wise scaling (arXiv 2509.06518): linear from start up to peak at mid-depth, down to end",
-            {"start": 0.5, "peak": 4.0, "end": 0.5},
+            "Crown layer-wise scaling (arXiv 2509.06518): linear from start up to peak at mid-depth, down to end; "
+            "first and last layer at `frame`",
+            {"start": 0.5, "peak": 4.0, "end": 0.5, "frame": 4.0},
             crown,
             check=CHECKS["crown"],
         ),

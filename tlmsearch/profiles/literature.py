@@ -45,36 +45,47 @@ def reverse(n: int, p: Mapping[str, Any]) -> list[float]:
 
 
 def frame(n: int, p: Mapping[str, Any]) -> list[float]:
-    """Framed layer-wise scaling (arXiv 2509.06518): the first and the last layer, which the
-    pruning literature finds the least removable, keep a full-width "frame" of `frame` = 4.0 (the
-    isotropic FFN multiplier, also OpenELM's largest), and the layers between follow OpenELM's
-    line from `start` = 0.5 to `end` = 4.0 over their own depth. All three are multipliers in the
-    same units (the projection normalises them). With the defaults the ends are wide (1.6x the
-    uniform width at 12 layers) and the first inner layer thin (0.1x). Two layers or fewer are all frame
-    (uniform). Our reading of the paper's two-point interpolation with a fixed frame; `frame` > 0."""
-    f = p["frame"]
-    if n <= 2:
-        return [1.0] * n
-    inner = [mix(p["start"], p["end"], x) for x in depths(n - 2)]
-    return [f, *inner, f]
+    """Framed layer-wise scaling (Baroian & Notebomer 2025, arXiv 2509.06518): OpenELM's line
+    from `start` = 0.5 to `end` = 4.0 over all layers, with the first and the last layer (which
+    the pruning literature finds the least removable) replaced by a "frame" of `frame` = 4.0, the
+    isotropic FFN multiplier. As in the authors' code (github.com/baroian/OLMo-custom,
+    olmo_core/nn/transformer/model.py: `np.linspace(0.5, 4.0, n_layers)`, then `layer_freeze`
+    sets the first and last FFN multipliers to 4.0; configs/LWS_freeze.yaml). All three are
+    multipliers in one unit (the projection normalises them): at 12 layers the ends get 1.6x
+    the uniform width and the second layer 0.3x (before rounding). `frame` > 0."""
+    line = openelm(n, p)
+    return _framed(line, p["frame"])
 
 
 def crown(n: int, p: Mapping[str, Any]) -> list[float]:
-    """Crown layer-wise scaling (arXiv 2509.06518): a three-point linear interpolation, rising
-    from `start` = 0.5 at the first layer to `peak` = 4.0 at mid-depth and falling to `end` = 0.5
-    at the last, so the middle layers are the widest (our reading: a crown peaks in the middle,
-    the opposite of the bowtie's waist). `peak` must exceed both ends."""
+    """Crown layer-wise scaling (arXiv 2509.06518): the paper's three-point linear interpolation,
+    rising from `start` = 0.5 at the first layer to `peak` = 4.0 at the central layer (both
+    central layers for an even count) and falling to `end` = 0.5 at the last, framed like
+    `frame`: the first and last layer at `frame` = 4.0 ("largest middle layers; framed at both
+    ends", the authors' summary). Three wide points, at both ends and in the middle, with thin
+    layers between: a crown. The interpolation is the authors' (`np.interp` over the knots
+    [0, ceil(L/2) - 1, (ceil(L/2) for even L,) L - 1]); whether the paper's Crown run kept the
+    frame is our reading of that summary: `frame` = `start` (= `end`) gives the unframed
+    three-point profile. `peak` must exceed both `start` and `end`; `frame` > 0."""
     s, top, e = p["start"], p["peak"], p["end"]
-    if n == 1:
-        return [1.0]
-    # w = |2i - (L-1)| / (L-1): 0 at mid-depth, 1 at either end, from integers (mirror layers get
-    # exactly the same width when start = end)
-    return [mix(top, s if 2 * i <= n - 1 else e, abs(2 * i - (n - 1)) / (n - 1)) for i in range(n)]
+    if n <= 2:
+        return [p["frame"]] * n  # nothing between the frame
+    k = -(-n // 2) - 1  # the (first) central layer, ceil(L/2) - 1
+    # from integers, so that mirror layers get exactly the same width when start = end
+    out = [mix(s, top, i / k) if i <= k else mix(e, top, min(1.0, (n - 1 - i) / k)) for i in range(n)]
+    return _framed(out, p["frame"])
+
+
+def _framed(widths: list[float], f: float) -> list[float]:
+    """`widths` with the first and the last layer set to the frame `f` (every layer when L <= 2)."""
+    if widths:
+        widths[0] = widths[-1] = f
+    return widths
 
 
 def middle(n: int, p: Mapping[str, Any]) -> list[float]:
-    """Middle-heavy with thin ends (Ikeda et al. 2025, "Layerwise Importance Analysis of
-    Feed-Forward Networks in Transformer-based Language Models", arXiv 2508.17734): the MLP lives
+    """Middle-heavy with thin ends ("Layerwise Importance Analysis of Feed-Forward Networks in
+    Transformer-based Language Models", arXiv 2508.17734, COLM 2025): the MLP lives
     in `fraction` = 0.7 of the layers, consecutive and centred (round(fraction * L) of them, at
     least one; an odd remainder puts the extra thin layer at the end), and the other layers get
     `ends` = 0 times their width. The paper removes those layers' FFNs entirely; a budget keeps
@@ -91,15 +102,16 @@ def _check_reverse(p: Mapping[str, Any]) -> None:
         raise ConfigError(f"reverse: start={p['start']} must be > end={p['end']} (narrowing; openelm widens)")
 
 
-def _check_frame(p: Mapping[str, Any]) -> None:
+def _check_frame(p: Mapping[str, Any], family: str = "frame") -> None:
     if not p["frame"] > 0:
-        raise ConfigError(f"frame: frame={p['frame']} must be > 0 (relative width of the first and last layer)")
+        raise ConfigError(f"{family}: frame={p['frame']} must be > 0 (relative width of the first and last layer)")
 
 
 def _check_crown(p: Mapping[str, Any]) -> None:
     top, ends = p["peak"], max(p["start"], p["end"])
     if not top > ends:
         raise ConfigError(f"crown: peak={top} must be > max(start, end) = {ends} (a crown is widest at mid-depth)")
+    _check_frame(p, "crown")
 
 
 def _check_middle(p: Mapping[str, Any]) -> None:
@@ -118,7 +130,7 @@ LITERATURE: tuple[str, ...] = (
     "openelm:start=0.5,end=4",
     "reverse:start=4,end=0.5",
     "frame:start=0.5,end=4,frame=4",
-    "crown:start=0.5,peak=4,end=0.5",
+    "crown:start=0.5,peak=4,end=0.5,frame=4",
     "middle:fraction=0.7,ends=0",
     "bowtie:ratio=0.3,position=0.75",
 )

@@ -65,7 +65,8 @@ def allowed_params(draw: st.DrawFn, family: str) -> dict[str, float]:
     if family == "crown":
         s, e = draw(positive), draw(positive)
         assume(max(s, e) < BIG)
-        return {"start": s, "end": e, "peak": draw(st.floats(min_value=max(s, e), max_value=BIG, exclude_min=True))}
+        peak = draw(st.floats(min_value=max(s, e), max_value=BIG, exclude_min=True))
+        return {"start": s, "end": e, "peak": peak, "frame": draw(positive)}
     return {"fraction": draw(st.floats(0, 1, exclude_min=True)), "ends": draw(st.floats(0, 1, exclude_max=True))}
 
 
@@ -106,30 +107,35 @@ def test_reverse_is_openelm_turned_around() -> None:
     assert list(widths) == sorted(widths, reverse=True) and widths[0] > widths[-1]
 
 
-def test_frame_is_wide_at_both_ends_around_an_openelm_line() -> None:
-    for n in (4, 6, 12, 24):
+def test_frame_is_openelms_line_with_wide_first_and_last_layers() -> None:
+    for n in (3, 6, 12, 18, 24):
         rel = relative_widths("frame", n)
-        assert rel[0] == rel[-1] == max(rel) == 4.0
-        inner = rel[1:-1]
-        assert inner == pytest.approx(relative_widths("openelm", n - 2)) and inner[0] == min(rel)
+        assert rel[0] == rel[-1] == max(rel) == 4.0  # the frame: the isotropic multiplier
+        assert rel[1:-1] == pytest.approx(relative_widths("openelm", n)[1:-1])  # the authors' linspace inside
+        assert rel[1] == min(rel)
     widths = profile("frame", Budget(12, 2048, multiple_of=256))
     mean = sum(widths) / len(widths)
-    assert widths[0] == widths[-1] == max(widths) > 1.5 * mean and widths[1] == min(widths) < 0.25 * mean
-    assert relative_widths("frame", 2) == [1.0, 1.0]  # two layers are all frame: uniform
+    assert widths[0] == widths[-1] == max(widths) > 1.5 * mean and widths[1] == min(widths) < 0.35 * mean
+    assert relative_widths("frame", 2) == [4.0, 4.0]  # two layers are all frame: uniform
 
 
-def test_crown_is_widest_in_the_middle() -> None:
-    for n in (3, 5, 6, 12, 24):
+def test_crown_peaks_in_the_middle_between_a_frame() -> None:
+    assert relative_widths("crown", 5) == pytest.approx([4.0, 2.25, 4.0, 2.25, 4.0])
+    assert relative_widths("crown", 6) == pytest.approx([4.0, 2.25, 4.0, 4.0, 2.25, 4.0])
+    for n in (5, 6, 7, 12, 18, 24):
         rel = relative_widths("crown", n)
-        top = max(rel)
-        peak = [i for i, r in enumerate(rel) if r == top]
-        assert peak == ([n // 2] if n % 2 else [n // 2 - 1, n // 2])  # the central layer(s)
-        assert rel[: peak[0] + 1] == sorted(rel[: peak[0] + 1])  # rising to the middle
-        assert rel[peak[-1] :] == sorted(rel[peak[-1] :], reverse=True)  # falling after it
-        assert rel == pytest.approx(rel[::-1])  # symmetric for equal ends
-    assert relative_widths("crown", 5) == pytest.approx([0.5, 2.25, 4.0, 2.25, 0.5])
+        centre = [n // 2] if n % 2 else [n // 2 - 1, n // 2]  # the authors' knots: ceil(L/2) - 1 (and ceil(L/2))
+        assert [rel[i] for i in centre] == [4.0] * len(centre) and rel[0] == rel[-1] == 4.0
+        inner = rel[1:-1]
+        top = inner.index(4.0)
+        assert inner[: top + 1] == sorted(inner[: top + 1])  # rising to the middle
+        assert inner[top:] == sorted(inner[top:], reverse=True)  # falling after it
+        assert rel == rel[::-1]  # symmetric for equal start and end, exactly
+        assert min(rel) == rel[1] == rel[-2] < 4.0
+    unframed = relative_widths("crown", 7, frame=0.5)  # frame = start: the bare three-point profile
+    assert unframed == pytest.approx([0.5, 1.667, 2.833, 4.0, 2.833, 1.667, 0.5], abs=1e-3)
     widths = profile("crown", Budget(12, 2048, multiple_of=256))
-    assert widths[5] == widths[6] == max(widths) and widths[0] == widths[-1] == min(widths)
+    assert widths[0] == widths[5] == widths[6] == widths[-1] == max(widths) and widths[1] == min(widths)
 
 
 @pytest.mark.parametrize(
@@ -156,13 +162,14 @@ def test_middle_carries_the_centred_seventy_percent(n: int, carrying: range) -> 
         ("crown:start=5", "crown: peak=4.0 must be > max(start, end) = 5.0"),
         ("crown:end=0", "crown: end=0.0 must be > 0"),
         ("frame:frame=0", "frame: frame=0.0 must be > 0"),
+        ("crown:frame=-2", "crown: frame=-2.0 must be > 0"),
         ("frame:start=-1", "frame: start=-1.0 must be > 0"),
         ("middle:fraction=0", "middle: fraction=0.0 must lie in (0, 1]"),
         ("middle:fraction=1.2", "middle: fraction=1.2 must lie in (0, 1]"),
         ("middle:ends=1", "middle: ends=1.0 must lie in [0, 1)"),
         ("middle:ends=-0.1", "middle: ends=-0.1 must lie in [0, 1)"),
         ("openelm:start=0", "openelm: start=0.0 must be > 0"),
-        ("crown:width=2", "family 'crown' has no parameter 'width'; allowed: start, peak, end"),
+        ("crown:width=2", "family 'crown' has no parameter 'width'; allowed: start, peak, end, frame"),
     ],
 )
 def test_bad_parameters_are_refused_when_parsed_with_the_allowed_range(text: str, message: str) -> None:
