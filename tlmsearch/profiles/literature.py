@@ -24,7 +24,7 @@ from tlmsearch.profiles.interp import depths, mix
 
 
 def openelm(n: int, p: Mapping[str, Any]) -> list[float]:
-    """OpenELM's layer-wise scaling (Mehta et al. 2024, arXiv 2404.14619, sec. 2.1): layer i's FFN
+    """OpenELM's layer-wise scaling (Mehta et al. 2024, arXiv 2404.14619): layer i's FFN
     hidden size is beta_i * d_model with beta_i = beta_min + (beta_max - beta_min) i / (N - 1),
     beta_min = `start` = 0.5, beta_max = `end` = 4.0, a straight line in the layer index rising 8x.
 
@@ -46,9 +46,9 @@ def reverse(n: int, p: Mapping[str, Any]) -> list[float]:
 
 def frame(n: int, p: Mapping[str, Any]) -> list[float]:
     """Framed layer-wise scaling (Baroian & Notebomer 2025, arXiv 2509.06518): OpenELM's line
-    from `start` = 0.5 to `end` = 4.0 over all layers, with the first and the last layer (which
-    the pruning literature finds the least removable) replaced by a "frame" of `frame` = 4.0, the
-    isotropic FFN multiplier. As in the authors' code (github.com/baroian/OLMo-custom,
+    from `start` = 0.5 to `end` = 4.0 over all layers, with the first and the last layer (those
+    the pruning literature it builds on finds least removable) replaced by a "frame" of `frame` =
+    4.0. As in the authors' code (github.com/baroian/OLMo-custom,
     olmo_core/nn/transformer/model.py: `np.linspace(0.5, 4.0, n_layers)`, then `layer_freeze`
     sets the first and last FFN multipliers to 4.0; configs/LWS_freeze.yaml). All three are
     multipliers in one unit (the projection normalises them): at 12 layers the ends get 1.6x
