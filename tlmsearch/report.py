@@ -183,6 +183,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
         f"{summary['finished']} finished at full fidelity.",
         "",
     ]
+    lines += _regime_markdown(summary.get("regime"))
     lines += _plan_markdown(summary.get("verify_plan"))
     for v in summary["verdicts"]:
         lines += _verdict_markdown(v)
@@ -190,16 +191,28 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
         lines += [f"> {note}", ""]
     lines += ["## Best trials", ""] + _floor_markdown(summary.get("noise_floor"))
     lines += [
-        "| trial | profile | val_loss | gap to the best | val_ppl | widths |",
-        "|---|---|---:|---|---:|---|",
+        "| trial | profile | val_loss | gap to the best | val_ppl | tokens/param | epochs | widths |",
+        "|---|---|---:|---|---:|---:|---:|---|",
     ]
     for b in summary["best"]:
         lines.append(
             f"| {b['trial_id']} | `{b['profile']}` | {_f(b['val_loss'])} | {_gap(b)} | {_f(b['val_ppl'], '.3f')} "
-            f"| {b['widths']} |"
+            f"| {_f(b.get('tokens_per_param'), '.3g')} | {_f(b.get('epochs'), '.3g')} | {b['widths']} |"
         )
     lines += ["", f"Export the best: `tlmsearch export {summary.get('run_dir', 'RUN_DIR')} --format native`", ""]
     return "\n".join(lines)
+
+
+def _regime_markdown(regime: Mapping[str, Any] | None) -> list[str]:
+    """The regime (`analysis.regime`) of the search's trials and of the re-evaluations: model
+    size, tokens per parameter, epochs, validation tokens, learning rate, and what it lets the
+    results say."""
+    lines = []
+    for key, what in (("search", "the search's trials"), ("evaluation", "the re-evaluations")):
+        r = (regime or {}).get(key)
+        if r:
+            lines += [f"Regime of {what}: {r['text'].removeprefix('regime: ')}.", ""]
+    return lines
 
 
 def _floor_markdown(floor: Mapping[str, Any] | None) -> list[str]:

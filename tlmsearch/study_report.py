@@ -60,7 +60,10 @@ def study_summary(study_dir: str | Path) -> dict[str, Any]:
         "config": cfg.to_dict(),
         "phases": phases,
         "verdicts": {
-            a: {k: v.get(k) for k in ("outcome", "headline", "n_seeds", "n_candidates", "best", "better", "regret")}
+            a: {
+                k: v.get(k)
+                for k in ("outcome", "headline", "n_seeds", "n_candidates", "best", "better", "regret", "regime")
+            }
             for a, v in own.items()
         },
         "missing_verdicts": [a for a in cfg.archs if a not in own],
@@ -227,14 +230,29 @@ def _tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]
     ]
 
 
+def _length(train: Mapping[str, Any]) -> str:
+    """'300 steps', or '20 tokens per parameter (non-embedding; steps per architecture)'."""
+    tpp = train.get("tokens_per_param") or 0
+    return f"{tpp:g} tokens per parameter (non-embedding; steps per architecture)" if tpp else f"{train['steps']} steps"
+
+
+def _regimes(s: Mapping[str, Any]) -> list[str]:
+    """'Regime of each verification: transformer 0.43M non-embedding parameters, ... (early training ...).'"""
+    parts = [
+        f"{a}: {v['regime']['text'].removeprefix('regime: ')}" for a, v in s["verdicts"].items() if v.get("regime")
+    ]
+    return ["Regime of each verification: " + "; ".join(parts) + ".", ""] if parts else []
+
+
 def markdown(s: Mapping[str, Any]) -> str:
     cfg = s["config"]
     out = [
         f"# Study {s['study']}",
         "",
-        f"Architectures {', '.join(cfg['archs'])}; preset {cfg['preset']}, {cfg['train']['steps']} steps, "
+        f"Architectures {', '.join(cfg['archs'])}; preset {cfg['preset']}, {_length(cfg['train'])}, "
         f"{cfg['trials']} search trials each; margin {cfg['margin']:.1%}, alpha {cfg['alpha']:g}.",
         "",
+        *_regimes(s),
         f"**Is one shape best everywhere, and is it cosine?** {shortener(s)(s['answer'])}.",
         "",
         "Profiles' parameters are shown to 3 significant digits; summary.json holds their exact specs.",

@@ -39,6 +39,7 @@ def own_kinds(study: Any) -> tuple[str, ...]:
 
 def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
     """The status of a study as plain data (what `--json` prints)."""
+    from tlmsearch.analysis.regime import record_values, regime_of
     from tlmsearch.noise_floor import ranking_gaps
     from tlmsearch.rundir.study import objective_value  # run-directory readers: not needed for --help
 
@@ -51,6 +52,7 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
             "trial_id": r.trial_id, "number": r.number, "kind": r.kind, "baseline": r.baseline,
             "profile": str(r.spec), "widths": list(r.widths), "status": r.status,
             **{o: objective_value(r, o) for o in cfg.objectives},
+            **{k: v if math.isfinite(v := record_values(r)[k]) else None for k in ("tokens_per_param", "epochs")},
         }  # fmt: skip
 
     finished = study.full_fidelity() if "compare" not in kinds else [r for r in own if r.finished()]
@@ -71,6 +73,7 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
         "counts": {s: sum(r.status == s for r in own) for s in ("complete", "stopped", "failed")},
         "verify": sum(r.kind == "verify" for r in study.records),
         "noise_floor": floor.to_dict() if floor is not None else None,
+        "regime": regime.to_dict() if (regime := regime_of(finished)) is not None else None,
         "noise": sum(r.kind == "noise" for r in study.records),
         "best": best,
         "pareto": [brief(r) for r in full if r.trial_id in front_ids],
@@ -122,6 +125,8 @@ def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
         print(_floor_line(floor))
     elif s["kinds"] != ["compare"]:
         print("noise floor: not measured (noise_seeds 0): each search-time score is one seed's; gaps are not ranked")
+    if s["regime"] is not None:
+        print(s["regime"]["text"])
     for title, rows in (
         ("best (full fidelity)", s["best"]),
         ("Pareto front", s["pareto"]),
