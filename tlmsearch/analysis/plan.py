@@ -47,8 +47,8 @@ def choose_profiles(
     """(profile dict, base width, baseline name) of the `top_k` best distinct finished search
     profiles of each budget, then cosine, uniform, the `controls` (ProfileSpec texts, or set names
     such as "literature") and the `named` controls (name -> ProfileSpec dict, e.g. "random-best":
-    the random-search control) at each of their budgets, each only when not already among them (a named control already chosen
-    keeps the name it was chosen under).
+    the random-search control) at each of their budgets, each only when not already among them
+    (a named control already chosen keeps the name it was chosen under).
 
     Per budget, not overall: in a budget sweep the larger budgets have the lower losses, so an
     overall top-k would re-train only the largest budgets and leave the rest of the front
