@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.config import TrainConfig, with_tokens_per_param
-from tlmsearch.errors import ConfigError
+from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.models.counts import count_params, flops_per_token, forward_flops
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import trial_shape
@@ -188,7 +188,7 @@ def measured_seconds(study_dir: str | Path | None, arch: str) -> float | None:
 
 def slots(cfg: StudyConfig) -> int:
     """Trials that run at once on this machine."""
-    from tlmsearch.hardware import cpu_count
+    from tlmsearch.hardware import cpu_count  # lazy: heavy (torch)
 
     n = max(1, int(cpu_count() // cfg.cpus_per_trial))
     return min(n, cfg.max_concurrent) if cfg.max_concurrent else n
@@ -200,9 +200,8 @@ def slots(cfg: StudyConfig) -> int:
 def calibrate_arch(cfg: StudyConfig, arch: str, *, budget_s: float = CALIBRATION_BUDGET_S) -> dict[str, Any]:
     """{"step_s": seconds per training step} of `arch`'s uniform trial, timed over a few real
     steps after a warm-up one; or {"step_s": None, "note": why not}."""
-    from tlmsearch.errors import UserError
-    from tlmsearch.hardware import matmul_peak, resolve_device, thread_count
-    from tlmsearch.trainer import train
+    from tlmsearch.hardware import matmul_peak, resolve_device, thread_count  # lazy: heavy (torch)
+    from tlmsearch.trainer import train  # lazy: heavy (numpy, torch)
 
     search = cfg.search_config(arch)
     _, _, model = trial_shape(search, ProfileSpec.parse("uniform"))

@@ -31,6 +31,7 @@ from typing import Any
 from tlmsearch.analysis import decision
 from tlmsearch.analysis.headline import describe_shape as describe_shape  # re-exported: callers name it here
 from tlmsearch.analysis.headline import headline
+from tlmsearch.analysis.planning import seeds_to_decide
 from tlmsearch.analysis.regime import Regime
 from tlmsearch.analysis.stats import (
     Interval,
@@ -377,8 +378,6 @@ def verdict(
     clears = None if better is None else better.gain.low > margin
     to_decide = None
     if outcome == "inconclusive" and m:
-        from tlmsearch.analysis.planning import seeds_to_decide
-
         means = [s[0] for s in stats_]
         sds = [s[1] * math.sqrt(s[2] + 1.0) for s in stats_]
         to_decide = seeds_to_decide(means, sds, margin=margin, alpha=alpha, power=power)
