@@ -46,7 +46,14 @@ import dataclasses
 import math
 from typing import Any, NamedTuple
 
-from tlmsearch.config import ARCHITECTURE_NAMES, Config, TrainConfig, check_choice, check_positive
+from tlmsearch.config import (
+    ARCHITECTURE_NAMES,
+    Config,
+    TrainConfig,
+    check_choice,
+    check_positive,
+    steps_for_tokens_per_param,
+)
 from tlmsearch.errors import ConfigError
 from tlmsearch.models.counts import count_params, flops_per_token
 from tlmsearch.presets import preset
@@ -88,6 +95,9 @@ class PlanConfig(Config):
     trials: int = 32  # search trials (baselines included), costed at full length
     steps: int = _TRAIN.steps  # optimizer steps of a search trial
     tokens: int = 0  # tokens of a search trial; > 0 sets steps = ceil(tokens / tokens_per_step)
+    # tokens per non-embedding parameter of every run (search and verification); > 0 sets the steps
+    # of each architecture from its own count (`config.steps_for_tokens_per_param`)
+    tokens_per_param: float = 0.0
     verify_profiles: int = 9  # profiles re-trained with seeds (verify: top 5 + 4 baselines)
     seeds: int = 3  # seeds per verified profile
     verify_steps: int = 0  # steps of a verification run; 0 = steps
@@ -113,8 +123,13 @@ class PlanConfig(Config):
         check_choice("gpu", self.gpu, GPUS)
         for name in ("steps", "batch_size", "grad_accum", "eval_interval", "gpus"):
             check_positive(name, getattr(self, name))
-        for name in ("base_width", "trials", "tokens", "verify_profiles", "verify_steps", "verify_tokens"):
+        zero_allowed = ("base_width", "trials", "tokens", "verify_profiles", "verify_steps", "verify_tokens")
+        for name in (*zero_allowed, "tokens_per_param"):
             check_positive(name, getattr(self, name), allow_zero=True)
+        if self.tokens_per_param and (self.tokens or self.verify_tokens or self.verify_steps):
+            raise ConfigError(
+                "tokens_per_param sets the length of every run: give it without tokens, verify_tokens or verify_steps"
+            )
         check_positive("seeds", self.seeds)
         check_positive("eval_windows", self.eval_windows, allow_zero=True)
         if not 0 < self.mfu <= 1:
@@ -246,9 +261,11 @@ def plan(cfg: PlanConfig) -> Plan:
     for arch in cfg.archs:
         shape, model = _model_config(cfg, arch)
         tokens_per_step = cfg.batch_size * cfg.grad_accum * shape.seq_len
-        steps = steps_for(cfg.tokens, tokens_per_step) if cfg.tokens else cfg.steps
-        vsteps = steps_for(cfg.verify_tokens, tokens_per_step) if cfg.verify_tokens else cfg.verify_steps or steps
         counts = count_params(model)
+        steps = steps_for(cfg.tokens, tokens_per_step) if cfg.tokens else cfg.steps
+        if cfg.tokens_per_param:  # each architecture's own non-embedding count
+            steps = steps_for_tokens_per_param(cfg.tokens_per_param, counts.non_embedding, tokens_per_step)
+        vsteps = steps_for(cfg.verify_tokens, tokens_per_step) if cfg.verify_tokens else cfg.verify_steps or steps
         fpt = flops_per_token(model)
         phases = tuple(
             _phase(cfg, name, runs, n, shape.seq_len, fpt, slots)

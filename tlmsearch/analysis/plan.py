@@ -105,7 +105,8 @@ def same_training(
     and, given `device` ("cpu" or "cuda"), on that kind of device: a paired comparison must not
     pair a CPU run with a GPU run of the same seed (their numbers differ in rounding and kernels).
 
-    Seeds, threads, the device flag and checkpointing are not compared, nor the data cache folder.
+    Seeds, threads, the device flag and checkpointing are not compared, nor the data cache folder,
+    nor `tokens_per_param` (the steps it was resolved into are).
     The init mode is: keyed and stream initialisations of one seed are different draws.
     Records written before records carried their configs (empty `train`) predate keyed
     initialisation, so they were drawn from one stream: they match only a stream-init training
@@ -120,11 +121,14 @@ def same_training(
     def strip(d: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
         return {k: v for k, v in d.items() if k not in keys}
 
+    # how the step count was given (directly or in tokens per parameter) changes nothing learnt:
+    # the steps themselves are compared
+    ignored = (*RESOURCE_FIELDS, "tokens_per_param")
     recorded = {"init": "keyed", **record.train}
     wanted = {"init": "keyed", **train}
-    return strip(recorded, RESOURCE_FIELDS) == strip(wanted, RESOURCE_FIELDS) and strip(
-        record.data, ("cache_dir",)
-    ) == strip(data, ("cache_dir",))
+    return strip(recorded, ignored) == strip(wanted, ignored) and strip(record.data, ("cache_dir",)) == strip(
+        data, ("cache_dir",)
+    )
 
 
 def plan(

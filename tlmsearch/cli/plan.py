@@ -31,7 +31,7 @@ _FIELDS = {
     "verify_profiles": "verify_profiles", "seeds": "seeds", "verify_steps": "verify_steps",
     "verify_tokens": "verify_tokens", "batch_size": "batch_size", "grad_accum": "grad_accum",
     "eval_interval": "eval_interval", "eval_windows": "eval_windows", "gpu": "gpu", "mfu": "mfu",
-    "gpus": "gpus", "gpus_per_trial": "gpus_per_trial",
+    "gpus": "gpus", "gpus_per_trial": "gpus_per_trial", "tokens_per_param": "tokens_per_param",
 }  # fmt: skip
 _SHAPE = {"d_model": "d_model", "layers": "n_layers", "heads": "n_heads", "seq_len": "seq_len", "vocab": "vocab_size"}
 
@@ -69,6 +69,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--steps", type=_count, help="steps of a search trial (default 300)")
     g.add_argument("--tokens", type=_count, help="tokens of a search trial instead of --steps, not with it (e.g. 2e8)")
     g.add_argument(
+        "--tokens-per-param",
+        type=float,
+        metavar="X",
+        help="every run's length in tokens per NON-EMBEDDING parameter, each architecture's steps from its own "
+        "count, instead of --steps/--tokens and --verify-steps/--verify-tokens (e.g. 20)",
+    )
+    g.add_argument(
         "--verify-profiles", type=int, help="profiles re-trained with seeds (default 9: top 5 + 4 baselines)"
     )
     g.add_argument("--seeds", type=int, help="seeds per verified profile (default 3)")
@@ -98,6 +105,10 @@ def config_from_args(args: argparse.Namespace) -> PlanConfig:
         if getattr(args, steps) is not None and getattr(args, tokens) is not None:
             s, t = "--" + steps.replace("_", "-"), "--" + tokens.replace("_", "-")
             raise ConfigError(f"give {s} or {t}, not both: {t} sets the steps from the tokens per step")
+    given = [f for f in ("steps", "tokens", "verify_steps", "verify_tokens") if getattr(args, f) is not None]
+    if args.tokens_per_param is not None and given:
+        flags = ", ".join("--" + f.replace("_", "-") for f in given)
+        raise ConfigError(f"give --tokens-per-param or {flags}, not both: --tokens-per-param sets every run's steps")
     fields: dict[str, Any] = {f: getattr(args, k) for k, f in _FIELDS.items() if getattr(args, k) is not None}
     if args.arch is not None:  # "" names no architecture: PlanConfig refuses it with the allowed names
         fields["archs"] = tuple(parse_names(args.arch, "--arch", "transformer,titans"))
