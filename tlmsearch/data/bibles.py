@@ -111,9 +111,9 @@ def books(package: str) -> tuple[tuple[int, str], ...]:
     raw = source[start + 3 : end]
     first: dict[int, int] = {}
     for line in source[end:starts_end].splitlines():  # "        1001001: 1," (verse ids are BBCCCVVV)
-        verse, sep, offset = line.strip().rstrip(",").partition(": ")
-        if sep and verse.isdigit() and offset.isdigit():
-            first.setdefault(int(verse) // 1_000_000, int(offset))
+        verse, sep, at = line.strip().rstrip(",").partition(": ")
+        if sep and verse.isdigit() and at.isdigit():
+            first.setdefault(int(verse) // 1_000_000, int(at))
     if not first:
         raise DataError(f"{path}: no verse offsets found")
     order = sorted(first.items(), key=lambda kv: kv[1])
