@@ -7,8 +7,12 @@ One line, rewritten in place on a terminal (every second), printed as a plain li
         7a3c_00005 knots step 57/120 3,412 tok/s ETA 19s; 7a3c_00006 knots step 12/120 ...
         | best val_loss 5.4321 (7a3c_00001 cosine)
 
-(all on one line). Trials are named as `tlmsearch status`, trials.jsonl and the summary name
-them: by trial id, then the baseline or the profile family (`trial_name`, `running_name`).
+(all on one line). On a terminal the line is fitted to its width (the running trials shrink
+to a count and the longest ETA first, then the line is cut with an ellipsis: `summary_line`), so
+rewriting it in place never wraps into a new row; plain lines (a log file) keep everything.
+Only trials without a record yet count as running. Trials are named as `tlmsearch status`,
+trials.jsonl and the summary name them: by trial id, then the baseline or the profile family
+(`trial_name`, `running_name`).
 Inside a running trial, its step, tokens/s and ETA come from the small file the trial rewrites
 every few seconds in the driver's scratch folder (`trainable.write_progress`, local Ray only);
 without one (a joined cluster) the step is that of its latest evaluation.
@@ -16,6 +20,7 @@ without one (a joined cluster) the step is that of its latest evaluation.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -85,22 +90,36 @@ def summary_line(
     steps: list[int] | None = None,
     max_steps: int = 0,
     trials: list[Running] | None = None,
+    width: int | None = None,
 ) -> str:
     """The progress line for these ended records (pure, tested); `trials`: where each running
-    trial is (or, older form, `steps`: the latest evaluated step of each, of `max_steps`)."""
+    trial is (or, older form, `steps`: the latest evaluated step of each, of `max_steps`).
+    With `width` (a terminal's), a line that would not fit gives the running trials as a count
+    and the longest ETA instead, and is then cut to `width` (`fit_line`)."""
     counts = {s: sum(r.status == s for r in records) for s in ("complete", "stopped", "failed")}
-    parts = [
+    head = [
         f"search {name}  {fmt_elapsed(elapsed)}",
         f"{len(records)}/{total} ended: {counts['complete']} complete, {counts['stopped']} stopped, "
         f"{counts['failed']} failed",
-        f"{running} running"
-        + (": " + "; ".join(t.text() for t in trials) if trials else _at_steps(steps, max_steps)),
     ]
+    detail = "; ".join(t.text() for t in trials) if trials else ""
+    running_part = f"{running} running" + (": " + detail if detail else _at_steps(steps, max_steps))
+    tail = []
     full = [r for r in records if r.finished(metric)]
     if full:
         best = min(full, key=lambda r: r.metric(metric))
-        parts.append(f"best {metric} {best.metric(metric):.4f} ({trial_name(best)})")
-    return " | ".join(parts)
+        tail.append(f"best {metric} {best.metric(metric):.4f} ({trial_name(best)})")
+    line = " | ".join([*head, running_part, *tail])
+    if width is None or len(line) <= width:
+        return line
+    etas = [t.eta_s for t in trials or [] if t.eta_s is not None]
+    running_part = f"{running} running" + (f", longest ETA {duration(max(etas))}" if etas else "")
+    return fit_line(" | ".join([*head, running_part, *tail]), width)
+
+
+def fit_line(line: str, width: int) -> str:
+    """`line` cut to at most `width` characters, its end replaced by an ellipsis (pure)."""
+    return line if len(line) <= width else line[: max(0, width - 1)] + "…"
 
 
 def trial_name(record: TrialRecord) -> str:
@@ -179,15 +198,17 @@ class ProgressView(Callback):
     def _print(self, trials: list, final: bool = False) -> None:
         if not ENABLED:
             return
-        live = [t for t in trials if t.status == "RUNNING"]
+        ended = {r.trial_id for r in self._records}
+        live = [t for t in trials if t.status == "RUNNING" and t.trial_id not in ended]
         max_steps = getattr(self, "max_steps", 0)
         where = [
             running_from(running_name(t.trial_id, t.config), read_progress(t.trial_id), self._steps.get(t.trial_id),
                          max_steps)
             for t in live
         ]  # fmt: skip
+        width = shutil.get_terminal_size((80, 24)).columns - 1 if self.tty else None
         line = summary_line(
-            self.name, self._records, self.total, len(live), self.clock() - self._t0, trials=where
+            self.name, self._records, self.total, len(live), self.clock() - self._t0, trials=where, width=width
         )
         if self.tty and not final:
             self.out.write("\r\033[K" + line)

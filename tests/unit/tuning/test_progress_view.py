@@ -89,3 +89,64 @@ def test_running_from_a_step_file_or_the_last_evaluation(tmp_path: Path, monkeyp
     assert progress_file("t") is None and read_progress("t") is None  # no scratch folder: a joined cluster
     monkeypatch.setenv(TRIAL_TMP_ENV, str(tmp_path))
     assert read_progress("t") is None  # nothing written yet
+
+
+def _records(n: int) -> list[TrialRecord]:
+    return [TrialRecord(trial_id=f"ab_{i:05d}", status="complete", profile={"family": "knots", "params": {}},
+                        metrics={"val_loss": 5.0 - i / 10}, full_fidelity=True)
+            for i in range(n)]  # fmt: skip
+
+
+@pytest.mark.parametrize("width", [60, 80, 120, 200])
+def test_a_terminal_line_fits_its_width(width: int) -> None:
+    from tlmsearch.tuning.progress import summary_line
+
+    trials = [Running(f"ab_{i:05d} knots", 57, 120, 4096.0, 30.0 + i) for i in range(4)]
+    line = summary_line("a-long-search-name", _records(3), 8, 4, 65.0, trials=trials, width=width)
+    assert len(line) <= width
+    plain = summary_line("a-long-search-name", _records(3), 8, 4, 65.0, trials=trials)
+    assert len(plain) > 200 and "ab_00003 knots step 57/120" in plain  # a log keeps everything
+    if width >= 120:  # the count and the longest ETA replace the details
+        assert "4 running, longest ETA 33s" in line
+    if width >= 200:
+        assert "best val_loss 4.8000" in line
+
+
+def test_on_a_terminal_the_line_is_rewritten_in_place_within_the_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(progress_module, "ENABLED", True)
+    monkeypatch.setattr(
+        progress_module.shutil, "get_terminal_size", lambda fallback=(80, 24): __import__("os").terminal_size((80, 24))
+    )
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    out = Tty()
+    now = [0.0]
+    view = ProgressView("demo-with-a-long-name", 8, FakeWriter(), stream=out, clock=lambda: now[0])  # type: ignore[arg-type]
+    view.setup()
+    trials = [
+        SimpleNamespace(trial_id=f"ab_{i:05d}", status="RUNNING", config={"profile": "knots:k0=1"}) for i in range(6)
+    ]
+    for t in range(1, 6):
+        now[0] = float(t)
+        view.on_step_end(0, trials)
+    text = out.getvalue()
+    assert "\n" not in text  # rewritten in place, never a new row
+    assert all(len(chunk) <= 79 for chunk in text.replace("\033[K", "").split("\r") if chunk)
+
+
+def test_trials_that_have_a_record_are_not_shown_running(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(progress_module, "ENABLED", True)
+    out = io.StringIO()
+    writer = FakeWriter()
+    view = ProgressView("demo", 2, writer, stream=out)  # type: ignore[arg-type]
+    view.setup()
+    writer.written.extend(_records(2))
+    # Tune may still list the last trial as RUNNING when the experiment ends
+    trials = [SimpleNamespace(trial_id="ab_00001", status="RUNNING", config={"profile": "knots:k0=1"})]
+    view.on_trial_complete(0, trials, trials[0])
+    view.on_experiment_end(trials)
+    last = out.getvalue().splitlines()[-1]
+    assert "2/2 ended" in last and "0 running" in last and "step" not in last
