@@ -25,6 +25,7 @@ from tlmsearch.rundir.io import read_verify, read_yaml, refuse_folder, require_d
 from tlmsearch.rundir.layout import CONFIG_FILES, REPORT_HTML, SEARCH_CONFIG, SUMMARY_JSON, SUMMARY_MD, TRIALS
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished, read_records
 from tlmsearch.rundir.study import load
+from tlmsearch.validate import file_present
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
@@ -42,11 +43,11 @@ FIGURES: dict[str, str] = {
 def load_run(run_dir: str | Path) -> tuple[list[TrialRecord], dict[str, Any]]:
     """The records and the resolved config (plain dict, {} if none) of a run."""
     path = require_dir(run_dir)
-    if not (path / TRIALS).exists():
+    if not file_present(path / TRIALS, "run file"):  # a folder, a FIFO or a link loop: one line
         raise UserError(f"{path} has no {TRIALS}: not a tlmsearch run directory, or no trial has ended yet")
     config: dict[str, Any] = {}
     for name in CONFIG_FILES:
-        if (path / name).exists():
+        if file_present(path / name, "run file"):
             config = read_yaml(path / name)
             break
     return read_records(path), config

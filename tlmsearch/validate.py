@@ -185,6 +185,12 @@ def writable_file(path: object, what: str, *, create_parents: bool = False) -> P
     p = _as_path(path, what)
     if p.is_dir():
         raise ConfigError(f"{what}: {p} is a directory; give a file name inside it, e.g. {p / 'out.html'}")
+    if p.is_symlink() and not p.exists():  # replacing a loop (or a link to nothing) loses the link
+        raise ConfigError(f"{what}: {p} is a symbolic link to nothing (or a loop); fix or remove the link")
+    if p.exists() and not p.is_file():  # a FIFO waits for a reader forever; a device is no file to replace
+        raise ConfigError(
+            f"{what}: {p} is {_kind(p.stat().st_mode)}, not a regular file; give a regular file's path"
+        )
     parent = p.parent
     if not parent.exists():
         if not create_parents:
@@ -243,7 +249,9 @@ def file_present(path: str | os.PathLike[str], what: str = "file") -> bool:
         return False
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise ConfigError(f"{what} {p} is a symbolic link loop; fix or remove the link") from None
+            raise ConfigError(
+                f"{what} {p} is a symbolic link loop, not a regular file; fix or remove the link"
+            ) from None
         if exc.errno == errno.ENOTDIR:
             return False  # a component is a file: nothing can be there
         raise ConfigError(f"{what}: cannot look at {p} ({exc.strerror or exc}); fix its permissions") from None

@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from tlmsearch.errors import UserError
+from tlmsearch.errors import UserError, file_system_message
 
 # subcommand -> module under tlmsearch.cli (listed in the order `--help` shows them)
 COMMANDS: dict[str, str] = {
@@ -105,3 +105,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except (OSError, RuntimeError) as exc:
+        # the file system as it is (a read-only run directory, a symlink loop, a full disk, a
+        # folder where a file belongs): one line naming the path, whichever command met it
+        line = file_system_message(exc)
+        if line is None:
+            raise  # a bug: keep its traceback
+        print(f"tlmsearch {args.command}: error: {line}", file=sys.stderr)
+        return 2

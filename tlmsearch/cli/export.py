@@ -55,7 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tlmsearch.cli._damage import damage_noted
+    from tlmsearch.cli._damage import damage_noted, writable_run_dir
     from tlmsearch.export import export_run  # reads run directories: not needed for --help
 
     get_format(args.fmt)  # one line naming the allowed formats
@@ -66,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.divisor is not None and args.divisor < 1:
         raise UserError(f"--divisor={args.divisor} must be >= 1")
+    if args.out is None and not args.stdout:  # a read-only run is still readable to stdout or elsewhere
+        writable_run_dir(args.run_dir, "--stdout or --out DIR")
     with damage_noted(args.run_dir):
         ex, path, why = export_run(
             args.run_dir,

@@ -44,13 +44,15 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"wrote {paths['html']}\n      {paths['md']}\n      {paths['json']}")
         return 0
-    from tlmsearch.cli._damage import damage_noted
+    from tlmsearch.cli._damage import damage_noted, writable_run_dir
     from tlmsearch.report import write_report  # not needed for --help
     from tlmsearch.validate import writable_dir
 
     margin, alpha = verdict_levels(args)
     if args.out:
         writable_dir(args.out, "--out")  # a file or an unwritable place: one line, nothing written
+    else:
+        writable_run_dir(args.run_dir, "--out DIR")  # a read-only run is still readable elsewhere
     with damage_noted(args.run_dir):
         paths = write_report(args.run_dir, args.out, margin=margin, alpha=alpha, method=args.interval)
     if args.json:

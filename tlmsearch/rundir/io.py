@@ -8,6 +8,7 @@ in a newline), and readers skip a last line torn by a crash.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 from collections.abc import Mapping
@@ -17,8 +18,8 @@ from typing import Any
 import yaml
 
 from tlmsearch.errors import ConfigError, UserError
-from tlmsearch.rundir.layout import RUN_CONFIG, VERIFY
-from tlmsearch.validate import load_yaml, read_text
+from tlmsearch.rundir.layout import RUN_CONFIG, RUN_FILES, VERIFY
+from tlmsearch.validate import file_present, load_yaml, read_text
 
 
 def write_text(path: str | Path, text: str) -> Path:
@@ -36,6 +37,8 @@ def write_text(path: str | Path, text: str) -> Path:
             tmp.unlink(missing_ok=True)
         if isinstance(exc, OSError):
             refuse_folder(path)  # made meanwhile: still one clear line
+            if exc.filename == str(tmp):  # name the file meant, not its temporary twin
+                raise type(exc)(exc.errno, exc.strerror, str(path)) from None
         raise
     return path
 
@@ -54,11 +57,41 @@ def require_dir(path: str | Path, what: str = "run directory") -> Path:
     path = Path(path)
     if path.is_dir():
         return path
+    if path.is_symlink() and not path.exists():
+        try:
+            path.stat()
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise UserError(f"{what} {str(path)!r} is a symbolic link loop; fix or remove the link") from None
+        raise UserError(f"{what} {str(path)!r} is a link to {os.readlink(path)!r}, which does not exist")
     if path.is_file():
         raise UserError(f"{what} {str(path)!r} is a file, not a directory")
     if path.exists():
         raise UserError(f"{what} {str(path)!r} is not a directory")
     raise UserError(f"{what} {str(path)!r} does not exist")
+
+
+def run_file_problems(run_dir: str | Path) -> list[str]:
+    """One sentence for each file of the run's layout that is there but is no regular file (a
+    folder, a FIFO, a device, a symbolic link loop): none of them can be read or replaced."""
+    out = []
+    for name in RUN_FILES:
+        path = Path(run_dir) / name
+        if path.exists() or path.is_symlink():
+            try:
+                file_present(path, "run file")
+            except ConfigError as exc:
+                out.append(str(exc))
+    return out
+
+
+def check_run_files(run_dir: str | Path) -> None:
+    """Refuse, in one line naming it, a run whose files a command would read or rewrite but
+    cannot (see `run_file_problems`): before anything starts, not after hours of training."""
+    problems = run_file_problems(run_dir)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ConfigError(f"{problems[0]}{more}")
 
 
 def write_json(path: str | Path, data: Any) -> Path:
@@ -144,7 +177,7 @@ def read_json_object(path: str | Path) -> dict[str, Any] | None:
     """The JSON object a run file holds (None when the file is missing); a `ConfigError` naming
     the file when it is not one (damaged by hand or by the disk: ours are written atomically)."""
     path = Path(path)
-    if not path.is_file():
+    if not file_present(path, "run file"):  # a folder, a loop or a FIFO: one line, never None
         return None
     try:
         doc = json.loads(path.read_text())

@@ -45,6 +45,11 @@ FIXED_DIR = "fixed"
 EXPORT_DIR = "export"
 # files that hold a run's resolved config, in the order they are looked for
 CONFIG_FILES = (SEARCH_CONFIG, "compare.yaml")
+# every file a run directory may hold (each must be a regular file when it is there)
+RUN_FILES = (
+    *CONFIG_FILES, RUN_CONFIG, ENVIRONMENT, LOCATIONS, TRIALS, METRICS, SUMMARY_JSON, SUMMARY_MD, REPORT_HTML,
+    COMPARE, VERIFY, NOISE_FLOOR, OPTUNA_LOG,
+)  # fmt: skip
 
 
 def default_name(prefix: str = "run") -> str:

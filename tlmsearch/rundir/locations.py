@@ -20,6 +20,7 @@ from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import ENVIRONMENT, FIXED_DIR, LOCATIONS, OPTUNA_LOG, SEARCH_CONFIG, TRIALS, TUNE_DIR
 from tlmsearch.storage import is_uri, join
+from tlmsearch.validate import file_present
 
 # what a folder key is called in the file, and its default place inside the run directory
 FOLDERS: dict[str, str] = {"tune": TUNE_DIR, "fixed": FIXED_DIR}
@@ -42,7 +43,7 @@ def locations(run_dir: str | Path, trial_root: str | None = None) -> dict[str, s
 def read_locations(run_dir: str | Path) -> dict[str, str]:
     """The run's `locations.json` ({} when it has none: runs written before it existed)."""
     path = Path(run_dir) / LOCATIONS
-    if not path.is_file():
+    if not file_present(path, "run file"):  # a folder, a loop or a FIFO there: one line
         return {}
     try:
         data = json.loads(path.read_text())

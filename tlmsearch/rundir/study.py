@@ -20,6 +20,7 @@ from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.noise import noise_floor
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord, read_records
 from tlmsearch.search_config import OBJECTIVE_METRICS, OBJECTIVES, SearchConfig, load_run_config
+from tlmsearch.validate import file_present
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -169,6 +170,6 @@ def load(run_dir: str | Path) -> Study:
     path = run_dir / SEARCH_CONFIG
     if path.is_dir():
         raise ConfigError(f"{path} is a folder, not a file: a search run keeps its config there as a YAML file")
-    if not path.is_file():
+    if not file_present(path, "run file"):  # a FIFO or a link loop: one line, never a wait
         raise ConfigError(f"{run_dir} is not a search run directory (no {SEARCH_CONFIG})")
     return Study(run_dir, load_run_config(path), read_records(run_dir))
