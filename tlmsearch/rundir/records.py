@@ -236,7 +236,7 @@ def damage_note(run_dir: str | Path) -> str | None:
     """One line saying how many lines of `trials.jsonl` were skipped as damaged and which trial
     ids it repeats, or None (the file read once)."""
     path = Path(run_dir) / TRIALS
-    if path.exists() and not path.is_file():
+    if (path.exists() or path.is_symlink()) and not path.is_file():  # a folder, a FIFO, a link loop
         return f"warning: {path} is not a file; no trial is counted here"
     _, bad, repeated = _read_checked(run_dir)
     duplicates = duplicate_note(run_dir, repeated)

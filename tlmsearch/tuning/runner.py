@@ -25,6 +25,7 @@ from tlmsearch.data import check_windows, prepare
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import budget_for, search_preset, sweep_widths, trial_shape
+from tlmsearch.rundir.io import check_run_files
 from tlmsearch.rundir.layout import FIXED_DIR, OPTUNA_LOG, SEARCH_CONFIG, TUNE_DIR
 from tlmsearch.rundir.locations import folder as located
 from tlmsearch.rundir.locations import read_locations, record_folder
@@ -419,6 +420,7 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
     with run_lock(run_dir), bound_to(run_dir):
         RecordLog(run_dir)  # cuts a record torn by a crash (one warning line)
         check_records(run_dir)  # any other damage: one line naming the file, before Ray starts
+        check_run_files(run_dir)  # a folder, FIFO or link loop where a run file belongs: the same
         journal_repaired = repair_journal(run_dir)
         records = read_records(run_dir)
         if sum(r.kind in SEARCH_KINDS for r in records) >= cfg.trials and not missing_noise_seeds(cfg, records):
@@ -437,6 +439,9 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
         problem = None if fresh else tune_state_problem(tune_path)
         if problem is None and journal_repaired:
             problem = f"{run_dir / OPTUNA_LOG} lost its last line, so Tune's saved searcher no longer matches it"
+        if problem is None and not fresh and not (run_dir / OPTUNA_LOG).is_file():
+            # deleted or moved away: Tune's saved searcher names trials of a journal that is gone
+            problem = f"{run_dir / OPTUNA_LOG} is missing, so Tune's saved searcher no longer matches it"
         tuner = None
         if problem is None and not fresh:
             try:
