@@ -546,12 +546,17 @@ def trial_length_text(tokens_per_param: float, non_embedding: int, tokens_per_st
 class DataConfig(Config):
     """Where the text comes from and how it becomes tokens.
 
-    corpus: a built-in name ("shakespeare", "bible-web", "pydoc"), "text:PATH" (a .txt/.md file
+    corpus: a built-in name ("shakespeare", "mix", "bible-web", the other "bible-*" translations,
+    "pydoc"; `tlmsearch data` lists them with their sizes), "text:PATH" (a .txt/.md file
     or a folder of them), "tokens:PATH" (nanoGPT-style uint16 train.bin/val.bin) or
     "hf:NAME[:CONFIG]" (Hugging Face `datasets`, needs the library and a network or its cache).
     """
 
-    corpus: str = option("shakespeare", "shakespeare, bible-web, pydoc, text:PATH, tokens:PATH or hf:NAME[:CONFIG]")
+    corpus: str = option(
+        "shakespeare",
+        "shakespeare, mix (every shipped corpus, 44 MB), bible-web, bible-* (tlmsearch data lists them), pydoc, "
+        "text:PATH, tokens:PATH or hf:NAME[:CONFIG]",
+    )
     tokenizer: str = option(
         "byte", "byte (vocab 256, bits per byte exact) or bpe (byte-level BPE); the CLI also takes bpe:VOCAB"
     )

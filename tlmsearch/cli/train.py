@@ -55,7 +55,8 @@ examples:
   tlmsearch train --config runs/<name>/config.yaml --seed 1 --name rerun-seed1
   tlmsearch train --name my-run --resume          # continue an interrupted run
 
-corpora: shakespeare (default), bible-web, pydoc, text:PATH, tokens:PATH, hf:NAME[:CONFIG]
+corpora: shakespeare (default), mix, bible-web, bible-* (tlmsearch data lists them), pydoc, text:PATH,
+tokens:PATH, hf:NAME[:CONFIG]
 (see `tlmsearch data`). Config file format: README, "Config files".
 """
 
