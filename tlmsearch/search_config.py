@@ -24,6 +24,7 @@ from tlmsearch.config import (
     option,
 )
 from tlmsearch.errors import ConfigError
+from tlmsearch.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
 from tlmsearch.presets import check_search_model, shaped_preset
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.storage import check_storage
@@ -162,6 +163,11 @@ class SearchConfig(Config):
         "noise floor: train uniform with this many seeds (seed, seed+1, ...) at trial fidelity before the "
         "search; the seed-to-seed sd of val_loss marks search-time gaps inside it as ties; 0 = off",
     )
+    lr_calibration: str = option(
+        "off",
+        SETTING_HELP + ". Off by default for a search, on (auto) for a study: see tlmsearch.lr_calibration",
+    )
+    lr_calibration_fraction: float = option(1.0, FRACTION_HELP)
     baselines: tuple[str, ...] = DEFAULT_BASELINES
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
@@ -221,6 +227,9 @@ class SearchConfig(Config):
         if self.noise_seeds == 1:
             raise ConfigError("noise_seeds=1 gives no spread: use 0 (no noise floor) or at least 2")
         check_storage(self.storage)
+        object.__setattr__(self, "lr_calibration", parse_setting(self.lr_calibration))
+        if not 0.0 < self.lr_calibration_fraction <= 1.0:
+            raise ConfigError(f"lr_calibration_fraction={self.lr_calibration_fraction} must lie in (0, 1]")
         if self.grace_steps > self.train.steps:
             raise ConfigError(f"grace_steps={self.grace_steps} must not exceed train.steps={self.train.steps}")
         if self.name:
@@ -278,4 +287,6 @@ def load_run_config(path: str | Path) -> SearchConfig:
     raw = load_yaml(read_text(path, "config file"), str(path)) if path.suffix in (".yaml", ".yml") else None
     if isinstance(raw, dict) and "noise_seeds" not in raw:
         cfg = cfg.replace(noise_seeds=0)
+    if isinstance(raw, dict) and "lr_calibration" not in raw:  # written before calibration existed: none ran
+        cfg = cfg.replace(lr_calibration="off")
     return cfg

@@ -23,6 +23,7 @@ from tlmsearch.config import (
     option,
 )
 from tlmsearch.errors import ConfigError
+from tlmsearch.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
 from tlmsearch.profiles import ProfileSpec, expand_profile_sets
 from tlmsearch.search_config import DEFAULT_BASELINES, SAMPLERS, SCHEDULERS, SearchConfig, check_name
 from tlmsearch.storage import check_storage, join
@@ -102,6 +103,10 @@ class StudyConfig(Config):
     noise_seeds: int = option(
         3, "noise floor of each search: uniform with this many seeds at trial fidelity before it; 0 = off"
     )
+    lr_calibration: str = option(
+        "auto", SETTING_HELP + ". Each architecture's search calibrates its own rate (on by default in a study)"
+    )
+    lr_calibration_fraction: float = option(1.0, FRACTION_HELP)
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
 
@@ -141,6 +146,7 @@ class StudyConfig(Config):
         object.__setattr__(self, "controls", expand_profile_sets(self.controls))
         for text in self.controls:
             ProfileSpec.parse(text)  # raises ConfigError naming the bad profile
+        object.__setattr__(self, "lr_calibration", parse_setting(self.lr_calibration))
         self.search_config(self.archs[0])  # every derived search must be valid too
 
     @property
@@ -151,12 +157,15 @@ class StudyConfig(Config):
     def random_config(self, arch: str, runs_dir: str = "") -> SearchConfig | None:
         """The random-search companion of `arch` (`tlmsearch.analysis.random_control`): the random
         sampler, the same seed and fidelity, `trials` minus the baselines it shares with the main
-        search, no noise floor of its own (the main search's serves). None when that leaves no trial."""
+        search, no noise floor and no learning-rate calibration of its own (the main search's serve: the
+        study trains it at the rate the main search chose). None when that leaves no trial."""
         main = self.search_config(arch, runs_dir)
         n = companion_trials(main.trials, main.baselines)
         if n == 0:
             return None
-        return main.replace(name=f"random-{arch}", sampler="random", trials=n, baselines=(), noise_seeds=0)
+        return main.replace(
+            name=f"random-{arch}", sampler="random", trials=n, baselines=(), noise_seeds=0, lr_calibration="off"
+        )
 
     def search_config(self, arch: str, runs_dir: str = "") -> SearchConfig:
         """The search of `arch` inside the study directory `runs_dir` (named after the arch)."""
@@ -178,6 +187,8 @@ class StudyConfig(Config):
             max_concurrent=self.max_concurrent,
             seed=self.seed,
             noise_seeds=self.noise_seeds,
+            lr_calibration=self.lr_calibration,
+            lr_calibration_fraction=self.lr_calibration_fraction,
             baselines=DEFAULT_BASELINES,
             train=self.train,
             data=self.data,

@@ -42,6 +42,7 @@ from tlmsearch.models.counts import count_params, flops_per_token, forward_flops
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import trial_shape
 from tlmsearch.rundir.io import read_json_object, write_json
+from tlmsearch.rundir.lr import calibration_rates
 from tlmsearch.rundir.noise import noise_trial_seeds
 from tlmsearch.rundir.records import read_records_polled
 from tlmsearch.study_config import StudyConfig
@@ -131,8 +132,8 @@ def _hours(seconds: float) -> str:
 
 
 def phase_trials(cfg: StudyConfig) -> dict[str, tuple[int, int]]:
-    """(fewest, most) full trials of each phase of one architecture: search (its noise trials
-    included), verify, transfer."""
+    """(fewest, most) full trials of each phase of one architecture: search (its noise trials and
+    its learning-rate calibration's trials included, the latter counted as full trials), verify, transfer."""
     profiles = cfg.top_k + 2 + len(cfg.controls) + (1 if cfg.random_control else 0)  # + random-best
     if cfg.seeds:
         verify = (profiles * cfg.seeds,) * 2
@@ -140,6 +141,7 @@ def phase_trials(cfg: StudyConfig) -> dict[str, tuple[int, int]]:
         verify = (profiles * (cfg.pilot_seeds + 2), profiles * cfg.max_seeds)
     transfer = (0, len(cfg.archs) * cfg.transfer_seeds) if len(cfg.archs) > 1 else (0, 0)
     search = cfg.trials + len(noise_trial_seeds(cfg.search_config(cfg.archs[0])))  # the floor's extra seeds
+    search += len(calibration_rates(cfg.search_config(cfg.archs[0])))  # the learning-rate calibration's rates
     companion = cfg.random_config(cfg.archs[0]) if cfg.random_control else None
     search += companion.trials if companion is not None else 0  # the random-search control
     return {"search": (search, search), "verify": verify, "transfer": transfer}

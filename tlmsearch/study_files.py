@@ -19,7 +19,7 @@ from tlmsearch.analysis.summary import run_verdicts, verdicts
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.io import read_json_object, read_verify, read_yaml, write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, TRIALS
-from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS, read_records
+from tlmsearch.rundir.records import LR_KIND, NOISE_KIND, SEARCH_KINDS, read_records
 from tlmsearch.study_config import StudyConfig
 
 STUDY_CONFIG = "study.yaml"
@@ -93,7 +93,7 @@ def study_damage(study_dir: str | Path, cfg: StudyConfig | None = None) -> list[
         problem = _folder_problem(sub, whose, needed=ran)
         if problem is None and ran:
             problem = _file_problem(sub / SEARCH_CONFIG, whose, "its config") or _records_problem(
-                sub, whose, (*SEARCH_KINDS, NOISE_KIND), "the search's trial records"
+                sub, whose, (*SEARCH_KINDS, NOISE_KIND, LR_KIND), "the search's trial records"
             )
             if problem is None and outcome is not None:
                 whose = f"the verification of {arch} (outcome {outcome})"

@@ -24,7 +24,7 @@ from typing import IO, Any
 
 from tlmsearch.analysis.collect import brief_label, label
 from tlmsearch.rundir.layout import SEARCH_CONFIG
-from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS, finished, read_records_polled
+from tlmsearch.rundir.records import LR_KIND, NOISE_KIND, SEARCH_KINDS, finished, read_records_polled
 from tlmsearch.search_config import load_search_config
 from tlmsearch.study_config import StudyConfig
 from tlmsearch.study_cost import estimate, phase_trials, remaining_seconds
@@ -63,7 +63,8 @@ def arch_progress(cfg: StudyConfig, study_dir: Path, arch: str, phases: dict[str
     records = read_records_polled(study_dir / arch)  # the live view asks every second
     moved = read_records_polled(transfer_dir(study_dir, arch))
     ended = {
-        "search": sum(r.kind in (*SEARCH_KINDS, NOISE_KIND) for r in records),  # its total counts the floor
+        # its total counts the floor and the learning-rate calibration
+        "search": sum(r.kind in (*SEARCH_KINDS, NOISE_KIND, LR_KIND) for r in records),
         "verify": sum(r.kind == "verify" for r in records),
         "transfer": sum(r.kind == TRANSFER_KIND for r in moved),
     }

@@ -77,6 +77,7 @@ def study_summary(study_dir: str | Path) -> dict[str, Any]:
         "answer": one_shape_answer(cfg.archs, matrix, outcomes),
         "paper_source": PAPER_SOURCE,
         "noise_floor": {a: arch_floor(study_dir / a) for a in cfg.archs},
+        "learning_rates": {a: arch_lr(study_dir / a) for a in cfg.archs},
         "random_control": (
             {a: random_control(study_dir, a, own.get(a)) for a in cfg.archs} if cfg.random_control else None
         ),
@@ -114,6 +115,37 @@ def arch_floor(sub: Path) -> dict[str, Any] | None:
         return None
     floor = load(sub).noise_floor()
     return floor.to_dict() if floor is not None else None
+
+
+def arch_lr(sub: Path) -> dict[str, Any] | None:
+    """An architecture's learning rate as plain data: the rate its trials train at (`lr`) and its
+    calibration (`tlmsearch.lr_calibration`: grid, losses, chosen; None when it ran none); None
+    before its search started."""
+    from tlmsearch.rundir.lr import run_calibration
+
+    if not (sub / SEARCH_CONFIG).is_file():
+        return None
+    study = load(sub)
+    calibration = run_calibration(sub, study.config, study.records)
+    return {
+        "lr": study.config.train.lr,
+        "calibration": calibration.to_dict() if calibration is not None else None,
+        "losses": calibration.loss_texts() if calibration is not None else [],
+    }
+
+
+def lr_text(entry: Mapping[str, Any] | None) -> str:
+    """E.g. "0.004 (calibrated; val_loss by rate 0.002: 2.38, 0.004 (chosen): 2.35, ...)"; "-" before its search."""
+    if not entry:
+        return "-"
+    cal = entry.get("calibration")
+    if not cal:
+        return f"{entry['lr']:.6g} (as configured)"
+    losses = ", ".join(entry.get("losses") or [])
+    if not cal.get("complete"):
+        return f"calibrating ({losses})"
+    edge = f"; best at the {cal['edge']} edge of the grid" if cal.get("edge") else ""
+    return f"{entry['lr']:.6g} (calibrated{edge}; val_loss by rate {losses})"
 
 
 def floor_text(floor: Mapping[str, Any] | None) -> str:
@@ -261,6 +293,10 @@ def markdown(s: Mapping[str, Any]) -> str:
         "under 2 x sqrt(2) sd are ties): "
         + "; ".join(f"{a} {floor_text(f)}" for a, f in (s.get("noise_floor") or {}).items())
         + ".",
+        "Learning rate of each architecture (chosen on uniform by the calibration: lowest final "
+        "val_loss): "
+        + "; ".join(f"{a} {lr_text(v)}" for a, v in (s.get("learning_rates") or {}).items())
+        + ".",
     ]
     if s.get("random_control"):
         out += ["", "## Random-search control (verified as `random-best`)", ""]
@@ -295,6 +331,10 @@ def to_html(s: Mapping[str, Any]) -> str:
         "<p>Noise floor of each search (sd of uniform's val_loss over seeds at the trial fidelity; search-time "
         "gaps under 2 x sqrt(2) sd are ties): "
         + e("; ".join(f"{a} {floor_text(f)}" for a, f in (s.get("noise_floor") or {}).items()))
+        + ".</p>",
+        "<p>Learning rate of each architecture (chosen on uniform by the calibration: lowest final "
+        "val_loss): "
+        + e("; ".join(f"{a} {lr_text(v)}" for a, v in (s.get("learning_rates") or {}).items()))
         + ".</p>",
     ]
     if s.get("random_control"):

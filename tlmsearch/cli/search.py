@@ -17,6 +17,7 @@ from tlmsearch.cli._config_args import (
 from tlmsearch.cli.status import EVERY_TRIAL_FAILED as EXIT_ALL_FAILED
 from tlmsearch.cli.status import exit_status, print_status
 from tlmsearch.errors import ConfigError
+from tlmsearch.lr_calibration import after_explicit_lr
 from tlmsearch.search_config import SAMPLERS, SCHEDULERS, SearchConfig, load_search_config
 
 DEFAULT = SearchConfig()
@@ -40,6 +41,16 @@ sampler. The sd of their val_loss goes to noise_floor.json and summary.json; `st
 report and Study.best() give search-time gaps in its units ("+0.012 nats = 0.8 sd") and mark
 a gap under 2 x sqrt(2) sd (what two single-seed scores differ by from seed noise alone about
 95% of the time) as a tie. A resume never re-runs a recorded noise trial.
+
+Learning-rate calibration (--lr-calibration auto|off|RATES, default off for a search; a study
+calibrates by default): before the noise floor, uniform is trained once at each rate of a grid
+(auto: --lr x 1/4, 1/2, 1, 2, 4; or >= 4 comma-separated rates) for --lr-calibration-fraction of
+the trial length (default 1: the trial length itself), recorded as "lr" trials in trials.jsonl;
+the rate of the lowest final val_loss (a diverged rate counts as worst; equal losses: the lower
+rate) becomes train.lr of search.yaml, so the noise floor, every search trial, a resume and
+`verify` train at it. A best rate at an edge of the grid prints a warning. lr_calibration.json
+and `status` show the grid's losses. An explicit --lr (or --train lr=) turns the calibration
+off unless --lr-calibration is given too.
 
 examples:
   tlmsearch search --arch transformer --preset cpu-s --space knots --sampler tpe --trials 64
@@ -133,6 +144,9 @@ def build_config(args: argparse.Namespace) -> SearchConfig:
     if "seed" in train:
         data["seed"] = train["seed"]
     data["train"] = {**data["train"], **train}
+    # an explicit --lr turns the calibration off unless --lr-calibration is given too
+    given = "lr_calibration" in config_overrides(args, "search")
+    data["lr_calibration"] = after_explicit_lr(data["lr_calibration"], "lr" in train, given)
     data["data"] = {**data["data"], **data_overrides}
     return SearchConfig.from_dict(data)
 

@@ -41,6 +41,7 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
     """The status of a study as plain data (what `--json` prints)."""
     from tlmsearch.analysis.regime import record_values, regime_of
     from tlmsearch.noise_floor import ranking_gaps
+    from tlmsearch.rundir.lr import rate_line, run_calibration
     from tlmsearch.rundir.study import objective_value  # run-directory readers: not needed for --help
 
     cfg = study.config
@@ -59,6 +60,7 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
     full = sorted(finished, key=lambda r: objective_value(r, "val_loss"))
     front_ids = set(study.pareto_front()["trial_id"]) if cfg.multi_objective else set()
     floor = study.noise_floor() if "compare" not in kinds else None
+    calibration = run_calibration(study.run_dir, cfg, study.records) if "compare" not in kinds else None
     best = [brief(r) for r in full[:top]]
     sd = floor.sd if floor is not None and floor.usable else math.nan
     for row, gap in zip(best, ranking_gaps([row["val_loss"] for row in best], sd), strict=True):
@@ -75,6 +77,9 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
         "noise_floor": floor.to_dict() if floor is not None else None,
         "regime": regime.to_dict() if (regime := regime_of(finished)) is not None else None,
         "noise": sum(r.kind == "noise" for r in study.records),
+        "lr": cfg.train.lr,
+        "lr_calibration": calibration.to_dict() if calibration is not None else None,
+        "lr_line": rate_line(cfg, calibration),
         "best": best,
         "pareto": [brief(r) for r in full if r.trial_id in front_ids],
         "baselines": [brief(r) for r in study.records if r.kind == "baseline"],
@@ -125,6 +130,10 @@ def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
         print(_floor_line(floor))
     elif s["kinds"] != ["compare"]:
         print("noise floor: not measured (noise_seeds 0): each search-time score is one seed's; gaps are not ranked")
+    if s["kinds"] != ["compare"]:
+        print(s["lr_line"])
+        for line in (s["lr_calibration"] or {}).get("warnings", []):
+            print(line)
     if s["regime"] is not None:
         print(s["regime"]["text"])
     for title, rows in (

@@ -16,6 +16,7 @@ from tlmsearch.cli._config_args import (
 )
 from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
 from tlmsearch.errors import UserError
+from tlmsearch.lr_calibration import after_explicit_lr
 from tlmsearch.study_config import DEFAULT_ARCHS, StudyConfig
 
 HELP = "search + verify every architecture, then transfer each one's best profile to the others"
@@ -54,6 +55,13 @@ Each search starts with its noise floor (--noise-seeds, default 3; 0 = off): uni
 with that many seeds at the trial fidelity (seed SEED is the search's own uniform baseline, the
 others are extra "noise" trials the sampler never sees); the sd of their val_loss is shown per
 architecture, and search-time gaps under 2 x sqrt(2) sd are marked as ties.
+
+Before that, each search calibrates its learning rate (--lr-calibration, default auto: uniform
+at --lr x 1/4, 1/2, 1, 2, 4 for the trial length, one seed; or a list of >= 4 rates; off): the
+rate of the lowest final val_loss (diverged = worst) is that architecture's train.lr for its
+noise floor, search, verification, random-search companion and the transfer trials trained on
+it. `status` and the study summary show each architecture's chosen rate and the grid's losses.
+An explicit --lr turns the calibration off unless --lr-calibration is given too.
 
 examples:
   tlmsearch study --preset cpu-s --trials 16 --steps 300 --name reference
@@ -118,6 +126,9 @@ def build_config(args: argparse.Namespace) -> StudyConfig:
     if "seed" in train:
         data["seed"] = train.pop("seed")
     data["train"] = {**data["train"], **train}
+    # an explicit --lr turns the calibration off unless --lr-calibration is given too
+    given = "lr_calibration" in config_overrides(args, "study")
+    data["lr_calibration"] = after_explicit_lr(data["lr_calibration"], "lr" in train, given)
     data["data"] = {**data["data"], **data_overrides}
     return StudyConfig.from_dict(data)
 

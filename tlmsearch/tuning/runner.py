@@ -23,6 +23,7 @@ from typing import Any
 
 from tlmsearch.data import check_windows, prepare
 from tlmsearch.errors import ConfigError
+from tlmsearch.lr_calibration import resolved_setting, same_rate
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import budget_for, search_preset, sweep_widths, trial_shape
 from tlmsearch.rundir.io import check_run_files
@@ -30,9 +31,17 @@ from tlmsearch.rundir.layout import FIXED_DIR, OPTUNA_LOG, SEARCH_CONFIG, TUNE_D
 from tlmsearch.rundir.locations import folder as located
 from tlmsearch.rundir.locations import read_locations, record_folder
 from tlmsearch.rundir.lock import run_lock
+from tlmsearch.rundir.lr import (
+    configured_rate,
+    lr_base_width,
+    lr_calibration,
+    lr_steps,
+    missing_rates,
+    write_lr_calibration,
+)
 from tlmsearch.rundir.noise import UNIFORM, missing_noise_seeds, noise_base_width, noise_floor, write_noise_floor
 from tlmsearch.rundir.provenance import write_environment
-from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS, RecordLog, check_records, read_records
+from tlmsearch.rundir.records import LR_KIND, NOISE_KIND, SEARCH_KINDS, RecordLog, check_records, read_records
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.search_config import SearchConfig, check_fair_objectives, check_sampler_scheduler, load_run_config
 from tlmsearch.spaces import load_space
@@ -64,6 +73,8 @@ def resolve(cfg: SearchConfig) -> SearchConfig:
         budget_for(cfg, lo), budget_for(cfg, hi)
     budget_for(cfg)  # raises for an infeasible budget
     cfg = resolve_trial_length(cfg)  # --tokens-per-param: the step count, once, before any trial
+    # the calibration grid written out ("auto" -> its rates around train.lr): a resume trains the same rates
+    cfg = cfg.replace(lr_calibration=resolved_setting(cfg.lr_calibration, cfg.train.lr))
     for text in cfg.baselines or ("uniform",):
         check_training_fits(trial_shape(cfg, ProfileSpec.parse(text))[2], cfg.train)
     if cfg.base_widths:  # the widest budget of a sweep
@@ -356,6 +367,51 @@ def run_noise_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool
     return len(seeds)
 
 
+def run_lr_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -> SearchConfig:
+    """Train the learning-rate calibration's missing rates (`tlmsearch.rundir.lr`) before the
+    noise floor and the search: uniform at the search's seed, one fixed trial per rate, never
+    stopped early and never told to the sampler, recorded once with kind "lr". Then choose the
+    rate from the records (`tlmsearch.lr_calibration.choose_rate`), write `lr_calibration.json`,
+    and, when it differs, make it `train.lr` of the run's `search.yaml`. Returns the config every
+    later trial trains with (`cfg` when calibration is off). Ray must be running."""
+    from tlmsearch.tuning import progress as progress_view
+
+    rates = missing_rates(cfg, read_records(run_dir))
+    configured = configured_rate(run_dir, cfg)
+    if rates:
+        steps = lr_steps(cfg)
+        short = cfg.replace(grace_steps=0, train=cfg.train.replace(steps=steps))
+        width = lr_base_width(cfg)
+        configs: list[dict[str, Any]] = [
+            {"profile": UNIFORM, "seed": cfg.seed, "kind": LR_KIND, "number": -1, "index": i, "lr": rate}
+            | ({"base_width": width} if width else {})
+            for i, rate in enumerate(rates)
+        ]
+        if progress:
+            print(
+                f"learning-rate calibration: uniform at {len(rates)} rate{'s' if len(rates) > 1 else ''} "
+                f"({', '.join(format(r, '.6g') for r in rates)}) for {steps} steps, seed {cfg.seed}, before the search",
+                flush=True,
+            )
+        progress_view.ENABLED = progress
+        tuner, writer = fixed_tuner(short, run_dir, root, configs, LR_KIND, progress)
+        fit_trials(tuner, run_dir, len(configs), lambda: len(writer.written), short)
+    calibration = lr_calibration(cfg, read_records(run_dir), configured)
+    if calibration is None:
+        return cfg
+    write_lr_calibration(run_dir, calibration)
+    changed = not same_rate(calibration.rate, cfg.train.lr)
+    if changed:
+        cfg = cfg.replace(train=cfg.train.replace(lr=calibration.rate))
+        cfg.save(run_dir / SEARCH_CONFIG)  # verify, resume and status read the rate from here
+    if rates or changed:
+        if progress:
+            print(calibration.describe(), flush=True)
+        for line in calibration.warnings():
+            print(line, file=sys.stderr, flush=True)
+    return cfg
+
+
 # ----------------------------------------------------------------------------- public
 
 
@@ -388,6 +444,7 @@ def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = Tr
         for key in ("tune", "fixed"):  # fixed: where a later verify puts its trials by default
             record_folder(run_dir, key, root if cfg.storage else None)
         _quiet_optuna()
+        cfg = run_lr_trials(cfg, run_dir, root, progress)  # every later trial trains at its chosen rate
         run_noise_trials(cfg, run_dir, root, progress)
         fit_trials(_new_tuner(cfg, run_dir, root, progress), run_dir, cfg.trials, _search_ended(run_dir), cfg)
         _close_zombies(cfg, run_dir)
@@ -410,7 +467,7 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
         raise ConfigError(f"{run_dir} is not a search run directory (no {SEARCH_CONFIG})")
     cfg = load_run_config(run_dir / SEARCH_CONFIG)
     kinds = {r.kind for r in read_records(run_dir)}
-    if kinds and not kinds & {*SEARCH_KINDS, NOISE_KIND}:
+    if kinds and not kinds & {*SEARCH_KINDS, NOISE_KIND, LR_KIND}:
         raise ConfigError(
             f"{run_dir} holds no search trials (only {', '.join(sorted(kinds))} runs), so there is no search "
             "to resume; an interrupted `tlmsearch compare` is re-run under a new --name"
@@ -423,7 +480,8 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
         check_run_files(run_dir)  # a folder, FIFO or link loop where a run file belongs: the same
         journal_repaired = repair_journal(run_dir)
         records = read_records(run_dir)
-        if sum(r.kind in SEARCH_KINDS for r in records) >= cfg.trials and not missing_noise_seeds(cfg, records):
+        finished_all = not missing_noise_seeds(cfg, records) and not missing_rates(cfg, records)
+        if sum(r.kind in SEARCH_KINDS for r in records) >= cfg.trials and finished_all:
             _close_zombies(cfg, run_dir)  # finished: every trial has its record; no Ray to start
             write_noise_floor(run_dir, noise_floor(cfg, records))
             return load(run_dir)
@@ -434,6 +492,7 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
         if progress and address:
             announce(search_line, address, cfg, done=done)
         _quiet_optuna()
+        cfg = run_lr_trials(cfg, run_dir, root, progress)  # only the rates without a record; the rate they chose
         run_noise_trials(cfg, run_dir, root, progress)  # only the seeds without a record
         fresh = not tune_path.exists() and not any(r.kind in SEARCH_KINDS for r in read_records(run_dir))
         problem = None if fresh else tune_state_problem(tune_path)

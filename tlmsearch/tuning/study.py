@@ -21,6 +21,10 @@ says where the study is (for `status` and for choosing resume over a fresh searc
 Each architecture's search measures its own noise floor first (`StudyConfig.noise_seeds`, passed
 to the search: uniform with that many seeds at trial fidelity, `tlmsearch.rundir.noise`); it is
 part of the "<arch>/search" phase and resumes with it (a finished noise trial is never re-run).
+Before it, by default, the search calibrates its learning rate on uniform (`StudyConfig.
+lr_calibration`, `tlmsearch.lr_calibration`): the rate it chooses is `train.lr` of its
+`search.yaml`, so its verification re-trains at it, and the random-search companion and the
+transfer trials on that architecture train at it too (`at_search_rate`).
 
 The phases overlap (`phase_graph`, run by `tuning.overlap.run_tasks`): each starts in its own
 thread once the phases it needs are done, so the next architecture's search trains beside the
@@ -41,6 +45,7 @@ from tlmsearch.analysis.random_control import random_best
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, create_run_dir
+from tlmsearch.rundir.lr import at_search_rate
 from tlmsearch.rundir.records import finished, read_records
 from tlmsearch.storage import normalise
 from tlmsearch.study_config import StudyConfig
@@ -236,6 +241,7 @@ def _random_search(cfg: StudyConfig, study_dir: Path, arch: str, address: str | 
     search_cfg = cfg.random_config(arch, str(study_dir))
     if search_cfg is None:
         return  # the main search ran only baselines: random search has no trial of its own
+    search_cfg = at_search_rate(search_cfg, study_dir / arch)  # the shared baselines are the same runs
     sub = random_dir(study_dir, arch)
     if (sub / SEARCH_CONFIG).is_file():
         runner.resume(sub, address=address, progress=progress)
@@ -289,6 +295,7 @@ def _transfer(
     search_cfg = cfg.search_config(arch, str(study_dir)).replace(
         name=sub.name, scheduler="none", noise_seeds=0, baselines=tuple(specs), trials=len(specs) * cfg.transfer_seeds
     )
+    search_cfg = at_search_rate(search_cfg, study_dir / arch)  # the rate `arch`'s calibration chose
     search_cfg = resolve_trial_length(search_cfg)  # the arch's own search's step count
     search_cfg.save(sub / SEARCH_CONFIG)
     done = {(label(r), r.seed) for r in finished(read_records(sub), kinds=(TRANSFER_KIND,))}

@@ -1,7 +1,8 @@
 """The function Ray Tune runs in each trial: one real training run of one width profile.
 
 The trial's Tune config holds `profile` (a ProfileSpec text) and optionally `base_width`
-(budget sweeps), `seed`, `baseline`, `number` and `kind`; the search config arrives through
+(budget sweeps), `seed`, `baseline`, `number`, `kind` and `lr` (a learning-rate calibration
+trial's rate, replacing `train.lr`); the search config arrives through
 `tune.with_parameters`. Every evaluation of `tlmsearch.train` is forwarded to
 `ray.tune.report` (flat metrics for the scheduler and the searcher, plus the curve so far)
 together with the trainer's checkpoint whenever it wrote a new one (every evaluation by
@@ -192,6 +193,8 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
     cfg = SearchConfig.from_dict(search)
     config = config["item"] if "item" in config else config  # run_fixed's grid search
     train_cfg = trial_train_config(cfg, int(config.get("seed", cfg.seed)))
+    if "lr" in config:  # a learning-rate calibration trial (`tlmsearch.rundir.lr`): its rate of the grid
+        train_cfg = train_cfg.replace(lr=float(config["lr"]))
     torch.set_num_threads(train_cfg.threads)  # the CPUs Ray gave the trial (or train.threads)
     use_assigned_gpu(train_cfg.device)
     scratch = os.environ.get(TRIAL_TMP_ENV, "")

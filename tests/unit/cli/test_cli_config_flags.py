@@ -25,6 +25,7 @@ COMMANDS = ("train", "search", "compare", "verify")
 NUMBER_SAMPLES: dict[str, Any] = {"ema_decay": 0.99}
 TEXT_SAMPLES = {
     "corpus": "pydoc", "tokenizer": "bpe", "cache_dir": "/tmp/tlmsearch-cache", "name": "walk", "space": "monotone",
+    "lr_calibration": "auto",
 }  # fmt: skip
 
 

@@ -1,0 +1,299 @@
+"""The learning-rate calibration: the pure grid and choice (ties, divergence, the edge warning),
+the options of search and study, which rates a run still needs and its choice read back from
+the records, the command line's --lr rule, and how status and the study summary show it."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+from pathlib import Path
+
+import pytest
+from analysis_fakes import record, write_run
+
+from tlmsearch.errors import ConfigError
+from tlmsearch.lr_calibration import (
+    AUTO_FACTORS,
+    LrCalibration,
+    after_explicit_lr,
+    calibration_steps,
+    choose_rate,
+    grid,
+    parse_setting,
+    resolved_setting,
+    short_text,
+)
+from tlmsearch.rundir.lr import (
+    at_search_rate,
+    calibration_rates,
+    lr_base_width,
+    lr_calibration,
+    lr_steps,
+    missing_rates,
+    rate_of,
+    read_lr_calibration,
+    write_lr_calibration,
+)
+from tlmsearch.rundir.records import KINDS, LR_KIND, TrialRecord
+from tlmsearch.search_config import SearchConfig, load_run_config
+from tlmsearch.study_config import StudyConfig
+
+NAN = math.nan
+
+# ----------------------------------------------------------------------------- pure
+
+
+def test_auto_grid_is_five_log_spaced_rates_around_the_configured_one() -> None:
+    assert AUTO_FACTORS == (0.25, 0.5, 1.0, 2.0, 4.0)
+    assert grid("auto", 2e-3) == pytest.approx((5e-4, 1e-3, 2e-3, 4e-3, 8e-3))
+    ratios = [b / a for a, b in zip(grid("auto", 3e-4), grid("auto", 3e-4)[1:], strict=False)]
+    assert ratios == pytest.approx([2.0] * 4)  # log-spaced
+    assert grid("off", 2e-3) == ()
+    assert resolved_setting("auto", 2e-3) == "0.0005,0.001,0.002,0.004,0.008"
+    assert resolved_setting("off", 2e-3) == "off"
+    assert resolved_setting("4e-3,1e-3,2e-3,8e-3", 5.0) == "0.001,0.002,0.004,0.008"  # a list ignores lr
+
+
+def test_settings_are_checked_and_written_canonically() -> None:
+    assert parse_setting(" AUTO ") == "auto" and parse_setting("Off") == "off"
+    assert parse_setting("8e-3, 1e-3,2e-3,4e-3") == "0.001,0.002,0.004,0.008"  # sorted, spaces gone
+    for bad in ("", "fast", "1e-3,2e-3,4e-3", "1e-3,1e-3,2e-3,4e-3", "1e-3,2e-3,4e-3,-1", "1e-3,2e-3,4e-3,nan"):
+        with pytest.raises(ConfigError, match="lr_calibration"):
+            parse_setting(bad)
+    with pytest.raises(ConfigError, match="at most"):
+        parse_setting(",".join(str(0.001 * (k + 1)) for k in range(17)))
+
+
+def test_choice_lowest_loss_divergence_worst_ties_to_the_lower_rate() -> None:
+    rates = (1e-3, 2e-3, 4e-3, 8e-3)
+    assert choose_rate(rates, (3.0, 2.5, 2.6, 2.9)) == 1
+    assert choose_rate(rates, (3.0, 2.5, NAN, 2.4)) == 3  # a diverged rate is worst, not best
+    assert choose_rate(rates, (3.0, math.inf, 2.7, 2.7)) == 2  # a tie goes to the lower rate
+    assert choose_rate(rates, (2.7, 2.7, 2.7, 2.7)) == 0
+    assert choose_rate(rates, (NAN, NAN, NAN, NAN)) is None
+
+
+def _cal(losses: tuple[float, ...], **changes: object) -> LrCalibration:
+    base = LrCalibration(
+        rates=(5e-4, 1e-3, 2e-3, 4e-3, 8e-3), losses=losses, trained=(True,) * len(losses), configured=2e-3,
+        steps=100, reasons=(None,) * len(losses),
+    )  # fmt: skip
+    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+
+
+def test_calibration_object_chooses_warns_at_an_edge_and_describes_itself() -> None:
+    middle = _cal((3.0, 2.8, 2.7, 2.75, 3.1))
+    assert middle.complete and middle.chosen == 2e-3 and middle.rate == 2e-3 and middle.edge is None
+    assert middle.warnings() == []
+    assert "0.002 (chosen): 2.7000" in middle.describe() and "chosen 0.002 (configured 0.002)" in middle.describe()
+
+    high = _cal((3.0, 2.9, 2.8, 2.7, 2.6))
+    assert high.chosen == 8e-3 and high.edge == "highest"
+    (warning,) = high.warnings()
+    assert warning.startswith("warning:") and "highest" in warning and "higher rate may be better" in warning
+    low = _cal((2.6, 2.7, 2.8, NAN, NAN), reasons=(None, None, None, "TrainingDiverged: training diverged", "x"))
+    assert low.chosen == 5e-4 and low.edge == "lowest" and "lower rate" in low.warnings()[0]
+    assert "0.004: diverged" in low.describe() and "0.008: failed" in low.describe()
+
+    none = _cal((NAN,) * 5)
+    assert none.chosen is None and none.rate == 2e-3  # every rate failed: keep the configured one
+    assert "keep the configured rate 0.002" in none.warnings()[0]
+
+    partial = _cal((2.9, NAN, NAN, NAN, NAN), trained=(True, False, False, False, False))
+    assert not partial.complete and partial.chosen is None and partial.rate == 2e-3 and partial.warnings() == []
+    assert "1 of 5 rates trained so far" in partial.describe() and "pending" in partial.describe()
+
+    d = high.to_dict()
+    assert d["chosen"] == 8e-3 and d["edge"] == "highest" and d["losses"][0] == 3.0 and d["warnings"]
+    assert short_text(d) == "0.008 of 0.0005..0.008, at the highest edge"
+    assert short_text(partial.to_dict()).startswith("calibrating (1/5") and short_text(None) == "-"
+
+
+def test_calibration_steps_are_a_fraction_of_the_trial_length() -> None:
+    assert calibration_steps(200, 1.0) == 200 and calibration_steps(200, 0.5) == 100
+    assert calibration_steps(3, 0.01) == 1
+
+
+def test_an_explicit_lr_turns_calibration_off_unless_asked() -> None:
+    assert after_explicit_lr("auto", lr_given=True, setting_given=False) == "off"
+    assert after_explicit_lr("auto", lr_given=True, setting_given=True) == "auto"
+    assert after_explicit_lr("auto", lr_given=False, setting_given=False) == "auto"
+
+
+# ----------------------------------------------------------------------------- configs
+
+
+def cfg(**changes: object) -> SearchConfig:
+    base = SearchConfig(name="n", preset="tiny", model={"n_layers": 4}, trials=6, seed=5)
+    return base.replace(**changes)
+
+
+def test_search_option_defaults_off_study_option_defaults_auto() -> None:
+    assert SearchConfig().lr_calibration == "off" and SearchConfig().lr_calibration_fraction == 1.0
+    assert StudyConfig().lr_calibration == "auto"
+    study = StudyConfig(archs=("transformer",), trials=6, random_control=True, lr_calibration="1e-3,2e-3,4e-3,8e-3")
+    assert study.search_config("transformer").lr_calibration == "0.001,0.002,0.004,0.008"
+    assert study.replace(lr_calibration_fraction=0.5).search_config("transformer").lr_calibration_fraction == 0.5
+    rnd = study.random_config("transformer")
+    assert rnd is not None and rnd.lr_calibration == "off"  # the main search's rate serves it
+    for bad in ({"lr_calibration": "3"}, {"lr_calibration_fraction": 0.0}, {"lr_calibration_fraction": 1.5}):
+        with pytest.raises(ConfigError, match="lr_calibration"):
+            cfg(**bad)
+    with pytest.raises(ConfigError, match="lr_calibration"):
+        StudyConfig(lr_calibration="sometimes")
+    assert SearchConfig.from_dict(cfg(lr_calibration="auto").to_dict()) == cfg(lr_calibration="auto")
+
+
+def test_a_search_yaml_written_before_calibration_reads_as_off(tmp_path: Path) -> None:
+    path = tmp_path / "search.yaml"
+    cfg(lr_calibration="auto").save(path)
+    assert load_run_config(path).lr_calibration == "auto"
+    path.write_text("\n".join(line for line in path.read_text().splitlines() if "lr_calibration:" not in line) + "\n")
+    assert load_run_config(path).lr_calibration == "off"
+
+
+def test_resolve_writes_the_grid_out() -> None:
+    from tlmsearch.tuning.runner import resolve
+
+    resolved = resolve(cfg(lr_calibration="auto", train=SearchConfig().train.replace(lr=1e-3), data=_pydoc()))
+    assert resolved.lr_calibration == "0.00025,0.0005,0.001,0.002,0.004"
+    assert resolve(resolved).lr_calibration == resolved.lr_calibration  # idempotent once written out
+
+
+def _pydoc():  # type: ignore[no-untyped-def]
+    from tlmsearch.config import DataConfig
+
+    return DataConfig(corpus="pydoc")
+
+
+# ----------------------------------------------------------------------------- records
+
+
+def _rec(rate: float | None, loss: float, *, status: str = "complete", kind: str = LR_KIND) -> TrialRecord:
+    d = record(f"{kind}-{rate}-{status}", "uniform", loss, kind=kind, seed=5, status=status)
+    d["params"] = {"lr": rate} if rate is not None else {}
+    if status == "failed":
+        d["metrics"], d["curve"], d["reason"] = {}, [], "TrainingDiverged: training diverged at step 3: loss = nan"
+    return TrialRecord.from_dict(d)
+
+
+def test_lr_is_a_record_kind() -> None:
+    assert LR_KIND == "lr" and LR_KIND in KINDS
+
+
+def test_missing_rates_and_the_choice_from_records() -> None:
+    c = cfg(lr_calibration="1e-3,2e-3,4e-3,8e-3", train=SearchConfig().train.replace(steps=40))
+    assert calibration_rates(c) == (1e-3, 2e-3, 4e-3, 8e-3)
+    assert missing_rates(c, []) == [1e-3, 2e-3, 4e-3, 8e-3]
+    recs = [_rec(2e-3, 2.5), _rec(8e-3, NAN, status="failed"), _rec(4e-3, 2.0, kind="noise")]
+    assert missing_rates(c, recs) == [1e-3, 4e-3]  # a failed rate is recorded: never re-run; noise is not lr
+    partial = lr_calibration(c, recs, 2e-3)
+    assert partial is not None and not partial.complete and partial.rate == 2e-3
+    recs += [_rec(1e-3, 2.6), _rec(4e-3, 2.4)]
+    done = lr_calibration(c, recs, 2e-3)
+    assert done is not None and done.complete and done.chosen == 4e-3
+    assert done.losses[3] != done.losses[3]  # the diverged rate: nan, the worst
+    assert "0.008: diverged" in done.describe()
+    assert rate_of(recs[0]) == 2e-3 and math.isnan(rate_of(_rec(None, 2.0)))
+    assert lr_calibration(cfg(), recs, 2e-3) is None  # calibration off
+    assert missing_rates(cfg(), recs) == []
+
+
+def test_lr_steps_and_width() -> None:
+    c = cfg(lr_calibration="auto", lr_calibration_fraction=0.5, train=SearchConfig().train.replace(steps=40))
+    assert lr_steps(c) == 20
+    assert lr_base_width(c) is None
+    sweep = cfg(base_widths=(64, 192), budget_levels=3)
+    assert lr_base_width(sweep) == 128  # the middle budget, where the baselines run
+
+
+def test_at_search_rate_takes_the_rate_of_a_searchs_config(tmp_path: Path) -> None:
+    c = cfg(lr_calibration="auto")
+    assert at_search_rate(c, tmp_path) == c.replace(lr_calibration="off")  # no search.yaml yet
+    cfg(train=SearchConfig().train.replace(lr=4e-3)).save(tmp_path / "search.yaml")
+    moved = at_search_rate(c, tmp_path)
+    assert moved.train.lr == 4e-3 and moved.lr_calibration == "off"
+
+
+def test_the_calibration_file_round_trips(tmp_path: Path) -> None:
+    assert write_lr_calibration(tmp_path, None) is None and read_lr_calibration(tmp_path) is None
+    write_lr_calibration(tmp_path, _cal((3.0, 2.8, 2.7, 2.75, 3.1)))
+    data = read_lr_calibration(tmp_path)
+    assert data is not None and data["chosen"] == 2e-3 and data["rates"][0] == 5e-4
+    (tmp_path / "lr_calibration.json").write_text("{not json")
+    assert read_lr_calibration(tmp_path) is None  # damaged: the records still hold it
+
+
+# ----------------------------------------------------------------------------- shown
+
+
+def _calibrated_run(tmp_path: Path) -> Path:
+    """A search run whose calibration chose 4e-3 of 1e-3..8e-3 (train.lr updated), and two search trials."""
+    recs = [record(f"lr{k}", "uniform", loss, kind="lr", seed=5, params={"lr": rate})
+            for k, (rate, loss) in enumerate(((1e-3, 2.6), (2e-3, 2.5), (4e-3, 2.4), (8e-3, 2.45)))]  # fmt: skip
+    recs += [
+        record("b-uni", "uniform", 2.4, kind="baseline", seed=5, baseline="uniform"),
+        record("s1", "cosine:start=1.5,end=0.5", 2.35, seed=5),
+    ]
+    run = write_run(tmp_path / "run", recs)
+    c = cfg(noise_seeds=0, lr_calibration="1e-3,2e-3,4e-3,8e-3", train=SearchConfig().train.replace(steps=40, lr=4e-3))
+    c.save(run / "search.yaml")
+    return run
+
+
+def test_status_shows_the_chosen_rate_and_the_grids_losses(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from tlmsearch.cli.status import print_status, status_dict
+    from tlmsearch.rundir.study import load
+
+    study = load(_calibrated_run(tmp_path))
+    s = status_dict(study)
+    assert s["lr"] == 4e-3 and s["lr_calibration"]["chosen"] == 4e-3 and s["lr_calibration"]["complete"]
+    assert s["ended"] == 2  # calibration trials are not search trials
+    assert [r["trial_id"] for r in s["best"]] == ["s1", "b-uni"]
+    print_status(study)
+    out = capsys.readouterr().out
+    assert "learning rate: 0.004; learning-rate calibration" in out and "0.004 (chosen): 2.4000" in out
+
+    plain = load(write_run(tmp_path / "plain", [record("s1", "uniform", 2.0, seed=5)]))
+    assert status_dict(plain)["lr_calibration"] is None
+    assert "(as configured; not calibrated)" in status_dict(plain)["lr_line"]
+
+
+def test_search_and_study_flags_and_the_explicit_lr_rule() -> None:
+    from tlmsearch.cli import search as search_cli
+    from tlmsearch.cli import study as study_cli
+
+    def parsed(module, argv: list[str]):  # type: ignore[no-untyped-def]
+        p = argparse.ArgumentParser()
+        module.add_arguments(p)
+        return module.build_config(p.parse_args(argv))
+
+    assert parsed(search_cli, []).lr_calibration == "off"
+    assert parsed(search_cli, ["--lr-calibration", "auto"]).lr_calibration == "auto"
+    assert (
+        parsed(search_cli, ["--lr-calibration", "auto", "--lr-calibration-fraction", "0.5"]).lr_calibration_fraction
+        == 0.5
+    )
+    assert parsed(search_cli, ["--lr-calibration", "1e-3,2e-3,4e-3,8e-3"]).lr_calibration == "0.001,0.002,0.004,0.008"
+    assert parsed(study_cli, []).lr_calibration == "auto"  # a study calibrates by default
+    assert parsed(study_cli, ["--lr", "1e-3"]).lr_calibration == "off"  # an explicit rate: no calibration
+    assert parsed(study_cli, ["--train", "lr=1e-3"]).lr_calibration == "off"
+    both = parsed(study_cli, ["--lr", "1e-3", "--lr-calibration", "auto"])
+    assert both.lr_calibration == "auto" and both.train.lr == 1e-3  # asked for: the grid centres on --lr
+    with pytest.raises(ConfigError, match="lr_calibration"):
+        parsed(search_cli, ["--lr-calibration", "1e-3,2e-3"])
+    help_text = argparse.ArgumentParser()
+    study_cli.add_arguments(help_text)
+    assert "explicit --lr turns it off" in help_text.format_help().replace("\n", " ").replace("  ", " ")
+
+
+def test_the_study_cost_counts_the_calibration_trials(tmp_path: Path) -> None:
+    from study_fakes import tiny_study
+
+    from tlmsearch.study_cost import phase_trials
+
+    off = tiny_study(tmp_path)
+    assert off.lr_calibration == "off"  # the shared tiny study opts out, for speed
+    on = tiny_study(tmp_path, lr_calibration="auto")
+    assert phase_trials(on)["search"][0] == phase_trials(off)["search"][0] + 5
