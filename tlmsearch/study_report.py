@@ -294,9 +294,7 @@ def markdown(s: Mapping[str, Any]) -> str:
         + "; ".join(f"{a} {floor_text(f)}" for a, f in (s.get("noise_floor") or {}).items())
         + ".",
         "Learning rate of each architecture (chosen on uniform by the calibration: lowest final "
-        "val_loss): "
-        + "; ".join(f"{a} {lr_text(v)}" for a, v in (s.get("learning_rates") or {}).items())
-        + ".",
+        "val_loss): " + "; ".join(f"{a} {lr_text(v)}" for a, v in (s.get("learning_rates") or {}).items()) + ".",
     ]
     if s.get("random_control"):
         out += ["", "## Random-search control (verified as `random-best`)", ""]
@@ -333,9 +331,7 @@ def to_html(s: Mapping[str, Any]) -> str:
         + e("; ".join(f"{a} {floor_text(f)}" for a, f in (s.get("noise_floor") or {}).items()))
         + ".</p>",
         "<p>Learning rate of each architecture (chosen on uniform by the calibration: lowest final "
-        "val_loss): "
-        + e("; ".join(f"{a} {lr_text(v)}" for a, v in (s.get("learning_rates") or {}).items()))
-        + ".</p>",
+        "val_loss): " + e("; ".join(f"{a} {lr_text(v)}" for a, v in (s.get("learning_rates") or {}).items())) + ".</p>",
     ]
     if s.get("random_control"):
         parts.append("<h2>Random-search control (verified as random-best)</h2><ul>")
