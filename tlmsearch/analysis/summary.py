@@ -248,6 +248,10 @@ def run_verdicts(
     if kind is None or _unfinished(recs, plan):
         return []
     seeds = _plan_seeds(recs, plan) if kind == "verify" else None
+    if seeds is not None and plan and plan.get("sequential"):  # verify --looks: re-decide sequentially
+        from tlmsearch.analysis.sequential_verdict import from_plan  # lazy: it builds on this module
+
+        return from_plan(recs, plan["sequential"], arch=arch, method=method)
     return verdicts(recs, margin=margin, alpha=alpha, arch=arch, kinds=(kind,), method=method, seeds=seeds)
 
 

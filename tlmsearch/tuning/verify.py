@@ -76,6 +76,21 @@ def check_verify_options(
     return count
 
 
+def check_sequential_options(looks: object, spending: object, method: str, *, flags: bool = False) -> None:
+    """Refuse bad group-sequential options in one line each (`looks` None: the fixed plan)."""
+    from tlmsearch.analysis.sequential import MAX_LOOKS
+
+    if looks is None:
+        return
+    name = "--looks" if flags else "looks"
+    check_int(name, looks, 2, MAX_LOOKS)
+    if spending not in ("obf", "pocock"):
+        what = "--spending" if flags else "spending"
+        raise ConfigError(f"{what}={spending!r} is not allowed; choose one of: obf, pocock")
+    if method != "t":
+        raise ConfigError(f"{name} needs the t tests (--interval t): the sequential boundaries are t boundaries")
+
+
 @dataclass(frozen=True)
 class VerifyResult:
     run_dir: Path
@@ -85,6 +100,7 @@ class VerifyResult:
     seeds: list[int] = field(default_factory=list)  # the seeds that decided
     pilot: list[int] = field(default_factory=list)  # the pilot's seeds (spread only), [] for fixed seeds
     plan: SeedPlan | None = None  # the seed plan (`seeds="auto"`), None for fixed seeds
+    sequential: dict[str, Any] | None = None  # `looks`: the design, looks and seeds used (verify.json's)
 
     @property
     def reused(self) -> int:
@@ -141,6 +157,8 @@ def verify(
     announce: Callable[[str], None] | None = None,
     controls: Sequence[str] = CONTROLS,
     named_controls: Mapping[str, Mapping[str, Any]] | None = None,
+    looks: int | None = None,
+    spending: str = "obf",
 ) -> VerifyResult:
     """Re-train the top-k profiles and the baselines with fresh seeds; return the verdicts.
 
@@ -161,6 +179,12 @@ def verify(
     e.g. {"random-best": ...}, the best profile of a random-search companion.
     `storage`: where the re-trainings' checkpoints go (a shared path or object-store URI; default:
     the search's `storage`, "" = the run directory). Every bad option is refused before anything trains.
+
+    `looks=K`: group-sequential (`analysis.sequential`): the deciding seeds train in K stages
+    (all N with `seeds=N`; with "auto", the N the sequential planner asks for after the pilot, at
+    most `max_seeds` with the pilot), each candidate's tests are decided after every stage with
+    `spending` ("obf": O'Brien-Fleming-type, or "pocock") alpha spending and Holm, and the
+    candidates decided (and all, once one is shown better) stop training.
     """
     if not isinstance(study, Study | str | Path) or isinstance(study, str) and not study.strip():
         raise UserError(
@@ -171,6 +195,7 @@ def verify(
     margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
     if seeds != "auto":
         check_method(method, int(seeds))  # before any training: the bootstrap needs enough seeds
+    check_sequential_options(looks, spending, method)
     study = load(study) if isinstance(study, str | Path) else study
     if not finished(study.records):
         raise UserError(f"{study.run_dir} has no finished trials (complete, full fidelity): nothing to verify")
@@ -191,9 +216,14 @@ def verify(
         return same_training(r, wanted_train, wanted_data, overridden, device)
 
     def train_seeds(
-        seed_list: list[int], what: str = "", before: Callable[[], None] | None = None
+        seed_list: list[int],
+        what: str = "",
+        before: Callable[[], None] | None = None,
+        only: set[tuple[str, int]] | None = None,
     ) -> tuple[list[Planned], list[TrialRecord], float]:
         planned = plan(load(study.run_dir).records, top_k, seed_list, steps, reusable, controls, named_controls)
+        if only is not None:  # a sequential stage: cosine and the candidates still undecided
+            planned = [p for p in planned if (p.label, p.base_width) in only]
         if before is not None:  # the plan is valid: say what is about to train
             before()
         items = [
@@ -204,7 +234,7 @@ def verify(
         if what and progress and items:
             profiles = len(planned) // max(1, len(seed_list))
             then = ""
-            if seeds == "auto":
+            if seeds == "auto" and looks is None:
                 lo, hi = profiles * 2, profiles * (max_seeds - len(seed_list))
                 then = f"then {lo}-{hi} runs of the fresh seeds the planner asks for (2-{hi // profiles} a profile)"
             announce_plan(fixed_line, address, cfg, len(items), what, then=then, out=announce)
@@ -222,7 +252,13 @@ def verify(
             if r.max_steps == steps and r.seed in keep and label(r) in wanted and reusable(r)
         ] + [r for r in finished(records) if r.kind != "verify" or reusable(r)]
 
-    def record_plan(pilot: list[int], decide_on: list[int], seed_plan: SeedPlan | None, complete: bool) -> None:
+    def record_plan(
+        pilot: list[int],
+        decide_on: list[int],
+        seed_plan: SeedPlan | None,
+        complete: bool,
+        sequential: Mapping[str, Any] | None = None,
+    ) -> None:
         """verify.json: the seeds that decide; `complete` false while they are still training, so
         that a report of an interrupted verify gives no verdict (never one on the pilot's seeds).
         A finished plan of another step count stays in it as `previous` until this one ends: it
@@ -236,6 +272,8 @@ def verify(
             "alpha": alpha,
             "complete": complete,
         }
+        if sequential is not None:
+            doc["sequential"] = dict(sequential)
         try:
             old = read_verify(study.run_dir)
         except ConfigError:
@@ -248,12 +286,37 @@ def verify(
         write_json(Path(study.run_dir) / VERIFY, doc)
 
     auto = seeds == "auto"
+    wanted: set[str] = set()
+    if looks is not None:
+        from tlmsearch.tuning.verify_sequential import run_sequential
+
+        seq = run_sequential(
+            study.run_dir,
+            first=first_seeds,
+            n_seeds=None if auto else int(seeds),
+            looks=looks,
+            spending=spending,
+            margin=margin,
+            alpha=alpha,
+            power=power,
+            max_seeds=max_seeds,
+            arch=cfg.arch,
+            method=method,
+            train_seeds=train_seeds,
+            mine=mine,
+            record_plan=record_plan,
+            want=wanted.update,
+            say=announce if announce is not None else (lambda text: print(text, flush=True)) if progress else None,
+        )
+        return VerifyResult(
+            Path(study.run_dir), seq.planned, seq.new, seq.verdicts, seq.seeds, seq.pilot, None, seq.summary
+        )
     stage = "pilot" if auto else "seeds"
     what = f"verify {Path(study.run_dir).name} ({stage} {first_seeds[0]}..{first_seeds[-1]})"
     planned, new, wall = train_seeds(
         first_seeds, what, lambda: record_plan(first_seeds if auto else [], [] if auto else first_seeds, None, False)
     )
-    wanted = {p.label for p in planned}
+    wanted |= {p.label for p in planned}
     pilot: list[int] = []
     seed_plan: SeedPlan | None = None
     decide_on = first_seeds

@@ -1,0 +1,132 @@
+"""`verify --looks K`: train the deciding seeds in K stages, decide after each, stop the decided.
+
+The design and the decision are `analysis.sequential`'s (pure); the verdict from the records is
+`analysis.sequential_verdict`'s. This module only runs the stages with verify's own helpers
+(`train_seeds`, `mine`, `record_plan`, passed in by `tuning.verify.verify`): after each look the
+candidates still undecided and cosine train the next stage's seeds; the study ends when every
+candidate is decided, when one is shown better, or at the last look. verify.json records the
+design, its seeds and the looks taken, so that `tlmsearch report` re-decides the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tlmsearch.analysis.pilot import pilot_spread
+from tlmsearch.analysis.plan import Planned
+from tlmsearch.analysis.sequential import design as make_design
+from tlmsearch.analysis.sequential import plan_max_seeds
+from tlmsearch.analysis.sequential_verdict import SequentialGroup, sequential_verdicts
+from tlmsearch.analysis.verdict import Verdict
+from tlmsearch.errors import ConfigError
+from tlmsearch.rundir.records import TrialRecord
+
+
+@dataclass(frozen=True)
+class SequentialRun:
+    planned: list[Planned]
+    new: list[TrialRecord]
+    verdicts: list[Verdict]
+    seeds: list[int]  # the seeds cosine trained (the deciding seeds up to the last look taken)
+    pilot: list[int]
+    summary: dict[str, Any]  # verify.json's "sequential"
+
+
+def record(design: Any, seeds: Sequence[int], looks_taken: int, groups: Sequence[SequentialGroup]) -> dict[str, Any]:
+    """verify.json's "sequential" entry: enough to re-decide from the records alone."""
+    return {
+        "design": design.to_dict(),
+        "seeds": list(seeds),
+        "looks_taken": looks_taken,
+        "groups": [g.to_dict() for g in groups],
+    }
+
+
+def run_sequential(
+    run_dir: str | Path,
+    *,
+    first: list[int],
+    n_seeds: int | None,
+    looks: int,
+    spending: str,
+    margin: float,
+    alpha: float,
+    power: float,
+    max_seeds: int,
+    arch: str,
+    method: str,
+    train_seeds: Callable[..., tuple[list[Planned], list[TrialRecord], float]],
+    mine: Callable[[list[int]], list[TrialRecord]],
+    record_plan: Callable[..., None],
+    want: Callable[[set[str]], None],
+    say: Callable[[str], None] | None,
+) -> SequentialRun:
+    """The stages of a sequential verify. `first`: the pilot's seeds (`n_seeds` None, "auto") or
+    the first seeds of a fixed maximum of `n_seeds`; `want` adds labels to what `mine` keeps."""
+    name = Path(run_dir).name
+    planned: list[Planned] = []
+    new: list[TrialRecord] = []
+    pilot: list[int] = []
+    start = first[0]
+    if n_seeds is None:  # a pilot for the spread only, as the fixed plan's, then N_max planned
+        pilot = list(first)
+        more, fresh, _ = train_seeds(
+            pilot, f"verify {name} (pilot {pilot[0]}..{pilot[-1]})", lambda: record_plan(pilot, [], None, False)
+        )
+        planned, new = planned + more, new + fresh
+        want({p.label for p in more})
+        spread = pilot_spread(mine(pilot), pilot)
+        room = max_seeds - len(pilot)
+        if room < 2:
+            raise ConfigError(f"--max-seeds={max_seeds} leaves fewer than 2 seeds after the pilot for --looks")
+        n_seeds = plan_max_seeds(
+            spread.sd, spread.n_candidates, looks, margin=margin, alpha=alpha, power=power, spending=spending, cap=room
+        )
+        n_seeds = max(n_seeds, 2)
+        start = max(pilot) + 1
+        if say:
+            say(
+                f"verify: the pilot's paired sd {spread.sd:.4f} nats ({spread.worst}, "
+                f"{spread.n_candidates} candidates) "
+                f"asks for at most {n_seeds} fresh seeds per profile in {looks} looks"
+            )
+    design = make_design(n_seeds, looks, margin=margin, alpha=alpha, spending=spending)
+    seeds = [start + i for i in range(design.max_seeds)]
+    if say:
+        say(f"verify: {design.describe()}; seeds {seeds[0]}..{seeds[-1]}; decided candidates stop training")
+    only: set[tuple[str, int]] | None = None
+    results: list[tuple[Verdict, SequentialGroup]] = []
+    taken = 0
+    for k, n in enumerate(design.looks):
+        prev = design.looks[k - 1] if k else 0
+        stage = seeds[prev:n]
+        what = f"verify {name} (look {k + 1} of {design.n_looks}: seeds {stage[0]}..{stage[-1]})"
+        groups_so_far = [g for _, g in results]
+        record_plan(pilot, seeds[:n], None, False, record(design, seeds, k, groups_so_far))
+        more, fresh, _ = train_seeds(stage, what, None, only)
+        planned, new = planned + more, new + fresh
+        want({p.label for p in more})
+        taken = k + 1
+        results = sequential_verdicts(mine(seeds[:n]), design, seeds, through=taken, arch=arch, method=method)
+        groups = [g for _, g in results]
+        only = {(c, g.base_width) for g in groups if g.running for c in (g.cosine, *g.active)}
+        if say:
+            for g in groups:
+                d = g.decision
+                better = [c for j, c in enumerate(g.candidates) if d.shown_better[j]]
+                within = [c for j, c in enumerate(g.candidates) if d.within_margin[j] and not d.shown_better[j]]
+                say(
+                    f"verify: look {taken} of {design.n_looks} ({n} seeds) {g.group}: shown better: "
+                    f"{', '.join(better) or 'none'}; within the margin: {len(within)}; still training: "
+                    f"{len(g.active) if g.running else 0}"
+                )
+        if not only:
+            break
+    groups = [g for _, g in results]
+    used = seeds[: design.looks[max(taken, 1) - 1]]
+    summary = record(design, seeds, taken, groups)
+    record_plan(pilot, used, None, True, summary)
+    return SequentialRun(planned, new, [v for v, _ in results], used, pilot, summary)
