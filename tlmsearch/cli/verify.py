@@ -10,6 +10,7 @@ from typing import Any
 
 from tlmsearch.cli._config_args import add_training_arguments, training_overrides
 from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
+from tlmsearch.errors import UserError
 
 # the defaults of the options a study's architecture directory takes from its study instead
 DEFAULTS: dict[str, Any] = {"top_k": 5, "seeds": "auto", "max_seeds": 20, "pilot_seeds": 3}
@@ -104,6 +105,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="more profiles to re-train beside cosine, uniform and the default controls (a study's, in a study's "
         "directory): family[:param=value,...] texts or the set 'literature' (openelm, reverse, frame, crown, "
         "middle, bowtie)",
+    )
+    p.add_argument(
+        "--looks",
+        type=int,
+        default=None,
+        help="group-sequential: train the deciding seeds in this many stages (2 to 20), decide after each with "
+        "alpha spending and Holm, and stop the candidates decided (all once one is shown better); --seeds N is "
+        "then the most seeds, --seeds auto plans that most after the pilot (default: one decision, no looks)",
+    )
+    p.add_argument(
+        "--spending",
+        choices=("obf", "pocock"),
+        default="obf",
+        help="alpha spending with --looks: obf (O'Brien-Fleming-type, default: little at the early looks) or "
+        "pocock (Pocock-type: more at the early looks, more seeds at the last)",
     )
     add_verdict_arguments(p)
     p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
@@ -205,10 +221,10 @@ def _update_study(arch_dir: Path, outcome: str, quiet: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.analysis.pilot import check_plan_options, parse_seeds
     from tlmsearch.analysis.stats import check_method
-    from tlmsearch.rundir.io import check_run_files, require_dir
-    from tlmsearch.tuning.verify import check_verify_options, verify
+    from tlmsearch.tuning.verify import check_sequential_options, check_verify_options, verify
 
-    check_run_files(require_dir(args.run_dir))  # missing, a link loop, a FIFO for a file: one line, before Ray
+    if not Path(args.run_dir).is_dir():
+        raise UserError(f"run directory {args.run_dir!r} does not exist")
     from_study = study_defaults(args)
     controls = verify_controls(args.controls, from_study.get("controls"))
     if controls is not None:
@@ -225,6 +241,7 @@ def run(args: argparse.Namespace) -> int:
     check_plan_options(seeds, pilot_seeds=args.pilot_seeds, max_seeds=args.max_seeds, method=args.interval)
     if seeds != "auto":
         check_method(args.interval, int(seeds))
+    check_sequential_options(args.looks, args.spending, args.interval, flags=True)
     result = verify(
         args.run_dir,
         top_k=args.top_k,
@@ -240,6 +257,8 @@ def run(args: argparse.Namespace) -> int:
         address=args.address,
         storage=args.storage,
         progress=not (args.json or args.quiet),
+        looks=args.looks,
+        spending=args.spending,
     )
     if not args.json:
         decided = f"{len(result.seeds)} seeds ({result.seeds[0]}..{result.seeds[-1]})" if result.seeds else "no seeds"
@@ -247,6 +266,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"verify: {len(result.planned)} (profile, seed) runs, {result.reused} reused, "
             f"{len(result.new_records)} trained; decided on {decided}{pilot}"
+            + (f", {result.sequential['looks_taken']} looks" if result.sequential else "")
         )
     print_verdicts(result.verdicts, args.json)
     if from_study and result.verdicts:
