@@ -16,7 +16,9 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from tlmsearch.calibrate import rate_or_reason
 from tlmsearch.estimate import Estimate, Work, estimate, fixed_work, plan_line, search_work
+from tlmsearch.presets import preset
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import trial_shape
 from tlmsearch.rundir.noise import noise_trial_seeds
@@ -29,7 +31,7 @@ from tlmsearch.tuning.trainable import trial_length_line, trial_train_config
 def slots(cfg: SearchConfig, cpus: float | None = None, gpus: float | None = None) -> int:
     """Trials at once: by CPUs (and GPUs) per trial on `cpus` CPUs (default: this machine's),
     capped by `max_concurrent`."""
-    from tlmsearch.hardware import cpu_count
+    from tlmsearch.hardware import cpu_count  # lazy: heavy (torch)
 
     n = max(1, int((cpus if cpus is not None else cpu_count()) // cfg.cpus_per_trial))
     if cfg.gpus_per_trial > 0 and gpus is not None:
@@ -38,15 +40,11 @@ def slots(cfg: SearchConfig, cpus: float | None = None, gpus: float | None = Non
 
 
 def _rate(cfg: SearchConfig, at_once: int) -> object:
-    from tlmsearch.calibrate import rate_or_reason
-
     model = trial_shape(cfg, ProfileSpec.parse("uniform"))[2]
     return rate_or_reason(model, trial_train_config(cfg, cfg.seed), cfg.data, slots=at_once)
 
 
 def _tokens_per_step(cfg: SearchConfig) -> int:
-    from tlmsearch.presets import preset
-
     seq = int(cfg.model.get("seq_len", preset(cfg.preset).seq_len))
     return cfg.train.batch_size * cfg.train.grad_accum * seq
 

@@ -47,7 +47,7 @@ def run_fixed(
     `<trial storage>/fixed/<kind>-<time>`: below the run directory, or below the run's folder in
     `search_cfg.storage` (recorded in `locations.json`).
     """
-    from tlmsearch.tuning import progress as progress_view
+    from tlmsearch.tuning import progress as progress_view  # lazy: heavy (ray)
 
     if not items:
         return []

@@ -161,7 +161,7 @@ def open_study(run_dir: Path) -> optuna.Study | None:
     """The search's study in `run_dir`'s journal (None when there is no journal or study yet)."""
     import optuna
 
-    from tlmsearch.tuning.searcher import STUDY_NAME, open_storage
+    from tlmsearch.tuning.searcher import STUDY_NAME, open_storage  # lazy: heavy (ray)
 
     if not (run_dir / OPTUNA_LOG).is_file():
         return None

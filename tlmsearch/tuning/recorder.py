@@ -12,10 +12,12 @@ from ray.tune import Callback
 from tlmsearch.analysis.plan import device_kind
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec, shape_stats
+from tlmsearch.rates import rate_shape, record_rate, run_rate
 from tlmsearch.resolve import budget_for
 from tlmsearch.rundir.records import RecordLog, TrialRecord, read_records
 from tlmsearch.search_config import SearchConfig
-from tlmsearch.tuning.searcher import SPACE_ERROR
+from tlmsearch.tuning.location import run_dir
+from tlmsearch.tuning.searcher import SPACE_ERROR, mark_pruned
 
 # Tune config keys that are ours, not sampled Optuna parameters
 _OWN_KEYS = {"profile", "baseline", "number", "kind", "seed", "index", SPACE_ERROR}
@@ -150,8 +152,6 @@ class RecordWriter(Callback):
         return {"cfg": self.cfg}  # no path: a copied or moved run writes where it now lies
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        from tlmsearch.tuning.location import run_dir
-
         self.__init__(run_dir(), state["cfg"])  # type: ignore[misc]
 
     @property
@@ -205,8 +205,6 @@ class RecordWriter(Callback):
                 self._write(trial, None, reason=f"time budget of {budget:g} s reached")
             numbers = [int(trial_config(t.config).get("number", -1)) for t in cut]
             if any(n >= 0 for n in numbers):
-                from tlmsearch.tuning.searcher import mark_pruned
-
                 mark_pruned(self.run_dir, [n for n in numbers if n >= 0])
         if not getattr(self, "_caught_up", False):  # after the cut ones: they keep their time-budget reason
             self._caught_up = True
@@ -234,8 +232,6 @@ class RecordWriter(Callback):
 def remember_rate(record: TrialRecord, cache_dir: Path) -> bool:
     """Add an ended trial's seconds per step to the rate cache (`tlmsearch.rates`); failed trials,
     records without their model, and restarted trials (their wall time mixes sessions) add nothing."""
-    from tlmsearch.rates import rate_shape, record_rate, run_rate
-
     if record.status == "failed" or not record.model or not record.train or record.retries:
         return False
     measured = run_rate(record.metrics, record.steps, record.wall_s)

@@ -39,8 +39,10 @@ from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import budget_for, search_preset, sweep_levels, sweep_widths
 from tlmsearch.rundir.layout import OPTUNA_LOG
+from tlmsearch.rundir.records import SEARCH_KINDS, read_records
 from tlmsearch.search_config import SearchConfig
 from tlmsearch.spaces import SearchSpace, check_sample, load_space, sampled_text
+from tlmsearch.tuning.location import run_dir
 
 if TYPE_CHECKING:  # pragma: no cover
     import optuna
@@ -194,9 +196,6 @@ class ProfileSearch(OptunaSearch):
     def _drop_recorded_baselines(self) -> None:
         """Forget the pending baselines `trials.jsonl` already holds: Tune's snapshot of this
         searcher can predate their trials (the driver was killed after they ran)."""
-        from tlmsearch.rundir.records import SEARCH_KINDS, read_records
-        from tlmsearch.tuning.location import run_dir
-
         done = {
             (r.baseline, r.params.get("base_width"))
             for r in read_records(run_dir())
@@ -208,8 +207,6 @@ class ProfileSearch(OptunaSearch):
         if self._ot_study is not None:
             return
         import optuna
-
-        from tlmsearch.tuning.location import run_dir
 
         self._storage = open_storage(str(run_dir()))
         study = optuna.load_study(study_name=STUDY_NAME, storage=self._storage, sampler=self._sampler)

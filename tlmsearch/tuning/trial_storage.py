@@ -24,6 +24,7 @@ from tlmsearch.errors import ConfigError
 from tlmsearch.search_config import SearchConfig
 from tlmsearch.storage import join, local_path, trial_root
 from tlmsearch.tuning.store_dir import StoreDir, open_filesystem
+from tlmsearch.validate import writable_dir
 
 MARKERS = ".tlmsearch-markers"  # folder of the marker files, inside the run's trial storage
 SHARED_TIMEOUT_S = 60.0
@@ -50,8 +51,6 @@ def check_writable(root: str) -> None:
     """Create `root` and write and delete a marker file in it; a one-line ConfigError if not."""
     path = local_path(root)
     if path is not None:
-        from tlmsearch.validate import writable_dir
-
         writable_dir(path, f"storage {root}", create=True)
     fs, fs_path = open_filesystem(root)
     marker = f"{fs_path.rstrip('/')}/.tlmsearch-write-{uuid.uuid4().hex[:12]}"
