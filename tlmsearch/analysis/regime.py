@@ -108,7 +108,7 @@ class Regime:
             parts.append(f"{_fmt(*self.non_embedding, _si)} non-embedding parameters")
         tpp = self.tokens_per_param
         parts.append(
-            f"{_fmt(*tpp, lambda x: f'{x:.2g}' if x < 10 else f'{x:.3g}')} tokens per parameter"
+            f"{_fmt(*tpp, lambda x: f'{x:#.2g}' if x < 10 else f'{x:.3g}')} tokens per parameter"
             if math.isfinite(tpp[0])
             else "tokens per parameter unknown"
         )
@@ -121,26 +121,26 @@ class Regime:
         return ", ".join(parts)
 
     def meaning(self) -> str:
-        """What the regime lets a result say, with the threshold it was judged against."""
+        """What the regime lets a result say, with the thresholds it was judged against."""
         decide, screen = f"{DECIDE_TOKENS_PER_PARAM:g}", f"{SCREEN_TOKENS_PER_PARAM:g}"
         if self.name == DECISION:
             return f"at or above {decide} tokens per parameter, where the field decides architecture questions"
         if self.name == SCREENING:
             return (
-                f"screening regime ({screen}-{decide} tokens per parameter): a screen, not a decision; "
-                f"the field decides at >= {decide}"
+                f"screening regime, {screen}-{decide} tokens per parameter: a screen, not a decision "
+                f"(the field decides at >= {decide})"
             )
         if self.name == EARLY:
             return (
-                f"early training (below {screen} tokens per parameter): this is about early training, how fast "
-                f"a shape starts, not how well it spends its capacity; the field screens at >= {screen} and "
+                f"early training, below {screen} tokens per parameter: this is about early training (how fast a "
+                f"shape starts, not how well it spends its capacity); the field screens at >= {screen} and "
                 f"decides at >= {decide}"
             )
         return "records written before they carried their tokens per parameter"
 
     def clause(self) -> str:
-        """The regime as the headline states it: 'regime: <figures> (<meaning>)'."""
-        return f"regime: {self.figures()} ({self.meaning()})"
+        """The regime as the headline states it: 'regime: <figures> - <meaning>'."""
+        return f"regime: {self.figures()} - {self.meaning()}"
 
     def to_dict(self) -> dict[str, Any]:
         def plain(pair: tuple[float, float]) -> list[float | None]:

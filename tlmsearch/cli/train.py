@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shutil
 import signal
 import sys
@@ -389,6 +390,21 @@ def _train_into(
             f"train_loss {m['train_loss']:.4f}\n"
             f"  {int(m['steps'])} steps, {int(m['tokens']):,} tokens in {m['wall_s']:.1f}s "
             f"({m['tokens_per_s']:,.0f} tok/s, mfu {100 * m['mfu']:.1f}%), "
-            f"{int(m['params_total']):,} parameters ({int(m['params_mlp']):,} in MLPs){kept}"
+            f"{int(m['params_total']):,} parameters ({int(m['params_mlp']):,} in MLPs){_regime(m)}{kept}"
         )
     return 0
+
+
+def _regime(m: dict[str, Any]) -> str:
+    """'\n  regime: 0.52 tokens per parameter (20,640 non-embedding), 0.011 epochs, 8,192 validation
+    tokens: early training' (empty for metrics without them)."""
+    from tlmsearch.analysis.regime import regime_name
+
+    if "tokens_per_param" not in m:
+        return ""
+    tpp = float(m["tokens_per_param"])
+    return (
+        f"\n  regime: {tpp:.3g} tokens per parameter ({int(m['params_non_embedding']):,} non-embedding), "
+        f"{float(m.get('epochs', math.nan)):.3g} epochs, {int(m.get('val_tokens', 0)):,} validation tokens: "
+        f"{regime_name(tpp)}"
+    )
