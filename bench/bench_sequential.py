@@ -36,6 +36,7 @@ from typing import Any
 
 from bench._common import print_header, save_result, table
 from tlmsearch.analysis import sequential as sq
+from tlmsearch.analysis import sequential_sim as sim
 from tlmsearch.analysis.planning import plan_seeds
 
 # per architecture: the paired sd of the reference study's verify pilot (seeds 1-3, the largest of
@@ -64,7 +65,7 @@ def cells(m: int) -> dict[str, tuple[list[float], str]]:
 def run_design(name: str, d: sq.Design, sd: float, n: int, extra_seeds: int = 0) -> dict[str, Any]:
     row: dict[str, Any] = {"design": name, "looks": list(d.looks), "spending": d.spending}
     for cell, (gains, _) in cells(M).items():
-        s = sq.simulate(gains, sd, d, n_studies=n, seed=zlib.crc32(f"{name}/{sd}/{cell}".encode()))
+        s = sim.simulate(gains, sd, d, n_studies=n, seed=zlib.crc32(f"{name}/{sd}/{cell}".encode()))
         row[cell] = {
             "better": s.better,
             "near_optimal": s.near_optimal,
@@ -80,8 +81,8 @@ def architecture(arch: str, sd: float, n: int) -> dict[str, Any]:
         sd=sd, pilot_seeds=PILOT, margin=MARGIN, alpha=ALPHA, n_candidates=M, power=POWER, max_seeds=10_000
     )
     fixed = plan.n_seeds  # pilot + needed
-    planned = sq.plan_max_seeds(sd, M, LOOKS, margin=MARGIN, alpha=ALPHA, power=POWER)
-    planned8 = sq.plan_max_seeds(sd, M, 8, margin=MARGIN, alpha=ALPHA, power=POWER)
+    planned = sim.plan_max_seeds(sd, M, LOOKS, margin=MARGIN, alpha=ALPHA, power=POWER)
+    planned8 = sim.plan_max_seeds(sd, M, 8, margin=MARGIN, alpha=ALPHA, power=POWER)
     kw = {"margin": MARGIN, "alpha": ALPHA}
     designs = [
         ("today: fixed plan", sq.Design(looks=(plan.final_seeds,), **kw), PILOT),
@@ -124,7 +125,10 @@ def main(argv: list[str] | None = None) -> int:
     n = 4000 if args.quick else 20_000
     t0 = time.perf_counter()
     result: dict[str, Any] = {"machine": info, "n_studies": n, "margin": MARGIN, "alpha": ALPHA, "m": M}
-    archs = [architecture(a, sd, n) for a, sd in REFERENCE.items()]
+    archs = []
+    for a, sd in REFERENCE.items():
+        archs.append(architecture(a, sd, n))
+        print(f"  {a}: done at {time.perf_counter() - t0:.0f} s", flush=True)
     result["architectures"] = archs
     print(f"\n{M} candidates, margin {MARGIN:.0%}, alpha {ALPHA}, {n} studies a cell (rate ± Monte-Carlo SE)")
     print("seeds = mean runs per profile (pilot included for today's plan); x = that / today's fixed plan")

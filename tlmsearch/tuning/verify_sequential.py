@@ -18,7 +18,7 @@ from typing import Any
 from tlmsearch.analysis.pilot import pilot_spread
 from tlmsearch.analysis.plan import Planned
 from tlmsearch.analysis.sequential import design as make_design
-from tlmsearch.analysis.sequential import plan_max_seeds
+from tlmsearch.analysis.sequential_sim import plan_max_seeds
 from tlmsearch.analysis.sequential_verdict import SequentialGroup, sequential_verdicts
 from tlmsearch.analysis.verdict import Verdict
 from tlmsearch.errors import ConfigError

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tlmsearch.analysis import sequential as sq
+from tlmsearch.analysis import sequential_sim as sim
 from tlmsearch.analysis.decision import OUTCOMES
 from tlmsearch.errors import ConfigError
 
@@ -97,14 +98,14 @@ def test_through_gives_the_decision_at_an_earlier_look() -> None:
 def test_false_better_at_most_alpha(spending: str) -> None:
     # one candidate equal to cosine, few seeds, 5 looks: where the t conversion matters most
     d = sq.design(10, 5, spending=spending)
-    s = sq.simulate([0.0], 0.02, d, n_studies=5000, seed=11)
+    s = sim.simulate([0.0], 0.02, d, n_studies=5000, seed=11)
     assert s.better <= ALPHA + tol(5000), s
 
 
 def test_nominal_alpha_at_each_look_is_caught() -> None:
     # the deliberately wrong procedure: no spending, alpha at each of 5 looks
     d = sq.design(10, 5, spending="nominal")
-    s = sq.simulate([0.0], 0.02, d, n_studies=5000, seed=11)
+    s = sim.simulate([0.0], 0.02, d, n_studies=5000, seed=11)
     assert s.better > ALPHA + tol(5000), s
 
 
@@ -123,19 +124,19 @@ def test_uncalibrated_t_conversion_exceeds_the_level_at_few_seeds() -> None:
 def test_false_near_optimal_at_one_margin_at_most_alpha() -> None:
     # the others far worse: decided at once, they pass their alpha on (the hardest case)
     d = sq.design(40, 4)
-    s = sq.simulate([MARGIN, -0.05, -0.05], 0.02, d, n_studies=4000, seed=12)
+    s = sim.simulate([MARGIN, -0.05, -0.05], 0.02, d, n_studies=4000, seed=12)
     assert s.near_optimal <= ALPHA + tol(4000), s
 
 
 def test_power_and_seeds_at_a_three_percent_gain() -> None:
     d = sq.design(40, 4)
-    s = sq.simulate([0.03, 0.0, 0.0], 0.02, d, n_studies=2000, seed=13)
+    s = sim.simulate([0.03, 0.0, 0.0], 0.02, d, n_studies=2000, seed=13)
     assert s.better >= 0.8
     assert s.seeds_per_profile < 0.6 * 40  # a clear gain stops the study early
 
 
 def test_plan_max_seeds_reaches_its_power() -> None:
-    n = sq.plan_max_seeds(0.02, 2, 4, power=0.8, n_studies=1000, cap=200)
+    n = sim.plan_max_seeds(0.02, 2, 4, power=0.8, n_studies=1000, cap=200)
     assert 4 <= n < 200
-    p = sq.power_near_optimal(0.02, 2, n, 4, n_studies=2000, seed=5)
+    p = sim.power_near_optimal(0.02, 2, n, 4, n_studies=2000, seed=5)
     assert p >= 0.8 - tol(2000, 0.8)
