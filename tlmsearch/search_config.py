@@ -230,7 +230,7 @@ class SearchConfig(Config):
         object.__setattr__(self, "lr_calibration", parse_setting(self.lr_calibration))
         if not 0.0 < self.lr_calibration_fraction <= 1.0:
             raise ConfigError(f"lr_calibration_fraction={self.lr_calibration_fraction} must lie in (0, 1]")
-        if self.grace_steps > self.train.steps:
+        if self.grace_steps > self.train.steps and not self.train.tokens_per_param:  # else: once derived
             raise ConfigError(f"grace_steps={self.grace_steps} must not exceed train.steps={self.train.steps}")
         if self.name:
             check_name(self.name)

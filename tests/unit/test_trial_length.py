@@ -129,6 +129,15 @@ def test_search_dry_run_derives_the_steps(capsys: pytest.CaptureFixture[str]) ->
     assert code == 2 and len(err.splitlines()) == 1 and "both set the trial length" in err
 
 
+def test_grace_steps_are_checked_against_the_derived_steps() -> None:
+    cfg = SearchConfig(preset="tiny", grace_steps=500, train=TrainConfig(tokens_per_param=20))
+    n, per_step = uniform_counts(cfg)
+    assert math.ceil(20 * n / per_step) >= 500  # more steps than the default 300: accepted once derived
+    assert resolve_trial_length(cfg).grace == 500
+    with pytest.raises(ConfigError, match="grace_steps=500 must not exceed the .* steps that tokens_per_param=1 gives"):
+        resolve_trial_length(cfg.replace(train=TrainConfig(tokens_per_param=1)))
+
+
 def test_a_budget_sweep_takes_its_middle_budget_and_says_so() -> None:
     cfg = SearchConfig(
         preset="tiny", base_widths=(32, 128), train=TrainConfig(tokens_per_param=4), data=DataConfig(corpus="pydoc")

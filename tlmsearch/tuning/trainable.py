@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.config import ModelConfig, TrainConfig, trial_length_text, with_tokens_per_param
+from tlmsearch.errors import ConfigError
 from tlmsearch.models import count_params
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import sweep_widths, trial_shape
@@ -67,6 +68,11 @@ def resolve_trial_length(cfg: SearchConfig) -> SearchConfig:
         return cfg
     model = trial_shape(cfg, ProfileSpec.parse("uniform"))[2]
     train = with_tokens_per_param(cfg.train, count_params(model).non_embedding, model.seq_len)
+    if cfg.grace_steps > train.steps:
+        raise ConfigError(
+            f"grace_steps={cfg.grace_steps} must not exceed the {train.steps:,} steps that "
+            f"tokens_per_param={train.tokens_per_param:g} gives"
+        )
     return cfg if train is cfg.train else cfg.replace(train=train)
 
 
@@ -94,7 +100,7 @@ def speed_metrics(cfg: SearchConfig, train_cfg: TrainConfig, model_cfg: Any) -> 
     no objective asks for it."""
     if not set(cfg.objectives) & set(SPEED_OBJECTIVES):
         return {}
-    from tlmsearch.trainer import resolve_vocab
+    from tlmsearch.trainer import resolve_vocab  # lazy: heavy (numpy, torch)
 
     reference = resolve_vocab(trial_shape(cfg, ProfileSpec.parse("uniform"))[2], cfg.data)
     device = train_cfg.device
@@ -144,7 +150,7 @@ def use_assigned_gpu(device: str) -> int | None:
         return None
     import torch
 
-    from tlmsearch.hardware import assigned_cuda_index
+    from tlmsearch.hardware import assigned_cuda_index  # lazy: heavy (torch)
 
     index = assigned_cuda_index(_assigned_gpus(), os.environ.get("CUDA_VISIBLE_DEVICES"))
     if torch.cuda.is_available() and index < torch.cuda.device_count():
@@ -188,7 +194,7 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
     import torch
     from ray import tune
 
-    from tlmsearch.trainer import CHECKPOINT_FILE, resolve_vocab, train
+    from tlmsearch.trainer import CHECKPOINT_FILE, resolve_vocab, train  # lazy: heavy (numpy, torch)
 
     cfg = SearchConfig.from_dict(search)
     config = config["item"] if "item" in config else config  # run_fixed's grid search
