@@ -51,6 +51,7 @@ from tlmsearch.hardware import matmul_peak, resolve_device, thread_count, torch_
 from tlmsearch.models import build_model, count_params, flops_per_token
 from tlmsearch.models.build import weight_decay_split
 from tlmsearch.models.common import inner_clip_fraction
+from tlmsearch.models.parametrization import lr_scales
 from tlmsearch.validate import check_training_fits
 
 Report = Callable[[int, dict[str, float]], None]
@@ -59,7 +60,7 @@ _CHECKPOINT_VERSION = 1
 # fields that may differ between a checkpoint and the run resuming from it
 _RESUME_MAY_DIFFER = {"threads", "checkpoint_interval", "device"}
 # TrainConfig fields added after checkpoint format 1, at the value that runs before them had
-_TRAIN_FIELDS_ADDED = {"init": "keyed", "ema_decay": 0.0, "final_eval_windows": 0}
+_TRAIN_FIELDS_ADDED = {"init": "keyed", "ema_decay": 0.0, "final_eval_windows": 0, "parametrization": "standard"}
 
 
 class TrainingInterrupted(RuntimeError):
@@ -142,13 +143,28 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
 
 def make_optimizer(model: nn.Module, cfg: TrainConfig, device: torch.device) -> torch.optim.Optimizer:
     """AdamW with weight decay on the model's matrices only (`weight_decay_split`: Linear and
-    Embedding weights; not norms, biases, conv taps, memory initial weights, persistent tokens)."""
+    Embedding weights; not norms, biases, conv taps, memory initial weights, persistent tokens).
+
+    The parameters a width-aware parametrisation gave an lr multiplier (`lr_scales`, recorded by
+    `build_model(..., parametrization="width")`) go to groups of their own, one per multiplier,
+    each carrying `lr_scale`; the loop sets every group's lr to the schedule's lr times its
+    `lr_scale` (1 when absent). Under "standard" the groups are exactly [decay, no decay]."""
     params = dict(model.named_parameters())
     decay, keep = weight_decay_split(model)
-    groups = [
-        {"params": [params[n] for n in decay], "weight_decay": cfg.weight_decay},
-        {"params": [params[n] for n in keep], "weight_decay": 0.0},
+    scales = lr_scales(model)
+    if (scales is not None) != (cfg.parametrization == "width"):
+        raise ValueError(f"the model was not built with parametrization={cfg.parametrization!r}")
+    scales = scales or {}
+    scaled: dict[tuple[float, float], list[nn.Parameter]] = {}  # (weight decay, lr multiplier) -> params
+    for names, wd in ((decay, cfg.weight_decay), (keep, 0.0)):
+        for n in names:
+            if n in scales:
+                scaled.setdefault((wd, scales[n]), []).append(params[n])
+    groups: list[dict[str, Any]] = [
+        {"params": [params[n] for n in decay if n not in scales], "weight_decay": cfg.weight_decay},
+        {"params": [params[n] for n in keep if n not in scales], "weight_decay": 0.0},
     ]
+    groups += [{"params": ps, "weight_decay": wd, "lr": cfg.lr * m, "lr_scale": m} for (wd, m), ps in scaled.items()]
     kwargs: dict[str, Any] = {"lr": cfg.lr, "betas": cfg.betas, "eps": cfg.eps}
     if device.type in ("cpu", "cuda"):
         kwargs["fused"] = True
@@ -193,7 +209,9 @@ class _Run:
 
         torch.manual_seed(cfg.seed)
         random.seed(cfg.seed)
-        self.model = build_model(self.model_cfg, seed=cfg.seed, init=cfg.init).to(self.device)
+        self.model = build_model(
+            self.model_cfg, seed=cfg.seed, init=cfg.init, parametrization=cfg.parametrization
+        ).to(self.device)
         self.model.train()
         self.forward: Callable[[torch.Tensor], torch.Tensor] = (
             torch.compile(self.model) if cfg.compile else self.model  # type: ignore[assignment]
@@ -261,7 +279,7 @@ class _Run:
         while self.step < cfg.steps:
             lr = lr_at(self.step, cfg)
             for group in self.optimizer.param_groups:
-                group["lr"] = lr
+                group["lr"] = lr * group.get("lr_scale", 1.0)  # per-layer multiplier (parametrization)
             loss_sum: torch.Tensor | None = None
             starts = train_starts(n_train, T, (cfg.grad_accum, cfg.batch_size), cfg.seed, self.step)
             for micro in range(cfg.grad_accum):

@@ -9,6 +9,7 @@ from tlmsearch.architectures import architecture, import_object
 from tlmsearch.config import INIT_MODES, ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.models.keyed_init import keyed_reinit
+from tlmsearch.models.parametrization import apply_parametrization, check_parametrization
 
 
 def model_class(arch: str) -> type[nn.Module]:
@@ -21,7 +22,14 @@ def model_class(arch: str) -> type[nn.Module]:
 
 
 
-def build_model(cfg: ModelConfig, *, seed: int | None = None, init: str = "keyed") -> nn.Module:
+def build_model(
+    cfg: ModelConfig,
+    *,
+    seed: int | None = None,
+    init: str = "keyed",
+    parametrization: str = "standard",
+    base_width: float | None = None,
+) -> nn.Module:
     """Build the model `cfg` describes (on CPU, float32), initialised from `seed` without
     disturbing the global RNG state; with `seed=None`, from the global RNG (the old stream).
 
@@ -34,17 +42,24 @@ def build_model(cfg: ModelConfig, *, seed: int | None = None, init: str = "keyed
     - "stream": one stream seeded by `seed` and consumed in module order (the behaviour before
       keyed init; profiles of different widths share only the tensors drawn before the first
       MLP).
+
+    `parametrization` "width" then scales each layer's MLP down-projection by its width and
+    records its Adam lr multiplier on the model (`tlmsearch.models.parametrization`; `base_width`
+    defaults to the mean of `cfg.mlp_widths`); "standard" (default) changes nothing.
     """
     if init not in INIT_MODES:
         raise ConfigError(f"init={init!r} is not an init mode; allowed: {', '.join(INIT_MODES)}")
+    check_parametrization(parametrization)
     cls = model_class(cfg.arch)
     if seed is None:
-        return cls(cfg)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
         model = cls(cfg)
-    if init == "keyed":
-        keyed_reinit(model, seed)
+    else:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            model = cls(cfg)
+        if init == "keyed":
+            keyed_reinit(model, seed)
+    apply_parametrization(model, parametrization, base_width)
     return model
 
 
