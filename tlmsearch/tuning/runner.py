@@ -51,7 +51,7 @@ from tlmsearch.storage import parent as parent_location
 from tlmsearch.tuning.announce import announce, search_line
 from tlmsearch.tuning.location import bound_to
 from tlmsearch.tuning.ray_session import empty_scratch, ensure_ray
-from tlmsearch.tuning.reconcile import prune_checkpoints, repair_journal, tune_state_problem
+from tlmsearch.tuning.reconcile import close_zombies, open_study, prune_checkpoints, repair_journal, tune_state_problem
 from tlmsearch.tuning.resources import check_resources
 from tlmsearch.tuning.snapshot import reconcile_snapshot
 from tlmsearch.tuning.store_dir import StoreDir
@@ -103,7 +103,7 @@ def _check_sampler_dependencies(sampler: str) -> None:
 
 def prepare_local(cfg: SearchConfig) -> None:
     """Tokenize the corpus and measure the matmul peak once, before trials race to do it."""
-    from tlmsearch.hardware import matmul_peak, resolve_device, thread_count
+    from tlmsearch.hardware import matmul_peak, resolve_device, thread_count  # lazy: heavy (torch)
 
     # every trial's windows fit the corpus' splits (else a one-line refusal before Ray starts)
     check_windows(prepare(cfg.data), trial_shape(cfg, ProfileSpec.parse("uniform"))[2].seq_len)
@@ -164,7 +164,7 @@ def saved_trainable_name(tune_path: StoreDir | Path) -> str | None:
 def _scheduler(cfg: SearchConfig) -> Any:
     from ray.tune.schedulers import FIFOScheduler
 
-    from tlmsearch.tuning.scheduler import BaselineKeepingASHA
+    from tlmsearch.tuning.scheduler import BaselineKeepingASHA  # lazy: heavy (ray)
 
     if cfg.scheduler == "none":
         return FIFOScheduler()
@@ -201,8 +201,8 @@ def run_config(cfg: SearchConfig, storage: str | Path, name: str, callbacks: lis
 
 
 def _callbacks(cfg: SearchConfig, run_dir: Path, total: int, progress: bool) -> list:
-    from tlmsearch.tuning.progress import ProgressView
-    from tlmsearch.tuning.recorder import RecordWriter
+    from tlmsearch.tuning.progress import ProgressView  # lazy: heavy (ray)
+    from tlmsearch.tuning.recorder import RecordWriter  # lazy: heavy (ray)
 
     writer = RecordWriter(run_dir, cfg)
     return [writer, ProgressView(cfg.name, total, writer)] if progress else [writer]
@@ -223,6 +223,7 @@ def _new_tuner(
     does not replay the sampled points of the first session."""
     from ray import tune
 
+    # lazy: heavy (ray)
     from tlmsearch.tuning.searcher import DefineProfile, ProfileSearch, baseline_points, open_storage, sweep_of
 
     samples = cfg.trials if samples is None else samples
@@ -317,8 +318,8 @@ def fixed_tuner(
     storage (`trial_storage.run_root`: the run directory itself by default) (`run_fixed`, noise trials)."""
     from ray import tune
 
-    from tlmsearch.tuning.progress import ProgressView
-    from tlmsearch.tuning.recorder import RecordWriter
+    from tlmsearch.tuning.progress import ProgressView  # lazy: heavy (ray)
+    from tlmsearch.tuning.recorder import RecordWriter  # lazy: heavy (ray)
 
     writer = RecordWriter(run_dir, cfg)
     callbacks: list = [writer] + (
@@ -343,7 +344,7 @@ def run_noise_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool
     """Train the noise floor's missing seeds of uniform (`tlmsearch.rundir.noise`) before the
     search: fixed trials at the trial fidelity, never stopped early and never told to the
     sampler, recorded once with kind "noise". Ray must be running. Returns how many trained."""
-    from tlmsearch.tuning import progress as progress_view
+    from tlmsearch.tuning import progress as progress_view  # lazy: heavy (ray)
 
     seeds = missing_noise_seeds(cfg, read_records(run_dir))
     if seeds:
@@ -374,7 +375,7 @@ def run_lr_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -
     rate from the records (`tlmsearch.lr_calibration.choose_rate`), write `lr_calibration.json`,
     and, when it differs, make it `train.lr` of the run's `search.yaml`. Returns the config every
     later trial trains with (`cfg` when calibration is off). Ray must be running."""
-    from tlmsearch.tuning import progress as progress_view
+    from tlmsearch.tuning import progress as progress_view  # lazy: heavy (ray)
 
     rates = missing_rates(cfg, read_records(run_dir))
     configured = configured_rate(run_dir, cfg)
@@ -417,12 +418,12 @@ def run_lr_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -
 
 def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = True) -> Study:
     """Run the search `cfg` describes in `<runs_dir>/<name>/` and return its `Study`."""
-    from tlmsearch.tuning import progress as progress_view
+    from tlmsearch.tuning import progress as progress_view  # lazy: heavy (ray)
 
     progress_view.ENABLED = progress
 
     cfg = resolve(cfg)
-    from tlmsearch.tuning.searcher import check_space_samples
+    from tlmsearch.tuning.searcher import check_space_samples  # lazy: heavy (ray)
 
     check_space_samples(cfg)  # a space whose sample() fails: one line before Ray (a study's searches too)
     run_dir = (Path(cfg.runs_dir) / cfg.name).resolve()
@@ -459,7 +460,7 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
     """
     from ray import tune
 
-    from tlmsearch.tuning import progress as progress_view
+    from tlmsearch.tuning import progress as progress_view  # lazy: heavy (ray)
 
     progress_view.ENABLED = progress
     run_dir = Path(run_dir).resolve()
@@ -521,7 +522,7 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
         elif problem is not None:
             tuner = _rebuild(cfg, run_dir, tune_path, problem, progress)
         if tuner is not None:
-            from tlmsearch.tuning.scheduler import prime_tuner
+            from tlmsearch.tuning.scheduler import prime_tuner  # lazy: heavy (ray)
 
             prime_tuner(tuner, read_records(run_dir))  # Tune keeps no rungs: refill them from the records
             fit_trials(tuner, run_dir, cfg.trials, _search_ended(run_dir), cfg)
@@ -538,8 +539,6 @@ def _rebuild(cfg: SearchConfig, run_dir: Path, tune_path: StoreDir, problem: str
     baselines are not run again and the sampler, seeded anew, learns from every trial of the
     journal.
     """
-    from tlmsearch.tuning.reconcile import close_zombies, open_study
-
     records = [r for r in read_records(run_dir) if r.kind in SEARCH_KINDS]
     note = f"note: {problem}; continuing from trials.jsonl ({len(records)} of {cfg.trials} trials recorded)"
     root = StoreDir.of(parent_location(tune_path.location))
@@ -563,8 +562,6 @@ def _rebuild(cfg: SearchConfig, run_dir: Path, tune_path: StoreDir, problem: str
 
 def _close_zombies(cfg: SearchConfig, run_dir: Path) -> None:
     """Once every trial is recorded, no Optuna trial may stay RUNNING: close them from the records."""
-    from tlmsearch.tuning.reconcile import close_zombies, open_study
-
     records = read_records(run_dir)
     if sum(r.kind in SEARCH_KINDS for r in records) < cfg.trials:
         return  # cut short by the time budget or a Ctrl-C: a resume still needs them

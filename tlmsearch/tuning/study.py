@@ -62,6 +62,11 @@ from tlmsearch.study_files import (
     transfer_seeds,
     verify_options,
 )
+from tlmsearch.study_progress import LiveView
+from tlmsearch.tuning import runner
+from tlmsearch.tuning import verify as verifying  # the module: tests replace verify.verify
+from tlmsearch.tuning.fixed import FixedTrial, run_fixed
+from tlmsearch.tuning.overlap import Task, run_tasks, tune_can_stop_threads, tuners_in_threads
 from tlmsearch.tuning.trainable import resolve_trial_length
 
 # per architecture (the search includes its noise floor); then "transfer/<arch>" per target and "report"
@@ -82,6 +87,10 @@ def _phases(cfg: StudyConfig) -> list[str]:
 
 def start_study(cfg: StudyConfig, *, address: str | None = None, progress: bool = True) -> Path:
     """Create the study directory, calibrate and print the cost estimate, and run every training phase."""
+    if address:  # an unreachable cluster: one line before the directory and the calibration
+        from tlmsearch.tuning.address import probe_address
+
+        probe_address(address)
     study_dir = create_run_dir(cfg.runs_dir, cfg.name or None, prefix="study").resolve()
     cfg = cfg.replace(name=study_dir.name, storage=normalise(cfg.storage))  # absolute: a resume may run elsewhere
     cfg.save(study_dir / STUDY_CONFIG)
@@ -101,8 +110,6 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
     fills the cores the last verification leaves idle; "sequential" runs them one after another.
     With `progress`, one live line across architectures replaces the phases' own lines.
     """
-    from tlmsearch.tuning.overlap import Task, run_tasks, tune_can_stop_threads, tuners_in_threads
-
     study_dir = Path(study_dir).resolve()
     cfg = load_config(study_dir)
     state = read_state(study_dir)["phases"]
@@ -210,23 +217,17 @@ def phase_graph(
 def _start_ray(cfg: StudyConfig, study_dir: Path, address: str | None) -> None:
     """Check every architecture's resources, prepare the corpus once and start (or join) Ray,
     before any phase thread: the phases then find it running."""
-    from tlmsearch.tuning.runner import start_ray
-
     for arch in cfg.archs:
-        start_ray(cfg.search_config(arch, str(study_dir)), address)
+        runner.start_ray(cfg.search_config(arch, str(study_dir)), address)
 
 
 def _live_view(study_dir: Path, progress: bool) -> Any:
     if not progress:
         return None
-    from tlmsearch.study_progress import LiveView
-
     return LiveView.start(study_dir)
 
 
 def _search(cfg: StudyConfig, study_dir: Path, arch: str, address: str | None, progress: bool) -> None:
-    from tlmsearch.tuning import runner
-
     sub = study_dir / arch
     if (sub / SEARCH_CONFIG).is_file():  # started before a kill: continue it
         runner.resume(sub, address=address, progress=progress)
@@ -236,8 +237,6 @@ def _search(cfg: StudyConfig, study_dir: Path, arch: str, address: str | None, p
 
 def _random_search(cfg: StudyConfig, study_dir: Path, arch: str, address: str | None, progress: bool) -> None:
     """The random-search companion of `arch` (`StudyConfig.random_config`), started or resumed."""
-    from tlmsearch.tuning import runner
-
     search_cfg = cfg.random_config(arch, str(study_dir))
     if search_cfg is None:
         return  # the main search ran only baselines: random search has no trial of its own
@@ -255,14 +254,12 @@ def _verify(
     """Verify `sub` as its study says (`study_files.verify_options`: idempotent, finished verify
     records are reused) and return the verdict as a dict; `announce` receives the seed plan once
     the pilot has set it."""
-    from tlmsearch.tuning.verify import verify
-
     if not finished(read_records(sub)):
         return None  # every search trial failed: nothing to verify (the report says so)
     options = verify_options(sub)
     if options is None:
         raise RuntimeError(f"{sub} is not an architecture's folder of a study")
-    result = verify(sub, **options, address=address, progress=progress, announce=announce)
+    result = verifying.verify(sub, **options, address=address, progress=progress, announce=announce)
     return result.verdicts[0].to_dict() if result.verdicts else None
 
 
@@ -285,8 +282,6 @@ def _transfer(
     """Train `profiles` (label -> ProfileSpec dict: the other architectures' best) and cosine on
     `arch`, seed-paired; only the (profile, seed) pairs without a finished record. Returns how
     many were trained."""
-    from tlmsearch.tuning.fixed import FixedTrial, run_fixed
-
     if not profiles:
         return 0  # every other architecture's best is cosine itself: nothing to transfer
     specs = {COSINE: ProfileSpec.parse(COSINE)} | {t: ProfileSpec.from_dict(p) for t, p in sorted(profiles.items())}
