@@ -23,8 +23,8 @@ from tlmsearch.analysis.decision import OUTCOMES
 from tlmsearch.analysis.headline import describe_shape, level, pct
 from tlmsearch.analysis.sequential import Design, Sequential, decide
 from tlmsearch.analysis.stats import Interval
-from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import COSINE, ProfileResult, Verdict, find
+from tlmsearch.analysis.verdicts import verdicts
 from tlmsearch.rundir.records import as_records
 
 

@@ -8,60 +8,17 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from tlmsearch.analysis.collect import label, profile_results
+from tlmsearch.analysis.collect import label
 from tlmsearch.analysis.front import front_axis, pareto_data
 from tlmsearch.analysis.regime import record_values, regime_of
-from tlmsearch.analysis.verdict import Verdict, find, resolve_levels, verdict
+from tlmsearch.analysis.sequential_verdict import from_plan
+from tlmsearch.analysis.verdict import Verdict, resolve_levels
+from tlmsearch.analysis.verdicts import eval_kind, verdicts
 from tlmsearch.noise_floor import NoiseFloor, ranking_gaps
-from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, as_records, finished
-
-
-def eval_kind(records: Iterable[Any]) -> str | None:
-    """ "verify" or "compare": which seed-paired re-evaluations the records hold (None: neither)."""
-    kinds = {r.kind for r in as_records(records)}
-    return next((k for k in EVAL_KINDS if k in kinds), None)
-
-
-def verdicts(
-    records: Iterable[Any],
-    *,
-    threshold: float | None = None,
-    confidence: float | None = None,
-    arch: str = "model",
-    kinds: Sequence[str] = EVAL_KINDS,
-    method: str = "t",
-    margin: float | None = None,
-    alpha: float | None = None,
-    seeds: Collection[int] | None = None,
-) -> list[Verdict]:
-    """One verdict per budget among the re-evaluated profiles that include cosine.
-
-    `margin`/`alpha` (old names `threshold` and `confidence` = 1 - alpha) as in `verdict`;
-    `seeds` restricts the decision to those seeds (e.g. the seeds after a pilot).
-    When re-evaluations were run with different step counts (`verify --steps`), only those with
-    the step count of the latest one are compared: pairs must share the training length.
-    """
-    margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
-    recs = {r.trial_id: r for r in as_records(records)}
-    evals = [r for r in recs.values() if r.kind in kinds]
-    if evals:
-        steps = evals[-1].max_steps
-        recs = {k: r for k, r in recs.items() if r.kind not in kinds or r.max_steps == steps}
-    by_budget: dict[tuple[int, int], list[Any]] = {}
-    for res in profile_results(recs.values(), kinds=kinds):
-        by_budget.setdefault(recs[res.trial_ids[0]].budget_key, []).append(res)
-    out = []
-    for (n_layers, base), group in sorted(by_budget.items()):
-        if find(group, "cosine") is None:
-            continue
-        name = arch if len(by_budget) == 1 else f"{arch} ({n_layers} layers x {base})"
-        v = verdict(group, margin=margin, alpha=alpha, group=name, method=method, seeds=seeds)
-        deciding = [recs[t] for res in group for t in res.trial_ids if seeds is None or recs[t].seed in set(seeds)]
-        out.append(v.with_regime(regime_of(deciding)))  # the headline states its regime
-    return out
+from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord, as_records, finished
 
 
 def _trial_summary(r: TrialRecord) -> dict[str, Any]:
@@ -249,8 +206,6 @@ def run_verdicts(
         return []
     seeds = _plan_seeds(recs, plan) if kind == "verify" else None
     if seeds is not None and plan and plan.get("sequential"):  # verify --looks: re-decide sequentially
-        from tlmsearch.analysis.sequential_verdict import from_plan  # lazy: it builds on this module
-
         return from_plan(recs, plan["sequential"], arch=arch, method=method)
     return verdicts(recs, margin=margin, alpha=alpha, arch=arch, kinds=(kind,), method=method, seeds=seeds)
 
