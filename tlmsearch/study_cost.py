@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.config import TrainConfig, with_tokens_per_param
+from tlmsearch.config import TrainConfig, trial_length_text, with_tokens_per_param
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.models.counts import count_params, flops_per_token, forward_flops
 from tlmsearch.profiles import ProfileSpec
@@ -62,6 +62,7 @@ class ArchCost:
     note: str = ""  # why there is no calibration
     steps_equivalent: float = 0.0  # a trial's steps plus its evaluations, in training steps
     load_scale: float = 1.0  # measured / calibrated seconds of the architectures that have both
+    length: str = ""  # how a trial length in tokens per parameter became this arch's steps ("" for --steps)
 
     @property
     def flops(self) -> tuple[float, float]:
@@ -111,6 +112,8 @@ class Estimate:
                 lo_s, hi_s = (n * a.trial_s / self.slots for n in a.trials)
                 line += f" -> {_hours(lo_s)}-{_hours(hi_s)}"
             lines.append(line)
+            if a.length:
+                lines.append(f"  {'':<16} a trial: {a.length}")
         total = self.hours
         lines.append(
             f"  total: {_hours(total[0] * 3600)}-{_hours(total[1] * 3600)} on this machine"
@@ -172,6 +175,16 @@ def _trial(cfg: StudyConfig, arch: str) -> tuple[Any, TrainConfig]:
     length in tokens per parameter (each architecture has its own non-embedding count)."""
     _, _, model = trial_shape(cfg.search_config(arch), ProfileSpec.parse("uniform"))
     return model, with_tokens_per_param(cfg.train, count_params(model).non_embedding, model.seq_len)
+
+
+def trial_length(cfg: StudyConfig, arch: str) -> str:
+    """'2 tokens per parameter of 20.6K non-embedding parameters = 41.3K tokens = 81 steps of 512
+    tokens' for `arch`'s trials ("" when the study gives its steps directly)."""
+    if not cfg.train.tokens_per_param:
+        return ""
+    model, train = _trial(cfg, arch)
+    tokens = train.tokens_per_step * model.seq_len
+    return trial_length_text(train.tokens_per_param, count_params(model).non_embedding, tokens, train.steps)
 
 
 def steps_equivalent(cfg: StudyConfig, arch: str) -> float:
@@ -271,6 +284,7 @@ def estimate(
             ArchCost(
                 a, span, trial_flops(cfg, a), measured_seconds(study_dir, a),
                 step_s=cal.get("step_s"), note=str(cal.get("note", "")), steps_equivalent=steps_equivalent(cfg, a),
+                length=trial_length(cfg, a),
             )  # fmt: skip
         )
     scale = load_scale(archs)

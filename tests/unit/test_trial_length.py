@@ -195,6 +195,11 @@ def test_compare_and_study_take_the_flag() -> None:
         assert steps[arch] == math.ceil(6 * n / per_step)
         assert steps_equivalent(study, arch) >= steps[arch]  # the cost estimate counts the derived steps
     assert steps["transformer"] != steps["titans"]
+    from tlmsearch.study_cost import estimate
+
+    text = estimate(study, n_slots=1, calibration={}).text()  # each arch's trial length, in its own line
+    for arch in study.archs:
+        assert "a trial: 6 tokens per parameter of " in text and f"= {steps[arch]:,} steps of " in text
     with pytest.raises(ConfigError, match="both set the trial length"):
         study_config(build_parser().parse_args([*args, "--steps", "5"]))
 
