@@ -97,6 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args._run(args) or 0)
     except UserError as exc:
+        _discard_unstarted()
         print(f"tlmsearch {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -111,5 +112,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         line = file_system_message(exc)
         if line is None:
             raise  # a bug: keep its traceback
+        _discard_unstarted()
         print(f"tlmsearch {args.command}: error: {line}", file=sys.stderr)
         return 2
+
+
+def _discard_unstarted() -> None:
+    """A command refused after it made its run directory leaves none behind (nothing was recorded
+    in it), so the corrected command can use the same name."""
+    layout = sys.modules.get("tlmsearch.rundir.layout")  # never imported just for this
+    if layout is not None:
+        layout.discard_unstarted()

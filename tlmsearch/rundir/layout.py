@@ -52,6 +52,53 @@ RUN_FILES = (
 )  # fmt: skip
 
 
+# what a command writes into its run directory before anything trains: a directory that holds
+# nothing else (and no folder with anything in it) records nothing, so a refusal may remove it
+# and a retry under the same name may reuse it (the study's own files are named in study_files)
+UNSTARTED_FILES = frozenset(
+    {*CONFIG_FILES, RUN_CONFIG, ENVIRONMENT, LOCATIONS, COMPARE, ".lock", "study.yaml", "study_state.json", "cost.json"}
+)
+# run directories this process created (`create_run_dir`), for `discard_unstarted`
+_MADE: list[Path] = []
+
+
+def unstarted(path: str | Path) -> bool:
+    """Whether `path` is a run directory that holds nothing a run recorded: only the files written
+    before training (`UNSTARTED_FILES`) and empty folders, no trial record, journal or checkpoint."""
+    path = Path(path)
+    try:
+        if path.is_symlink() or not path.is_dir():
+            return False
+        for entry in path.iterdir():
+            if entry.is_symlink():
+                return False
+            if entry.is_dir():
+                if any(entry.iterdir()):
+                    return False
+            elif entry.name not in UNSTARTED_FILES:
+                return False
+    except OSError:
+        return False
+    return True
+
+
+def discard_unstarted() -> list[Path]:
+    """Remove the run directories this process created that still hold nothing recorded (a
+    command refused after making its directory, e.g. an unreadable corpus or an unreachable
+    cluster), so that the corrected command is not told the name "already exists". Returns them."""
+    import shutil
+
+    from tlmsearch.rundir.lock import lock_held
+
+    removed = []
+    while _MADE:
+        path = _MADE.pop()
+        if unstarted(path) and not lock_held(path):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
 def default_name(prefix: str = "run") -> str:
     return f"{prefix}-{_dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
 
@@ -61,14 +108,24 @@ def create_run_dir(
 ) -> Path:
     """Create `runs_dir/name` (a unique timestamped name when `name` is None) and return it.
 
-    An explicit name that already exists is a `ConfigError` unless `exist_ok`; a default name
-    gets a `-2`, `-3`, ... suffix instead.
+    An explicit name that already exists is a `ConfigError` unless `exist_ok`, or unless it
+    holds nothing recorded (`unstarted`: left by a refused or killed command before anything
+    trained, and no process holds its lock), when it is emptied and reused; a default name gets
+    a `-2`, `-3`, ... suffix instead.
     """
+    from tlmsearch.rundir.lock import lock_held
+
     root = writable_dir(runs_dir, "runs_dir", create=True)  # a file or unwritable place: one line
     if name is not None:
         path = root / check_name(name)
         if path.exists() and not exist_ok:
-            raise ConfigError(f"run directory {path} already exists; choose another name")
+            if not unstarted(path) or lock_held(path):
+                raise ConfigError(f"run directory {path} already exists; choose another name")
+            import shutil
+
+            shutil.rmtree(path)  # nothing recorded: the half-made directory of a refused run
+        if not path.exists():
+            _MADE.append(path)
         path.mkdir(exist_ok=True)
         return path
     base = default_name(prefix)
@@ -76,6 +133,7 @@ def create_run_dir(
         path = root / (base if i == 1 else f"{base}-{i}")
         try:
             path.mkdir()
+            _MADE.append(path)
             return path
         except FileExistsError:
             continue

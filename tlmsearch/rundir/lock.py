@@ -40,3 +40,21 @@ def run_lock(run_dir: str | Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing drops the lock
+
+
+def lock_held(run_dir: str | Path) -> bool:
+    """Whether a process holds the run directory's lock now (False when it has no lock file)."""
+    import fcntl
+
+    path = Path(run_dir) / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the lock taken to test it
+    return False
