@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tlmsearch.analysis.decision import log_margin
+from tlmsearch.analysis.planning import seeds_for
 from tlmsearch.analysis.sequential import DEFAULT_LOOKS, Design, decide, look_schedule
 
 # ----------------------------------------------------------------------------- simulation
@@ -125,7 +126,6 @@ def plan_max_seeds(
     overshoots its 80% target to about 97%), this aims at the target itself. The boundaries here
     skip the t calibration (`calibrated_levels`): it moves the level by a few percent of alpha
     and the power by far less."""
-    from tlmsearch.analysis.planning import seeds_for
 
     def ok(n: int) -> bool:
         kw = {"margin": margin, "alpha": alpha, "spending": spending, "n_studies": n_studies, "seed": seed}

@@ -65,6 +65,7 @@ from tlmsearch.study_files import (
 from tlmsearch.study_progress import LiveView
 from tlmsearch.tuning import runner
 from tlmsearch.tuning import verify as verifying  # the module: tests replace verify.verify
+from tlmsearch.tuning.address import probe_address
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.overlap import Task, run_tasks, tune_can_stop_threads, tuners_in_threads
 from tlmsearch.tuning.trainable import resolve_trial_length
@@ -88,8 +89,6 @@ def _phases(cfg: StudyConfig) -> list[str]:
 def start_study(cfg: StudyConfig, *, address: str | None = None, progress: bool = True) -> Path:
     """Create the study directory, calibrate and print the cost estimate, and run every training phase."""
     if address:  # an unreachable cluster: one line before the directory and the calibration
-        from tlmsearch.tuning.address import probe_address
-
         probe_address(address)
     study_dir = create_run_dir(cfg.runs_dir, cfg.name or None, prefix="study").resolve()
     cfg = cfg.replace(name=study_dir.name, storage=normalise(cfg.storage))  # absolute: a resume may run elsewhere

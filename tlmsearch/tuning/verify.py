@@ -36,6 +36,7 @@ from tlmsearch.analysis.pilot import (
 )
 from tlmsearch.analysis.plan import CONTROLS, RESOURCE_FIELDS, Planned, plan, same_training
 from tlmsearch.analysis.planning import SeedPlan
+from tlmsearch.analysis.sequential import MAX_LOOKS
 from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
@@ -53,6 +54,7 @@ from tlmsearch.tuning.announce import fixed_line
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.resources import trial_device_kind
 from tlmsearch.tuning.trainable import resolve_trial_length, trial_train_config
+from tlmsearch.tuning.verify_sequential import run_sequential
 from tlmsearch.validate import check_int
 
 MAX_TOP_K = 10_000  # distinct profiles per budget; a search rarely finishes that many
@@ -78,8 +80,6 @@ def check_verify_options(
 
 def check_sequential_options(looks: object, spending: object, method: str, *, flags: bool = False) -> None:
     """Refuse bad group-sequential options in one line each (`looks` None: the fixed plan)."""
-    from tlmsearch.analysis.sequential import MAX_LOOKS
-
     if looks is None:
         return
     name = "--looks" if flags else "looks"
@@ -288,8 +288,6 @@ def verify(
     auto = seeds == "auto"
     wanted: set[str] = set()
     if looks is not None:
-        from tlmsearch.tuning.verify_sequential import run_sequential
-
         seq = run_sequential(
             study.run_dir,
             first=first_seeds,
