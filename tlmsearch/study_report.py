@@ -29,6 +29,7 @@ from tlmsearch.analysis.random_control import control_summary
 from tlmsearch.errors import UserError
 from tlmsearch.rundir.io import json_text, refuse_folder, write_text
 from tlmsearch.rundir.layout import SEARCH_CONFIG
+from tlmsearch.rundir.lr import run_calibration
 from tlmsearch.rundir.records import read_records
 from tlmsearch.rundir.study import load
 from tlmsearch.study_files import (
@@ -121,8 +122,6 @@ def arch_lr(sub: Path) -> dict[str, Any] | None:
     """An architecture's learning rate as plain data: the rate its trials train at (`lr`) and its
     calibration (`tlmsearch.lr_calibration`: grid, losses, chosen; None when it ran none); None
     before its search started."""
-    from tlmsearch.rundir.lr import run_calibration
-
     if not (sub / SEARCH_CONFIG).is_file():
         return None
     study = load(sub)

@@ -24,6 +24,7 @@ import datetime as _dt
 from pathlib import Path
 
 from tlmsearch.errors import ConfigError
+from tlmsearch.rundir.lock import lock_held
 from tlmsearch.search_config import check_name
 from tlmsearch.validate import writable_dir
 
@@ -88,8 +89,6 @@ def discard_unstarted() -> list[Path]:
     cluster), so that the corrected command is not told the name "already exists". Returns them."""
     import shutil
 
-    from tlmsearch.rundir.lock import lock_held
-
     removed = []
     while _MADE:
         path = _MADE.pop()
@@ -113,8 +112,6 @@ def create_run_dir(
     trained, and no process holds its lock), when it is emptied and reused; a default name gets
     a `-2`, `-3`, ... suffix instead.
     """
-    from tlmsearch.rundir.lock import lock_held
-
     root = writable_dir(runs_dir, "runs_dir", create=True)  # a file or unwritable place: one line
     if name is not None:
         path = root / check_name(name)
