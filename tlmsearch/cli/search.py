@@ -55,6 +55,7 @@ off unless --lr-calibration is given too.
 examples:
   tlmsearch search --arch transformer --preset cpu-s --space knots --sampler tpe --trials 64
   tlmsearch search --preset tiny --corpus pydoc --steps 60 --trials 8 --name smoke
+  tlmsearch search --preset cpu-xs --tokens-per-param 20 --trials 16   # steps from the non-embedding parameters
   tlmsearch search --space monotone --objectives val_loss,params --base-widths 256 512 --sampler nsga2 --scheduler none
   tlmsearch search --config search.yaml --trials 128 --address auto     # on a Ray cluster
   tlmsearch search --address auto --storage s3://bucket/tlm --gpus-per-trial 0.25   # checkpoints in S3
@@ -69,7 +70,10 @@ each full-length trial by a micro-benchmark on its worker (the trial's model and
 one interleaved, 5 rounds, the median ratio; `tlmsearch profiles --throughput` measures the
 same way). tokens_per_s is refused (tokens/s measured while trials share the machine is load noise).
 Training and data flags mean what they mean in `train`, `compare` and `verify`; --seed is
-also the sampler's seed.
+also the sampler's seed. --tokens-per-param X sets the trial length in tokens per non-embedding
+parameter: the steps are derived once, before Ray starts, and printed (a budget sweep: at its
+middle budget); every record carries its tokens per parameter and epochs, and the report and
+the verdict headline state the regime (decisions at >= 20 tokens per parameter, screens at >= 5).
 
 A --space file is checked before anything starts: its sample() is called once on a throwaway
 trial and must return a ProfileSpec the budget can hold. Should it fail later, mid-search, that
