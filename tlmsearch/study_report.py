@@ -147,6 +147,16 @@ def lr_text(entry: Mapping[str, Any] | None) -> str:
     return f"{entry['lr']:.6g} (calibrated{edge}; val_loss by rate {losses})"
 
 
+def lr_short(entry: Mapping[str, Any] | None) -> str:
+    """E.g. "0.004 of 0.0005..0.008" (calibrated), "0.002 (as configured)"; "-" before its search."""
+    from tlmsearch.lr_calibration import short_text
+
+    if not entry:
+        return "-"
+    cal = entry.get("calibration")
+    return short_text(cal) if cal else f"{entry['lr']:.6g} (as configured)"
+
+
 def floor_text(floor: Mapping[str, Any] | None) -> str:
     """E.g. "sd 0.0150 nats (3 seeds; ties under 0.0424)"; "-" when none is measured."""
     if not floor:

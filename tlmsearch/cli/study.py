@@ -164,7 +164,7 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
 
     from tlmsearch.study_files import damage_text, load_config, read_state, study_damage
     from tlmsearch.study_progress import snapshot, study_line, time_left
-    from tlmsearch.study_report import floor_text, study_summary
+    from tlmsearch.study_report import floor_text, lr_short, study_summary
 
     cfg = load_config(study_dir)
     phases = read_state(study_dir)["phases"]
@@ -186,7 +186,8 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
         print(
             f"  {r['arch']:<16} search {r['search']:<8} {r['search_trials']}/{cfg.trials} trials  "
             f"verify {r['verify']:<8} {r['verify_trials']} runs  transfer {r['transfer']:<8} "
-            f"{r['transfer_trials']} runs  noise floor {floor_text(r['noise_floor'])}  {r['outcome'] or ''}"
+            f"{r['transfer_trials']} runs  lr {lr_short(r['lr'])}  noise floor {floor_text(r['noise_floor'])}  "
+            f"{r['outcome'] or ''}"
             + ("  DAMAGED (see the warning)" if _names(damage, Path(study_dir) / r["arch"]) else "")
         )
         if cfg.random_control:
@@ -210,7 +211,7 @@ def study_progress(study_dir: Any, cfg: StudyConfig, phases: dict[str, Any]) -> 
 
     from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS, read_records
     from tlmsearch.study_files import TRANSFER_KIND, random_dir, transfer_dir
-    from tlmsearch.study_report import arch_floor
+    from tlmsearch.study_report import arch_floor, arch_lr
 
     rows = []
     for arch in cfg.archs:
@@ -227,6 +228,7 @@ def study_progress(study_dir: Any, cfg: StudyConfig, phases: dict[str, Any]) -> 
                 "random": phases.get(f"{arch}/random", {}).get("status", "pending"),
                 "random_trials": len(read_records(random_dir(study_dir, arch))),
                 "noise_floor": arch_floor(Path(study_dir) / arch),
+                "lr": arch_lr(Path(study_dir) / arch),  # the rate its trials train at, and its calibration
                 "verify_trials": sum(r.kind == "verify" for r in recs),
                 "transfer_trials": sum(r.kind == TRANSFER_KIND for r in moved),
                 "outcome": phases.get(f"{arch}/verify", {}).get("outcome"),
