@@ -1,101 +1,131 @@
-"""The package's layers point down: no import cycle between modules, no upward edge.
+"""The package's layers point down: no import cycle, no upward edge, no unexplained lazy import.
 
-The import graph is read from the sources with `ast` (every `import` statement, including
-those inside functions and under `if TYPE_CHECKING:`), so the check needs no heavy library
-and sees what a plain `import` test would miss: a cycle hidden by a function-level import.
+The checker reads the installed package's sources (`tlmsearch.__file__`, so it checks the code
+that the other tests import, wherever the tests live) with `ast`: every `import` statement
+counts, including those inside functions and under `if TYPE_CHECKING:`, so it needs no heavy
+library and sees what a plain `import` test would miss (a cycle hidden by a function-level
+import). Every check is a function of the package's root directory, so
+`test_a_planted_cycle_is_caught` can run it on a damaged copy and see it fail, and
+`test_it_sees_every_module` guards against the checker quietly reading nothing.
 
-Layers, bottom to top (see design.md "Layout"):
+Layers, bottom to top: the domains of design.md "Layout" (its list read from the bottom up),
+each naming the top-level modules that make it up today (`DOMAINS` below). A module may import
+its own domain and the domains below, never one above; `tuning` additionally never imports
+what draws or writes reports (`FORBIDDEN`). Where today's package differs from the layout's
+target: a bottom layer of leaves that everything reads (errors, checks, pure formulas), and
+profiles share the configs' layer (they check their fields with the configs' helpers), models
+the data's. A new top-level module fails `test_every_package_has_a_layer...` until it is placed.
 
-    errors, config, runconfig, search_config, resolve, pareto, profiles, presets, models, data,
-    hardware, trainer, spaces
-    rundir          the run-directory layout, TrialRecord, Study (plain data)
-    analysis        pure functions over records
-    report, plots, export(_formats) read rundir; never import tuning
-    tuning          everything that trains through Ray; never imports report/plots/export
-    api, cli        the public entry points
+Function-level imports of the package's own modules (the import runs when the function is
+called, not when the module is imported) are allowed without comment in the command line only
+(`cli/`, `__main__`): each command imports what it needs inside the command, so that the
+parsers build from the bottom layers alone and `tlmsearch --help` stays fast
+(tests/unit/cli/test_cli_config_flags.py checks that path). Anywhere else such an import states
+its reason, in a comment on the line of the `import`/`from` keyword or on the line just above:
 
-Function-level imports of the package's own modules are allowed only for modules that are
-heavy themselves (they import torch, ray, optuna, plotly, pandas, scipy or numpy when
-imported, or import such a module then): one rule for lazy heavy imports, which keeps
-`import tlmsearch` light. The command line is the exception: each command imports what it
-needs inside the command, so that the parsers build from the bottom layer alone and
-`tlmsearch --help` stays fast (tests/test_cli_config_flags.py checks that path).
+    from tlmsearch.trainer import train  # lazy: heavy (torch)
+
+    # lazy: heavy (ray, torch)
+    from tlmsearch.tuning.searcher import make_searcher
+
+    from tlmsearch.some.module import name  # lazy: <why it must wait, in words>
+
+A reason of the form `heavy (<libraries>)` is checked: each named library is one of `HEAVY`,
+the imported module loads it when imported, and the importing module does not already load it
+at its top (else waiting defers nothing). Any other reason is free text and must say why the
+import waits; "a cycle" is never a reason (the function-level import is an edge like any
+other, and the cycle check sees it). A function-level import of a module that the same file
+already imports at its top has no reason at all: import the name at the top.
+
+`python tests/unit/test_layers.py` prints the picture: modules, edges, and each finding.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import re
+import shutil
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent / "tlmsearch"
+import tlmsearch
+
+ROOT = Path(tlmsearch.__file__).resolve().parent
+MIN_MODULES = 100  # about 135 .py files under tlmsearch/: far fewer means the checker lost its way
 HEAVY = ("torch", "ray", "optuna", "plotly", "pandas", "scipy", "numpy")
 
-# package (first component below tlmsearch) -> layer; higher may import lower, never the reverse
-LOWER = ("errors", "architectures", "config", "runconfig", "search_config", "resolve", "pareto", "profiles", "presets",
-         "models", "planning", "validate", "noise_floor", "storage", "estimate", "rates", "calibrate",
-         "data", "hardware", "trainer", "spaces", "throughput")  # fmt: skip
-LAYERS: dict[str, int] = {
-    **dict.fromkeys(LOWER, 0),
-    "study_config": 0,
-    "rundir": 1,
-    "analysis": 2,
-    "study_files": 2, "study_cost": 2,  # a study directory read, its cost (no training, no report)
-    "study_progress": 2, "study_readme": 3,  # where a running study stands; the README's table of a study
-    "study_report": 3,
-    "report": 3, "plots": 3, "export": 3, "export_formats": 3,
-    "tuning": 3,
-    "api": 4, "cli": 5, "__main__": 5, "": 5,  # "" is tlmsearch/__init__.py: the lazy public API
-}  # fmt: skip
-# the command line defers whatever a command needs into the command: its parsers build from
-# the bottom layer alone, so `tlmsearch --help` stays fast (tests/test_cli_config_flags.py)
+# Bottom to top: (domain as design.md names it, the top-level modules and packages that hold it
+# today). A module imports its own domain and those below it, never one above.
+DOMAINS: list[tuple[str, tuple[str, ...]]] = [
+    ("shared checks and pure formulas", ("errors", "validate", "storage", "architectures", "pareto", "noise_floor",
+                                         "estimate")),
+    ("configs/ and profiles/", ("config", "runconfig", "search_config", "study_config", "resolve", "presets", "spaces",
+                                "lr_calibration", "profiles")),
+    ("models/ and data/", ("models", "data")),
+    ("train/", ("trainer", "hardware")),
+    ("costs/", ("rates", "calibrate", "planning", "throughput")),
+    ("rundir/", ("rundir",)),
+    ("analysis/", ("analysis",)),
+    ("report/, plots/, export/", ("report", "plots", "export", "export_formats")),
+    ("study/", ("study_files", "study_cost", "study_progress", "study_readme", "study_report")),
+    ("tuning/", ("tuning",)),
+    ("api", ("api",)),
+    ("cli/", ("cli", "__main__", "")),  # "" is tlmsearch/__init__.py: the lazy public API
+]  # fmt: skip
+LAYERS: dict[str, int] = {package: layer for layer, (_, packages) in enumerate(DOMAINS) for package in packages}
+# importer -> imported that the layers alone would allow: training never draws or writes reports
+FORBIDDEN = {("tuning", p) for p in ("report", "plots", "export", "export_formats", "study_report", "study_readme")}
+# where a function-level import of our own modules needs no stated reason (see the docstring)
 DEFERRING = ("cli", "__main__")
-# siblings on one layer that must not import each other: (importer, imported)
-FORBIDDEN_SIDEWAYS = {("tuning", p) for p in ("report", "plots", "export", "export_formats", "study_report")} | {
-    (p, "tuning") for p in ("report", "plots", "export", "export_formats", "study_report")
-}
+
+TOP, TYPE_ONLY, IN_FUNCTION = "top", "type-only", "in-function"
+REASON = re.compile(r"#\s*lazy:\s*(?P<reason>\S.*?)\s*$")
+HEAVY_REASON = re.compile(r"heavy \((?P<libs>[^)]*)\)")
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+@dataclass(frozen=True)
+class Import:
+    """One edge: `source` imports `target` (a module of the package) at `line`."""
+
+    source: str
+    target: str
+    where: str  # TOP (runs on import), TYPE_ONLY (under `if TYPE_CHECKING:`), IN_FUNCTION
+    line: int
+    reason: str | None  # the `# lazy: ...` comment on that line or the line above
+
+
+@dataclass
+class Graph:
+    modules: set[str]
+    imports: dict[str, list[Import]]  # module -> its imports of the package's own modules
+    loads: dict[str, set[str]] = field(default_factory=dict)  # module -> heavy libraries it loads when imported
+
+    @property
+    def edges(self) -> dict[str, set[str]]:
+        return {m: {i.target for i in items} for m, items in self.imports.items()}
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
 def package_of(module: str) -> str:
+    """The top-level module or package below tlmsearch ("" for tlmsearch/__init__.py)."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else ""
 
 
-def _resolve(module: str, is_pkg: bool, node: ast.ImportFrom) -> str:
+def _absolute(module: str, is_pkg: bool, node: ast.ImportFrom) -> str:
     if not node.level:
         return node.module or ""
     base = module.split(".") if is_pkg else module.split(".")[:-1]
     base = base[: len(base) - (node.level - 1)]
     return ".".join(base + ([node.module] if node.module else []))
-
-
-TOP, TYPE_ONLY, IN_FUNCTION = "top", "type-only", "in-function"
-
-
-def imports(path: Path, modules: set[str]) -> Iterator[tuple[str, str, int]]:
-    """(imported module, where: TOP / TYPE_ONLY / IN_FUNCTION, line) for every import of the file.
-
-    Only TOP imports run when the module is imported; all three are edges of the graph.
-    """
-    module = module_name(path)
-    tree = ast.parse(path.read_text(), str(path))
-    for node, where in _walk(tree, TOP):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = _resolve(module, path.name == "__init__.py", node)
-            # `from pkg import mod` imports the submodule pkg.mod when there is one
-            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
-        for name in names:
-            yield name, where, node.lineno
 
 
 def _walk(node: ast.AST, where: str) -> Iterator[tuple[ast.AST, str]]:
@@ -116,40 +146,65 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def build_graph() -> tuple[dict[str, set[str]], dict[str, list[tuple[str, str, int]]], set[str]]:
-    files = {module_name(p): p for p in ROOT.rglob("*.py")}
+def _reason(lines: list[str], line: int) -> str | None:
+    """The `# lazy: ...` reason on line `line` (1-based) or on a comment line just above it."""
+    match = REASON.search(lines[line - 1])
+    if match is None and line > 1 and lines[line - 2].lstrip().startswith("#"):
+        match = REASON.search(lines[line - 2])
+    return match["reason"] if match else None
+
+
+def _raw_imports(path: Path, module: str, modules: set[str]) -> Iterator[tuple[str, str, int, str | None]]:
+    """(imported name, where, line, reason) for every import statement of the file."""
+    text = path.read_text()
+    lines = text.splitlines()
+    for node, where in _walk(ast.parse(text, str(path)), TOP):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(module, path.name == "__init__.py", node)
+            # `from pkg import mod` imports the submodule pkg.mod when there is one
+            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+        else:
+            continue
+        reason = _reason(lines, node.lineno) if where == IN_FUNCTION else None
+        for name in names:
+            yield name, where, node.lineno, reason
+
+
+def build_graph(root: Path) -> Graph:
+    """The import graph of the package at `root` (a directory holding `__init__.py`)."""
+    files = {module_name(p, root): p for p in sorted(root.rglob("*.py"))}
     modules = set(files)
-    edges: dict[str, set[str]] = {m: set() for m in modules}
-    detail: dict[str, list[tuple[str, str, int]]] = {m: [] for m in modules}
-    heavy: set[str] = set()
+    package = root.name
+    graph = Graph(modules, {m: [] for m in modules}, {m: set() for m in modules})
     for mod, path in files.items():
-        for name, where, line in imports(path, modules):
-            if name.split(".")[0] in HEAVY and where == TOP:
-                heavy.add(mod)
-            if name == "tlmsearch" or name.startswith("tlmsearch."):
-                target = name
-                while target not in modules and "." in target:
-                    target = target.rsplit(".", 1)[0]
-                # importing a.b.c runs the package a.b's __init__ first (tlmsearch's own is lazy)
-                parents = [target.rsplit(".", i)[0] for i in range(1, target.count("."))]
-                for t in [target, *parents]:
-                    if (
-                        t in modules
-                        and t != mod
-                        and not mod.startswith(t + ".")
-                        and (t, where, line) not in detail[mod]
-                    ):
-                        edges[mod].add(t)
-                        detail[mod].append((t, where, line))
-    # a module importing a heavy module at its top is heavy too
+        seen: set[tuple[str, str, int]] = set()
+        for name, where, line, reason in _raw_imports(path, mod, modules):
+            top = name.split(".")[0]
+            if top in HEAVY and where == TOP:
+                graph.loads[mod].add(top)
+            if top != package:
+                continue
+            target = name
+            while target not in modules and "." in target:
+                target = target.rsplit(".", 1)[0]
+            # importing a.b.c runs the package a.b's __init__ first (tlmsearch's own is lazy)
+            parents = [target.rsplit(".", i)[0] for i in range(1, target.count("."))]
+            for t in [target, *parents]:
+                if t in modules and t != mod and not mod.startswith(t + ".") and (t, where, line) not in seen:
+                    seen.add((t, where, line))
+                    graph.imports[mod].append(Import(mod, t, where, line, reason))
+    # a module loads what the modules it imports at its top load
     changed = True
     while changed:
         changed = False
-        for mod in modules - heavy:
-            if any(t in heavy for t, where, _ in detail[mod] if where == TOP):
-                heavy.add(mod)
-                changed = True
-    return edges, detail, heavy
+        for mod in modules:
+            for i in graph.imports[mod]:
+                if i.where == TOP and not graph.loads[i.target] <= graph.loads[mod]:
+                    graph.loads[mod] |= graph.loads[i.target]
+                    changed = True
+    return graph
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -166,7 +221,7 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
         counter[0] += 1
         stack.append(v)
         on.add(v)
-        for w in sorted(edges[v]):
+        for w in sorted(edges.get(v, ())):
             if w not in index:
                 visit(w)
                 low[v] = min(low[v], low[w])
@@ -190,70 +245,177 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def upward_edges(edges: dict[str, set[str]]) -> list[str]:
+    """Edges into a higher layer, or between packages that `FORBIDDEN` keeps apart."""
     bad = []
     for mod, targets in sorted(edges.items()):
         src = package_of(mod)
         for t in sorted(targets):
             dst = package_of(t)
-            if src == dst:
-                continue
-            if LAYERS[dst] > LAYERS[src] or (src, dst) in FORBIDDEN_SIDEWAYS:
+            if src != dst and (LAYERS[dst] > LAYERS[src] or (src, dst) in FORBIDDEN):
                 bad.append(f"{mod} -> {t}")
     return bad
 
 
-def lazy_light_imports(detail: dict[str, list[tuple[str, str, int]]], heavy: set[str]) -> list[str]:
-    """Function-level imports of the package's own modules that load nothing heavy
-    (importing `a.b.c` loads the packages `a.b` too: heavy if any of them is)."""
-    lines: dict[tuple[str, int], list[str]] = {}
-    for mod, items in detail.items():
+def unexplained_lazy_imports(graph: Graph) -> list[str]:
+    """Function-level imports of our own modules, outside `DEFERRING`, whose reason is missing
+    or untrue (see the module's docstring for the convention)."""
+    bad = []
+    for mod, items in sorted(graph.imports.items()):
         if package_of(mod) in DEFERRING:
             continue
-        for t, where, line in items:
-            if where == IN_FUNCTION and t != "tlmsearch":
-                lines.setdefault((mod, line), []).append(t)
-    return [
-        f"{mod}:{line} imports {max(targets, key=len)}"
-        for (mod, line), targets in sorted(lines.items())
-        if not any(t in heavy for t in targets)
-    ]
+        at_top = {i.target for i in items if i.where == TOP}
+        lines: dict[int, list[Import]] = {}
+        for i in items:
+            if i.where == IN_FUNCTION and i.target != "tlmsearch":
+                lines.setdefault(i.line, []).append(i)
+        for line, found in sorted(lines.items()):
+            target = max((i.target for i in found), key=len)
+            reason = found[0].reason
+            where = f"{mod}:{line} imports {target}"
+            if target in at_top:
+                bad.append(f"{where}, which the file imports at its top: import the name there")
+            elif reason is None:
+                bad.append(f"{where} with no stated reason (# lazy: ...)")
+            elif "cycle" in reason:
+                bad.append(f"{where} to dodge a cycle ({reason}): a cycle is a cycle, move the shared piece down")
+            elif reason.startswith("heavy"):
+                bad.extend(f"{where}: {p}" for p in _heavy_reason_problems(graph, mod, found, reason))
+    return bad
 
 
-def test_every_package_has_a_layer() -> None:
-    edges, _, _ = build_graph()
-    assert sorted({package_of(m) for m in edges} - set(LAYERS)) == []
+def _heavy_reason_problems(graph: Graph, mod: str, found: list[Import], reason: str) -> list[str]:
+    match = HEAVY_REASON.fullmatch(reason)
+    if match is None:
+        return [f"'{reason}' should read 'heavy (<libraries>)'"]
+    named = {lib.strip() for lib in match["libs"].split(",") if lib.strip()}
+    loaded = set().union(*(graph.loads[i.target] for i in found))
+    problems = [f"{lib} is not one of the heavy libraries {HEAVY}" for lib in sorted(named - set(HEAVY))]
+    problems += [f"it does not load {lib}" for lib in sorted((named & set(HEAVY)) - loaded)]
+    problems += [f"{mod} loads {lib} at its top already" for lib in sorted(named & graph.loads[mod])]
+    return problems or ([] if named else [f"'{reason}' names no library"])
+
+
+def unplaced_packages(root: Path) -> tuple[list[str], list[str]]:
+    """(packages of the tree that `DOMAINS` does not place, names in `DOMAINS` that the tree lacks)."""
+    found = {package_of(m) for m in build_graph(root).modules}
+    return sorted(found - set(LAYERS)), sorted(set(LAYERS) - found)
+
+
+# --- the checks on the package itself ------------------------------------------------------
+
+
+@functools.cache
+def _package() -> Graph:
+    return build_graph(ROOT)
+
+
+def test_it_sees_every_module() -> None:
+    graph = _package()
+    assert (ROOT / "__init__.py").is_file()
+    assert len(graph.modules) >= MIN_MODULES, f"only {len(graph.modules)} modules under {ROOT}"
+    assert len(graph.modules) == len(list(ROOT.rglob("*.py")))
+    assert sum(map(len, graph.edges.values())) > 3 * MIN_MODULES  # it reads the imports too
+
+
+def test_every_package_has_a_layer_and_every_layer_a_package() -> None:
+    assert unplaced_packages(ROOT) == ([], [])
 
 
 def test_no_import_cycle() -> None:
-    edges, _, _ = build_graph()
-    assert cycles(edges) == []
+    assert cycles(_package().edges) == []
 
 
 def test_no_upward_import() -> None:
-    edges, _, _ = build_graph()
-    assert upward_edges(edges) == []
+    assert upward_edges(_package().edges) == []
 
 
-def test_function_level_imports_are_for_heavy_modules_only() -> None:
-    _, detail, heavy = build_graph()
-    assert lazy_light_imports(detail, heavy) == []
+def test_function_level_imports_state_their_reason() -> None:
+    assert unexplained_lazy_imports(_package()) == []
 
 
-def test_the_checks_can_fail() -> None:
-    """The checker sees a cycle and an upward edge in a made-up graph."""
-    edges = {"tlmsearch.rundir.a": {"tlmsearch.tuning.b"}, "tlmsearch.tuning.b": {"tlmsearch.rundir.a"}}
-    assert cycles(edges) == [["tlmsearch.rundir.a", "tlmsearch.tuning.b"]]
-    assert upward_edges(edges) == ["tlmsearch.rundir.a -> tlmsearch.tuning.b"]
-    assert upward_edges({"tlmsearch.report": {"tlmsearch.tuning"}, "tlmsearch.tuning": set()}) == [
-        "tlmsearch.report -> tlmsearch.tuning"
+# --- the checker can fail -------------------------------------------------------------------
+
+
+def _copy(tmp_path: Path) -> Path:
+    root = tmp_path / "tlmsearch"
+    shutil.copytree(ROOT, root, ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def _append(path: Path, text: str) -> None:
+    path.write_text(path.read_text() + "\n" + text + "\n")
+
+
+def test_a_planted_cycle_is_caught(tmp_path: Path) -> None:
+    """errors, the bottom of every layer, imports the search runner: a cycle and an upward edge."""
+    root = _copy(tmp_path)
+    before = cycles(build_graph(root).edges)
+    _append(root / "errors.py", "from tlmsearch.tuning.runner import search  # noqa")
+    edges = build_graph(root).edges
+    assert "tlmsearch.tuning.runner" in edges["tlmsearch.errors"]
+    assert cycles(edges) != before
+    assert any({"tlmsearch.errors", "tlmsearch.tuning.runner"} <= set(c) for c in cycles(edges))
+    assert "tlmsearch.errors -> tlmsearch.tuning.runner" in upward_edges(edges)
+
+
+def test_a_cycle_through_function_level_and_type_only_imports_is_caught(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    (root / "planted_a.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from tlmsearch import planted_b\n"
+    )
+    (root / "planted_b.py").write_text("def f():\n    from tlmsearch.planted_a import x  # lazy: heavy (torch)\n")
+    graph = build_graph(root)
+    assert ["tlmsearch.planted_a", "tlmsearch.planted_b"] in cycles(graph.edges)
+    assert unplaced_packages(root) == (["planted_a", "planted_b"], [])
+    assert [p for p in unexplained_lazy_imports(graph) if p.startswith("tlmsearch.planted")] == [
+        "tlmsearch.planted_b:2 imports tlmsearch.planted_a: it does not load torch"
     ]
 
 
-if __name__ == "__main__":  # pragma: no cover - `python tests/test_layers.py` prints the picture
-    e, d, h = build_graph()
-    print(f"{len(e)} modules, {sum(map(len, e.values()))} edges")
-    print(f"cycles ({len(cycles(e))}):", *cycles(e), sep="\n  ")
-    print(f"upward edges ({len(upward_edges(e))}):", *upward_edges(e), sep="\n  ")
-    lazy = lazy_light_imports(d, h)
-    print(f"function-level imports of light own modules ({len(lazy)}):", *lazy, sep="\n  ")
-    print(f"function-level own imports in all: {sum(w == IN_FUNCTION for v in d.values() for _, w, _ in v)}")
+def test_unexplained_and_untrue_lazy_imports_are_caught(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    _append(
+        root / "presets.py",
+        "def _planted():\n"
+        "    from tlmsearch.errors import ConfigError\n"  # imported at the top already
+        "    from tlmsearch.storage import normalise\n"  # no reason
+        "    # lazy: heavy (torch)\n"
+        "    from tlmsearch.trainer import train\n"  # true: trainer loads torch, presets does not
+        "    from tlmsearch.pareto import front  # lazy: heavy (torch)\n"  # untrue: pareto is pure
+        "    from tlmsearch.validate import check_int  # lazy: avoids a cycle\n"
+        "    from tlmsearch.rates import Rate  # lazy: heavy torch\n",
+    )
+    graph = build_graph(root)
+    assert "tlmsearch.presets -> tlmsearch.trainer" in upward_edges(graph.edges)
+    found = [p for p in unexplained_lazy_imports(graph) if p.startswith("tlmsearch.presets:")]
+    n = len((ROOT / "presets.py").read_text().splitlines()) + 2  # the line of `def _planted`
+    assert [p.split(" imports ")[0] for p in found] == [f"tlmsearch.presets:{n + k}" for k in (1, 2, 5, 6, 7)]
+    assert "which the file imports at its top" in found[0]
+    assert "no stated reason" in found[1]
+    assert "it does not load torch" in found[2]
+    assert "a cycle is a cycle" in found[3]
+    assert "should read 'heavy (<libraries>)'" in found[4]
+
+
+def test_the_layers_hold_on_a_made_up_graph() -> None:
+    edges = {"tlmsearch.rundir.a": {"tlmsearch.tuning.b"}, "tlmsearch.tuning.b": {"tlmsearch.rundir.a"}}
+    assert cycles(edges) == [["tlmsearch.rundir.a", "tlmsearch.tuning.b"]]
+    assert upward_edges(edges) == ["tlmsearch.rundir.a -> tlmsearch.tuning.b"]
+    assert upward_edges({"tlmsearch.tuning": {"tlmsearch.report"}, "tlmsearch.report": set()}) == [
+        "tlmsearch.tuning -> tlmsearch.report"
+    ]
+
+
+if __name__ == "__main__":  # pragma: no cover - `python tests/unit/test_layers.py` prints the picture
+    g = build_graph(ROOT)
+    e = g.edges
+    print(f"{len(g.modules)} modules under {ROOT}, {sum(map(len, e.values()))} edges")
+    print("packages without a layer, layers without a package:", unplaced_packages(ROOT))
+    for title, found in (
+        ("cycles", cycles(e)),
+        ("upward edges", upward_edges(e)),
+        ("function-level imports without a true reason", unexplained_lazy_imports(g)),
+    ):
+        print(f"{title} ({len(found)}):", *found, sep="\n  ")
+    lazy = [i for items in g.imports.values() for i in items if i.where == IN_FUNCTION]
+    print(f"function-level own imports in all: {len({(i.source, i.line) for i in lazy})}")
