@@ -237,3 +237,24 @@ def test_train_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsy
     assert m["steps"] == steps and m["tokens_per_param"] == pytest.approx(m["tokens"] / m["params_non_embedding"])
     assert 0.25 <= m["tokens_per_param"] < 0.25 + 16 * 32 / m["params_non_embedding"]  # one step at most above
     assert m["epochs"] > 0 and m["val_tokens"] > 0
+
+
+def test_quickstart_takes_tokens_per_param(capsys: pytest.CaptureFixture[str]) -> None:
+    from tlmsearch.cli.quickstart import quickstart_config
+
+    def config(*argv: str) -> SearchConfig:
+        return quickstart_config(build_parser().parse_args(["quickstart", *argv]))
+
+    assert (config().train.steps, config().train.tokens_per_param) == (120, 0.0)  # the default length
+    cfg = config("--tokens-per-param", "5")
+    n, per_step = uniform_counts(cfg)
+    assert cfg.train.steps == math.ceil(5 * n / per_step) and cfg.train.tokens_per_param == 5
+    assert cfg.train.eval_interval == cfg.grace_steps == cfg.train.steps // 3  # evaluations every third
+    assert resolve_trial_length(cfg) == cfg
+    for argv, said in (
+        (["--tokens-per-param", "5", "--steps", "10"], "both set the trial length"),
+        (["--tokens-per-param", "0"], "--tokens-per-param=0.0 must be > 0"),
+    ):
+        assert main(["quickstart", *argv]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and said in err, err

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from tlmsearch.errors import UserError
 
 if TYPE_CHECKING:
+    from tlmsearch.config import DataConfig
     from tlmsearch.search_config import SearchConfig
 
 HELP = "run the whole loop (search with baselines, verify, report) on a small model in minutes"
@@ -34,6 +35,7 @@ stage's own plan and progress lines show while it runs.
 examples:
   tlmsearch quickstart
   tlmsearch quickstart --arch titans --trials 12 --steps 200
+  tlmsearch quickstart --tokens-per-param 5      # the screening regime's shortest: 783 steps
   tlmsearch quickstart --name first --runs-dir /tmp/runs
 """
 
@@ -47,7 +49,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--trials", type=int, default=DEFAULTS["trials"], help="search trials, the 4 baselines included (default: 8)"
     )
-    p.add_argument("--steps", type=int, default=DEFAULTS["steps"], help="training steps per trial (default: 120)")
+    p.add_argument("--steps", type=int, help="training steps per trial (default: 120)")
+    p.add_argument(
+        "--tokens-per-param",
+        type=float,
+        metavar="X",
+        help="trial length in tokens per NON-EMBEDDING parameter instead of --steps (the steps derived and "
+        "printed; 20 on cpu-xs is 3,129 steps, 26x the default)",
+    )
     p.add_argument("--seeds", type=int, default=DEFAULTS["seeds"], help="fresh seeds per verified profile (default: 2)")
     p.add_argument("--top-k", type=int, default=DEFAULTS["top_k"], help="search profiles to verify (default: 1)")
     p.add_argument("--name", help="run name (default: quickstart-<date>-<time>)")
@@ -56,10 +65,33 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _search_minimums(args: argparse.Namespace) -> tuple[tuple[str, int, int, str], ...]:
-    return (
-        ("--trials", args.trials, 4, "the 4 baselines run first"),
-        ("--steps", args.steps, 3, "an evaluation every third of the steps"),
-    )
+    steps = (("--steps", args.steps, 3, "an evaluation every third of the steps"),) if args.steps is not None else ()
+    return (("--trials", args.trials, 4, "the 4 baselines run first"), *steps)
+
+
+def _steps(args: argparse.Namespace, data: DataConfig) -> tuple[int, float]:
+    """(steps per trial, tokens per parameter): --steps, or the steps --tokens-per-param gives on the
+    quickstart's model (the search resolves the same number again), or the default."""
+    from tlmsearch.config import TrainConfig, check_positive
+    from tlmsearch.search_config import SearchConfig
+    from tlmsearch.tuning.trainable import resolve_trial_length
+
+    tpp = args.tokens_per_param
+    if tpp is None:
+        return (DEFAULTS["steps"] if args.steps is None else args.steps), 0.0
+    if args.steps is not None:
+        raise UserError(
+            f"--steps {args.steps} and --tokens-per-param {tpp:g} both set the trial length; give one "
+            "(--tokens-per-param derives the steps from the model's non-embedding parameters)"
+        )
+    check_positive("--tokens-per-param", tpp)  # 0, negatives and NaN are no trial length
+    probe = SearchConfig(arch=args.arch, preset=args.preset, train=TrainConfig(tokens_per_param=tpp), data=data)
+    steps = resolve_trial_length(probe).train.steps
+    if steps < 3:
+        raise UserError(
+            f"--tokens-per-param {tpp:g} gives {steps} steps; a quickstart needs >= 3 (an evaluation every third)"
+        )
+    return steps, tpp
 
 
 def _check_minimums(checks: tuple[tuple[str, int, int, str], ...]) -> None:
@@ -75,8 +107,10 @@ def quickstart_config(args: argparse.Namespace) -> SearchConfig:
     from tlmsearch.search_config import SearchConfig
 
     _check_minimums(_search_minimums(args))
+    data = DataConfig(corpus=args.corpus)
+    steps, tpp = _steps(args, data)
     name = args.name or f"quickstart-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    third = max(1, args.steps // 3)
+    third = max(1, steps // 3)
     return SearchConfig(
         name=name,
         runs_dir=args.runs_dir,
@@ -88,8 +122,10 @@ def quickstart_config(args: argparse.Namespace) -> SearchConfig:
         trials=args.trials,
         grace_steps=third,
         cpus_per_trial=1,
-        train=TrainConfig(steps=args.steps, eval_interval=third, warmup_steps=min(20, third), eval_windows=16),
-        data=DataConfig(corpus=args.corpus),
+        train=TrainConfig(
+            steps=steps, tokens_per_param=tpp, eval_interval=third, warmup_steps=min(20, third), eval_windows=16
+        ),
+        data=data,
     )
 
 
@@ -110,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
     noise = len(noise_trial_seeds(cfg))
     what = (
         f"quickstart: search {cfg.trials} trials of {cfg.train.steps} steps"
+        + (f" ({cfg.train.tokens_per_param:g} tokens per parameter)" if cfg.train.tokens_per_param else "")
         + (f" after {noise} noise-floor runs of uniform" if noise else "")
         + f" ({cfg.arch}, preset {cfg.preset}, "
         f"corpus {cfg.data.corpus}), then verify the best {args.top_k} and the baselines with {args.seeds} "
