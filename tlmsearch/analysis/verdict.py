@@ -13,7 +13,7 @@ alpha (default 0.05) the outcome is (rule and its reasons in `decision.py`):
   Holm over the m candidates): absence of evidence is never taken for evidence;
 - "inconclusive": neither, with the seeds that the observed paired spread says would decide it.
 
-Each claim is wrong at most alpha of the time (simulated in `tests/test_verdict_simulation.py`).
+Each claim is wrong at most alpha of the time (simulated in `tests/unit/analysis/test_verdict_simulation.py`).
 Every candidate's interval is two-sided at 1 - 2 alpha / m (its ends are the Bonferroni one-sided
 bounds). Cosine's regret, the largest gain of any candidate over cosine, gets the interval
 [max of lower ends, max of upper ends], simultaneous at 1 - 2 alpha, whichever profile has the

@@ -118,7 +118,7 @@ def test_the_check_can_fail() -> None:
     assert flops_per_token(fewer) < 0.99 * counted_flops_per_token(cfg)
 
 
-if __name__ == "__main__":  # pragma: no cover - `python tests/test_flops.py` prints the table
+if __name__ == "__main__":  # pragma: no cover - `python tests/unit/models/test_flops.py` prints the table
     torch.set_num_threads(1)
     print(f"{'family/option':36s} {'analytic':>12s} {'counted':>12s} {'ratio':>8s}")
     for name, (arch, opts) in CASES.items():
