@@ -45,7 +45,11 @@ def load_config(study_dir: str | Path) -> StudyConfig:
     path = Path(study_dir) / STUDY_CONFIG
     if not path.is_file():
         raise ConfigError(f"{study_dir} is not a study directory (no {STUDY_CONFIG})")
-    return StudyConfig.from_dict(read_yaml(path), where=str(path))
+    raw = read_yaml(path)
+    cfg = StudyConfig.from_dict(raw, where=str(path))
+    if "lr_calibration" not in raw:  # written before the calibration existed: that study ran none
+        cfg = cfg.replace(lr_calibration="off")
+    return cfg
 
 
 def read_state(study_dir: str | Path) -> dict[str, Any]:
