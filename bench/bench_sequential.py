@@ -6,6 +6,8 @@ verify pilot measured, the largest over 8 candidates, the figure behind the seed
 
 - today's fixed plan: a 3-seed pilot (spread only) then `needed` fresh seeds that decide once
   (`planning.plan_seeds`, uncapped), i.e. 3 + needed seeds per profile;
+- a fixed design (one look) whose N is planned by simulation for the same 80% target, no pilot:
+  what planning to the target itself saves before any look;
 - group-sequential (`tlmsearch.analysis.sequential`), K looks, O'Brien-Fleming-type (or
   Pocock-type) spending, Holm at each look, decided candidates stop, a "better" ends the study:
   (a) at the same N_max as today's plan (no pilot), (b) at the N_max planned for the same 80%
@@ -83,9 +85,11 @@ def architecture(arch: str, sd: float, n: int) -> dict[str, Any]:
     fixed = plan.n_seeds  # pilot + needed
     planned = sim.plan_max_seeds(sd, M, LOOKS, margin=MARGIN, alpha=ALPHA, power=POWER)
     planned8 = sim.plan_max_seeds(sd, M, 8, margin=MARGIN, alpha=ALPHA, power=POWER)
+    planned1 = sim.plan_max_seeds(sd, M, 1, margin=MARGIN, alpha=ALPHA, power=POWER)  # one look: a fixed design
     kw = {"margin": MARGIN, "alpha": ALPHA}
     designs = [
         ("today: fixed plan", sq.Design(looks=(plan.final_seeds,), **kw), PILOT),
+        ("fixed, N planned by simulation, no pilot", sq.Design(looks=(planned1,), **kw), 0),
         (f"OBF {LOOKS} looks, N_max = today's", sq.design(fixed, LOOKS, **kw), 0),
         (f"OBF {LOOKS} looks, N_max planned", sq.design(planned, LOOKS, **kw), 0),
         ("OBF 8 looks, N_max planned", sq.design(planned8, 8, **kw), 0),
