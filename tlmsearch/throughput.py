@@ -30,7 +30,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tlmsearch.config import Config, check_choice, check_positive, option
-from tlmsearch.models import build_model
 
 if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.config import ModelConfig
@@ -191,6 +190,8 @@ def model_workloads(
     """Per model: a forward+backward call and an inference call on one fixed batch of tokens."""
     import torch
     import torch.nn.functional as F
+
+    from tlmsearch.models.build import build_model  # lazy: heavy (torch)
 
     device = torch.device(cfg.device)
     cuda = device.type == "cuda"
