@@ -21,7 +21,7 @@ from typing import Any
 
 from tlmsearch.errors import UserError
 from tlmsearch.study_files import STUDY_CONFIG, is_study
-from tlmsearch.study_report import shortener, tables
+from tlmsearch.study_report import length_text, shortener, tables
 
 START = "<!-- study-table {path} -->"
 END = "<!-- /study-table -->"
@@ -108,7 +108,7 @@ def readme_table(summary: Mapping[str, Any]) -> str:
     cfg = summary["config"]
     out = [
         f"Study `{summary['study']}`: {', '.join(cfg['archs'])}; preset {cfg['preset']}, "
-        f"{cfg['train']['steps']} steps, {cfg['trials']} search trials each, seed {cfg['seed']}; "
+        f"{length_text(cfg['train'])}, {cfg['trials']} search trials each, seed {cfg['seed']}; "
         f"margin {cfg['margin']:.1%}, alpha {cfg['alpha']:g}.",
         "",
         f"**Is one shape best everywhere, and is it cosine?** {shortener(summary)(summary['answer'])}.",

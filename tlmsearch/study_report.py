@@ -271,7 +271,7 @@ def _tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]
     ]
 
 
-def _length(train: Mapping[str, Any]) -> str:
+def length_text(train: Mapping[str, Any]) -> str:
     """'300 steps', or '20 tokens per parameter (non-embedding; steps per architecture)'."""
     tpp = train.get("tokens_per_param") or 0
     return f"{tpp:g} tokens per parameter (non-embedding; steps per architecture)" if tpp else f"{train['steps']} steps"
@@ -290,7 +290,7 @@ def markdown(s: Mapping[str, Any]) -> str:
     out = [
         f"# Study {s['study']}",
         "",
-        f"Architectures {', '.join(cfg['archs'])}; preset {cfg['preset']}, {_length(cfg['train'])}, "
+        f"Architectures {', '.join(cfg['archs'])}; preset {cfg['preset']}, {length_text(cfg['train'])}, "
         f"{cfg['trials']} search trials each; margin {cfg['margin']:.1%}, alpha {cfg['alpha']:g}.",
         "",
         *_regimes(s),

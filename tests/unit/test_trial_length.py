@@ -258,3 +258,13 @@ def test_quickstart_takes_tokens_per_param(capsys: pytest.CaptureFixture[str]) -
         assert main(["quickstart", *argv]) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and said in err, err
+
+
+def test_the_study_report_and_readme_state_the_trial_length() -> None:
+    from tlmsearch.study_report import length_text
+
+    assert length_text({"steps": 300}) == "300 steps"  # a summary written before the field: its steps
+    assert length_text({"steps": 300, "tokens_per_param": 0.0}) == "300 steps"
+    assert length_text({"steps": 300, "tokens_per_param": 20.0}) == (
+        "20 tokens per parameter (non-embedding; steps per architecture)"
+    )
