@@ -154,7 +154,25 @@ def _reason(lines: list[str], line: int) -> str | None:
     return match["reason"] if match else None
 
 
-def _raw_imports(path: Path, module: str, modules: set[str]) -> Iterator[tuple[str, str, int, str | None]]:
+def _served_lazily(path: Path, module: str) -> dict[str, str]:
+    """name -> module, for the names a package's `__init__` hands out through a module-level
+    `__getattr__` (importing them loads that module): read from its `if TYPE_CHECKING:` imports."""
+    tree = ast.parse(path.read_text(), str(path))
+    if not any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body):
+        return {}
+    served = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.body:
+                if isinstance(child, ast.ImportFrom):
+                    base = _absolute(module, True, child)
+                    served.update({a.asname or a.name: base for a in child.names})
+    return served
+
+
+def _raw_imports(
+    path: Path, module: str, modules: set[str], lazy: dict[str, dict[str, str]]
+) -> Iterator[tuple[str, str, int, str | None]]:
     """(imported name, where, line, reason) for every import statement of the file."""
     text = path.read_text()
     lines = text.splitlines()
@@ -163,8 +181,10 @@ def _raw_imports(path: Path, module: str, modules: set[str]) -> Iterator[tuple[s
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = _absolute(module, path.name == "__init__.py", node)
-            # `from pkg import mod` imports the submodule pkg.mod when there is one
+            # `from pkg import mod` imports the submodule pkg.mod when there is one; a name that
+            # pkg's `__getattr__` serves imports the module it comes from
             names = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            names += [lazy[base][a.name] for a in node.names if a.name in lazy.get(base, {})]
         else:
             continue
         reason = _reason(lines, node.lineno) if where == IN_FUNCTION else None
@@ -178,9 +198,10 @@ def build_graph(root: Path) -> Graph:
     modules = set(files)
     package = root.name
     graph = Graph(modules, {m: [] for m in modules}, {m: set() for m in modules})
+    lazy = {m: _served_lazily(p, m) for m, p in files.items() if p.name == "__init__.py"}
     for mod, path in files.items():
         seen: set[tuple[str, str, int]] = set()
-        for name, where, line, reason in _raw_imports(path, mod, modules):
+        for name, where, line, reason in _raw_imports(path, mod, modules, lazy):
             top = name.split(".")[0]
             if top in HEAVY and where == TOP:
                 graph.loads[mod].add(top)
@@ -251,7 +272,9 @@ def upward_edges(edges: dict[str, set[str]]) -> list[str]:
         src = package_of(mod)
         for t in sorted(targets):
             dst = package_of(t)
-            if src != dst and (LAYERS[dst] > LAYERS[src] or (src, dst) in FORBIDDEN):
+            if src == dst or src not in LAYERS or dst not in LAYERS:
+                continue  # a package without a layer is `unplaced_packages`'s finding
+            if LAYERS[dst] > LAYERS[src] or (src, dst) in FORBIDDEN:
                 bad.append(f"{mod} -> {t}")
     return bad
 
@@ -374,27 +397,41 @@ def test_a_cycle_through_function_level_and_type_only_imports_is_caught(tmp_path
 
 def test_unexplained_and_untrue_lazy_imports_are_caught(tmp_path: Path) -> None:
     root = _copy(tmp_path)
-    _append(
-        root / "presets.py",
+    (root / "profiles" / "planted.py").write_text(
+        "from tlmsearch.errors import ConfigError\n"
+        "\n"
         "def _planted():\n"
-        "    from tlmsearch.errors import ConfigError\n"  # imported at the top already
-        "    from tlmsearch.storage import normalise\n"  # no reason
+        "    from tlmsearch.errors import UserError\n"  # 4: errors is imported at the top already
+        "    from tlmsearch.storage import normalise\n"  # 5: no reason
         "    # lazy: heavy (torch)\n"
-        "    from tlmsearch.trainer import train\n"  # true: trainer loads torch, presets does not
-        "    from tlmsearch.pareto import front  # lazy: heavy (torch)\n"  # untrue: pareto is pure
-        "    from tlmsearch.validate import check_int  # lazy: avoids a cycle\n"
-        "    from tlmsearch.rates import Rate  # lazy: heavy torch\n",
+        "    from tlmsearch.trainer import train\n"  # 7: true (trainer loads torch, this file does not)
+        "    from tlmsearch.pareto import front  # lazy: heavy (torch)\n"  # 8: untrue, pareto is pure
+        "    from tlmsearch.spaces import load_space  # lazy: avoids a cycle\n"  # 9
+        "    from tlmsearch.rates import Rate  # lazy: heavy torch\n"  # 10: not the form
     )
     graph = build_graph(root)
-    assert "tlmsearch.presets -> tlmsearch.trainer" in upward_edges(graph.edges)
-    found = [p for p in unexplained_lazy_imports(graph) if p.startswith("tlmsearch.presets:")]
-    n = len((ROOT / "presets.py").read_text().splitlines()) + 2  # the line of `def _planted`
-    assert [p.split(" imports ")[0] for p in found] == [f"tlmsearch.presets:{n + k}" for k in (1, 2, 5, 6, 7)]
+    assert "tlmsearch.profiles.planted -> tlmsearch.trainer" in upward_edges(graph.edges)
+    found = [p for p in unexplained_lazy_imports(graph) if p.startswith("tlmsearch.profiles.planted:")]
+    assert [p.split(" imports ")[0] for p in found] == [f"tlmsearch.profiles.planted:{n}" for n in (4, 5, 8, 9, 10)]
     assert "which the file imports at its top" in found[0]
     assert "no stated reason" in found[1]
     assert "it does not load torch" in found[2]
     assert "a cycle is a cycle" in found[3]
     assert "should read 'heavy (<libraries>)'" in found[4]
+
+
+def test_a_name_served_by_a_lazy_getattr_counts_as_its_module(tmp_path: Path) -> None:
+    """`from tlmsearch.models import build_model` loads models.build (and torch) through the
+    package's `__getattr__`: at a module's top it makes the module heavy, in a function it is
+    a true `heavy (torch)`."""
+    root = _copy(tmp_path)
+    (root / "planted_c.py").write_text("from tlmsearch.models import build_model\n")
+    lazy = "def f():\n    from tlmsearch.models import build_model  # lazy: heavy (torch)\n"
+    (root / "planted_d.py").write_text(lazy)
+    graph = build_graph(root)
+    assert "tlmsearch.models.build" in graph.edges["tlmsearch.planted_c"]
+    assert "torch" in graph.loads["tlmsearch.planted_c"]
+    assert [p for p in unexplained_lazy_imports(graph) if p.startswith("tlmsearch.planted")] == []
 
 
 def test_the_layers_hold_on_a_made_up_graph() -> None:
