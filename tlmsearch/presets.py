@@ -26,9 +26,18 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
-from tlmsearch.config import ArchOptions, Config, DataConfig, ModelConfig, check_positive, check_value
+from tlmsearch.config import (
+    MODEL_INT_BOUNDS,
+    ArchOptions,
+    Config,
+    DataConfig,
+    ModelConfig,
+    check_positive,
+    check_value,
+)
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import Budget
+from tlmsearch.validate import MAX_WIDTH, check_int
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -47,6 +56,10 @@ class Preset(Config):
     def __post_init__(self) -> None:
         for field in ("d_model", "n_layers", "n_heads", "seq_len", "base_width", "multiple_of", "vocab_size"):
             check_positive(field, getattr(self, field))
+        # the bounds of ModelConfig (one definition), checked here because a shape is built into
+        # tuples of n_layers widths before any ModelConfig exists (`plan --layers 1e9`: 8 GB)
+        for field, high in {**MODEL_INT_BOUNDS, "base_width": MAX_WIDTH, "multiple_of": MAX_WIDTH}.items():
+            check_int(field, getattr(self, field), 1, high)
         if self.base_width % self.multiple_of:
             raise ConfigError(f"base_width={self.base_width} must be a multiple of multiple_of={self.multiple_of}")
         if self.d_model % self.n_heads:

@@ -233,6 +233,25 @@ def tokens_per_call(models: Mapping[str, ModelConfig], cfg: ThroughputConfig) ->
     return cfg.batch_size * seq.pop()
 
 
+def check_timing_fits(models: Mapping[str, ModelConfig], cfg: ThroughputConfig) -> int:
+    """Refuse (one line with the estimate and the memory available) to time models that cannot
+    fit: on the host's available memory for the CPU, the device's free memory for CUDA. Returns
+    the estimate in bytes."""
+    from tlmsearch.validate import available_memory_bytes, check_fits, estimate_timing_bytes
+
+    cuda = cfg.device.startswith("cuda")
+    estimate = estimate_timing_bytes(models.values(), cfg.batch_size, "bfloat16" if cuda else "float32")
+    if cuda:
+        import torch
+
+        available: int | None = int(torch.cuda.mem_get_info(torch.device(cfg.device))[0])
+    else:
+        available = available_memory_bytes()
+    what = f"timing {len(models)} models at batch size {cfg.batch_size} on {cfg.device}"
+    check_fits(estimate, available, what, "use a smaller --preset, --batch-size or fewer profiles")
+    return estimate
+
+
 def measure(
     models: Mapping[str, ModelConfig],
     reference: str,
@@ -247,6 +266,7 @@ def measure(
     if reference not in models:
         raise ValueError(f"reference {reference!r} is not among the models")
     timed = {**models, AA_NAME: models[reference]} if aa else dict(models)
+    check_timing_fits(timed, cfg)  # with the estimate and the memory there is, before building any
     before = torch.get_num_threads()
     if cfg.threads:
         torch.set_num_threads(cfg.threads)

@@ -13,7 +13,8 @@ costs minutes or the machine's memory instead of one line.
   `file_present` (a regular file, nothing, or one line: never a FIFO read that waits forever)
 - YAML: `load_yaml` (parse errors and very deep nesting as one line)
 - paths from record contents: `confined` (never outside the run directory)
-- memory: `estimate_training_bytes`, `check_fits`, `check_training_fits`, `available_memory_bytes`
+- memory: `estimate_training_bytes`, `estimate_timing_bytes`, `check_fits`, `check_training_fits`,
+  `available_memory_bytes`
 """
 
 from __future__ import annotations
@@ -356,15 +357,36 @@ def estimate_training_bytes(model_cfg: Any, batch_size: int, seq_len: int, dtype
       attention probabilities heads x seq_len per token of the math kernel;
     - logits and their gradient in float32: 2 x vocab per token.
     """
+    return 16 * _param_count(model_cfg) + _activation_bytes(model_cfg, batch_size, seq_len, dtype)
+
+
+def _param_count(model_cfg: Any) -> int:
+    """Parameters common to every architecture (see `estimate_training_bytes`): an under-count."""
     d, vocab = int(model_cfg.d_model), int(model_cfg.vocab_size)
-    widths = [int(w) for w in model_cfg.mlp_widths]
-    heads = int(getattr(model_cfg, "n_heads", 1))
     tied = bool(getattr(model_cfg, "tie_embeddings", True))
+    return vocab * d * (1 if tied else 2) + sum(4 * d * d + 3 * d * int(w) + 2 * d for w in model_cfg.mlp_widths) + d
+
+
+def _activation_bytes(model_cfg: Any, batch_size: int, seq_len: int, dtype: str) -> int:
+    """Activations one forward+backward keeps, and the float32 logits and their gradient."""
+    d, vocab = int(model_cfg.d_model), int(model_cfg.vocab_size)
+    heads = int(getattr(model_cfg, "n_heads", 1))
     act = _DTYPE_BYTES.get(dtype, 4)
-    params = vocab * d * (1 if tied else 2) + sum(4 * d * d + 3 * d * w + 2 * d for w in widths) + d
-    tokens = int(batch_size) * int(seq_len)
-    per_token = sum(8 * d + 3 * w + heads * int(seq_len) for w in widths) * act + 2 * vocab * 4
-    return 16 * params + tokens * per_token
+    per_token = sum(8 * d + 3 * int(w) + heads * int(seq_len) for w in model_cfg.mlp_widths) * act + 2 * vocab * 4
+    return int(batch_size) * int(seq_len) * per_token
+
+
+def estimate_timing_bytes(model_cfgs: Any, batch_size: int, dtype: str = "float32") -> int:
+    """Approximate peak bytes of timing `model_cfgs` side by side (`tlmsearch.throughput`): every
+    model's float32 weights stay built at once, and the one being timed adds its gradients and
+    the activations of one forward+backward of (batch_size, seq_len). An under-estimate, like
+    `estimate_training_bytes`, so a refusal based on it is never wrong."""
+    cfgs = list(model_cfgs)
+    if not cfgs:
+        return 0
+    weights = sum(4 * _param_count(m) for m in cfgs)
+    step = max(4 * _param_count(m) + _activation_bytes(m, batch_size, int(m.seq_len), dtype) for m in cfgs)
+    return weights + step
 
 
 def estimate_eval_bytes(eval_windows: int, seq_len: int) -> int:
@@ -387,15 +409,19 @@ def available_memory_bytes() -> int | None:
         return None
 
 
-def check_fits(estimate: int, available: int | None, what: str = "training") -> None:
+def check_fits(
+    estimate: int,
+    available: int | None,
+    what: str = "training",
+    advice: str = "use a smaller model, batch size, sequence length or number of evaluation windows",
+) -> None:
     """Refuse, with the estimate, a job whose estimated memory exceeds what is available.
 
     `available=None` (unknown) lets it pass: an unknown size is no reason to refuse.
     """
     if available is not None and estimate > available:
         raise ConfigError(
-            f"{what} needs about {_bytes(estimate)} of memory but only {_bytes(available)} is available; "
-            "use a smaller model, batch size, sequence length or number of evaluation windows"
+            f"{what} needs about {_bytes(estimate)} of memory but only {_bytes(available)} is available; {advice}"
         )
 
 
