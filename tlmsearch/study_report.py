@@ -27,6 +27,7 @@ from tlmsearch.analysis.crossarch import (
 )
 from tlmsearch.analysis.random_control import control_summary
 from tlmsearch.errors import UserError
+from tlmsearch.lr_calibration import short_text
 from tlmsearch.rundir.io import json_text, refuse_folder, write_text
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.lr import run_calibration
@@ -149,8 +150,6 @@ def lr_text(entry: Mapping[str, Any] | None) -> str:
 
 def lr_short(entry: Mapping[str, Any] | None) -> str:
     """E.g. "0.004 of 0.0005..0.008" (calibrated), "0.002 (as configured)"; "-" before its search."""
-    from tlmsearch.lr_calibration import short_text
-
     if not entry:
         return "-"
     cal = entry.get("calibration")
