@@ -17,13 +17,27 @@ verification that re-trains them: the run's `search.yaml` holds it).
   rate depends on the horizon of the schedule (a cosine run half as long favours a higher
   peak rate: it has fewer steps to spend a small one on), so a calibration shorter than the
   trials chooses for a different run than the one it serves; and the trials themselves are
-  short. Measured on the cpu-xs Transformer (200 steps x 16 x 128 tokens, 2 trials at a time
-  on 2 shared cores): a calibration of 5 rates costs 5 trials, about 5 minutes of trial time,
-  against roughly 2 hours of trial time per architecture in the reference study (its
-  verification alone ran 72 trials), about 4 %. A shorter fraction is there for long trials.
+  short. Measured on the cpu-xs Transformer (8 layers, 200 steps x 16 x 128 tokens, shakespeare,
+  2 trials at a time; `tlmsearch search --preset cpu-xs --model n_layers=8 --steps 200
+  --batch-size 16 --trials 1 --baseline uniform --noise-seeds 0 --lr-calibration auto`): the 5
+  calibration trials took 2,032 s of trial time, 19.5 min of wall time, on 2 cores shared with
+  a benchmark (load ~10); the one that ran alone took 124-173 s. In the reference study's own
+  conditions (its verify trials: a median 60 s) that is about 5 x 60 s = 5 min of trial time
+  against 2.1 h for the architecture's search and verification: ~4 %. The same run chose 4e-3
+  over the configured 2e-3 (val_loss 2.229 vs 2.390; 8e-3: 2.326, 1e-3: 2.594, 5e-4: 2.951),
+  a gap 5-10x the seed-to-seed sd of such trials (0.014-0.036 nats in the reference study).
+  A shorter fraction is there for long trials.
 - **One seed** (the search's): near the best rate the loss is flat, so which of two
   neighbouring rates wins by seed noise costs little; what the calibration must catch is a
   rate 2-4x off, whose loss gap is far above the seed-to-seed spread.
+- **Defaults**: on ("auto") in a study, which is what delivers verdicts per architecture, and
+  each architecture's search calibrates its own rate; off in a bare `search` (and in
+  `SearchConfig`), which is the study's building block and the quick look at a space: it keeps
+  the rate it is given unless asked (`--lr-calibration auto`), so the K extra trials are never
+  a surprise there and a config file or an existing run keeps meaning what it meant. A run
+  directory or study written before calibration existed reads as "off" (none ran). On the
+  command line an explicit `--lr` turns the calibration off unless `--lr-calibration` is given
+  too (`after_explicit_lr`): a person who names a rate means it.
 - **The choice** (`choose_rate`): the lowest finite final `val_loss`; a rate that diverged or
   failed (no finite loss) counts as worst; equal losses go to the lower rate (the safer one
   when training gets longer). When every rate failed, the configured rate is kept and a
