@@ -210,9 +210,20 @@ def _sequential(v: Verdict, g: SequentialGroup, records: list[Any], kinds: Seque
         within_margin=bool(d.within_margin.all()),
         seeds_to_decide=v.seeds_to_decide if outcome == "inconclusive" else None,
         comparisons=comparisons,
+        table=tuple(_row(r, index, rci) for r in v.table),
         regime=None,
     )
     return new.with_regime(v.regime)
+
+
+def _row(row: Mapping[str, Any], index: Mapping[str, int], rci: Any) -> dict[str, Any]:
+    """A table row with the candidate's repeated-confidence interval against cosine (its mean
+    perplexity stays over its own seeds: a candidate stopped early has fewer)."""
+    out = dict(row)
+    if row.get("label") in index and row.get("gain_vs_cosine") is not None:
+        out["gain_vs_cosine"] = rci(index[row["label"]]).to_dict()
+        out["p_better"] = out["p_within"] = None
+    return out
 
 
 def _expm1(x: float) -> float:
