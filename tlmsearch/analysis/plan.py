@@ -107,7 +107,8 @@ def same_training(
 
     Seeds, threads, the device flag and checkpointing are not compared, nor the data cache folder,
     nor `tokens_per_param` (the steps it was resolved into are).
-    The init mode is: keyed and stream initialisations of one seed are different draws.
+    The init mode is: keyed and stream initialisations of one seed are different draws; so is
+    the parametrization (a record without one trained "standard").
     Records written before records carried their configs (empty `train`) predate keyed
     initialisation, so they were drawn from one stream: they match only a stream-init training
     with nothing `overridden`. Records that carry configs without an `init` field were written
@@ -124,8 +125,9 @@ def same_training(
     # how the step count was given (directly or in tokens per parameter) changes nothing learnt:
     # the steps themselves are compared
     ignored = (*RESOURCE_FIELDS, "tokens_per_param")
-    recorded = {"init": "keyed", **record.train}
-    wanted = {"init": "keyed", **train}
+    # fields newer than a record count at the value the release before them trained with
+    recorded = {"init": "keyed", "parametrization": "standard", **record.train}
+    wanted = {"init": "keyed", "parametrization": "standard", **train}
     return strip(recorded, ignored) == strip(wanted, ignored) and strip(record.data, ("cache_dir",)) == strip(
         data, ("cache_dir",)
     )

@@ -57,6 +57,16 @@ def test_reuse_needs_the_same_init_mode() -> None:
     assert not same_training(_verified("v3", "uniform", 1, stream), keyed, data, overridden=False)
 
 
+def test_reuse_needs_the_same_parametrization() -> None:
+    data = DataConfig().to_dict()
+    standard = TrainConfig(steps=40, seed=1).to_dict()
+    width = TrainConfig(steps=40, seed=1, parametrization="width").to_dict()
+    before_field = {k: v for k, v in standard.items() if k != "parametrization"}  # trained "standard"
+    assert same_training(_verified("v1", "uniform", 1, before_field), standard, data, overridden=False)
+    assert not same_training(_verified("v2", "uniform", 1, before_field), width, data, overridden=False)
+    assert not same_training(_verified("v3", "uniform", 1, width), standard, data, overridden=False)
+
+
 def test_reuse_needs_the_same_kind_of_device() -> None:
     wanted = TrainConfig(steps=40, seed=1).to_dict()
     data = DataConfig().to_dict()
