@@ -57,6 +57,7 @@ from tlmsearch.config import (
 from tlmsearch.errors import ConfigError
 from tlmsearch.models.counts import count_params, flops_per_token
 from tlmsearch.presets import preset
+from tlmsearch.validate import check_seed_count
 
 BYTES_PER_PARAM_STATIC = 16  # fp32 weights + fp32 gradients + two fp32 AdamW moments
 EVAL_FLOPS_SHARE = 1.0 / 3.0  # a forward pass is ~1/3 of a training step's FLOPs per token
@@ -130,7 +131,7 @@ class PlanConfig(Config):
             raise ConfigError(
                 "tokens_per_param sets the length of every run: give it without tokens, verify_tokens or verify_steps"
             )
-        check_positive("seeds", self.seeds)
+        check_seed_count("seeds", self.seeds)  # verify's and the study's rule: at least 2 seeds
         check_positive("eval_windows", self.eval_windows, allow_zero=True)
         if not 0 < self.mfu <= 1:
             raise ConfigError(f"mfu={self.mfu!r} must lie in (0, 1] (a share of the GPU's peak, e.g. 0.4)")

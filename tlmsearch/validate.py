@@ -38,6 +38,7 @@ MAX_SEEDS = 1000  # seeds per profile: a pilot plan at a paired sd of 0.04 nats 
 MAX_LAYERS = 10_000  # deeper than any published model; profile maths stays O(layers)
 MAX_WIDTH = 2**30  # per-layer width; keeps budget totals (<= 2**44) exact in float64
 MAX_NAME_LENGTH = 100
+MAX_TOP = 10_000  # how many ranked trials (or profiles) a command shows or re-trains
 MAX_TEXT_BYTES = 256 * 2**20  # state and config files are small; refuse to slurp a disk image
 MAX_YAML_DEPTH_HINT = 200  # for the message: real configs nest a handful of levels
 
@@ -105,6 +106,12 @@ def check_seed_count(name: str, value: object, *, auto: bool = False) -> int:
     if value > MAX_SEEDS:
         raise ConfigError(f"{name}={value} must be {allowed}: every seed re-trains every profile")
     return value
+
+
+def check_top(name: str, value: object) -> int:
+    """`value` as a count of ranked trials or profiles (status --top, verify --top-k, Study.best):
+    a positive integer, at most `MAX_TOP` (a negative count would slice off the worst instead)."""
+    return check_int(name, value, 1, MAX_TOP)
 
 
 def _num(x: float) -> str:

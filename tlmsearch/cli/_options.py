@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import argparse
 
+# analysis.stats.METHODS, spelled here so that --help does not import the analysis package (a
+# test holds the two equal)
+INTERVALS: tuple[str, ...] = ("t", "bootstrap")
 
-def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
-    """--margin (--threshold), --alpha (--confidence), --interval: how verdicts are decided."""
+
+def add_verdict_arguments(p: argparse.ArgumentParser, *, intervals: tuple[str, ...] | None = None) -> None:
+    """--margin (--threshold), --alpha (--confidence), --interval: how verdicts are decided.
+
+    `intervals`: the interval methods this command takes (default: every one, `INTERVALS`);
+    --help offers only those, and argparse refuses the others in one line."""
+    intervals = INTERVALS if intervals is None else intervals
     p.add_argument(
         "--margin",
         "--threshold",
@@ -26,10 +34,12 @@ def add_verdict_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--confidence", type=float, default=None, help="old form of --alpha: --confidence C = --alpha 1-C")
     p.add_argument(
         "--interval",
-        choices=("t", "bootstrap"),
+        choices=intervals,
         default="t",
         help="interval of the seed-paired statistics: t (default, right for few seeds) or bootstrap (BCa; "
-        "refused below 20 seeds)",
+        "refused below 20 seeds)"
+        if "bootstrap" in intervals
+        else "interval of the seed-paired statistics: t only here (planned verifications have few seeds)",
     )
 
 

@@ -39,6 +39,9 @@ def own_kinds(study: Any) -> tuple[str, ...]:
 
 def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
     """The status of a study as plain data (what `--json` prints)."""
+    from tlmsearch.validate import check_top
+
+    check_top("--top", top)  # -1 would list all but the worst; the bound of verify --top-k
     from tlmsearch.analysis.regime import record_values, regime_of
     from tlmsearch.noise_floor import ranking_gaps
     from tlmsearch.rundir.lr import rate_line, run_calibration

@@ -80,7 +80,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("study (StudyConfig)")
     add_config_arguments(g, StudyConfig, section="study", skip=_NOT_DERIVED)
     g.add_argument("--seeds", metavar="auto|N", help="verification seeds: auto (default: planned) or N >= 2")
-    add_verdict_arguments(p)
+    add_verdict_arguments(p, intervals=("t",))  # a planned verification has few seeds: no bootstrap
     add_training_arguments(p)
     g = p.add_argument_group("output")
     g.add_argument(
@@ -111,12 +111,11 @@ def build_config(args: argparse.Namespace) -> StudyConfig:
     if args.seeds is not None:
         if args.seeds == "auto":
             data["seeds"] = 0
-        elif args.seeds.isdigit() and int(args.seeds) >= 2:
-            data["seeds"] = int(args.seeds)
-        else:
-            raise UserError(f"--seeds={args.seeds!r} must be auto or a number >= 2")
-    if args.interval != "t":
-        raise UserError("study decides with t intervals only (--interval t): a planned verification has few seeds")
+        else:  # the rule of verify and plan (validate.check_seed_count)
+            from tlmsearch.validate import check_seed_count
+
+            seeds = int(args.seeds) if args.seeds.isdigit() else args.seeds
+            data["seeds"] = check_seed_count("--seeds", seeds, auto=True)
     if args.margin is not None or args.alpha is not None or args.confidence is not None:
         data["margin"], data["alpha"] = verdict_levels(args)
     pairs = parse_pairs(args.model_pairs, "--model")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tlmsearch.config import ModelConfig
-from tlmsearch.errors import ConfigError, UserError
+from tlmsearch.errors import ConfigError
 from tlmsearch.noise_floor import NoiseFloor, ranking_gaps
 from tlmsearch.pareto import pareto_front
 from tlmsearch.resolve import search_model
@@ -20,7 +20,7 @@ from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.noise import noise_floor
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord, read_records
 from tlmsearch.search_config import OBJECTIVE_METRICS, OBJECTIVES, SearchConfig, load_run_config
-from tlmsearch.validate import file_present
+from tlmsearch.validate import check_top, file_present
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -82,8 +82,7 @@ class Study:
         say which search-time differences mean something; `gap_sd` and `tie` are empty (NaN /
         None) without a measured floor.
         """
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise UserError(f"best: k={k!r} must be a positive integer (how many trials to show)")
+        check_top("best: k", k)  # the bound of status --top and verify --top-k
         ranked = sorted(self.full_fidelity(), key=lambda r: objective_value(r, "val_loss"))[:k]
         frame = self._frame(ranked)
         floor = self.noise_floor()

@@ -55,9 +55,9 @@ from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.resources import trial_device_kind
 from tlmsearch.tuning.trainable import resolve_trial_length, trial_train_config
 from tlmsearch.tuning.verify_sequential import run_sequential
-from tlmsearch.validate import check_int
+from tlmsearch.validate import MAX_TOP, check_int
 
-MAX_TOP_K = 10_000  # distinct profiles per budget; a search rarely finishes that many
+MAX_TOP_K = MAX_TOP  # the bound of every ranked count (status --top, Study.best): one definition
 
 
 def check_verify_options(

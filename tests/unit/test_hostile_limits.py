@@ -1,0 +1,76 @@
+"""The same limits for the same concept in every command (issue 31), each derived from one
+definition: how many ranked trials (status --top, verify --top-k, Study.best: validate.check_top),
+how many seeds (verify, plan, study: validate.check_seed_count), which interval methods (a study
+offers only t, so --help does not offer what is always refused). Nothing here trains."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from analysis_fakes import search_records, write_run
+
+from tlmsearch.analysis.stats import METHODS
+from tlmsearch.cli import main
+from tlmsearch.cli._options import INTERVALS
+from tlmsearch.errors import UserError
+from tlmsearch.rundir import load
+from tlmsearch.tuning.verify import MAX_TOP_K, check_verify_options
+from tlmsearch.validate import MAX_SEEDS, MAX_TOP, MIN_SEEDS
+
+
+def refused(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse
+        code = exc.code if isinstance(exc.code, int) else 1
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> str:
+    return str(write_run(tmp_path / "run", search_records()))
+
+
+@pytest.mark.parametrize("top", ["-1", "0", str(MAX_TOP + 1)])
+def test_status_top_takes_the_bound_of_every_ranked_count(
+    run: str, capsys: pytest.CaptureFixture[str], top: str
+) -> None:
+    line = refused(capsys, ["status", run, "--top", top])
+    assert f"--top={top} must be a positive integer, at most {MAX_TOP}" in line
+    with pytest.raises(UserError, match=f"at most {MAX_TOP}"):
+        load(run).best(int(top))
+    with pytest.raises(UserError, match=f"at most {MAX_TOP}"):
+        check_verify_options(3, top_k=int(top), max_seeds=20, pilot_seeds=3, steps=None, flags=True)
+
+
+def test_status_top_one_shows_one(run: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["status", run, "--top", "1", "--json"]) == 0
+    assert '"best"' in capsys.readouterr().out
+    assert MAX_TOP_K == MAX_TOP
+
+
+@pytest.mark.parametrize("seeds", [MIN_SEEDS - 1, MAX_SEEDS + 1])
+def test_plan_and_study_take_verifys_seed_limits(
+    run: str, capsys: pytest.CaptureFixture[str], seeds: int
+) -> None:
+    allowed = f"an integer from {MIN_SEEDS} to {MAX_SEEDS}"
+    assert allowed in refused(capsys, ["verify", run, "--seeds", str(seeds)])
+    assert allowed in refused(capsys, ["plan", "--seeds", str(seeds)])
+    assert allowed in refused(capsys, ["study", "--seeds", str(seeds), "--dry-run"])
+
+
+def test_study_does_not_offer_the_interval_it_always_refuses(capsys: pytest.CaptureFixture[str]) -> None:
+    assert INTERVALS == METHODS  # the flag's spelling of analysis.stats' methods
+    with pytest.raises(SystemExit):
+        main(["study", "--help"])
+    help_text = capsys.readouterr().out
+    assert "--interval {t}" in help_text and "bootstrap" not in help_text
+    assert "invalid choice: 'bootstrap'" in refused(capsys, ["study", "--interval", "bootstrap", "--dry-run"])
+    with pytest.raises(SystemExit):
+        main(["verify", "--help"])
+    assert "--interval {t,bootstrap}" in capsys.readouterr().out  # offered where it is taken
