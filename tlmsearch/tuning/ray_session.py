@@ -16,6 +16,7 @@ import logging
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -73,6 +74,8 @@ def ensure_ray(address: str | None = None) -> None:
             ray.init(address=address, **quiet)
         except (ConnectionError, RuntimeError) as exc:
             raise ConfigError(f"cannot join the Ray cluster at {address}: {exc}") from None
+        if address.strip() == "auto":  # whatever runs on this machine (or RAY_ADDRESS): say which
+            print(joined_line(address, _cluster_facts(ray)), file=sys.stderr, flush=True)
         if default_sigterm:
             _sigterm_as_sigint()
         return
@@ -90,6 +93,31 @@ def ensure_ray(address: str | None = None) -> None:
     atexit.register(_clean_up, scratch, session)  # runs before Ray's own exit handler (registered earlier)
     if default_sigterm:
         _sigterm_as_sigint()
+
+
+def joined_line(address: str, facts: dict[str, Any]) -> str:
+    """The line that says which cluster `--address` joined: `auto` finds whatever Ray runs on the
+    machine (or RAY_ADDRESS names), so the address it stood for, the nodes and the resources."""
+    where = facts.get("gcs_address") or address
+    asked = f" (--address {address})" if address.strip() != where else ""
+    resources = facts.get("resources") or {}
+    cpus, gpus = resources.get("CPU", 0), resources.get("GPU", 0)
+    nodes = facts.get("nodes", 0)
+    return (
+        f"joined the Ray cluster at {where}{asked}: {nodes} node{'s' if nodes != 1 else ''}, {cpus:g} CPUs, "
+        f"{gpus:g} GPUs"
+    )
+
+
+def _cluster_facts(ray: Any) -> dict[str, Any]:
+    facts: dict[str, Any] = {}
+    try:
+        facts["gcs_address"] = ray.get_runtime_context().gcs_address
+        facts["nodes"] = sum(1 for n in ray.nodes() if n.get("Alive"))
+        facts["resources"] = ray.cluster_resources()
+    except Exception:  # noqa: BLE001 - the line is a courtesy: never fail a run for it
+        pass
+    return facts
 
 
 def verbose_ray() -> bool:
