@@ -19,6 +19,7 @@ from tlmsearch.analysis.summary import eval_kind
 from tlmsearch.config import ModelConfig
 from tlmsearch.errors import UserError
 from tlmsearch.export_formats import FORMATS, ExportInput, Format, decode, get_format, make_divisible
+from tlmsearch.profiles import Budget
 from tlmsearch.rundir.io import require_dir
 from tlmsearch.rundir.layout import EXPORT_DIR
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished
@@ -122,6 +123,30 @@ def pick_trial(study: Study, trial: str = "best") -> tuple[TrialRecord, str]:
     return rec, f"lowest search val_loss ({rec.metric('val_loss'):.4f}; not re-evaluated with seeds)"
 
 
+def check_trained_widths(rec: TrialRecord, model: ModelConfig) -> None:
+    """Refuse (one line naming both) a record whose widths disagree with its model, or do not fit
+    the budget it says it trained under: every profile of a budget has the same total, so such a
+    record was damaged or edited, and exporting it would write widths no trial trained."""
+    widths = tuple(int(w) for w in model.mlp_widths)
+    if rec.widths and tuple(rec.widths) != widths:
+        raise UserError(
+            f"trial {rec.trial_id}: its record's widths {list(rec.widths)} differ from its model's mlp_widths "
+            f"{list(widths)}; the record is damaged or was edited: restore trials.jsonl or export another trial"
+        )
+    if not rec.budget:
+        return
+    try:
+        budget = Budget.from_dict(rec.budget, where="budget")
+    except UserError as exc:
+        raise UserError(f"trial {rec.trial_id}: its record's budget is damaged ({exc})") from None
+    if not budget.is_valid(widths):
+        rule = f"{budget.n_layers} widths summing to {budget.total}, multiples of {budget.multiple_of}"
+        raise UserError(
+            f"trial {rec.trial_id}: its widths {list(widths)} (sum {sum(widths)}) do not fit the budget its record "
+            f"names ({rule}); the record is damaged or was edited: restore trials.jsonl or export another trial"
+        )
+
+
 def export_run(
     study: Study | str | Path,
     trial: str = "best",
@@ -146,6 +171,7 @@ def export_run(
     rec, why = pick_trial(study, trial)
     cfg = study.config
     model = study.model_of(rec)
+    check_trained_widths(rec, model)  # a damaged or edited record: never export other widths silently
     steps = rec.max_steps or cfg.train.steps
     train = cfg.train.replace(seed=rec.seed, steps=steps, warmup_steps=min(cfg.train.warmup_steps, steps))
     source = {

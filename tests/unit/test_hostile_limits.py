@@ -74,3 +74,31 @@ def test_study_does_not_offer_the_interval_it_always_refuses(capsys: pytest.Capt
     with pytest.raises(SystemExit):
         main(["verify", "--help"])
     assert "--interval {t,bootstrap}" in capsys.readouterr().out  # offered where it is taken
+
+
+# ----------------------------------------------------------------------------- export checks the widths it writes
+
+
+@pytest.mark.parametrize("widths", [[100, 72, 56, 32], [97, 71, 56, 32]])  # sum, multiple_of
+def test_export_refuses_a_record_whose_widths_do_not_fit_its_budget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], widths: list[int]
+) -> None:
+    records = search_records()
+    best = min((r for r in records if r["status"] == "complete"), key=lambda r: r["metrics"]["val_loss"])
+    best["widths"] = widths  # edited by hand (or damaged): the budget says 4 x 64, multiples of 8
+    run = str(write_run(tmp_path / "run", records))
+    line = refused(capsys, ["export", run, "--stdout"])
+    assert f"trial {best['trial_id']}" in line and str(widths) in line and "do not fit the budget" in line
+
+
+def test_export_refuses_a_record_whose_widths_and_model_differ(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tlmsearch.presets import preset
+
+    records = search_records()
+    best = min((r for r in records if r["status"] == "complete"), key=lambda r: r["metrics"]["val_loss"])
+    best["model"] = preset("tiny").model_config("transformer", (64, 64, 64, 64), n_layers=4).to_dict()
+    run = str(write_run(tmp_path / "run", records))
+    line = refused(capsys, ["export", run, "--stdout"])
+    assert "differ from its model's mlp_widths [64, 64, 64, 64]" in line
