@@ -57,8 +57,9 @@ from tlmsearch.validate import check_training_fits
 Report = Callable[[int, dict[str, float]], None]
 CHECKPOINT_FILE = "checkpoint.pt"
 _CHECKPOINT_VERSION = 1
-# fields that may differ between a checkpoint and the run resuming from it
-_RESUME_MAY_DIFFER = {"threads", "checkpoint_interval", "device"}
+# fields that may differ between a checkpoint and the run resuming from it (tokens_per_param is
+# how the steps were asked for; the steps themselves are compared)
+_RESUME_MAY_DIFFER = {"threads", "checkpoint_interval", "device", "tokens_per_param"}
 # TrainConfig fields added after checkpoint format 1, at the value that runs before them had
 _TRAIN_FIELDS_ADDED = {"init": "keyed", "ema_decay": 0.0, "final_eval_windows": 0, "parametrization": "standard"}
 

@@ -351,3 +351,21 @@ def test_resume_with_ema_gives_the_uninterrupted_result(tmp_path: Path, final_wi
     resumed = train(tiny(), cfg, PYDOC, checkpoint_dir=tmp_path)
     assert resumed.metrics["val_loss"] == full.metrics["val_loss"]
     assert resumed.metrics["val_loss_last"] == full.metrics["val_loss_last"]
+
+
+def test_a_checkpoint_from_before_the_newer_train_fields_resumes(tmp_path: Path) -> None:
+    cfg = quick()
+    full = train(tiny(), cfg, PYDOC)
+
+    def stop_at_20(step: int, metrics: dict[str, float]) -> None:
+        if step == 20:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        train(tiny(), cfg, PYDOC, stop_at_20, checkpoint_dir=tmp_path)
+    path = tmp_path / "checkpoint.pt"
+    state = torch.load(path, weights_only=True)
+    for name in ("ema_decay", "final_eval_windows", "parametrization", "tokens_per_param"):
+        del state["configs"]["train"][name]  # as releases before these fields wrote it
+    torch.save(state, path)
+    assert train(tiny(), cfg, PYDOC, checkpoint_dir=tmp_path).metrics["val_loss"] == full.metrics["val_loss"]
