@@ -11,6 +11,7 @@ import pytest
 
 from tlmsearch.config import DataConfig, TrainConfig
 from tlmsearch.rundir.records import read_records
+from tlmsearch.search_config import load_run_config
 from tlmsearch.study_config import StudyConfig
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("ray_session")]
@@ -32,6 +33,9 @@ def test_random_control_is_searched_then_verified_as_random_best(tmp_path: Path)
     # the companion: 2 random profiles (6 trials minus the 4 baselines it shares), same seed and steps
     assert [r.kind for r in rnd] == ["sampled", "sampled"] and {r.seed for r in rnd} == {0}
     assert all(r.max_steps == 10 for r in rnd)
+    # the study calibrates by default: the companion trains at the rate its main search chose (shared baselines)
+    rate = load_run_config(run / "transformer" / "search.yaml").train.lr
+    assert sum(r.kind == "lr" for r in main_recs) == 5 and all(r.train["lr"] == rate for r in rnd)
     s = json.loads((run / "summary.json").read_text())
     c = s["random_control"]["transformer"]
     pool = {r.trial_id: r for r in rnd} | {r.trial_id: r for r in main_recs if r.kind == "baseline"}
