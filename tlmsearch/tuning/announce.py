@@ -21,6 +21,7 @@ from tlmsearch.estimate import Estimate, Work, estimate, fixed_work, plan_line, 
 from tlmsearch.presets import preset
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import trial_shape
+from tlmsearch.rundir.lr import calibration_rates
 from tlmsearch.rundir.noise import noise_trial_seeds
 from tlmsearch.search_config import SearchConfig
 from tlmsearch.tuning.ray_session import ensure_ray
@@ -78,20 +79,23 @@ def search_line(cfg: SearchConfig, *, done: int = 0, cpus: float | None = None, 
     """The plan line of a search (`done`: trials already recorded, for a resume)."""
     levels = cfg.budget_levels if cfg.base_widths else 1
     noise = 0 if done else len(noise_trial_seeds(cfg))  # full-length runs before the search, never stopped
-    n_base = min(cfg.trials, len(cfg.baselines) * levels) + noise
+    lr = 0 if done else len(calibration_rates(cfg))  # the learning-rate calibration's (counted at full length)
+    n_base = min(cfg.trials, len(cfg.baselines) * levels) + noise + lr
     first_rung = None if cfg.scheduler == "none" else cfg.grace
     at_once = slots(cfg, cpus, gpus)
     work = search_work(
-        cfg.trials + noise, cfg.train.steps, baselines=n_base, first_rung=first_rung, slots=at_once, done=done
+        cfg.trials + noise + lr, cfg.train.steps, baselines=n_base, first_rung=first_rung, slots=at_once, done=done
     )
     left = cfg.trials - done
     head = f"search {cfg.name}: " + (f"{left} of {cfg.trials} trials left" if done else f"{cfg.trials} trials")
     head += f" x {cfg.train.steps} steps"
-    if noise:
-        head += f" after {noise} noise-floor run{'s' * (noise != 1)} of uniform"
+    before = [f"{lr} learning-rate calibration run{'s' * (lr != 1)}"] if lr else []
+    before += [f"{noise} noise-floor run{'s' * (noise != 1)}"] if noise else []
+    if before:
+        head += f" after {' and '.join(before)} of uniform"
     others = sum(lo < hi for lo, hi in work.runs)
     if others:
-        full = len(work.runs) - others - noise
+        full = len(work.runs) - others - noise - lr
         head += f" ({full} baseline{'s' * (full != 1)} in full; {cfg.scheduler.upper()} may stop the other "
         head += f"{others} at step {first_rung})"
     head += f", {_where(cfg, at_once)}"
@@ -111,7 +115,7 @@ def search_and_verify(cfg: SearchConfig, verify_runs: tuple[int, int]) -> Estima
     at_once = slots(cfg, gpus=None)
     levels = cfg.budget_levels if cfg.base_widths else 1
     first_rung = None if cfg.scheduler == "none" else cfg.grace
-    noise = len(noise_trial_seeds(cfg))  # the noise floor's full-length runs before the search
+    noise = len(noise_trial_seeds(cfg)) + len(calibration_rates(cfg))  # full-length runs before the search
     search = search_work(
         cfg.trials + noise, cfg.train.steps, baselines=min(cfg.trials, len(cfg.baselines) * levels) + noise,
         first_rung=first_rung, slots=at_once,
