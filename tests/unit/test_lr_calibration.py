@@ -247,6 +247,8 @@ def test_status_shows_the_chosen_rate_and_the_grids_losses(tmp_path: Path, capsy
     from tlmsearch.rundir.study import load
 
     study = load(_calibrated_run(tmp_path))
+    cal = study.lr_calibration()
+    assert cal is not None and cal.chosen == 4e-3 and cal.configured == 4e-3  # no lr_calibration.json: train.lr
     s = status_dict(study)
     assert s["lr"] == 4e-3 and s["lr_calibration"]["chosen"] == 4e-3 and s["lr_calibration"]["complete"]
     assert s["ended"] == 2  # calibration trials are not search trials

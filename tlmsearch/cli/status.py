@@ -44,7 +44,7 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
     check_top("--top", top)  # -1 would list all but the worst; the bound of verify --top-k
     from tlmsearch.analysis.regime import record_values, regime_of
     from tlmsearch.noise_floor import ranking_gaps
-    from tlmsearch.rundir.lr import rate_line, run_calibration
+    from tlmsearch.rundir.lr import rate_line
     from tlmsearch.rundir.study import objective_value  # run-directory readers: not needed for --help
 
     cfg = study.config
@@ -63,7 +63,7 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
     full = sorted(finished, key=lambda r: objective_value(r, "val_loss"))
     front_ids = set(study.pareto_front()["trial_id"]) if cfg.multi_objective else set()
     floor = study.noise_floor() if "compare" not in kinds else None
-    calibration = run_calibration(study.run_dir, cfg, study.records) if "compare" not in kinds else None
+    calibration = study.lr_calibration() if "compare" not in kinds else None
     best = [brief(r) for r in full[:top]]
     sd = floor.sd if floor is not None and floor.usable else math.nan
     for row, gap in zip(best, ranking_gaps([row["val_loss"] for row in best], sd), strict=True):

@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 from tlmsearch.config import ModelConfig
 from tlmsearch.errors import ConfigError
+from tlmsearch.lr_calibration import LrCalibration
 from tlmsearch.noise_floor import NoiseFloor, ranking_gaps
 from tlmsearch.pareto import pareto_front
 from tlmsearch.resolve import search_model
 from tlmsearch.rundir.io import require_dir
 from tlmsearch.rundir.layout import SEARCH_CONFIG
+from tlmsearch.rundir.lr import run_calibration
 from tlmsearch.rundir.noise import noise_floor
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord, read_records
 from tlmsearch.search_config import OBJECTIVE_METRICS, OBJECTIVES, SearchConfig, load_run_config
@@ -73,6 +75,11 @@ class Study:
         """The seed-to-seed spread of val_loss at trial fidelity (`tlmsearch.noise_floor`), from
         the noise trials recorded so far; None for a search run without one (`noise_seeds=0`)."""
         return noise_floor(self.config, self.records)
+
+    def lr_calibration(self) -> LrCalibration | None:
+        """The learning-rate calibration (`tlmsearch.lr_calibration`): the grid's losses and the
+        chosen rate, from the "lr" trials recorded so far; None for a search run without one."""
+        return run_calibration(self.run_dir, self.config, self.records)
 
     def best(self, k: int = 5) -> pd.DataFrame:
         """The `k` full-fidelity trials with the lowest validation loss.
