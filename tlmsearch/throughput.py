@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tlmsearch.config import Config, check_choice, check_positive, option
+from tlmsearch.validate import available_memory_bytes, check_fits, estimate_timing_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.config import ModelConfig
@@ -237,8 +238,6 @@ def check_timing_fits(models: Mapping[str, ModelConfig], cfg: ThroughputConfig) 
     """Refuse (one line with the estimate and the memory available) to time models that cannot
     fit: on the host's available memory for the CPU, the device's free memory for CUDA. Returns
     the estimate in bytes."""
-    from tlmsearch.validate import available_memory_bytes, check_fits, estimate_timing_bytes
-
     cuda = cfg.device.startswith("cuda")
     estimate = estimate_timing_bytes(models.values(), cfg.batch_size, "bfloat16" if cuda else "float32")
     if cuda:
