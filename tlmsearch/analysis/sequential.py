@@ -40,7 +40,7 @@ last look and keeps the study from "near_optimal", never the reverse.
 
 Measured (`python -m bench.bench_sequential`, 20,000 studies a cell, 8 candidates at the
 reference study's paired spreads, 4 O'Brien-Fleming looks, N_max planned for the fixed plan's
-80% target): false "better" 0.036-0.039, false "near_optimal" at a true one-margin gain
+80% target): false "better" 0.037-0.040, false "near_optimal" at a true one-margin gain
 0.048-0.051, "better" at a true 3% gain 1.000, and 0.50x the seeds of today's fixed plan when
 every candidate equals cosine (0.30x at a 3% gain); see bench/README.md, section 12.
 
