@@ -208,6 +208,13 @@ def _sequential(v: Verdict, g: SequentialGroup, records: list[Any], kinds: Seque
         better_widths=tuple(better_result.widths) if better_result else None,
         better_shape=dict(better_result.shape) if better_result else None,
         within_margin=bool(d.within_margin.all()),
+        regret=Interval(  # the largest gain over cosine: the repeated intervals' ends, simultaneous at 1 - 2 alpha
+            _expm1(float(np.max(d.mean))),
+            _expm1(float(np.max(d.low))),
+            _expm1(float(np.max(d.high))),
+            min(used.values()),
+            1.0 - 2.0 * design.alpha,
+        ),
         seeds_to_decide=v.seeds_to_decide if outcome == "inconclusive" else None,
         comparisons=comparisons,
         table=tuple(_row(r, index, rci) for r in v.table),
@@ -262,7 +269,9 @@ def _headline(outcome: str, g: SequentialGroup, best: int | None, clears: bool |
     if outcome == "near_optimal":
         return (
             f"cosine is near-optimal within the {mpct} margin: every candidate's perplexity gain over cosine is shown "
-            f"below it ({how})"
+            f"below it ({how}); cosine's regret {pct(_expm1(float(np.max(d.mean))))} "
+            f"[{pct(_expm1(float(np.max(d.low))))}, {pct(_expm1(float(np.max(d.high))))}] "
+            f"({level(1.0 - 2.0 * design.alpha)} simultaneous, repeated-confidence)"
         )
     open_ = [c for j, c in enumerate(g.candidates) if not (d.shown_better[j] or d.within_margin[j])]
     return (
