@@ -94,6 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if getattr(args, "verbose", False):
         os.environ["TLMSEARCH_VERBOSE"] = "1"  # read by tlmsearch.tuning.runner (and Ray's workers)
+    if args.command in (*RAY_COMMANDS, "study"):  # a Ctrl-C from the first instruction to the last
+        from tlmsearch.tuning import interrupts
+
+        interrupts.watch()
     try:
         return int(args._run(args) or 0)
     except UserError as exc:

@@ -48,6 +48,7 @@ from tlmsearch.spaces import load_space
 from tlmsearch.storage import join as join_location
 from tlmsearch.storage import normalise as normalise_storage
 from tlmsearch.storage import parent as parent_location
+from tlmsearch.tuning import interrupts
 from tlmsearch.tuning.announce import announce, search_line
 from tlmsearch.tuning.location import bound_to
 from tlmsearch.tuning.ray_session import empty_scratch, ensure_ray
@@ -289,14 +290,15 @@ def fit_trials(
     with _FITS_LOCK:
         _FITS += 1
     try:
-        tuner.fit()  # trial errors are in the records, not raised
+        with interrupts.fitting():  # a Ctrl-C Tune caught, even as the last trial ended, is kept
+            tuner.fit()  # trial errors are in the records, not raised
     finally:
         with _FITS_LOCK:
             _FITS -= 1
             if not _FITS:  # the scratch folder is shared: never empty it under another Tuner's trials
                 empty_scratch()
     out_of_time = cfg.time_budget_s and time.time() - start >= 0.95 * cfg.time_budget_s
-    if ended() < expected and not out_of_time:
+    if interrupts.requested() or (ended() < expected and not out_of_time):
         hint = f"; resume with: tlmsearch resume {run_dir}" if resumable else ""
         print(f"search interrupted{hint}", file=sys.stderr)
         raise KeyboardInterrupt(f"search interrupted{hint}")
@@ -418,6 +420,7 @@ def run_lr_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -
 
 def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = True) -> Study:
     """Run the search `cfg` describes in `<runs_dir>/<name>/` and return its `Study`."""
+    interrupts.watch()  # a Ctrl-C from here on stops it (between Tune's fits too)
     from tlmsearch.tuning import progress as progress_view  # lazy: heavy (ray)
 
     progress_view.ENABLED = progress
@@ -458,6 +461,7 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
 
     Restoring unpickles Ray's saved state: resume only run directories you trust.
     """
+    interrupts.watch()  # a Ctrl-C from here on stops it (between Tune's fits too)
     from ray import tune
 
     from tlmsearch.tuning import progress as progress_view  # lazy: heavy (ray)
