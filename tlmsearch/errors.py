@@ -46,6 +46,10 @@ _FS_ERRORS: dict[int, tuple[str, str]] = {
 }
 
 
+# the errors a write to an open file (stdout redirected to a full disk, /dev/full) ends in
+_OUTPUT_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
 def file_system_message(exc: BaseException) -> str | None:
     """One line naming the path and what to do for a file-system error that is the user's to fix
     (a permission, a read-only place, a symlink loop, a full disk, a folder where a file belongs,
@@ -58,8 +62,13 @@ def file_system_message(exc: BaseException) -> str | None:
         path = str(exc).removeprefix("Symlink loop from ").strip("'\"")
         what, todo = _FS_ERRORS[errno.ELOOP]
         return f"{path}: {what}; {todo}"
-    if not isinstance(exc, OSError) or exc.errno not in _FS_ERRORS or exc.filename is None:
+    if not isinstance(exc, OSError) or exc.errno not in _FS_ERRORS:
         return None
+    if exc.filename is None:  # a write to a file already open: the output (stdout) on a full disk
+        if exc.errno not in _OUTPUT_ERRORS:
+            return None
+        what, todo = _FS_ERRORS[exc.errno]
+        return f"cannot write the output: {what}; {todo}"
     what, todo = _FS_ERRORS[exc.errno]
     path = os.fsdecode(exc.filename)
     if exc.filename2 is not None:

@@ -10,7 +10,11 @@ Nothing here trains or starts Ray: every case is refused (or answered) before th
 
 from __future__ import annotations
 
+import errno
+import os
 import signal
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType, SimpleNamespace
@@ -20,6 +24,7 @@ from analysis_fakes import search_records, write_run
 from fs_shapes import dangling, fifo, folder, loop, read_only
 
 from tlmsearch.cli import main
+from tlmsearch.errors import file_system_message
 
 SMALL = ["--preset", "tiny", "--steps", "2", "--eval-windows", "2", "--batch-size", "2"]
 SEARCH = ["--trials", "2", "--noise-seeds", "0", "--quiet", *SMALL]
@@ -225,3 +230,69 @@ def test_writing_into_a_read_only_place_is_one_line_naming_it(
         code, _, err = run_cli(capsys, [a.format(**fill) for a in argv])
     one_line(code, err, *(w.format(**fill) for w in words))
     assert sorted(p.name for p in place.run_path.iterdir()) == before
+
+
+# ----------------------------------------------------------------------------- a full disk, and the one place
+
+
+def test_a_full_disk_while_writing_a_run_file_is_one_line_naming_it(
+    place: SimpleNamespace, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = Path.write_text
+
+    def full(self: Path, *args: object, **kwargs: object) -> int:
+        if self.parent == place.run_path:
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "write_text", full)
+    code, _, err = run_cli(capsys, ["report", place.run])
+    line = one_line(code, err, "no space left on the device", "free some space")
+    assert f"{place.run}/summary" in line or f"{place.run}/report" in line, line
+    assert ".tmp" not in line  # the file meant, not its temporary twin
+    assert not [p for p in place.run_path.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("argv", [["status", "{run}"], ["export", "{run}", "--stdout"], ["report", "{run}", "--json"]])
+def test_output_to_a_full_device_is_one_line(place: SimpleNamespace, argv: list[str]) -> None:
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "tlmsearch", *(a.format(run=place.run) for a in argv)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines() == [
+        f"tlmsearch {argv[0]}: error: cannot write the output: no space left on the device; "
+        "free some space or choose another place"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [
+        (errno.EACCES, "permission denied"),
+        (errno.EROFS, "read-only"),
+        (errno.ELOOP, "symbolic link loop"),
+        (errno.ENOSPC, "no space left"),
+        (errno.EDQUOT, "quota"),
+        (errno.EISDIR, "a folder where a file belongs"),
+        (errno.ENOTDIR, "a file where a folder belongs"),
+        (errno.ENXIO, "FIFO"),
+    ],
+)
+def test_file_system_errors_become_one_line_naming_the_path(code: int, words: str) -> None:
+    line = file_system_message(OSError(code, os.strerror(code), "/some/where"))
+    assert line is not None and line.startswith("/some/where: ") and words in line and "\n" not in line
+
+
+def test_anything_else_keeps_its_traceback() -> None:
+    assert file_system_message(OSError(errno.ENOENT, "No such file or directory", "/x")) is None
+    assert file_system_message(OSError(errno.EACCES, "Permission denied")) is None  # no path to name
+    assert file_system_message(RuntimeError("something else")) is None
+    assert file_system_message(ValueError("a bug")) is None
+    loop = file_system_message(RuntimeError("Symlink loop from '/a/b'"))  # Python 3.11's pathlib
+    assert loop == "/a/b: a symbolic link loop; fix or remove the link"

@@ -117,6 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if line is None:
             raise  # a bug: keep its traceback
         _discard_unstarted()
+        if isinstance(exc, OSError) and exc.filename is None:  # stdout cannot take what is still buffered
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         print(f"tlmsearch {args.command}: error: {line}", file=sys.stderr)
         return 2
 
