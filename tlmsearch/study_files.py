@@ -21,6 +21,7 @@ from tlmsearch.rundir.io import read_json_object, read_verify, read_yaml, write_
 from tlmsearch.rundir.layout import SEARCH_CONFIG, TRIALS
 from tlmsearch.rundir.records import LR_KIND, NOISE_KIND, SEARCH_KINDS, read_records
 from tlmsearch.study_config import StudyConfig
+from tlmsearch.validate import file_present
 
 STUDY_CONFIG = "study.yaml"
 STUDY_STATE = "study_state.json"
@@ -38,7 +39,8 @@ def random_dir(study_dir: str | Path, arch: str) -> Path:
 
 
 def is_study(path: str | Path) -> bool:
-    return (Path(path) / STUDY_CONFIG).is_file()
+    """Whether `path` holds a study's `study.yaml` (a folder, FIFO or link loop there: one line)."""
+    return Path(path).is_dir() and file_present(Path(path) / STUDY_CONFIG, "study file")
 
 
 def load_config(study_dir: str | Path) -> StudyConfig:

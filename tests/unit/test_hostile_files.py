@@ -296,3 +296,26 @@ def test_anything_else_keeps_its_traceback() -> None:
     assert file_system_message(ValueError("a bug")) is None
     loop = file_system_message(RuntimeError("Symlink loop from '/a/b'"))  # Python 3.11's pathlib
     assert loop == "/a/b: a symbolic link loop; fix or remove the link"
+
+
+# ----------------------------------------------------------------------------- the files of a study
+
+REFERENCE_STUDY = Path(__file__).resolve().parents[2] / "runs" / "reference" / "study"
+
+
+@pytest.mark.skipif(not (REFERENCE_STUDY / "study.yaml").is_file(), reason="the reference study is not committed")
+@pytest.mark.parametrize("shape", ["folder", "loop", "fifo"])
+@pytest.mark.parametrize("name", ["study.yaml", "study_state.json"])
+@pytest.mark.parametrize("command", ["status", "report", "resume"])
+def test_a_study_file_of_a_hostile_shape_is_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], nothing_trains: None, no_hang: None,
+    command: str, name: str, shape: str,
+) -> None:  # fmt: skip
+    import shutil
+
+    study = tmp_path / "study"
+    shutil.copytree(REFERENCE_STUDY, study)
+    (study / name).unlink()
+    SHAPES[shape](study / name)
+    code, _, err = run_cli(capsys, [command, str(study)])
+    one_line(code, err, f"{study / name}", "not a regular file")
