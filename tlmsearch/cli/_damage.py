@@ -18,9 +18,11 @@ def damage_noted(run_dir: str) -> Iterator[None]:
     """Print the damage note (if any) on stderr after the block; a `UserError` raised inside
     carries the note in its own line instead, so a refusal stays one line."""
     from tlmsearch.rundir.io import run_file_problems
+    from tlmsearch.rundir.layout import RUN_FILES, TRIALS
 
-    note = damage_note(run_dir)
-    problems = run_file_problems(run_dir) if os.path.isdir(run_dir) else []
+    note = damage_note(run_dir)  # names a trials.jsonl that is not a file itself
+    others = tuple(name for name in RUN_FILES if name != TRIALS)
+    problems = run_file_problems(run_dir, others) if os.path.isdir(run_dir) else []
     if problems:  # a file this command may not even read: said, not refused
         more = f"; and {len(problems) - 1} more" if len(problems) > 1 else ""
         extra = f"warning: {problems[0]}{more}"

@@ -71,11 +71,11 @@ def require_dir(path: str | Path, what: str = "run directory") -> Path:
     raise UserError(f"{what} {str(path)!r} does not exist")
 
 
-def run_file_problems(run_dir: str | Path) -> list[str]:
-    """One sentence for each file of the run's layout that is there but is no regular file (a
-    folder, a FIFO, a device, a symbolic link loop): none of them can be read or replaced."""
+def run_file_problems(run_dir: str | Path, names: tuple[str, ...] = RUN_FILES) -> list[str]:
+    """One sentence for each file of the run's layout (`names`) that is there but is no regular
+    file (a folder, a FIFO, a device, a symbolic link loop): none of them can be read or replaced."""
     out = []
-    for name in RUN_FILES:
+    for name in names:
         path = Path(run_dir) / name
         if path.exists() or path.is_symlink():
             try:
