@@ -24,7 +24,9 @@ def _verify_kwargs(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str
 
     def fake(run_dir: Any, **kwargs: Any) -> SimpleNamespace:
         seen.update(kwargs)
-        return SimpleNamespace(planned=[], reused=0, new_records=[], seeds=[4], pilot=[1, 2, 3], verdicts=[])
+        return SimpleNamespace(
+            planned=[], reused=0, new_records=[], seeds=[4], pilot=[1, 2, 3], verdicts=[], sequential=None
+        )
 
     monkeypatch.setattr("tlmsearch.tuning.verify.verify", fake)
     assert main(["verify", *argv, "--no-report"]) == 0
@@ -80,7 +82,9 @@ def test_a_verify_in_a_finished_study_phase_records_its_outcome(
     )
 
     def fake(run_dir: Any, **kwargs: Any) -> SimpleNamespace:
-        return SimpleNamespace(planned=[], reused=0, new_records=[], seeds=[4], pilot=[], verdicts=[verdict])
+        return SimpleNamespace(
+            planned=[], reused=0, new_records=[], seeds=[4], pilot=[], verdicts=[verdict], sequential=None
+        )
 
     monkeypatch.setattr("tlmsearch.tuning.verify.verify", fake)
     set_phase(study, "transformer/verify", "running")  # the study's driver owns a phase it has not finished
