@@ -72,7 +72,9 @@ def nothing_built(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_profiles_throughput_refuses_models_that_cannot_fit_before_building_them(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, nothing_built: None, batch: str
 ) -> None:
-    monkeypatch.setattr("tlmsearch.validate.available_memory_bytes", lambda: 16 * 2**30)  # a 16 GiB machine
+    machine = lambda: 16 * 2**30  # noqa: E731 - a 16 GiB machine
+    monkeypatch.setattr("tlmsearch.validate.available_memory_bytes", machine)
+    monkeypatch.setattr("tlmsearch.throughput.available_memory_bytes", machine, raising=False)
     code = main(["profiles", "--preset", "1.3b", "--throughput", "--batch-size", batch, "--repeats", "1"])
     err = capsys.readouterr().err
     assert code == 2, err
