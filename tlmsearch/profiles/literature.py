@@ -139,10 +139,16 @@ PROFILE_SETS: dict[str, tuple[str, ...]] = {"literature": LITERATURE}
 
 def expand_profile_sets(texts: Iterable[str]) -> tuple[str, ...]:
     """`texts` with every set name (`PROFILE_SETS`: "literature") replaced by its profiles, in
-    order, each text once. Profile texts pass through unchecked (`ProfileSpec.parse` checks them)."""
+    order, a profile that a set and the user both name once. Profile texts pass through unchecked
+    (`ProfileSpec.parse` checks them), and one the user repeats stays repeated, so that a command
+    refusing a profile given twice still sees it."""
     out: list[str] = []
+    from_sets: set[str] = set()
     for text in texts:
-        for item in PROFILE_SETS.get(text.strip(), (text,)):
-            if item not in out:
-                out.append(item)
+        if text.strip() in PROFILE_SETS:
+            items = [item for item in PROFILE_SETS[text.strip()] if item not in out]
+            out.extend(items)
+            from_sets.update(items)
+        elif text not in from_sets:
+            out.append(text)
     return tuple(out)
