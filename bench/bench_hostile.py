@@ -338,8 +338,53 @@ def _ray_cases() -> list[Case]:
     ]
 
 
+def _fs_cases() -> list[Case]:
+    """Issue 31: the file system as it really is (loops, FIFOs, links to nothing, folders for files)."""
+    g = "file-system shapes"
+    cases = []
+    for shape in ("loop", "fifo", "dangling"):
+        for cmd in ("train", "search", "study"):
+            cases.append(_c(g, f"{cmd} --config {shape}", cmd, "--config", f"{{F}}/{shape}", "--runs-dir", "{R}"))
+        for cmd in ("status", "report", "export", "verify", "resume"):
+            cases.append(_c(g, f"{cmd} RUN_DIR={shape}", cmd, f"{{F}}/{shape}"))
+        for cmd in ("train", "search"):
+            cases.append(_c(g, f"{cmd} --runs-dir {shape}", cmd, "--runs-dir", f"{{F}}/{shape}", *SMALL))
+        cases += [
+            _c(g, f"report --out {shape}", "report", "{F}/run_good", "--out", f"{{F}}/{shape}"),
+            _c(g, f"export --out {shape}", "export", "{F}/run_good", "--out", f"{{F}}/{shape}"),
+            _c(g, f"profiles --plot {shape}", "profiles", "--layers", "4", "--base-width", "64", "--plot", f"{{F}}/{shape}"),
+        ]
+    for name in ("search.yaml", "trials.jsonl"):
+        for shape in ("loop", "fifo"):
+            run = f"{{F}}/run_{name.split('.')[0]}_{shape}"
+            if name == "trials.jsonl":  # readers answer and say so; writers refuse
+                cases.append(_c(g, f"status with {name} a {shape}", "status", run, expect=0, says="is not a file"))
+            else:
+                cases.append(_c(g, f"status with {name} a {shape}", "status", run))
+            cases += [_c(g, f"verify with {name} a {shape}", "verify", run), _c(g, f"resume with {name} a {shape}", "resume", run)]
+    return cases
+
+
+def _size_limit_cases() -> list[Case]:
+    """Issue 31: sizes checked before they are allocated; one limit per concept."""
+    g = "sizes and limits"
+    return [
+        _c(g, "plan --layers 1e9", "plan", "--layers", "1000000000"),
+        _c(g, "plan --base-width 1e12", "plan", "--base-width", "1000000000000"),
+        _c(g, "profiles 1.3b --throughput --batch-size 4096", "profiles", "--preset", "1.3b", "--throughput", "--batch-size", "4096"),
+        _c(g, "status --top -1", "status", "{F}/run_good", "--top", "-1"),
+        _c(g, "status --top 0", "status", "{F}/run_good", "--top", "0"),
+        _c(g, "plan --seeds 1", "plan", "--seeds", "1"),
+        _c(g, "study --seeds 5000", "study", "--seeds", "5000", "--dry-run"),
+        _c(g, "study --interval bootstrap", "study", "--interval", "bootstrap", "--dry-run"),
+    ]
+
+
 def all_cases() -> list[Case]:
-    return _profiles_cases() + _value_cases() + _path_cases() + _file_cases() + _space_cases() + _ray_cases()
+    return (
+        _profiles_cases() + _value_cases() + _path_cases() + _file_cases() + _space_cases() + _ray_cases()
+        + _fs_cases() + _size_limit_cases()
+    )  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- fixtures
@@ -373,6 +418,25 @@ def make_fixtures(folder: Path) -> None:
         (tokens / name).write_bytes(bytes(range(200)) * 4)
     (tokens / "meta.json").write_text(json.dumps({"vocab_size": "abc"}))
     _make_runs(folder)
+    _make_shapes(folder)
+
+
+def _make_shapes(folder: Path) -> None:
+    """A symlink loop, a FIFO, a link to nothing, and run directories holding them (issue 31)."""
+    (folder / "loop").symlink_to("loop.other")
+    (folder / "loop.other").symlink_to("loop")
+    os.mkfifo(folder / "fifo")
+    (folder / "dangling").symlink_to("nowhere")
+    for name in ("search.yaml", "trials.jsonl"):
+        for shape in ("loop", "fifo"):
+            run = folder / f"run_{name.split('.')[0]}_{shape}"
+            shutil.copytree(folder / "run_good", run)
+            (run / name).unlink()
+            if shape == "loop":
+                (run / name).symlink_to(f"{name}.other")
+                (run / f"{name}.other").symlink_to(name)
+            else:
+                os.mkfifo(run / name)
 
 
 def _make_runs(folder: Path) -> None:
