@@ -10,7 +10,6 @@ from typing import Any
 
 from tlmsearch.cli._config_args import add_training_arguments, training_overrides
 from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
-from tlmsearch.errors import UserError
 
 # the defaults of the options a study's architecture directory takes from its study instead
 DEFAULTS: dict[str, Any] = {"top_k": 5, "seeds": "auto", "max_seeds": 20, "pilot_seeds": 3}
@@ -221,10 +220,10 @@ def _update_study(arch_dir: Path, outcome: str, quiet: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.analysis.pilot import check_plan_options, parse_seeds
     from tlmsearch.analysis.stats import check_method
+    from tlmsearch.rundir.io import check_run_files, require_dir
     from tlmsearch.tuning.verify import check_sequential_options, check_verify_options, verify
 
-    if not Path(args.run_dir).is_dir():
-        raise UserError(f"run directory {args.run_dir!r} does not exist")
+    check_run_files(require_dir(args.run_dir))  # missing, a link loop, a FIFO for a file: one line, before Ray
     from_study = study_defaults(args)
     controls = verify_controls(args.controls, from_study.get("controls"))
     if controls is not None:
