@@ -41,6 +41,8 @@ LRS = (1e-3, 2e-3, 4e-3)
 PARAMETRIZATIONS = ("standard", "width")
 SEEDS = (0, 1, 2)
 STEPS, BATCH, FINAL_WINDOWS = 300, 16, 512
+# two-sided 95 % t quantiles by degrees of freedom (no scipy at import)
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
 
 
 def run_one(profile_name: str, seed: int, lr: float, parametrization: str, dry: bool) -> dict[str, Any]:
@@ -161,8 +163,12 @@ def analyse(rows: Sequence[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
             mean = statistics.fmean(gaps)
             sd = statistics.stdev(gaps) if len(gaps) > 1 else float("nan")
             t = mean / (sd / math.sqrt(len(gaps))) if len(gaps) > 1 and sd > 0 else float("nan")
+            half = T975.get(len(gaps) - 1, 1.96) * sd / math.sqrt(len(gaps)) if len(gaps) > 1 else float("nan")
+            decided = "+" if mean - half > 0 else "-" if mean + half < 0 else "?"  # the 95 % interval's side
             signs = "".join("+" if g > 0 else "-" if g < 0 else "0" for g in gaps)
-            figures[f"{par}/{lr:g}"] = {"n": len(gaps), "gaps": gaps, "mean": mean, "sd": sd, "t": t}
+            figures[f"{par}/{lr:g}"] = {
+                "n": len(gaps), "gaps": gaps, "mean": mean, "sd": sd, "t": t, "ci95": half, "decided": decided
+            }  # fmt: skip
             lines.append(
                 [
                     par,
@@ -173,17 +179,21 @@ def analyse(rows: Sequence[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
                     f"{mean:+.4f}",
                     f"{sd:.4f}",
                     f"{t:+.1f}",
+                    f"[{mean - half:+.4f}, {mean + half:+.4f}]",
+                    decided,
                     signs,
                 ]
             )
-    headers = ["param.", "lr", "seeds", "uniform", "cosine", "gap u-c", "paired sd", "t", "signs"]
+    headers = ["param.", "lr", "seeds", "uniform", "cosine", "gap u-c", "paired sd", "t", "95% CI", "decided", "signs"]
     verdicts = []
     for par in PARAMETRIZATIONS:
         means = {k: v["mean"] for k, v in figures.items() if k.startswith(par + "/")}
         if len(means) > 1:
             flips = len({m > 0 for m in means.values()}) > 1
+            sides = {v["decided"] for k, v in figures.items() if k.startswith(par + "/")} - {"?"}
             verdicts.append(
-                f"{par}: the sign of the mean gap {'CHANGES' if flips else 'does not change'} with the rate"
+                f"{par}: the sign of the mean gap {'CHANGES' if flips else 'does not change'} with the rate; "
+                f"95 % intervals on opposite sides of 0 at two rates: {'yes' if len(sides) > 1 else 'no'}"
             )
     best = {}
     for par in PARAMETRIZATIONS:
