@@ -44,7 +44,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tlmsearch.config import ALL_WINDOWS, DataConfig, ModelConfig, TrainConfig
+from tlmsearch.config import ALL_WINDOWS, TRAIN_FIELDS_ADDED, DataConfig, ModelConfig, TrainConfig
 from tlmsearch.data import TokenData, check_windows, gather, prepare, tile_windows, train_starts, val_windows
 from tlmsearch.errors import ConfigError
 from tlmsearch.hardware import matmul_peak, resolve_device, thread_count, torch_dtype
@@ -60,8 +60,6 @@ _CHECKPOINT_VERSION = 1
 # fields that may differ between a checkpoint and the run resuming from it (tokens_per_param is
 # how the steps were asked for; the steps themselves are compared)
 _RESUME_MAY_DIFFER = {"threads", "checkpoint_interval", "device", "tokens_per_param"}
-# TrainConfig fields added after checkpoint format 1, at the value that runs before them had
-_TRAIN_FIELDS_ADDED = {"init": "keyed", "ema_decay": 0.0, "final_eval_windows": 0, "parametrization": "standard"}
 
 
 class TrainingInterrupted(RuntimeError):
@@ -502,8 +500,8 @@ def _as_tuple(x: Any) -> Any:
 
 
 def _check_same_configs(saved: dict[str, Any], current: dict[str, Any], path: Path) -> None:
-    # checkpoints written before a TrainConfig field existed ran at its value in _TRAIN_FIELDS_ADDED
-    saved = {**saved, "train": {**_TRAIN_FIELDS_ADDED, **saved["train"]}}
+    # checkpoints written before a TrainConfig field existed ran at its value in TRAIN_FIELDS_ADDED
+    saved = {**saved, "train": {**TRAIN_FIELDS_ADDED, **saved["train"]}}
     for section in ("model", "train", "data"):
         for key in sorted(set(saved[section]) | set(current[section])):
             if section == "train" and key in _RESUME_MAY_DIFFER:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tlmsearch.analysis.collect import label, profile_baseline, profile_label, ranked
+from tlmsearch.config import TRAIN_FIELDS_ADDED
 from tlmsearch.profiles import ProfileSpec, expand_profile_sets
 from tlmsearch.rundir.records import finished
 
@@ -108,7 +109,9 @@ def same_training(
     Seeds, threads, the device flag and checkpointing are not compared, nor the data cache folder,
     nor `tokens_per_param` (the steps it was resolved into are).
     The init mode is: keyed and stream initialisations of one seed are different draws; so is
-    the parametrization (a record without one trained "standard").
+    the parametrization (a record without one trained "standard"); every field newer than a
+    record counts at the value runs had before it (`config.TRAIN_FIELDS_ADDED`: no EMA, the
+    evaluation windows as eval_windows, ...).
     Records written before records carried their configs (empty `train`) predate keyed
     initialisation, so they were drawn from one stream: they match only a stream-init training
     with nothing `overridden`. Records that carry configs without an `init` field were written
@@ -126,8 +129,8 @@ def same_training(
     # the steps themselves are compared
     ignored = (*RESOURCE_FIELDS, "tokens_per_param")
     # fields newer than a record count at the value the release before them trained with
-    recorded = {"init": "keyed", "parametrization": "standard", **record.train}
-    wanted = {"init": "keyed", "parametrization": "standard", **train}
+    recorded = {**TRAIN_FIELDS_ADDED, **record.train}
+    wanted = {**TRAIN_FIELDS_ADDED, **train}
     return strip(recorded, ignored) == strip(wanted, ignored) and strip(record.data, ("cache_dir",)) == strip(
         data, ("cache_dir",)
     )

@@ -67,6 +67,18 @@ def test_reuse_needs_the_same_parametrization() -> None:
     assert not same_training(_verified("v3", "uniform", 1, width), standard, data, overridden=False)
 
 
+def test_a_record_from_before_the_newer_train_fields_is_reused_at_their_old_values() -> None:
+    """The reference study's records carry no ema_decay, final_eval_windows, parametrization or
+    tokens_per_param: they trained without an EMA, scoring the eval windows, standard."""
+    data = DataConfig().to_dict()
+    today = TrainConfig(steps=40, seed=1).to_dict()
+    old = {k: v for k, v in today.items() if k not in ("ema_decay", "final_eval_windows", "parametrization",
+                                                        "tokens_per_param")}  # fmt: skip
+    assert same_training(_verified("v1", "uniform", 1, old), today, data, overridden=False)
+    assert not same_training(_verified("v2", "uniform", 1, old), {**today, "ema_decay": 0.99}, data, overridden=False)
+    assert not same_training(_verified("v3", "uniform", 1, old), {**today, "final_eval_windows": -1}, data, False)
+
+
 def test_reuse_needs_the_same_kind_of_device() -> None:
     wanted = TrainConfig(steps=40, seed=1).to_dict()
     data = DataConfig().to_dict()
