@@ -4,11 +4,19 @@
 the cluster's GCS for many minutes without a word. A plain TCP connection with a timeout tells
 in at most a few seconds whether anything listens there, so a wrong `--address` ends in one
 line (a `ConfigError`, exit 2) instead of a silent wait.
+
+`auto` joins whatever Ray runs on this machine. At a terminal the driver then says which cluster
+it joined; a run nobody watches (standard input not a terminal: a batch script, CI, cron) joins
+only a cluster it was told about, by RAY_ADDRESS (which `ray job submit` sets) or by the address
+given in full, so that a forgotten `ray start` of another project is never borrowed.
 """
 
 from __future__ import annotations
 
+import os
 import socket
+import sys
+from collections.abc import Mapping
 
 from tlmsearch.errors import ConfigError
 
@@ -41,8 +49,29 @@ def resolve_auto(address: str) -> str:
     return found
 
 
+def check_auto_expected(
+    address: str, *, interactive: bool | None = None, environ: Mapping[str, str] | None = None
+) -> None:
+    """Refuse `auto` in a run nobody watches unless RAY_ADDRESS names the cluster (see the module
+    docstring). `interactive`: whether standard input is a terminal (asked when None)."""
+    env = os.environ if environ is None else environ
+    if address.strip() != "auto" or env.get("RAY_ADDRESS"):
+        return
+    if interactive is None:
+        interactive = bool(sys.stdin is not None and sys.stdin.isatty())
+    if interactive:
+        return
+    found = resolve_auto(address)
+    raise ConfigError(
+        f"--address auto found the Ray cluster at {found}, and this run was not told about it: a run "
+        f"without a terminal joins only a cluster it is given; pass --address {found} (or set RAY_ADDRESS={found})"
+    )
+
+
 def probe_address(address: str, timeout: float = PROBE_TIMEOUT_S) -> None:
-    """Raise a one-line `ConfigError` unless something accepts TCP connections at `address`."""
+    """Raise a one-line `ConfigError` unless something accepts TCP connections at `address`
+    (and, for `auto` in a run without a terminal, unless it was expected: `check_auto_expected`)."""
+    check_auto_expected(address)
     target = resolve_auto(address) if address.strip() == "auto" else address
     host, port = split_address(target)
     try:

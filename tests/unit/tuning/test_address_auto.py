@@ -61,3 +61,19 @@ def test_the_line_survives_missing_facts() -> None:
     assert joined_line("auto", {}) == "joined the Ray cluster at auto: 0 nodes, 0 CPUs, 0 GPUs"
     one = joined_line("auto", {"gcs_address": "h:1", "nodes": 1, "resources": {"CPU": 4.0}})
     assert one == "joined the Ray cluster at h:1 (--address auto): 1 node, 4 CPUs, 0 GPUs"
+
+
+def test_auto_without_a_terminal_joins_only_a_cluster_it_was_told_about(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tlmsearch.errors import ConfigError
+    from tlmsearch.tuning import address as address_module
+    from tlmsearch.tuning.address import check_auto_expected
+
+    monkeypatch.setattr(address_module, "resolve_auto", lambda address: "127.0.0.1:6379")
+    with pytest.raises(ConfigError, match=r"found the Ray cluster at 127\.0\.0\.1:6379.*--address 127\.0\.0\.1:6379"):
+        check_auto_expected("auto", interactive=False, environ={})
+    check_auto_expected("auto", interactive=False, environ={"RAY_ADDRESS": "127.0.0.1:6379"})  # told: joins
+    check_auto_expected("auto", interactive=True, environ={})  # at a terminal: joins and says which
+    check_auto_expected("127.0.0.1:6379", interactive=False, environ={})  # given in full
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(ConfigError, match="was not told about it"):  # pytest's stdin is no terminal
+        address_module.probe_address("auto")
