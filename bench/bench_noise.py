@@ -140,7 +140,7 @@ def run_one(cell_name: str, profile_name: str, seed: int, dry: bool, root: str) 
     from tlmsearch.data import gather, prepare, tile_windows, val_windows
     from tlmsearch.models import build_model, count_params
     from tlmsearch.profiles import profile
-    from tlmsearch.trainer import CHECKPOINT_FILE, resolve_vocab, train
+    from tlmsearch.trainer import CHECKPOINT_FILE, resolve_vocab, train, val_nats
 
     torch.set_num_threads(1)
     cell, shape = CELLS[cell_name], _shape(dry)
@@ -185,9 +185,9 @@ def run_one(cell_name: str, profile_name: str, seed: int, dry: bool, root: str) 
             with torch.no_grad():
                 for p, e in zip(model.parameters(), state["ema"], strict=True):
                     p.copy_(e)
-        model.eval()
         for name, starts in sets.items():
-            scores[f"{name}/{weights}"] = _loss(model, torch.from_numpy(gather(data.val, starts, T)))
+            windows = torch.from_numpy(gather(data.val, starts, T))
+            scores[f"{name}/{weights}"] = val_nats(model, windows, 64) / (windows.shape[0] * T)
     if not math.isclose(scores["32/ema"], result.metrics["val_loss"], rel_tol=1e-5):
         raise AssertionError(f"re-scored EMA loss {scores['32/ema']} != the trainer's {result.metrics['val_loss']}")
     shutil.rmtree(ckpt, ignore_errors=True)
@@ -209,21 +209,6 @@ def run_one(cell_name: str, profile_name: str, seed: int, dry: bool, root: str) 
         "wall_s": time.perf_counter() - t0,
         "torch": torch.__version__,
     }
-
-
-def _loss(model: Any, windows: Any, batch: int = 64) -> float:
-    """Mean cross-entropy (nats per token) of `model` over `windows` (W, T+1)."""
-    import torch
-    import torch.nn.functional as F
-
-    total, count = 0.0, 0
-    with torch.no_grad():
-        for i in range(0, windows.shape[0], batch):
-            w = windows[i : i + batch]
-            logits = model(w[:, :-1])
-            total += float(F.cross_entropy(logits.float().flatten(0, 1), w[:, 1:].flatten(), reduction="sum"))
-            count += w[:, 1:].numel()
-    return total / count
 
 
 def _run(args: tuple[str, str, int, bool, str]) -> dict[str, Any]:

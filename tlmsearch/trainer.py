@@ -140,6 +140,27 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
     return cfg.lr + (low - cfg.lr) * progress
 
 
+@torch.no_grad()
+def val_nats(
+    model: nn.Module,
+    windows: torch.Tensor,
+    batch_size: int,
+    autocast: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext,
+) -> float:
+    """Summed cross-entropy (nats) of `model` over validation `windows` (W, T+1), `batch_size`
+    windows at a time, in evaluation mode (the model's mode is restored after)."""
+    total = torch.zeros((), dtype=torch.float64, device=windows.device)
+    was_training = model.training
+    model.eval()
+    for i in range(0, windows.shape[0], batch_size):
+        window = windows[i : i + batch_size]  # (b, T+1)
+        with autocast():
+            logits = model(window[:, :-1])  # (b, T, V)
+        total += F.cross_entropy(logits.float().flatten(0, 1), window[:, 1:].reshape(-1), reduction="sum")
+    model.train(was_training)
+    return float(total)
+
+
 def make_optimizer(model: nn.Module, cfg: TrainConfig, device: torch.device) -> torch.optim.Optimizer:
     """AdamW with weight decay on the model's matrices only (`weight_decay_split`: Linear and
     Embedding weights; not norms, biases, conv taps, memory initial weights, persistent tokens).
@@ -378,19 +399,8 @@ class _Run:
         finally:
             torch._foreach_copy_(params, saved)
 
-    @torch.no_grad()
     def _val_nats(self, windows: torch.Tensor) -> float:
-        """Summed cross-entropy (nats) of the model over `windows` (W, T+1)."""
-        V, B = self.model_cfg.vocab_size, self.cfg.batch_size
-        total = torch.zeros((), dtype=torch.float64, device=self.device)
-        self.model.eval()
-        for i in range(0, windows.shape[0], B):
-            window = windows[i : i + B]  # (b, T+1)
-            with self.autocast():
-                logits = self.model(window[:, :-1])  # (b, T, V)
-            total += F.cross_entropy(logits.float().view(-1, V), window[:, 1:].reshape(-1), reduction="sum")
-        self.model.train()
-        return float(total)
+        return val_nats(self.model, windows, self.cfg.batch_size, self.autocast)
 
     def _evaluate(self, last_eval: int, lr: float, elapsed: float) -> dict[str, float]:
         clip_frac = inner_clip_fraction(self.model)  # training forwards since the last evaluation
