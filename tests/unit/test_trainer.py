@@ -74,14 +74,16 @@ class _Stop(Exception):
     pass
 
 
+def stop_at_20(step: int, metrics: dict[str, float]) -> None:
+    """A report callback that ends a run at step 20, after its checkpoint there is written."""
+    if step == 20:
+        raise _Stop
+
+
 @pytest.mark.parametrize("dtype,accum", [("float32", 1), ("bfloat16", 2)])
 def test_resume_gives_the_uninterrupted_result(tmp_path: Path, dtype: str, accum: int) -> None:
     cfg = quick(dtype=dtype, grad_accum=accum, batch_size=4)
     full = train(tiny(), cfg, PYDOC)
-
-    def stop_at_20(step: int, metrics: dict[str, float]) -> None:
-        if step == 20:
-            raise _Stop
 
     ckpt = tmp_path / "ckpt"
     with pytest.raises(_Stop):
@@ -245,10 +247,6 @@ def test_a_checkpoint_from_before_the_init_field_resumes(tmp_path: Path) -> None
     cfg = quick()
     full = train(tiny(), cfg, PYDOC)
 
-    def stop_at_20(step: int, metrics: dict[str, float]) -> None:
-        if step == 20:
-            raise _Stop
-
     with pytest.raises(_Stop):
         train(tiny(), cfg, PYDOC, stop_at_20, checkpoint_dir=tmp_path)
     path = tmp_path / "checkpoint.pt"
@@ -342,10 +340,6 @@ def test_resume_with_ema_gives_the_uninterrupted_result(tmp_path: Path, final_wi
     cfg = quick(ema_decay=0.95, final_eval_windows=final_windows)
     full = train(tiny(), cfg, PYDOC)
 
-    def stop_at_20(step: int, metrics: dict[str, float]) -> None:
-        if step == 20:
-            raise _Stop
-
     with pytest.raises(_Stop):
         train(tiny(), cfg, PYDOC, stop_at_20, checkpoint_dir=tmp_path)
     resumed = train(tiny(), cfg, PYDOC, checkpoint_dir=tmp_path)
@@ -356,10 +350,6 @@ def test_resume_with_ema_gives_the_uninterrupted_result(tmp_path: Path, final_wi
 def test_a_checkpoint_from_before_the_newer_train_fields_resumes(tmp_path: Path) -> None:
     cfg = quick()
     full = train(tiny(), cfg, PYDOC)
-
-    def stop_at_20(step: int, metrics: dict[str, float]) -> None:
-        if step == 20:
-            raise _Stop
 
     with pytest.raises(_Stop):
         train(tiny(), cfg, PYDOC, stop_at_20, checkpoint_dir=tmp_path)
