@@ -10,6 +10,7 @@ training settings ("cells"), and every finished run is scored several ways:
     t5-wsd     5 tokens per parameter, warmup-stable-decay lr
     t5-rep     5 tokens per parameter on a tenth of the training text (each token ~4 times)
     t20        20 tokens per parameter (cosine lr)
+    t20-wsd    20 tokens per parameter, warmup-stable-decay lr
 
     scores     validation windows: 32 (today), 512, all (the whole split, each token once)
                x weights: the last ones, or their exponential moving average (EMA)
@@ -83,6 +84,7 @@ CELLS = {
         Cell("t5-wsd", tokens_per_param=5, schedule="wsd"),
         Cell("t5-rep", tokens_per_param=5, data="tenth"),
         Cell("t20", tokens_per_param=20),
+        Cell("t20-wsd", tokens_per_param=20, schedule="wsd"),
     )
 }
 BATCH, LR, EMA_HORIZON = 16, 2e-3, 0.1  # the EMA averages over about the last tenth of the steps
