@@ -1,17 +1,42 @@
-"""Shared by the whole suite: no Ray session outlives the test run.
+"""Shared by the whole suite: no Ray session outlives the test run, and no test writes the
+user's cache.
 
 Ray is started at most once per run where possible (see integration/conftest.py) and kept
 between modules, as the CLI keeps it for the life of its process; it is shut down here, once,
 when the session ends. Shared helpers live in tests/helpers (on sys.path via pyproject's
 `pythonpath`); the rule for what goes where is in tests/README.md.
+
+The cache (`$TLMSEARCH_CACHE`, else ~/.cache/tlmsearch: prepared corpora, the matmul peak,
+the measured step rates that estimates read) is the user's: for the whole session it points
+at a temporary folder, set before any test runs, so trials, `tlmsearch train` and Ray workers
+started by the tests (they inherit the environment) record their rates there. Tests that want
+a cache of their own still set one with monkeypatch.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from session_cache import SessionCache
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SessionCache]:
+    before = os.environ.get("TLMSEARCH_CACHE")
+    user = Path(before).expanduser() if before else Path.home() / ".cache" / "tlmsearch"
+    session = tmp_path_factory.mktemp("tlmsearch-cache")
+    os.environ["TLMSEARCH_CACHE"] = str(session)
+    try:
+        yield SessionCache(user=user, session=session)
+    finally:
+        if before is None:
+            os.environ.pop("TLMSEARCH_CACHE", None)
+        else:
+            os.environ["TLMSEARCH_CACHE"] = before
 
 
 @pytest.fixture(scope="session", autouse=True)
