@@ -28,11 +28,12 @@ from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import cut_torn_tail, read_jsonl_checked
 from tlmsearch.rundir.layout import TRIALS
 
-KINDS: tuple[str, ...] = ("baseline", "sampled", "verify", "compare", "noise", "lr")
+KINDS: tuple[str, ...] = ("baseline", "sampled", "verify", "compare", "noise", "lr", "ratecheck")
 SEARCH_KINDS: tuple[str, ...] = ("baseline", "sampled")  # the search's own trials
 EVAL_KINDS: tuple[str, ...] = ("verify", "compare")  # seed-paired re-evaluations
 NOISE_KIND = "noise"  # the search's extra seeds of uniform (its noise floor), never shown to the sampler
 LR_KIND = "lr"  # the search's learning-rate calibration: uniform at each rate of a grid, before everything
+RATE_KIND = "ratecheck"  # verify's rate check: cosine and the best candidate at half and twice the rate
 STATUSES: tuple[str, ...] = ("complete", "stopped", "failed")
 
 
@@ -42,7 +43,7 @@ class TrialRecord(Config):
 
     trial_id: str
     number: int = -1  # Optuna trial number, -1 when the trial has none
-    kind: str = "sampled"  # "baseline" | "sampled" | "verify" | "compare" | "noise" | "lr"
+    kind: str = "sampled"  # "baseline" | "sampled" | "verify" | "compare" | "noise" | "lr" | "ratecheck"
     baseline: str | None = None  # baseline name (the profile's canonical text) or None
     status: str = "complete"  # "complete" | "stopped" | "failed"
     reason: str | None = None  # why a trial stopped or failed
