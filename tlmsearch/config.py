@@ -534,6 +534,33 @@ def with_tokens_per_param(train: TrainConfig, non_embedding: int, seq_len: int) 
     return train if steps == train.steps else train.replace(steps=steps)
 
 
+# The regime thresholds (analysis/regime.py says what they let a result claim): the field decides
+# architecture questions at >= 20 tokens per non-embedding parameter and screens at >= 5.
+DECIDE_TOKENS_PER_PARAM = 20.0
+SCREEN_TOKENS_PER_PARAM = 5.0
+
+
+def screening_train(**overrides: Any) -> TrainConfig:
+    """The default trial of a search and a study: 5 tokens per non-embedding parameter, a
+    warmup-stable-decay learning rate, and the result taken on the whole validation split.
+
+    Chosen from bench/README.md section 14 (`python -m bench.bench_noise`, cpu-xs Transformer,
+    6 paired seeds): against the earlier default (300 steps, cosine lr, 32 validation windows,
+    about 1.3 tokens per parameter) the paired sd of uniform - cosine falls about 2x and the seeds
+    a verdict needs fall from about 40 to about 10, at about 3.3x the CPU of one trial: the same
+    cost per decision, in the regime where a width allocation can show its effect. A partial
+    `train` section of a config file starts from TrainConfig's own defaults, not from these.
+    """
+    return TrainConfig(
+        **{
+            "tokens_per_param": SCREEN_TOKENS_PER_PARAM,
+            "schedule": "wsd",
+            "final_eval_windows": ALL_WINDOWS,
+            **overrides,
+        }
+    )
+
+
 def _si(x: float) -> str:
     """430_000 -> "0.43M", 8.6e6 -> "8.6M", 20_600 -> "20.6K" (three significant digits at most)."""
     for scale, unit in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")):

@@ -22,6 +22,7 @@ from tlmsearch.config import (
     check_field_types,
     check_positive,
     option,
+    screening_train,
 )
 from tlmsearch.errors import ConfigError
 from tlmsearch.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
@@ -157,6 +158,11 @@ class SearchConfig(Config):
         "where trial checkpoints go: a filesystem path or URI (s3://, gs://, file://...) every node reaches; "
         "empty = the run directory (one machine)",
     )
+    keep_checkpoints: bool = option(
+        False,
+        "keep each trial's checkpoints after it ends; by default they are deleted once the trial is recorded "
+        "(an interrupted trial keeps its own to resume from)",
+    )
     seed: int = option(0, "sampler seed and training seed of every trial")
     noise_seeds: int = option(
         3,
@@ -169,7 +175,7 @@ class SearchConfig(Config):
     )
     lr_calibration_fraction: float = option(1.0, FRACTION_HELP)
     baselines: tuple[str, ...] = DEFAULT_BASELINES
-    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+    train: TrainConfig = dataclasses.field(default_factory=screening_train)  # 5 tokens/param, wsd, whole split
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
 
     def __post_init__(self) -> None:

@@ -21,6 +21,7 @@ from tlmsearch.config import (
     check_choice,
     check_positive,
     option,
+    screening_train,
 )
 from tlmsearch.errors import ConfigError
 from tlmsearch.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
@@ -88,6 +89,9 @@ class StudyConfig(Config):
         "where trial checkpoints go: a filesystem path or URI (s3://, gs://, file://...) every node reaches; "
         "empty = the study directory (one machine)",
     )
+    keep_checkpoints: bool = option(
+        False, "keep each trial's checkpoints after it ends; by default deleted once the trial is recorded"
+    )
     max_concurrent: int = option(0, "trials at once; 0 = as many as the resources allow")
     phase_order: str = option(
         "overlap", "phases: overlap (the next search trains beside the last verification) or sequential",
@@ -107,7 +111,7 @@ class StudyConfig(Config):
         "auto", SETTING_HELP + ". Each architecture's search calibrates its own rate (on by default in a study)"
     )
     lr_calibration_fraction: float = option(1.0, FRACTION_HELP)
-    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+    train: TrainConfig = dataclasses.field(default_factory=screening_train)  # 5 tokens/param, wsd, whole split
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
 
     def __post_init__(self) -> None:
@@ -184,6 +188,7 @@ class StudyConfig(Config):
             gpus_per_trial=self.gpus_per_trial,
             # every run of the study gets its folder below <storage>/<study name>/
             storage=join(self.storage, self.name or "study") if self.storage else "",
+            keep_checkpoints=self.keep_checkpoints,
             max_concurrent=self.max_concurrent,
             seed=self.seed,
             noise_seeds=self.noise_seeds,

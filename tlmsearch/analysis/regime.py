@@ -22,10 +22,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tlmsearch.config import DECIDE_TOKENS_PER_PARAM, SCREEN_TOKENS_PER_PARAM
 from tlmsearch.rundir.records import TrialRecord, as_records
-
-DECIDE_TOKENS_PER_PARAM = 20.0  # the field decides at or above this many tokens per parameter
-SCREEN_TOKENS_PER_PARAM = 5.0  # ... and screens at or above this many; below: early training
 
 DECISION, SCREENING, EARLY, UNKNOWN = "decision", "screening", "early training", "unknown"
 

@@ -27,7 +27,7 @@ import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from tlmsearch.config import ARCHITECTURE_NAMES, Config, DataConfig, TrainConfig
+from tlmsearch.config import ALL_WINDOWS, ARCHITECTURE_NAMES, Config, DataConfig, TrainConfig, screening_train
 from tlmsearch.errors import ConfigError
 from tlmsearch.presets import PRESETS
 
@@ -221,6 +221,20 @@ def add_model_arguments(p: argparse.ArgumentParser, *, family: bool = False) -> 
         help="override a preset shape or ModelConfig field, e.g. n_layers=4 (repeatable)"
         + ("; preset=, arch=, family=, base_width= mean their flags" if family else ""),
     )
+
+
+def screening_default_text() -> dict[str, str]:
+    """--help defaults of a command whose trials start from `config.screening_train` (search,
+    study): the fields where it differs from TrainConfig's own defaults."""
+    screening, plain = screening_train(), TrainConfig()
+    texts = {
+        name: str(value)
+        for name, value in screening.to_dict().items()
+        if value != getattr(plain, name) and name != "final_eval_windows"
+    }
+    texts["final_eval_windows"] = f"{ALL_WINDOWS} = the whole validation split"
+    texts["steps"] = f"derived from --tokens-per-param {screening.tokens_per_param:g}"
+    return texts
 
 
 def add_training_arguments(p: argparse.ArgumentParser, *, default_text: Mapping[str, str] | None = None) -> None:

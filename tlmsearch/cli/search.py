@@ -12,6 +12,7 @@ from tlmsearch.cli._config_args import (
     config_overrides,
     parse_names,
     parse_pairs,
+    screening_default_text,
     training_overrides,
 )
 from tlmsearch.cli.status import EVERY_TRIAL_FAILED as EXIT_ALL_FAILED
@@ -105,7 +106,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--baseline", action="append", metavar="PROFILE", help="a baseline (repeatable; replaces the defaults)"
     )
     g.add_argument("--no-baselines", action="store_true", help="seed no baselines")
-    add_training_arguments(p)
+    add_training_arguments(p, default_text=screening_default_text())
     g = p.add_argument_group("output")
     g.add_argument(
         "--dry-run",

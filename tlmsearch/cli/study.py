@@ -12,6 +12,7 @@ from tlmsearch.cli._config_args import (
     config_overrides,
     parse_names,
     parse_pairs,
+    screening_default_text,
     training_overrides,
 )
 from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
@@ -81,7 +82,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_config_arguments(g, StudyConfig, section="study", skip=_NOT_DERIVED)
     g.add_argument("--seeds", metavar="auto|N", help="verification seeds: auto (default: planned) or N >= 2")
     add_verdict_arguments(p, intervals=("t",))  # a planned verification has few seeds: no bootstrap
-    add_training_arguments(p)
+    add_training_arguments(p, default_text=screening_default_text())
     g = p.add_argument_group("output")
     g.add_argument(
         "--dry-run", action="store_true", help="print the resolved config and the cost estimate (calibrated), then exit"

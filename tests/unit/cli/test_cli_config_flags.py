@@ -127,7 +127,30 @@ def test_every_field_has_help_and_shows_its_default() -> None:
             flag = "--" + field.name.replace("_", "-")
             assert flag in text, (command, flag)
         steps_help = "--steps STEPS optimizer steps; warmup and eval interval keep their own values"
-        assert steps_help + (" (default: the search's)" if command == "verify" else " (default: 300)") in text
+        shown = {"verify": "the search's", "search": "derived from --tokens-per-param 5"}
+        assert f"{steps_help} (default: {shown.get(command, '300')})" in text
+
+
+def test_search_and_study_default_to_the_screening_trial() -> None:
+    """`tlmsearch search` / `study` with no trial flags train 5 tokens per parameter under a
+    warmup-stable-decay rate and score the whole validation split; `--steps` replaces the length
+    and keeps the rest; `train` keeps TrainConfig's plain defaults."""
+    from tlmsearch.cli.study import build_config as study_config
+    from tlmsearch.config import ALL_WINDOWS
+
+    def study(argv: list[str]) -> TrainConfig:
+        cfg = study_config(build_parser().parse_args(["study", "--preset", "tiny", *argv]))
+        text = " ".join(build_parser()._subparsers._group_actions[0].choices["study"].format_help().split())
+        assert "(default: derived from --tokens-per-param 5)" in text
+        return cfg.train
+
+    for resolved in (lambda argv: resolve("search", argv)[0], study):
+        train = resolved([])
+        assert (train.tokens_per_param, train.schedule, train.final_eval_windows) == (5.0, "wsd", ALL_WINDOWS)
+        train = resolved(["--steps", "40"])
+        assert (train.steps, train.tokens_per_param, train.schedule) == (40, 0.0, "wsd")
+    train, _ = resolve("train", [])
+    assert (train.steps, train.tokens_per_param, train.schedule) == (300, 0.0, "cosine")
 
 
 @pytest.mark.parametrize(
