@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
 
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.locations import record_folder
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.search_config import SearchConfig
 from tlmsearch.storage import normalise
-from tlmsearch.tuning.runner import fit_trials, fixed_tuner, start_ray
+from tlmsearch.tuning.runner import fit_fixed, fixed_config, start_ray
 from tlmsearch.tuning.trial_storage import run_root
 
 
@@ -27,6 +26,8 @@ class FixedTrial:
     seed: int = 0
     base_width: int | None = None
     name: str | None = None  # e.g. the baseline this re-evaluates; goes to TrialRecord.baseline
+    lr: float | None = None  # the rate it trains at (replacing train.lr; in TrialRecord.params["lr"])
+    lr_factor: float | None = None  # that rate over the run's (the rate check's 0.5, 1, 2), in params too
 
 
 def run_fixed(
@@ -47,33 +48,28 @@ def run_fixed(
     `<trial storage>/fixed/<kind>-<time>`: below the run directory, or below the run's folder in
     `search_cfg.storage` (recorded in `locations.json`).
     """
-    from tlmsearch.tuning import progress as progress_view  # lazy: heavy (ray)
-
     if not items:
         return []
     cfg = search_cfg if steps is None else search_cfg.replace(train=search_cfg.train.replace(steps=steps))
     cfg = cfg.replace(name=cfg.name or "fixed", storage=normalise(cfg.storage))
     run_dir = Path(run_dir).resolve()
     root = run_root(cfg, run_dir)
-    configs = []
-    for i, item in enumerate(items):
-        config: dict[str, Any] = {
-            "profile": str(item.spec),
-            "seed": int(item.seed),
-            "kind": kind,
-            "number": -1,
-            "index": i,
-        }
-        if item.base_width:
-            config["base_width"] = int(item.base_width)
-        if item.name:
-            config["baseline"] = item.name
-        configs.append(config)
+    configs = [
+        fixed_config(
+            str(item.spec),
+            item.seed,
+            kind,
+            i,
+            base_width=item.base_width,
+            baseline=item.name or None,
+            lr=item.lr,
+            lr_factor=item.lr_factor,
+        )
+        for i, item in enumerate(items)
+    ]
     start_ray(cfg, address, root)
     run_dir.mkdir(parents=True, exist_ok=True)
     record_folder(run_dir, "fixed", root if cfg.storage else None)
-    progress_view.ENABLED = progress
-    tuner, writer = fixed_tuner(cfg, run_dir, root, configs, kind, progress)
-    fit_trials(tuner, run_dir, len(items), lambda: len(writer.written), cfg, resumable=False)
+    writer = fit_fixed(cfg, run_dir, root, configs, kind, progress, resumable=False)
     by_index = {int(writer.configs[r.trial_id].get("index", -1)): r for r in writer.written}
     return [by_index[i] for i in range(len(items)) if i in by_index]

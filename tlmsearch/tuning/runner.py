@@ -342,20 +342,47 @@ def fixed_tuner(
     return tuner, writer
 
 
+def fixed_config(
+    profile: str, seed: int, kind: str, index: int, *, base_width: int | None = None, **extra: Any
+) -> dict[str, Any]:
+    """The Tune config of one fixed trial: a profile text, a seed, the record kind, its index in
+    the batch, a base width (a budget sweep's) and `extra` keys, None ones left out (`baseline`;
+    `lr`: the rate it trains at, replacing train.lr; any other lands in the record's `params`)."""
+    config: dict[str, Any] = {"profile": profile, "seed": int(seed), "kind": kind, "number": -1, "index": index}
+    if base_width:
+        config["base_width"] = int(base_width)
+    return config | {k: v for k, v in extra.items() if v is not None}
+
+
+def fit_fixed(
+    cfg: SearchConfig,
+    run_dir: Path,
+    root: str,
+    configs: list[dict[str, Any]],
+    kind: str,
+    progress: bool,
+    resumable: bool = True,
+) -> Any:
+    """The one fixed-trial phase (the noise floor, the learning-rate calibration, and `run_fixed`'s
+    verify, compare, transfer and rate-check batches): train each of `configs` once
+    (`fixed_tuner`), every ended trial recorded with `kind`; fewer records than configs after the
+    fit (a Ctrl-C) ends it as in `fit_trials`. Returns the `RecordWriter` (`written`, `configs`)."""
+    from tlmsearch.tuning import progress as progress_view  # lazy: heavy (ray)
+
+    progress_view.ENABLED = progress
+    tuner, writer = fixed_tuner(cfg, run_dir, root, configs, kind, progress)
+    fit_trials(tuner, run_dir, len(configs), lambda: len(writer.written), cfg, resumable=resumable)
+    return writer
+
+
 def run_noise_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -> int:
     """Train the noise floor's missing seeds of uniform (`tlmsearch.rundir.noise`) before the
     search: fixed trials at the trial fidelity, never stopped early and never told to the
     sampler, recorded once with kind "noise". Ray must be running. Returns how many trained."""
-    from tlmsearch.tuning import progress as progress_view  # lazy: heavy (ray)
-
     seeds = missing_noise_seeds(cfg, read_records(run_dir))
     if seeds:
         width = noise_base_width(cfg)
-        configs: list[dict[str, Any]] = [
-            {"profile": UNIFORM, "seed": s, "kind": NOISE_KIND, "number": -1, "index": i}
-            | ({"base_width": width} if width else {})
-            for i, s in enumerate(seeds)
-        ]
+        configs = [fixed_config(UNIFORM, s, NOISE_KIND, i, base_width=width) for i, s in enumerate(seeds)]
         own = f"; seed {cfg.seed} is the search's uniform baseline" if cfg.seed not in seeds else ""
         if progress:
             print(
@@ -363,9 +390,7 @@ def run_noise_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool
                 f"at {cfg.train.steps} steps before the search{own}",
                 flush=True,
             )
-        progress_view.ENABLED = progress
-        tuner, writer = fixed_tuner(cfg, run_dir, root, configs, NOISE_KIND, progress)
-        fit_trials(tuner, run_dir, len(configs), lambda: len(writer.written), cfg)
+        fit_fixed(cfg, run_dir, root, configs, NOISE_KIND, progress)
     write_noise_floor(run_dir, noise_floor(cfg, read_records(run_dir)))
     return len(seeds)
 
@@ -377,18 +402,14 @@ def run_lr_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -
     rate from the records (`tlmsearch.lr_calibration.choose_rate`), write `lr_calibration.json`,
     and, when it differs, make it `train.lr` of the run's `search.yaml`. Returns the config every
     later trial trains with (`cfg` when calibration is off). Ray must be running."""
-    from tlmsearch.tuning import progress as progress_view  # lazy: heavy (ray)
-
     rates = missing_rates(cfg, read_records(run_dir))
     configured = configured_rate(run_dir, cfg)
     if rates:
         steps = lr_steps(cfg)
         short = cfg.replace(grace_steps=0, train=cfg.train.replace(steps=steps))
         width = lr_base_width(cfg)
-        configs: list[dict[str, Any]] = [
-            {"profile": UNIFORM, "seed": cfg.seed, "kind": LR_KIND, "number": -1, "index": i, "lr": rate}
-            | ({"base_width": width} if width else {})
-            for i, rate in enumerate(rates)
+        configs = [
+            fixed_config(UNIFORM, cfg.seed, LR_KIND, i, base_width=width, lr=rate) for i, rate in enumerate(rates)
         ]
         if progress:
             print(
@@ -396,9 +417,7 @@ def run_lr_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -
                 f"({', '.join(format(r, '.6g') for r in rates)}) for {steps} steps, seed {cfg.seed}, before the search",
                 flush=True,
             )
-        progress_view.ENABLED = progress
-        tuner, writer = fixed_tuner(short, run_dir, root, configs, LR_KIND, progress)
-        fit_trials(tuner, run_dir, len(configs), lambda: len(writer.written), short)
+        fit_fixed(short, run_dir, root, configs, LR_KIND, progress)
     calibration = lr_calibration(cfg, read_records(run_dir), configured)
     if calibration is None:
         return cfg

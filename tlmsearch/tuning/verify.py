@@ -19,7 +19,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from tlmsearch.analysis.pilot import (
 )
 from tlmsearch.analysis.plan import CONTROLS, RESOURCE_FIELDS, Planned, plan, same_training
 from tlmsearch.analysis.planning import SeedPlan
+from tlmsearch.analysis.rate_check import RateCheck
 from tlmsearch.analysis.sequential import MAX_LOOKS
 from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import verdicts
@@ -52,6 +53,7 @@ from tlmsearch.storage import check_storage
 from tlmsearch.tuning.announce import announce as announce_plan
 from tlmsearch.tuning.announce import fixed_line
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
+from tlmsearch.tuning.rate_check import run_rate_check
 from tlmsearch.tuning.resources import trial_device_kind
 from tlmsearch.tuning.trainable import resolve_trial_length, trial_train_config
 from tlmsearch.tuning.verify_sequential import run_sequential
@@ -78,6 +80,21 @@ def check_verify_options(
     return count
 
 
+def check_rate_check(value: object, *, flags: bool = False) -> int:
+    """The rate check's paired seeds (0: off), or one line naming the option and what is allowed."""
+    name = "--rate-check" if flags else "rate_check"
+    if value in ("off", 0) and not isinstance(value, bool):
+        return 0
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= MAX_SEEDS:
+        raise ConfigError(
+            f"{name}={value!r} is not allowed; use off (or 0) or the paired seeds of each rate, 2 to {MAX_SEEDS} "
+            "(a paired interval needs two)"
+        )
+    return value
+
+
 def check_sequential_options(looks: object, spending: object, method: str, *, flags: bool = False) -> None:
     """Refuse bad group-sequential options in one line each (`looks` None: the fixed plan)."""
     if looks is None:
@@ -101,6 +118,7 @@ class VerifyResult:
     pilot: list[int] = field(default_factory=list)  # the pilot's seeds (spread only), [] for fixed seeds
     plan: SeedPlan | None = None  # the seed plan (`seeds="auto"`), None for fixed seeds
     sequential: dict[str, Any] | None = None  # `looks`: the design, looks and seeds used (verify.json's)
+    rate_check: list[RateCheck] = field(default_factory=list)  # `rate_check=N`: one per verdict with a candidate
 
     @property
     def reused(self) -> int:
@@ -159,6 +177,7 @@ def verify(
     named_controls: Mapping[str, Mapping[str, Any]] | None = None,
     looks: int | None = None,
     spending: str = "obf",
+    rate_check: int | str = 0,
 ) -> VerifyResult:
     """Re-train the top-k profiles and the baselines with fresh seeds; return the verdicts.
 
@@ -185,6 +204,11 @@ def verify(
     most `max_seeds` with the pilot), each candidate's tests are decided after every stage with
     `spending` ("obf": O'Brien-Fleming-type, or "pocock") alpha spending and Holm, and the
     candidates decided (and all, once one is shown better) stop training.
+
+    `rate_check=N` (0 or "off": none, the default): once decided, cosine and each verdict's best
+    candidate are re-trained at half and twice the rate on N paired seeds and each verdict's
+    result is classed "holds" across rates, "rate_sensitive" or "undecided"
+    (`tuning.rate_check`, `analysis.rate_check`; records of kind "ratecheck").
     """
     if not isinstance(study, Study | str | Path) or isinstance(study, str) and not study.strip():
         raise UserError(
@@ -196,6 +220,7 @@ def verify(
     if seeds != "auto":
         check_method(method, int(seeds))  # before any training: the bootstrap needs enough seeds
     check_sequential_options(looks, spending, method)
+    rate_seeds = check_rate_check(rate_check)
     study = load(study) if isinstance(study, str | Path) else study
     if not finished(study.records):
         raise UserError(f"{study.run_dir} has no finished trials (complete, full fidelity): nothing to verify")
@@ -285,6 +310,28 @@ def verify(
                 doc["previous"] = {k: v for k, v in prev.items() if k != "previous"}
         write_json(Path(study.run_dir) / VERIFY, doc)
 
+    def checked(result: VerifyResult) -> VerifyResult:
+        """`result` with its learning-rate check (`rate_check` seeds; none when off or undecidable)."""
+        if not rate_seeds or not result.verdicts or not result.seeds:
+            return result
+        checks = run_rate_check(
+            study.run_dir,
+            cfg,
+            result.verdicts,
+            result.seeds,
+            rate_seeds,
+            train=wanted_train,
+            data=wanted_data,
+            overridden=overridden,
+            device=device,
+            alpha=alpha,
+            lr_given="lr" in (train or {}),
+            address=address,
+            progress=progress,
+            say=announce if announce is not None else (lambda text: print(text, flush=True)) if progress else None,
+        )
+        return replace(result, rate_check=checks)
+
     auto = seeds == "auto"
     wanted: set[str] = set()
     if looks is not None:
@@ -306,9 +353,10 @@ def verify(
             want=wanted.update,
             say=announce if announce is not None else (lambda text: print(text, flush=True)) if progress else None,
         )
-        return VerifyResult(
+        result = VerifyResult(
             Path(study.run_dir), seq.planned, seq.new, seq.verdicts, seq.seeds, seq.pilot, None, seq.summary
         )
+        return checked(result)
     stage = "pilot" if auto else "seeds"
     what = f"verify {Path(study.run_dir).name} ({stage} {first_seeds[0]}..{first_seeds[-1]})"
     planned, new, wall = train_seeds(
@@ -345,4 +393,4 @@ def verify(
     vs = verdicts(
         mine(decide_on), margin=margin, alpha=alpha, arch=cfg.arch, kinds=("verify",), method=method, seeds=decide_on
     )
-    return VerifyResult(Path(study.run_dir), planned, list(new), vs, decide_on, pilot, seed_plan)
+    return checked(VerifyResult(Path(study.run_dir), planned, list(new), vs, decide_on, pilot, seed_plan))

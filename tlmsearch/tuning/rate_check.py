@@ -1,0 +1,207 @@
+"""verify's learning-rate check: cosine and the best candidate re-trained at half and twice the rate.
+
+After `verify` has decided, `run_rate_check` takes each verdict (one per budget), its candidate
+(`analysis.rate_check.rate_candidate`: the one shown better, else the best-ranked one that is
+not cosine) and cosine, and trains both at half and twice the rate the verification trained at
+(its `train.lr`: the run's calibrated rate once its calibration chose, the configured one
+otherwise, or verify's --lr), on `n` paired seeds: the first `n` of the verification's deciding
+seeds, continued past the last when it decided on fewer. At the base rate the pairs are the
+verification's own runs of those seeds; only a seed it lacks trains here, at the base rate. Every
+run goes through `run_fixed` with kind "ratecheck", its rate and its factor in the record's
+`params` ("lr", "lr_factor"), so trials.jsonl tells them from the verification's.
+
+`verify.json` gets a "rate_check" entry naming the trial id of every run (written before the
+runs train, with `complete` false, and again once they ended), from which the report, the
+summary and `status` rebuild the check (`analysis.rate_check.rate_checks`). Resume: a run with a
+finished record trained the same way (same settings, same rate, same steps) is never trained
+again, nor one whose training diverged (on CPU it would diverge again: the diverged run is part
+of the answer at that rate); other failures train again.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tlmsearch.analysis.collect import label
+from tlmsearch.analysis.plan import same_training
+from tlmsearch.analysis.rate_check import FACTORS, RateCheck, group_base_width, rate_candidate, rate_checks
+from tlmsearch.analysis.verdict import Verdict
+from tlmsearch.errors import ConfigError
+from tlmsearch.lr_calibration import same_rate
+from tlmsearch.profiles import ProfileSpec
+from tlmsearch.rundir.io import read_verify, write_json
+from tlmsearch.rundir.layout import VERIFY
+from tlmsearch.rundir.lr import read_lr_calibration
+from tlmsearch.rundir.records import RATE_KIND, TrialRecord, read_records
+from tlmsearch.search_config import SearchConfig
+from tlmsearch.tuning.fixed import FixedTrial, run_fixed
+
+ROLES = ("cosine", "candidate")
+
+
+def rate_seeds(decided: Sequence[int], n: int) -> list[int]:
+    """The check's paired seeds: the first `n` of the verification's deciding seeds, continued
+    with the seeds after the last of them when it decided on fewer (pure)."""
+    seeds = list(decided[:n])
+    following = max(decided) + 1 if decided else 0
+    while len(seeds) < n:
+        seeds.append(following)
+        following += 1
+    return seeds
+
+
+def rate_source(run_dir: str | Path, lr: float, given: bool) -> str:
+    """How the base rate was chosen: "given" (verify's --lr), "calibrated" (the run's calibration
+    chose it), else "configured"."""
+    if given:
+        return "given"
+    calibration = read_lr_calibration(run_dir) or {}
+    chosen = calibration.get("chosen")
+    return "calibrated" if isinstance(chosen, int | float) and same_rate(float(chosen), lr) else "configured"
+
+
+def _diverged(r: TrialRecord) -> bool:
+    return r.status == "failed" and "diverged" in (r.reason or "")
+
+
+def run_rate_check(
+    run_dir: str | Path,
+    cfg: SearchConfig,
+    verdicts: Sequence[Verdict],
+    decided: Sequence[int],
+    n: int,
+    *,
+    train: Mapping[str, Any],
+    data: Mapping[str, Any],
+    overridden: bool,
+    device: str | None,
+    alpha: float,
+    lr_given: bool = False,
+    address: str | None = None,
+    progress: bool = True,
+    say: Callable[[str], None] | None = None,
+) -> list[RateCheck]:
+    """Train what the rate check of `verdicts` still lacks and return the checks (see the module
+    docstring). `cfg` is the configuration the verification trained with (its `train.lr` is the
+    base rate); `train`/`data` the TrainConfig/DataConfig dicts it trained (`same_training`)."""
+    run_dir = Path(run_dir)
+    base = cfg.train.lr
+    steps = cfg.train.steps
+    seeds = rate_seeds(decided, n)
+    records = read_records(run_dir)
+    groups: list[dict[str, Any]] = []
+    items: list[FixedTrial] = []
+    slots: list[tuple[dict[str, Any], int]] = []  # (the runs map of a factor and role, seed) of each item
+    for v in verdicts:
+        candidate = rate_candidate(v)
+        if candidate is None:
+            continue  # cosine alone: nothing to compare it with
+        width = group_base_width(v)
+        group: dict[str, Any] = {"group": v.group, "cosine": v.cosine, "candidate": candidate, "base_width": width}
+        group["runs"] = runs = {}
+        for factor in FACTORS:
+            rate = base if factor == 1.0 else base * factor
+            wanted = {**train, "lr": rate}
+            by_role: dict[str, dict[str, str | None]] = {}
+            for role, text in zip(ROLES, (v.cosine, candidate), strict=True):
+                ours = [r for r in records if label(r) == text and r.base_width == width and r.max_steps == steps]
+                template = next((r for r in ours if r.kind == "verify"), None)
+                if template is None:
+                    raise ConfigError(f"{run_dir}: no verify record of {text} to re-train at other rates")
+                by_seed: dict[str, str | None] = {}
+                for seed in seeds:
+                    found = _record_of(ours, seed, factor, wanted, data, overridden, device)
+                    by_seed[str(seed)] = found
+                    if found is None:
+                        items.append(
+                            FixedTrial(
+                                spec=ProfileSpec.from_dict(template.profile),
+                                seed=seed,
+                                base_width=template.base_width,
+                                name=template.baseline,
+                                lr=rate,
+                                lr_factor=factor,
+                            )
+                        )
+                        slots.append((by_seed, seed))
+                by_role[role] = by_seed
+            runs[format(factor, "g")] = by_role
+        groups.append(group)
+    if not groups:
+        return []
+    doc: dict[str, Any] = {
+        "seeds": seeds,
+        "factors": list(FACTORS),
+        "base_lr": base,
+        "rate_source": rate_source(run_dir, base, lr_given),
+        "alpha": alpha,
+        "steps": steps,
+        "complete": not items,
+        "groups": groups,
+    }
+    _write(run_dir, doc)
+    if items:
+        if say is not None:
+            rates = ", ".join(f"{base * f:.6g}" for f in FACTORS if f != 1.0)
+            say(
+                f"learning-rate check: {len(items)} runs of cosine and the best candidate at {rates} (half and twice "
+                f"{base:.6g}) on seeds {seeds[0]}..{seeds[-1]} (finished ones are reused)"
+            )
+        new = run_fixed(run_dir, cfg, items, kind=RATE_KIND, address=address, progress=progress)
+        for (by_seed, seed), record in zip(slots, _matched(items, new), strict=True):
+            by_seed[str(seed)] = record.trial_id if record is not None else None
+        ids = [t for g in groups for by_role in g["runs"].values() for m in by_role.values() for t in m.values()]
+        doc["complete"] = all(t is not None for t in ids)
+        _write(run_dir, doc)
+    return rate_checks(read_records(run_dir), doc)
+
+
+def _record_of(
+    ours: Sequence[TrialRecord],
+    seed: int,
+    factor: float,
+    wanted: Mapping[str, Any],
+    data: Mapping[str, Any],
+    overridden: bool,
+    device: str | None,
+) -> str | None:
+    """The trial id of the run of (`seed`, `factor`) already recorded and trained as `wanted`:
+    at the base rate the verification's own finished run, else a finished rate-check run; a
+    rate-check run that diverged counts too (it would diverge again). None: it must train."""
+    kinds = ("verify", RATE_KIND) if factor == 1.0 else (RATE_KIND,)
+    for kind in kinds:
+        for r in ours:
+            if r.kind != kind or r.seed != seed or not same_training(r, wanted, data, overridden, device):
+                continue
+            if r.finished() or (kind == RATE_KIND and _diverged(r)):
+                return r.trial_id
+    return None
+
+
+def _matched(items: list[FixedTrial], new: list[TrialRecord]) -> list[TrialRecord | None]:
+    """The record of each trained item (`run_fixed` returns only the ended ones), matched by
+    profile, seed and rate; None for an item that left no record (an interrupted batch)."""
+
+    def same(r: TrialRecord, item: FixedTrial) -> bool:
+        rate = r.params.get("lr")
+        return (
+            r.seed == item.seed
+            and label(r) == str(item.spec)
+            and isinstance(rate, int | float)
+            and item.lr is not None
+            and math.isclose(float(rate), item.lr, rel_tol=1e-9)
+        )
+
+    return [next((r for r in new if same(r, item)), None) for item in items]
+
+
+def _write(run_dir: Path, doc: Mapping[str, Any]) -> None:
+    """Put `doc` in verify.json as its "rate_check" (the rest of the file unchanged)."""
+    try:
+        current = read_verify(run_dir)
+    except ConfigError:
+        current = {}
+    write_json(run_dir / VERIFY, {**current, "rate_check": dict(doc)})
