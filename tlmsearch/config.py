@@ -561,6 +561,16 @@ def screening_train(**overrides: Any) -> TrainConfig:
     )
 
 
+def deciding_train(train: TrainConfig) -> TrainConfig:
+    """The trial that decides between profiles screened with `train` (verify, a study's
+    verification and transfer): at least `DECIDE_TOKENS_PER_PARAM` tokens per parameter when
+    `train` gives its length in tokens per parameter (a search's default: 5, the screening
+    length); `train` itself when it gives its steps, or already decides (the user chose)."""
+    if 0 < train.tokens_per_param < DECIDE_TOKENS_PER_PARAM:
+        return train.replace(tokens_per_param=DECIDE_TOKENS_PER_PARAM)
+    return train
+
+
 def _si(x: float) -> str:
     """430_000 -> "0.43M", 8.6e6 -> "8.6M", 20_600 -> "20.6K" (three significant digits at most)."""
     for scale, unit in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")):

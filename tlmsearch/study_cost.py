@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.config import TrainConfig, trial_length_text, with_tokens_per_param
+from tlmsearch.config import TrainConfig, deciding_train, trial_length_text, with_tokens_per_param
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.models.counts import count_params, flops_per_token, forward_flops
 from tlmsearch.profiles import ProfileSpec
@@ -63,10 +63,18 @@ class ArchCost:
     steps_equivalent: float = 0.0  # a trial's steps plus its evaluations, in training steps
     load_scale: float = 1.0  # measured / calibrated seconds of the architectures that have both
     length: str = ""  # how a trial length in tokens per parameter became this arch's steps ("" for --steps)
+    decide_ratio: float = 1.0  # a verification or transfer trial's length in search trials (`phase_weights`)
+    units: tuple[float, float] | None = None  # `trials` in search trials (None: every trial is one)
+
+    @property
+    def trial_units(self) -> tuple[float, float]:
+        """(fewest, most) trials counted in search trials: a verification trial at the deciding
+        length counts `decide_ratio` of them."""
+        return self.units if self.units is not None else (float(self.trials[0]), float(self.trials[1]))
 
     @property
     def flops(self) -> tuple[float, float]:
-        return self.trials[0] * self.flops_per_trial, self.trials[1] * self.flops_per_trial
+        return self.trial_units[0] * self.flops_per_trial, self.trial_units[1] * self.flops_per_trial
 
     @property
     def trial_s(self) -> float | None:
@@ -88,8 +96,8 @@ class Estimate:
         """(fewest, most) wall hours of the whole study; None when an architecture has no seconds."""
         if any(a.trial_s is None for a in self.archs):
             return None
-        lo = sum(a.trials[0] * (a.trial_s or 0.0) for a in self.archs) / self.slots / 3600
-        hi = sum(a.trials[1] * (a.trial_s or 0.0) for a in self.archs) / self.slots / 3600
+        lo = sum(a.trial_units[0] * (a.trial_s or 0.0) for a in self.archs) / self.slots / 3600
+        hi = sum(a.trial_units[1] * (a.trial_s or 0.0) for a in self.archs) / self.slots / 3600
         return lo, hi
 
     def text(self) -> str:
@@ -109,11 +117,16 @@ class Estimate:
             else:
                 line += f"; no seconds ({a.note or 'not calibrated'})"
             if a.trial_s is not None:
-                lo_s, hi_s = (n * a.trial_s / self.slots for n in a.trials)
+                lo_s, hi_s = (n * a.trial_s / self.slots for n in a.trial_units)
                 line += f" -> {_hours(lo_s)}-{_hours(hi_s)}"
             lines.append(line)
             if a.length:
                 lines.append(f"  {'':<16} a trial: {a.length}")
+            if a.decide_ratio != 1.0:
+                lines.append(
+                    f"  {'':<16} verification and transfer trials train {a.decide_ratio:.3g}x as long (the deciding "
+                    f"length): {a.trial_units[0]:.3g}-{a.trial_units[1]:.3g} trials counted in search trials"
+                )
         total = self.hours
         lines.append(
             f"  total: {_hours(total[0] * 3600)}-{_hours(total[1] * 3600)} on this machine"
@@ -156,25 +169,44 @@ def trials_per_arch(cfg: StudyConfig) -> tuple[int, int]:
     return sum(s[0] for s in spans), sum(s[1] for s in spans)
 
 
+def phase_weights(cfg: StudyConfig, arch: str) -> dict[str, float]:
+    """Each phase's trial length in search trials (steps plus evaluations, by FLOPs): 1 for the
+    search; verification and transfer train the deciding length (`config.deciding_train`: 20
+    tokens per parameter after searches that screen at 5, so 4x as long; 1 when the study gives
+    its steps or already decides)."""
+    ratio = steps_equivalent(cfg, arch, deciding=True) / max(steps_equivalent(cfg, arch), 1e-12)
+    return {"search": 1.0, "verify": ratio, "transfer": ratio}
+
+
+def weighted_trials(spans: Mapping[str, tuple[float, float]], weights: Mapping[str, float]) -> tuple[float, float]:
+    """(fewest, most) trials of `spans` (phase -> (fewest, most)) counted in search trials (pure)."""
+    return (
+        sum(lo * weights.get(p, 1.0) for p, (lo, _) in spans.items()),
+        sum(hi * weights.get(p, 1.0) for p, (_, hi) in spans.items()),
+    )
+
+
 def trial_flops(cfg: StudyConfig, arch: str) -> float:
     """Analytic FLOPs of one full-fidelity trial of `arch` (training plus evaluations)."""
     train, evals = _flops_split(cfg, arch)
     return train + evals
 
 
-def _flops_split(cfg: StudyConfig, arch: str) -> tuple[float, float]:
-    """(training, evaluation) FLOPs of one full trial of `arch`."""
-    model, t = _trial(cfg, arch)
+def _flops_split(cfg: StudyConfig, arch: str, deciding: bool = False) -> tuple[float, float]:
+    """(training, evaluation) FLOPs of one full trial of `arch` (of a search, or `deciding`)."""
+    model, t = _trial(cfg, arch, deciding)
     train_tokens = t.steps * t.batch_size * t.grad_accum * model.seq_len
     evals = t.steps // max(1, min(t.eval_interval, t.steps)) + 1
     return train_tokens * flops_per_token(model), evals * t.eval_windows * forward_flops(model)
 
 
-def _trial(cfg: StudyConfig, arch: str) -> tuple[Any, TrainConfig]:
-    """The uniform model of `arch`'s search and its TrainConfig, its steps derived from a trial
-    length in tokens per parameter (each architecture has its own non-embedding count)."""
+def _trial(cfg: StudyConfig, arch: str, deciding: bool = False) -> tuple[Any, TrainConfig]:
+    """The uniform model of `arch`'s search and its TrainConfig (a search trial's, or the
+    verification's when `deciding`), its steps derived from a trial length in tokens per
+    parameter (each architecture has its own non-embedding count)."""
     _, _, model = trial_shape(cfg.search_config(arch), ProfileSpec.parse("uniform"))
-    return model, with_tokens_per_param(cfg.train, count_params(model).non_embedding, model.seq_len)
+    train = deciding_train(cfg.train) if deciding else cfg.train
+    return model, with_tokens_per_param(train, count_params(model).non_embedding, model.seq_len)
 
 
 def trial_length(cfg: StudyConfig, arch: str) -> str:
@@ -187,17 +219,24 @@ def trial_length(cfg: StudyConfig, arch: str) -> str:
     return trial_length_text(train.tokens_per_param, count_params(model).non_embedding, tokens, train.steps)
 
 
-def steps_equivalent(cfg: StudyConfig, arch: str) -> float:
-    """A trial's training steps plus its evaluations, counted in training steps by FLOPs."""
-    train, evals = _flops_split(cfg, arch)
-    steps = _trial(cfg, arch)[1].steps
+def steps_equivalent(cfg: StudyConfig, arch: str, deciding: bool = False) -> float:
+    """A trial's training steps plus its evaluations, counted in training steps by FLOPs (a
+    search trial's, or a verification trial's when `deciding`)."""
+    train, evals = _flops_split(cfg, arch, deciding)
+    steps = _trial(cfg, arch, deciding)[1].steps
     return steps * (1.0 + evals / train) if train else float(steps)
 
 
-def measured_seconds(study_dir: str | Path | None, arch: str) -> float | None:
+def measured_seconds(study_dir: str | Path | None, arch: str, steps: int = 0) -> float | None:
+    """Mean wall seconds of `arch`'s finished full trials, each scaled to `steps` steps (a search
+    trial's: verification trials train longer); unscaled when `steps` is 0."""
     if study_dir is None:
         return None
-    times = [r.wall_s for r in read_records_polled(Path(study_dir) / arch) if r.full_fidelity and r.wall_s > 0]
+    times = [
+        r.wall_s * (steps / r.max_steps if steps and r.max_steps else 1.0)
+        for r in read_records_polled(Path(study_dir) / arch)
+        if r.full_fidelity and r.wall_s > 0
+    ]
     return statistics.fmean(times) if times else None
 
 
@@ -276,16 +315,23 @@ def estimate(
 ) -> Estimate:
     """The study's cost; `calibration` defaults to what `<study>/cost.json` holds."""
     calibration = read_calibration(study_dir) if calibration is None else calibration
-    span = trials_per_arch(cfg)
+    span, spans = trials_per_arch(cfg), phase_trials(cfg)
     archs = []
     for a in cfg.archs:
-        cal = calibration.get(a, {})
+        cal, weights = calibration.get(a, {}), phase_weights(cfg, a)
         archs.append(
             ArchCost(
-                a, span, trial_flops(cfg, a), measured_seconds(study_dir, a),
-                step_s=cal.get("step_s"), note=str(cal.get("note", "")), steps_equivalent=steps_equivalent(cfg, a),
+                a,
+                span,
+                trial_flops(cfg, a),
+                measured_seconds(study_dir, a, _trial(cfg, a)[1].steps),
+                step_s=cal.get("step_s"),
+                note=str(cal.get("note", "")),
+                steps_equivalent=steps_equivalent(cfg, a),
                 length=trial_length(cfg, a),
-            )  # fmt: skip
+                decide_ratio=weights["verify"],
+                units=weighted_trials(spans, weights),
+            )
         )
     scale = load_scale(archs)
     archs = [replace(a, load_scale=scale) if a.measured_s is None else a for a in archs]

@@ -27,7 +27,7 @@ from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.records import LR_KIND, NOISE_KIND, SEARCH_KINDS, finished, read_records_polled
 from tlmsearch.search_config import load_search_config
 from tlmsearch.study_config import StudyConfig
-from tlmsearch.study_cost import estimate, phase_trials, remaining_seconds
+from tlmsearch.study_cost import estimate, phase_trials, phase_weights, remaining_seconds, weighted_trials
 from tlmsearch.study_files import TRANSFER_KIND, load_config, read_state, transfer_dir
 
 ORDER = ("search", "verify", "transfer")
@@ -41,7 +41,7 @@ class ArchProgress:
     ended: int  # trials of that phase ended
     total: tuple[int, int]  # (fewest, most) trials of that phase
     best: str  # the best so far, or the outcome once verified
-    left: tuple[int, int]  # (fewest, most) trials still to train, every phase of this arch
+    left: tuple[float, float]  # (fewest, most) trials still to train, every phase, counted in search trials
 
     def text(self) -> str:
         if self.phase == "done":
@@ -73,8 +73,8 @@ def arch_progress(cfg: StudyConfig, study_dir: Path, arch: str, phases: dict[str
         n = load_search_config(sub).trials
         spans["transfer"] = (n, n)
     totals = {p: (ended[p], ended[p]) if status[p] == "done" else spans[p] for p in ORDER}
-    left_lo = sum(max(0, totals[p][0] - ended[p]) for p in ORDER)
-    left_hi = sum(max(0, totals[p][1] - ended[p]) for p in ORDER)
+    left = {p: (max(0, totals[p][0] - ended[p]), max(0, totals[p][1] - ended[p])) for p in ORDER}
+    left_lo, left_hi = weighted_trials(left, phase_weights(cfg, arch))  # verification trials train longer
     current = next((p for p in ORDER if status[p] != "done"), None)
     if current is None:
         outcome = phases.get(f"{arch}/verify", {}).get("outcome") or "no verdict"

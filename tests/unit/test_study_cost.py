@@ -88,7 +88,8 @@ def test_measured_trials_rescale_the_calibration_of_the_others(tmp_path: Path) -
     study_dir = tmp_path / "study"
     log = RecordLog(study_dir / "transformer")
     for i in range(3):
-        rec = {**record(f"t{i}", "uniform", 2.0, kind="verify", seed=i), "wall_s": 0.1 * steps["transformer"]}
+        rec = record(f"t{i}", "uniform", 2.0, kind="verify", seed=i, max_steps=10)  # the trial's steps
+        rec = {**rec, "wall_s": 0.1 * steps["transformer"]}
         log.append(TrialRecord.from_dict(rec))
     est = estimate(cfg, study_dir, calibration=cal, n_slots=1)
     by_arch = {a.arch: a for a in est.archs}
@@ -98,3 +99,37 @@ def test_measured_trials_rescale_the_calibration_of_the_others(tmp_path: Path) -
     # nothing measured: the calibration as it is
     plain = {a.arch: a for a in estimate(cfg, tmp_path / "empty", calibration=cal, n_slots=1).archs}
     assert plain["gated_attention"].trial_s == pytest.approx(0.8 * steps["gated_attention"])
+
+
+def test_verification_at_the_deciding_length_counts_as_longer_trials(tmp_path: Path) -> None:
+    """A study that screens at 5 tokens per parameter verifies and transfers at 20
+    (`config.deciding_train`): those trials count 4x a search trial (a little less: the final
+    evaluation is the same), in the estimate, its text, the time left, and measured seconds,
+    which are scaled to a search trial's steps."""
+    from analysis_fakes import record
+
+    from tlmsearch.config import screening_train
+    from tlmsearch.rundir.records import RecordLog, TrialRecord
+    from tlmsearch.study_cost import _trial, phase_weights, weighted_trials
+
+    screening = tiny(tmp_path, train=screening_train(eval_interval=50, batch_size=4, eval_windows=4))
+    weights = phase_weights(screening, "transformer")
+    assert weights["search"] == 1.0 and 3.5 < weights["verify"] == weights["transfer"] <= 4.0
+    assert phase_weights(tiny(tmp_path), "transformer")["verify"] == 1.0  # steps given: one length
+    spans = phase_trials(screening)
+    lo, hi = weighted_trials(spans, weights)
+    assert lo == pytest.approx(6 + 8 * weights["verify"]) and hi == pytest.approx(6 + 12 * weights["verify"])
+    cal = {"transformer": {"step_s": 0.5}, "gated_attention": {"step_s": 1.0}}
+    est = estimate(screening, calibration=cal, n_slots=1)
+    t = est.archs[0]
+    assert t.trial_units == (lo, hi) and t.flops[0] == pytest.approx(lo * t.flops_per_trial)
+    assert "verification and transfer trials train" in est.text()
+    # a finished 20-token verification trial of 40 s is a 10-s search trial at 4x the steps
+    search_steps = _trial(screening, "transformer")[1].steps
+    deciding_steps = _trial(screening, "transformer", deciding=True)[1].steps
+    assert abs(deciding_steps - 4 * search_steps) <= 4  # each rounded up on its own
+    study_dir = tmp_path / "study"
+    rec = record("v", "uniform", 2.0, kind="verify", seed=1, max_steps=deciding_steps)
+    RecordLog(study_dir / "transformer").append(TrialRecord.from_dict({**rec, "wall_s": 40.0}))
+    measured = estimate(screening, study_dir, calibration=cal, n_slots=1).archs[0].measured_s
+    assert measured == pytest.approx(40.0 * search_steps / deciding_steps)

@@ -162,8 +162,14 @@ def test_verify_derives_from_the_search_or_the_flags() -> None:
         kw = verify_arguments(build_parser().parse_args(["verify", "runs/x", *argv]))
         return retrain_config(search, seeds=2, **kw)[0].train
 
-    assert retrain().steps == search.train.steps == math.ceil(2 * n / per_step)  # the search's length
-    assert retrain("--tokens-per-param", "4").steps == math.ceil(4 * n / per_step)
+    assert search.train.steps == math.ceil(2 * n / per_step)
+    # no length given: the deciding length, 20 tokens per parameter (config.deciding_train)
+    assert (retrain().steps, retrain().tokens_per_param) == (math.ceil(20 * n / per_step), 20.0)
+    assert retrain("--tokens-per-param", "4").steps == math.ceil(4 * n / per_step)  # given: as given
+    at_25 = resolve_trial_length(search.replace(train=search.train.replace(tokens_per_param=25)))
+    assert retrain_config(at_25, seeds=1)[0].train.steps == at_25.train.steps  # already deciding: kept
+    by_steps = search.replace(train=search.train.replace(tokens_per_param=0.0, steps=33))
+    assert retrain_config(by_steps, seeds=1)[0].train.steps == 33  # a search given in steps: its steps
     assert (retrain("--steps", "7").steps, retrain("--steps", "7").tokens_per_param) == (7, 0.0)
     with pytest.raises(ConfigError, match="both set the trial length"):
         retrain("--steps", "7", "--tokens-per-param", "4")

@@ -42,6 +42,7 @@ from typing import Any
 from tlmsearch.analysis.collect import label
 from tlmsearch.analysis.crossarch import COSINE, best_profiles
 from tlmsearch.analysis.random_control import random_best
+from tlmsearch.config import deciding_train
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, create_run_dir
@@ -290,7 +291,8 @@ def _transfer(
         name=sub.name, scheduler="none", noise_seeds=0, baselines=tuple(specs), trials=len(specs) * cfg.transfer_seeds
     )
     search_cfg = at_search_rate(search_cfg, study_dir / arch)  # the rate `arch`'s calibration chose
-    search_cfg = resolve_trial_length(search_cfg)  # the arch's own search's step count
+    # the deciding length, as the verification's (`config.deciding_train`), in the arch's own steps
+    search_cfg = resolve_trial_length(search_cfg.replace(train=deciding_train(search_cfg.train)))
     search_cfg.save(sub / SEARCH_CONFIG)
     done = {(label(r), r.seed) for r in finished(read_records(sub), kinds=(TRANSFER_KIND,))}
     items = [

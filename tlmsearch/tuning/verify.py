@@ -41,7 +41,7 @@ from tlmsearch.analysis.sequential import MAX_LOOKS
 from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
-from tlmsearch.config import TRAIN_INT_BOUNDS
+from tlmsearch.config import TRAIN_INT_BOUNDS, deciding_train
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import read_verify, write_json
@@ -136,7 +136,9 @@ def retrain_config(
     """The search config a re-evaluation trains with, and its seeds (pure).
 
     `train`/`data` replace single TrainConfig/DataConfig fields of the search's settings (the
-    CLI's training flags); `steps` defaults to the search's full fidelity. The seeds start at
+    CLI's training flags); the trial length defaults to the search's full fidelity, raised to the
+    deciding length (`config.deciding_train`: 20 tokens per parameter) when the search gave its
+    length in tokens per parameter below it. The seeds start at
     `train["seed"]` when given, else at the search's seed + 1: fresh, never the seed the search
     selected on.
     """
@@ -144,7 +146,10 @@ def retrain_config(
     if steps is not None:
         changes["steps"] = steps
     first = int(changes.get("seed", cfg.seed + 1))
-    new_train = cfg.train.from_dict({**cfg.train.to_dict(), **changes, "seed": first}, where="train")
+    # no length given: the deciding length (20 tokens per parameter after a search that screened at 5)
+    given = steps is not None or "tokens_per_param" in changes
+    base = cfg.train if given else deciding_train(cfg.train)
+    new_train = cfg.train.from_dict({**base.to_dict(), **changes, "seed": first}, where="train")
     new_data = cfg.data.from_dict({**cfg.data.to_dict(), **(data or {})}, where="data")
     if steps is not None and "tokens_per_param" not in changes:  # a step count replaces the search's length
         new_train = new_train.replace(tokens_per_param=0.0)
