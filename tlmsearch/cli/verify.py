@@ -39,9 +39,11 @@ Records go to RUN_DIR/trials.jsonl with kind "verify"; running verify again reus
 Then `tlmsearch report RUN_DIR` draws everything.
 
 Training and data flags (as in `train` and `search`) replace single fields of the search's
-settings for the re-training: --steps defaults to the search's full fidelity, --seed to the
-search's seed + 1 (the first of the fresh seeds). Finished verify records are reused only
-when they were trained with the same settings.
+settings for the re-training: the trial length defaults to the deciding length, 20 tokens per
+non-embedding parameter, after a search that screened below it in tokens per parameter (the
+default search screens at 5), else to the search's full fidelity (--steps or --tokens-per-param
+choose another); --seed defaults to the search's seed + 1 (the first of the fresh seeds).
+Finished verify records are reused only when they were trained with the same settings.
 
 Seeds: with --seeds auto (default) a pilot of --pilot-seeds seeds (default 3) of every profile
 measures the spread of the paired gains over cosine; the planner then computes how many fresh
