@@ -21,6 +21,7 @@ from tlmsearch.analysis.summary import run_verdicts, summarize
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.noise_floor import NoiseFloor
+from tlmsearch.plots.rate_check import plot_rate_check, rate_check_markdown
 from tlmsearch.rundir.io import read_verify, read_yaml, refuse_folder, require_dir, write_text
 from tlmsearch.rundir.layout import CONFIG_FILES, REPORT_HTML, SEARCH_CONFIG, SUMMARY_JSON, SUMMARY_MD, TRIALS
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished, read_records
@@ -38,6 +39,7 @@ FIGURES: dict[str, str] = {
     "front-load": "Quality against front-load",
     "parallel": "Sampled parameters",
 }
+OPTIONAL_FIGURES: dict[str, str] = {"rate-check": "Learning-rate check"}  # when verify ran one (--rate-check)
 
 
 def load_run(run_dir: str | Path) -> tuple[list[TrialRecord], dict[str, Any]]:
@@ -103,7 +105,10 @@ def build(
     vs = run_verdicts(records, plan, margin=margin, alpha=alpha, arch=summary["arch"], method=method)
     summary["verdict_table"] = _verdict_table(vs)
     objectives = tuple(config.get("objectives") or ("val_loss",))
-    return summary, figures(records, vs, kinds, objectives)
+    figs = figures(records, vs, kinds, objectives)
+    if summary["rate_check"]:
+        figs["rate-check"] = plot_rate_check(summary["rate_check"])
+    return summary, figs
 
 
 def _floor(run_dir: str | Path) -> NoiseFloor | None:
@@ -187,7 +192,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     lines += _regime_markdown(summary.get("regime"))
     lines += _plan_markdown(summary.get("verify_plan"))
     for v in summary["verdicts"]:
-        lines += _verdict_markdown(v)
+        lines += _verdict_markdown(v) + rate_check_markdown(v.get("rate_check"))
     for note in summary["notes"]:
         lines += [f"> {note}", ""]
     lines += ["## Best trials", ""] + _floor_markdown(summary.get("noise_floor"))
@@ -269,7 +274,7 @@ def _section_title(fig_id: str, fig: go.Figure) -> str:
     if fig_id == "pareto":
         title = str(fig.layout.title.text or "")
         return "Pareto front" if title.startswith("Pareto") else "Ranking of finished trials"
-    return FIGURES[fig_id]
+    return {**FIGURES, **OPTIONAL_FIGURES}[fig_id]
 
 
 def _plan_markdown(plan: Mapping[str, Any] | None) -> list[str]:
@@ -359,6 +364,7 @@ def render_html(summary: Mapping[str, Any], figs: Mapping[str, go.Figure]) -> st
 
     heads = "".join(
         f"<p class='headline'><b>{html.escape(v['group'])}</b>: {html.escape(v['headline'])}</p>"
+        + (f"<p class='headline'>{html.escape(v['rate_check']['headline'])}</p>" if v.get("rate_check") else "")
         for v in summary["verdicts"]
     )
     notes = "".join(f"<p class='note'>{html.escape(n)}</p>" for n in summary["notes"])
@@ -371,7 +377,7 @@ def render_html(summary: Mapping[str, Any], figs: Mapping[str, go.Figure]) -> st
         + "</section>"
     )
     sections = []
-    for fig_id in FIGURES:
+    for fig_id in [*FIGURES, *(f for f in OPTIONAL_FIGURES if f in figs)]:
         fig = figs[fig_id]
         height = fig.layout.height or 480
         div = fig.to_html(

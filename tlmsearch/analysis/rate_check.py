@@ -39,6 +39,7 @@ from typing import Any
 
 from tlmsearch.analysis.stats import Interval, mean_ci
 from tlmsearch.analysis.verdict import COSINE, Verdict
+from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.records import as_records
 
 FACTORS: tuple[float, ...] = (0.5, 1.0, 2.0)  # half, base and twice the rate
@@ -155,8 +156,8 @@ class RateCell:
             "name": self.name,
             "seeds": list(self.seeds),
             "n": self.n,
-            "gap_nats": self.gap.to_dict() if self.gap else None,
-            "gain": gain.to_dict() if gain else None,
+            "gap_nats": _plain(self.gap),
+            "gain": _plain(gain),
             "cosine_loss": _finite(self.cosine_loss),
             "candidate_loss": _finite(self.candidate_loss),
             "decision": self.decision,
@@ -287,8 +288,21 @@ def group_base_width(verdict: Verdict) -> int:
 
 
 def rate_checks(records: Iterable[Any], doc: Mapping[str, Any] | None) -> list[RateCheck]:
-    """The rate checks `doc` (verify.json's "rate_check") describes, from the records it names."""
-    if not doc or not doc.get("groups"):
+    """The rate checks `doc` (verify.json's "rate_check") describes, from the records it names;
+    a damaged entry is one `ConfigError` line."""
+    if not doc:
+        return []
+    try:
+        return _rate_checks(records, doc)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise ConfigError(
+            f"verify.json: its rate_check entry is damaged ({type(e).__name__}: {e}); "
+            "`tlmsearch verify RUN_DIR --rate-check N` rewrites it"
+        ) from None
+
+
+def _rate_checks(records: Iterable[Any], doc: Mapping[str, Any]) -> list[RateCheck]:
+    if not doc.get("groups"):
         return []
     by_id = {r.trial_id: r for r in as_records(records)}
     alpha = float(doc.get("alpha", 0.05))
@@ -348,6 +362,11 @@ def short_text(check: Mapping[str, Any]) -> str:
 def _key(factor: float) -> str:
     """How a factor is written as a JSON key ("0.5", "1", "2")."""
     return format(factor, "g")
+
+
+def _plain(iv: Interval | None) -> dict[str, Any] | None:
+    """`iv.to_dict()` with an unbounded end (one seed) as None: strict JSON."""
+    return None if iv is None else {k: _finite(v) if isinstance(v, float) else v for k, v in iv.to_dict().items()}
 
 
 def _ok(x: float) -> bool:

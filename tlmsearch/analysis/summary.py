@@ -13,6 +13,7 @@ from typing import Any
 
 from tlmsearch.analysis.collect import label
 from tlmsearch.analysis.front import front_axis, pareto_data
+from tlmsearch.analysis.rate_check import rate_checks
 from tlmsearch.analysis.regime import record_values, regime_of
 from tlmsearch.analysis.sequential_verdict import from_plan
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
@@ -91,6 +92,7 @@ def summarize(
         notes.append(unfinished)
     elif not vs:
         notes.append(f"the {kind} trials include no cosine profile: no verdict on cosine")
+    checks = {c.group: c.to_dict() for c in rate_checks(recs, (verify_plan or {}).get("rate_check"))} if vs else {}
     return {
         "arch": arch,
         "n_records": len(recs),
@@ -103,7 +105,8 @@ def summarize(
         "method": method,
         "verify_plan": dict(plan) if plan else None,
         "verify_unfinished": unfinished,
-        "verdicts": [v.to_dict() for v in vs],
+        "verdicts": [v.to_dict() | {"rate_check": checks.get(v.group)} for v in vs],
+        "rate_check": list(checks.values()),  # verify --rate-check: each verdict's result at half/base/twice the rate
         "regime": _regimes(recs, kind),
         "noise_floor": noise_floor.to_dict() if noise_floor is not None else None,
         "best": _with_gaps([_trial_summary(r) for r in best[:top]], noise_floor),

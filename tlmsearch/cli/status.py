@@ -83,11 +83,25 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
         "lr": cfg.train.lr,
         "lr_calibration": calibration.to_dict() if calibration is not None else None,
         "lr_line": rate_line(cfg, calibration),
+        "rate_check": _rate_check(study) if "compare" not in kinds else [],
         "best": best,
         "pareto": [brief(r) for r in full if r.trial_id in front_ids],
         "baselines": [brief(r) for r in study.records if r.kind == "baseline"],
         "failed": [{"trial_id": r.trial_id, "reason": r.reason} for r in study.records if r.status == "failed"],
     }
+
+
+def _rate_check(study: Any) -> list[dict[str, Any]]:
+    """verify's learning-rate check (`analysis.rate_check`), [] before one, [{"error": ...}] when
+    verify.json is damaged."""
+    from tlmsearch.analysis.rate_check import rate_checks
+    from tlmsearch.errors import ConfigError
+    from tlmsearch.rundir.io import read_verify
+
+    try:
+        return [c.to_dict() for c in rate_checks(study.records, read_verify(study.run_dir).get("rate_check"))]
+    except ConfigError as e:  # a damaged verify.json: status still answers, and says so
+        return [{"error": str(e)}]
 
 
 def _fmt(x: Any) -> str:
@@ -139,6 +153,13 @@ def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
             print(line)
     if s["regime"] is not None:
         print(s["regime"]["text"])
+    for check in s["rate_check"]:
+        from tlmsearch.analysis.rate_check import short_text
+
+        if "error" in check:
+            print(f"learning-rate check: unreadable: {check['error']}")
+        else:
+            print(f"learning-rate check ({check['group']}, {check['candidate']} vs cosine): {short_text(check)}")
     for title, rows in (
         ("best (full fidelity)", s["best"]),
         ("Pareto front", s["pareto"]),
