@@ -305,8 +305,8 @@ def test_checkpoints_go_to_the_shared_storage(cluster: LocalCluster, tmp_path: P
     tune_dir = shared / "stored" / "tune"
     assert not (study.run_dir / "tune").exists() and (study.run_dir / "optuna.log").is_file()
     assert {p.name for p in tune_dir.glob("trial_*")} == {f"trial_{r.trial_id}" for r in records}
-    for r in records:  # the newest checkpoint of each trial is kept, in the storage
-        assert len(list((tune_dir / f"trial_{r.trial_id}").glob("checkpoint_*/checkpoint.pt"))) == 1, r.trial_id
+    for r in records:  # each trial's checkpoints were in the storage, dropped once it was recorded
+        assert not list((tune_dir / f"trial_{r.trial_id}").glob("checkpoint_*")), r.trial_id
     locations = json.loads((study.run_dir / "locations.json").read_text())
     assert locations["tune"] == str(tune_dir) and locations["journal"] == "optuna.log"
     assert not any((shared / "stored" / ".tlmsearch-markers").glob("*"))  # the shared check cleaned up

@@ -77,4 +77,4 @@ def test_killed_search_resumes_and_records_every_trial_once(
         assert not (run / "tune").exists() and not (tmp_path / "run").exists()
         assert json.loads((run / "locations.json").read_text())["tune"] == f"file://{tmp_path}/store/run/tune"
         trials = list((tmp_path / "store" / "run" / "tune").glob("trial_*"))
-        assert len(trials) == 7 and all(len(list(t.glob("checkpoint_*"))) == 1 for t in trials), trials
+        assert len(trials) == 7 and not [c for t in trials for c in t.glob("checkpoint_*")], trials  # dropped once recorded

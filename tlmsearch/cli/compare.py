@@ -60,6 +60,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="where trial checkpoints go: a path or URI (s3://, gs://, file://) every node reaches "
         "(default: the run directory)",
     )
+    g.add_argument(
+        "--keep-checkpoints", action="store_true", help="keep each run's checkpoints after it ends (default: deleted)"
+    )
     g.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     g.add_argument("--quiet", action="store_true", help="no plan line, no progress line")
     add_verdict_arguments(p)
@@ -86,6 +89,7 @@ def compare_arguments(args: argparse.Namespace) -> dict[str, Any]:
         "cpus_per_trial": args.cpus_per_trial,
         "gpus_per_trial": args.gpus_per_trial,
         "storage": args.storage,
+        "keep_checkpoints": args.keep_checkpoints,
         "seed": train_cfg.seed,
     }
 

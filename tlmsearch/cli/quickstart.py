@@ -61,6 +61,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top-k", type=int, default=DEFAULTS["top_k"], help="search profiles to verify (default: 1)")
     p.add_argument("--name", help="run name (default: quickstart-<date>-<time>)")
     p.add_argument("--runs-dir", default="runs", help="parent folder of run directories (default: runs)")
+    p.add_argument(
+        "--keep-checkpoints", action="store_true", help="keep each trial's checkpoints after it ends (default: deleted)"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines")
 
 
@@ -122,6 +125,7 @@ def quickstart_config(args: argparse.Namespace) -> SearchConfig:
         trials=args.trials,
         grace_steps=third,
         cpus_per_trial=1,
+        keep_checkpoints=args.keep_checkpoints,
         train=TrainConfig(
             steps=steps, tokens_per_param=tpp, eval_interval=third, warmup_steps=min(20, third), eval_windows=16
         ),

@@ -129,10 +129,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="where the re-trainings' checkpoints go: a path or URI (s3://, gs://, file://) every node reaches "
         "(default: the search's --storage, else the run directory)",
     )
+    p.add_argument(
+        "--keep-checkpoints",
+        action="store_true",
+        default=None,
+        help="keep each re-training's checkpoints after it ends (default: the search's setting, else deleted)",
+    )
     p.add_argument("--no-report", action="store_true", help="do not write report.html/summary.* afterwards")
     p.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     p.add_argument("--quiet", action="store_true", help="no plan line, no progress line")
-    add_training_arguments(p, default_text={"seed": "the search's seed + 1", "*": "the search's"})
+    deciding = "the search's, raised to 20 (the deciding length) when it was below 20 tokens per parameter"
+    add_training_arguments(
+        p,
+        default_text={
+            "seed": "the search's seed + 1",
+            "steps": "the search's, or derived from --tokens-per-param",
+            "tokens_per_param": deciding,
+            "*": "the search's",
+        },
+    )
 
 
 def verify_arguments(args: argparse.Namespace) -> dict[str, Any]:
@@ -257,6 +272,7 @@ def run(args: argparse.Namespace) -> int:
         method=args.interval,
         address=args.address,
         storage=args.storage,
+        keep_checkpoints=args.keep_checkpoints,
         progress=not (args.json or args.quiet),
         looks=args.looks,
         spending=args.spending,

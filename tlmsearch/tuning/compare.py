@@ -53,6 +53,7 @@ class CompareOptions:
 
     `train`/`data` are TrainConfig/DataConfig fields, `model` ModelConfig or preset overrides;
     `storage` is where trial checkpoints go (`SearchConfig.storage`; "" = the run directory);
+    `keep_checkpoints` keeps them after each run ends (`tuning.checkpoints`; default: deleted);
     `steps` sets the step count only; seeds are `seed`..`seed + seeds - 1`; `margin` (old name
     `threshold`) and `alpha` (or `confidence` = 1 - alpha) decide the verdict, `method` is its
     interval ("t" or "bootstrap"); `address` joins a Ray cluster; `progress` prints the plan
@@ -72,6 +73,7 @@ class CompareOptions:
     cpus_per_trial: float = 1.0
     gpus_per_trial: float = 0.0
     storage: str = ""
+    keep_checkpoints: bool = False
     seed: int = 0
     threshold: float | None = None
     confidence: float | None = None
@@ -164,6 +166,7 @@ def compare(profiles: Sequence[str], options: CompareOptions | None = None, **ch
         cpus_per_trial=o.cpus_per_trial,
         gpus_per_trial=o.gpus_per_trial,
         storage=o.storage,
+        keep_checkpoints=o.keep_checkpoints,
         seed=o.seed,
         noise_seeds=0,  # a comparison is no search: its seeds are the replicates
         baselines=tuple(texts),

@@ -16,6 +16,7 @@ from tlmsearch.rates import rate_shape, record_rate, run_rate
 from tlmsearch.resolve import budget_for
 from tlmsearch.rundir.records import RecordLog, TrialRecord, read_records
 from tlmsearch.search_config import SearchConfig
+from tlmsearch.tuning.checkpoints import drop_trial_checkpoints
 from tlmsearch.tuning.location import run_dir
 from tlmsearch.tuning.searcher import SPACE_ERROR, mark_pruned
 
@@ -134,7 +135,8 @@ def _retries(trial: Any) -> int:
 
 
 class RecordWriter(Callback):
-    """Appends a record to `<run_dir>/trials.jsonl` when a trial completes or errors.
+    """Appends a record to `<run_dir>/trials.jsonl` when a trial completes or errors, then drops
+    that trial's checkpoints unless `cfg.keep_checkpoints` (`tuning.checkpoints`).
 
     Deduplicated by trial id against the file itself, so a resumed search never writes a
     trial twice. Keeps running counts for the progress view.
@@ -209,6 +211,8 @@ class RecordWriter(Callback):
         if not getattr(self, "_caught_up", False):  # after the cut ones: they keep their time-budget reason
             self._caught_up = True
             self._record_ended_unrecorded(trials)
+        if not self.cfg.keep_checkpoints:  # a stopped worker may have saved once more after its record
+            drop_trial_checkpoints(trials, self.log.seen)
 
     def _write(self, trial: Any, error: str | None, reason: str | None = None) -> None:
         config = trial_config(trial.config)
@@ -227,6 +231,8 @@ class RecordWriter(Callback):
             self.written.append(record)
             self.configs[record.trial_id] = config
             remember_rate(record, self.cfg.data.cache_path())
+        if not self.cfg.keep_checkpoints and record.trial_id in self.log.seen:  # nothing reads them again
+            drop_trial_checkpoints([trial], self.log.seen)
 
 
 def remember_rate(record: TrialRecord, cache_dir: Path) -> bool:

@@ -176,6 +176,7 @@ def verify(
     alpha: float | None = None,
     address: str | None = None,
     storage: str | None = None,
+    keep_checkpoints: bool | None = None,
     progress: bool = True,
     announce: Callable[[str], None] | None = None,
     controls: Sequence[str] = CONTROLS,
@@ -202,7 +203,9 @@ def verify(
     `named_controls`: more controls by name (name -> ProfileSpec dict), recorded under that name,
     e.g. {"random-best": ...}, the best profile of a random-search companion.
     `storage`: where the re-trainings' checkpoints go (a shared path or object-store URI; default:
-    the search's `storage`, "" = the run directory). Every bad option is refused before anything trains.
+    the search's `storage`, "" = the run directory). `keep_checkpoints`: keep each re-training's
+    checkpoints after it ends (default: the search's setting; `tuning.checkpoints`). Every bad
+    option is refused before anything trains.
 
     `looks=K`: group-sequential (`analysis.sequential`): the deciding seeds train in K stages
     (all N with `seeds=N`; with "auto", the N the sequential planner asks for after the pilot, at
@@ -233,6 +236,8 @@ def verify(
     cfg, first_seeds = retrain_config(study.config, seeds=n_first, steps=steps, train=train, data=data)
     if storage is not None:
         cfg = cfg.replace(storage=check_storage(storage))
+    if keep_checkpoints is not None:
+        cfg = cfg.replace(keep_checkpoints=bool(keep_checkpoints))
     steps = cfg.train.steps
     wanted_train, wanted_data = trial_train_config(cfg, first_seeds[0]).to_dict(), cfg.data.to_dict()
     # seeds, steps and resources are matched elsewhere or do not change what a trial learns
