@@ -140,6 +140,42 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
     return cfg.lr + (low - cfg.lr) * progress
 
 
+def autocast_for(device: torch.device, dtype: str) -> Callable[[], contextlib.AbstractContextManager[Any]]:
+    """A context factory: autocast to `dtype` on `device` ("float32": no autocast)."""
+    if dtype == "float32":
+        return contextlib.nullcontext
+    return lambda: torch.autocast(device.type, dtype=torch_dtype(dtype))
+
+
+ValSet = tuple[torch.Tensor, float]  # validation windows (W, T+1) on the device, and the bytes they predict
+
+
+def val_sets(data: TokenData, seq_len: int, cfg: TrainConfig, device: torch.device) -> tuple[ValSet, ValSet]:
+    """The fixed validation windows of every evaluation, and those of the last one (more of
+    them with `final_eval_windows`: the trial's result; the same set otherwise)."""
+
+    def windows_at(starts: Any) -> ValSet:
+        windows = torch.from_numpy(gather(data.val, starts, seq_len)).to(device)
+        if data.token_bytes is None:
+            return windows, float("nan")
+        return windows, float(data.token_bytes[windows[:, 1:].cpu().numpy()].sum())
+
+    n_val = data.val.shape[0]
+    val = windows_at(val_windows(n_val, seq_len, cfg.eval_windows))
+    final = cfg.final_eval_windows
+    if final == ALL_WINDOWS:
+        return val, windows_at(tile_windows(n_val, seq_len))
+    if final and final != cfg.eval_windows:
+        return val, windows_at(val_windows(n_val, seq_len, final))
+    return val, val
+
+
+def at_least_fp32(x: torch.Tensor) -> torch.Tensor:
+    """`x` in float32 for the loss (bf16 logits under autocast); float64 stays float64, so a
+    model trained in float64 (exactness tests) computes its loss in float64 too."""
+    return x.to(torch.promote_types(x.dtype, torch.float32))
+
+
 @torch.no_grad()
 def val_nats(
     model: nn.Module,
@@ -156,9 +192,59 @@ def val_nats(
         window = windows[i : i + batch_size]  # (b, T+1)
         with autocast():
             logits = model(window[:, :-1])  # (b, T, V)
-        total += F.cross_entropy(logits.float().flatten(0, 1), window[:, 1:].reshape(-1), reduction="sum")
+        total += F.cross_entropy(at_least_fp32(logits).flatten(0, 1), window[:, 1:].reshape(-1), reduction="sum")
     model.train(was_training)
     return float(total)
+
+
+def static_metrics(model_cfg: ModelConfig) -> dict[str, float]:
+    """The parameter counts and FLOPs per token of `model_cfg` (in every trial's final metrics)."""
+    counts = count_params(model_cfg)
+    return {
+        "params_total": float(counts.total),
+        "params_non_embedding": float(counts.non_embedding),
+        "params_mlp": float(counts.mlp),
+        "flops_per_token": float(flops_per_token(model_cfg)),
+    }
+
+
+def eval_metrics(
+    *,
+    step: int,
+    tokens_per_step: int,
+    static_metrics: dict[str, float],
+    n_train_tokens: int,
+    val_nats: float,
+    n_tokens: int,
+    n_bytes: float,
+    train_loss: float,
+    lr: float,
+    train_time: float,
+    peak_flops: float,
+    elapsed: float,
+) -> dict[str, float]:
+    """The metrics of one evaluation (what `report` receives): `val_nats` summed over `n_tokens`
+    validation tokens that spell `n_bytes` bytes, after `step` steps of `tokens_per_step` tokens
+    that took `train_time` seconds of training; `static_metrics` holds the parameter and FLOP
+    counts (`params_non_embedding`, `flops_per_token`)."""
+    val_loss = val_nats / n_tokens
+    tokens = step * tokens_per_step
+    tokens_per_s = tokens / train_time if train_time > 0 else float("nan")
+    return {
+        "step": float(step),
+        "tokens": float(tokens),
+        "tokens_per_param": tokens / static_metrics["params_non_embedding"],
+        "epochs": tokens / n_train_tokens,
+        "val_loss": val_loss,
+        "val_ppl": math.exp(min(val_loss, 700.0)),
+        "val_bpb": val_nats / (math.log(2) * n_bytes),
+        "val_tokens": float(n_tokens),
+        "train_loss": train_loss,
+        "lr": lr,
+        "tokens_per_s": tokens_per_s,
+        "mfu": tokens_per_s * static_metrics["flops_per_token"] / peak_flops,
+        "elapsed_s": elapsed,
+    }
 
 
 def make_optimizer(model: nn.Module, cfg: TrainConfig, device: torch.device) -> torch.optim.Optimizer:
@@ -229,9 +315,9 @@ class _Run:
 
         torch.manual_seed(cfg.seed)
         random.seed(cfg.seed)
-        self.model = build_model(
-            self.model_cfg, seed=cfg.seed, init=cfg.init, parametrization=cfg.parametrization
-        ).to(self.device)
+        self.model = build_model(self.model_cfg, seed=cfg.seed, init=cfg.init, parametrization=cfg.parametrization).to(
+            self.device
+        )
         self.model.train()
         self.forward: Callable[[torch.Tensor], torch.Tensor] = (
             torch.compile(self.model) if cfg.compile else self.model  # type: ignore[assignment]
@@ -241,31 +327,13 @@ class _Run:
         self.ema: list[torch.Tensor] | None = (
             [p.detach().clone() for p in self.model.parameters()] if cfg.ema_decay > 0 else None
         )
-        self.autocast: Callable[[], contextlib.AbstractContextManager[Any]] = (
-            (lambda: torch.autocast(self.device.type, dtype=torch_dtype(cfg.dtype)))
-            if cfg.dtype != "float32"
-            else contextlib.nullcontext
-        )
+        self.autocast = autocast_for(self.device, cfg.dtype)
 
         # data: the fixed validation windows (training windows are drawn per step from the seed);
         # the last evaluation may read more of them (`final_eval_windows`): the trial's result
-        n_val = self.data.val.shape[0]
-        self.val = self._val_set(val_windows(n_val, T, cfg.eval_windows))
-        final = cfg.final_eval_windows
-        if final == ALL_WINDOWS:
-            self.final_val = self._val_set(tile_windows(n_val, T))
-        elif final and final != cfg.eval_windows:
-            self.final_val = self._val_set(val_windows(n_val, T, final))
-        else:
-            self.final_val = self.val
+        self.val, self.final_val = val_sets(self.data, T, cfg, self.device)
 
-        counts = count_params(self.model_cfg)
-        self.static_metrics = {
-            "params_total": float(counts.total),
-            "params_non_embedding": float(counts.non_embedding),
-            "params_mlp": float(counts.mlp),
-            "flops_per_token": float(flops_per_token(self.model_cfg)),
-        }
+        self.static_metrics = static_metrics(self.model_cfg)
         self.tokens_per_step = cfg.batch_size * cfg.grad_accum * T
         self.n_train_tokens = int(self.data.train.shape[0])
         self.peak_flops = matmul_peak(self.device, cfg.dtype, data_cfg.cache_path())  # cached after first use
@@ -308,7 +376,7 @@ class _Run:
                 x, y = window[:, :-1], window[:, 1:]  # (B, T), (B, T)
                 with self.autocast():
                     logits = self.forward(x)  # (B, T, V)
-                loss = F.cross_entropy(logits.float().view(-1, V), y.reshape(-1))
+                loss = F.cross_entropy(at_least_fp32(logits).view(-1, V), y.reshape(-1))
                 (loss / cfg.grad_accum if cfg.grad_accum > 1 else loss).backward()
                 loss_sum = loss.detach() if loss_sum is None else loss_sum + loss.detach()
             if cfg.grad_clip > 0:
@@ -372,13 +440,6 @@ class _Run:
             i = int(bad[0, 0])
             raise TrainingDiverged(start + i + 1, float(chunk[i]))
 
-    def _val_set(self, starts: Any) -> tuple[torch.Tensor, float]:
-        """The validation windows at `starts` on the device (W, T+1), and the bytes they predict."""
-        windows = torch.from_numpy(gather(self.data.val, starts, self.model_cfg.seq_len)).to(self.device)
-        if self.data.token_bytes is None:
-            return windows, float("nan")
-        return windows, float(self.data.token_bytes[windows[:, 1:].cpu().numpy()].sum())
-
     @torch.no_grad()
     def _update_ema(self) -> None:
         """ema <- d * ema + (1 - d) * weights, with d warming up as (1 + t) / (10 + t) so that the
@@ -412,25 +473,20 @@ class _Run:
                 val_nats = self._val_nats(windows)
         else:
             val_nats = last_nats
-        val_loss = val_nats / n_tokens
-        train_loss = float(self.losses[last_eval : self.step].mean())
-        tokens = self.step * self.tokens_per_step
-        tokens_per_s = tokens / self.train_time if self.train_time > 0 else float("nan")
-        metrics = {
-            "step": float(self.step),
-            "tokens": float(tokens),
-            "tokens_per_param": tokens / self.static_metrics["params_non_embedding"],
-            "epochs": tokens / self.n_train_tokens,
-            "val_loss": val_loss,
-            "val_ppl": math.exp(min(val_loss, 700.0)),
-            "val_bpb": val_nats / (math.log(2) * n_bytes),
-            "val_tokens": float(n_tokens),
-            "train_loss": train_loss,
-            "lr": lr,
-            "tokens_per_s": tokens_per_s,
-            "mfu": tokens_per_s * self.static_metrics["flops_per_token"] / self.peak_flops,
-            "elapsed_s": elapsed,
-        }
+        metrics = eval_metrics(
+            step=self.step,
+            tokens_per_step=self.tokens_per_step,
+            static_metrics=self.static_metrics,
+            n_train_tokens=self.n_train_tokens,
+            val_nats=val_nats,
+            n_tokens=n_tokens,
+            n_bytes=n_bytes,
+            train_loss=float(self.losses[last_eval : self.step].mean()),
+            lr=lr,
+            train_time=self.train_time,
+            peak_flops=self.peak_flops,
+            elapsed=elapsed,
+        )
         if self.ema is not None:
             metrics["val_loss_last"] = last_nats / n_tokens
         if clip_frac is not None:
