@@ -4,7 +4,7 @@ A format is a writer (model + widths -> the document a reader reads, plus notes)
 documented rule for the widths it builds from that document (`decode`), when that rule is
 exact, and how the document is serialized. `tlmsearch.export` writes and checks every format
 through this table and the CLI's `--format` choices and help read it, so a new format is one
-`Format(...)` row here (and a row in the README's export table).
+`Format(...)` row here (docs/cli.md prints the table from it).
 
 Readers' rules:
 - native: tlmsearch's own `RunConfig` (model + train + data + meta); `tlmsearch train --config`.

@@ -2,7 +2,7 @@
 tests/integration/ leaves its old path behind in docstrings and READMEs otherwise).
 
 Checked: paths that start at the repository root (`tests/`, `tlmsearch/`, `bench/`,
-`search_spaces/`) and end in .py, .md, .yaml or .toml, written in the repository's .py, .md,
+`search_spaces/`, `docs/`) and end in .py, .md, .yaml or .toml, written in the repository's .py, .md,
 .yaml and .toml files (this file aside: it names a missing path on purpose). A pattern with a
 placeholder (`<name>`, `*`) is no path and is skipped.
 """
@@ -16,7 +16,8 @@ import tlmsearch
 
 REPO = Path(tlmsearch.__file__).resolve().parent.parent
 SKIP = {".git", ".venv", "runs", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache"}
-PATH = re.compile(r"(?<![\w/.<*-])((?:tests|tlmsearch|bench|search_spaces)/[\w./-]*?\w\.(?:py|md|yaml|toml))(?![\w*<])")
+ROOTS = "tests|tlmsearch|bench|search_spaces|docs"
+PATH = re.compile(rf"(?<![\w/.<*-])((?:{ROOTS})/[\w./-]*?\w\.(?:py|md|yaml|toml))(?![\w*<])")
 
 
 def _texts(root: Path) -> list[Path]:

@@ -2,7 +2,7 @@
 
 Run config files (`--config FILE`, YAML or JSON) are `tlmsearch.runconfig.RunConfig`s: sections
 model / train / data / meta; the model is a full ModelConfig or a preset + profile spec (see
-that module and the README's "Config files"). `runs/<name>/config.yaml` and
+that module and docs/concepts.md, "Config files and shared flags"). `runs/<name>/config.yaml` and
 `tlmsearch export --format native` write the same format.
 
 Command-line flags override the file: `--arch/--preset/--family/--base-width/--model` rebuild
@@ -58,13 +58,13 @@ examples:
 
 corpora: shakespeare (default), mix, bible-web, bible-* (tlmsearch data lists them), pydoc, text:PATH,
 tokens:PATH, hf:NAME[:CONFIG]
-(see `tlmsearch data`). Config file format: README, "Config files".
+(see `tlmsearch data`). Config file format: docs/concepts.md, "Config files and shared flags".
 """
 
 __all__ = ["add_arguments", "parse_tokenizer", "resolve_configs", "run"]
 
 # `train` on a CPU runs 1 torch thread unless told otherwise: interleaved on a loaded 2-core
-# machine, 2 threads ran 2.5x (issue 15) and 5x (README, "Threads") slower than 1
+# machine, 2 threads ran 2.5x (issue 15) and 5x (the README's "Threads" before issue 32) slower than 1
 TRAIN_THREADS = 1
 CHECKPOINT_MINUTES = 5.0
 PROGRESS_SECONDS = 30.0
@@ -73,7 +73,7 @@ PROGRESS_SECONDS = 30.0
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="FILE", help="run config (YAML/JSON with model/train/data/meta sections)")
     add_model_arguments(p, family=True)
-    add_training_arguments(p, default_text={"threads": f"{TRAIN_THREADS} (see the README, 'Threads')"})
+    add_training_arguments(p, default_text={"threads": f"{TRAIN_THREADS} (see docs/concepts.md, 'Training one model')"})
     g = p.add_argument_group("output")
     g.add_argument("--name", help="run name (default: train-<date>-<time>)")
     g.add_argument("--runs-dir", default="runs", help="parent folder of run directories (default: runs)")
