@@ -175,7 +175,6 @@ def test_the_readme_is_short_and_points_at_every_page() -> None:
     assert len(pages) >= 6 and all(f"(docs/{p})" in readme for p in pages)
 
 
-@pytest.mark.slow  # runs the commands of the blocks (profiles --spaces draws from Optuna)
 @pytest.mark.parametrize("path", doc_files(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_generated_block_is_what_its_source_gives(path: Path) -> None:
     stale = stale_blocks(path.read_text())
