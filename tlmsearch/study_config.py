@@ -31,6 +31,10 @@ from tlmsearch.storage import check_storage, join
 from tlmsearch.validate import MAX_SEEDS
 
 PHASE_ORDERS = ("overlap", "sequential")
+# the learning-rate check's paired seeds per rate in a study (verify's own default is off): at a paired
+# sd of 0.011 nats (bench/README 14, 5 tokens per parameter under wsd) its 98.3% intervals are
+# +-0.016 nats wide at 6 seeds (+-0.027 at 4), for 2 profiles x 2 rates x 6 = 24 runs an architecture
+RATE_CHECK_SEEDS = 6
 DEFAULT_ARCHS: tuple[str, ...] = ("transformer", "gated_attention", "titans", "hope_attention")
 # the paper's controlled experiment (one third of the layers wider: early / middle / late),
 # re-trained by a study's verification beside the usual controls
@@ -111,6 +115,11 @@ class StudyConfig(Config):
         "auto", SETTING_HELP + ". Each architecture's search calibrates its own rate (on by default in a study)"
     )
     lr_calibration_fraction: float = option(1.0, FRACTION_HELP)
+    rate_check: int = option(
+        RATE_CHECK_SEEDS,
+        "learning-rate check of each verification: cosine and the best candidate re-trained at half and twice the "
+        "rate on this many paired seeds, and the verdict says whether its result holds across rates; 0 = off",
+    )
     train: TrainConfig = dataclasses.field(default_factory=screening_train)  # 5 tokens/param, wsd, whole split
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
 
@@ -126,13 +135,15 @@ class StudyConfig(Config):
         check_choice("phase_order", self.phase_order, PHASE_ORDERS)
         for field in ("trials", "top_k", "transfer_seeds", "cpus_per_trial"):
             check_positive(field, getattr(self, field))
-        for field in ("seeds", "base_width", "max_concurrent", "seed", "gpus_per_trial"):
+        for field in ("seeds", "base_width", "max_concurrent", "seed", "gpus_per_trial", "rate_check"):
             check_positive(field, getattr(self, field), allow_zero=True)
-        for field in ("seeds", "pilot_seeds", "max_seeds", "transfer_seeds"):
+        for field in ("seeds", "pilot_seeds", "max_seeds", "transfer_seeds", "rate_check"):
             if getattr(self, field) > MAX_SEEDS:
                 raise ConfigError(f"{field}={getattr(self, field)} must be at most {MAX_SEEDS} (seeds per profile)")
         if self.seeds == 1:
             raise ConfigError("seeds=1 gives no spread: use 0 (planned) or at least 2")
+        if self.rate_check == 1:
+            raise ConfigError("rate_check=1 gives no spread: use 0 (off) or at least 2 paired seeds")
         if self.pilot_seeds < 2:
             raise ConfigError(f"pilot_seeds={self.pilot_seeds} must be >= 2 (a spread needs two seeds)")
         if self.max_seeds < self.pilot_seeds + 2:

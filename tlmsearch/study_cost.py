@@ -155,6 +155,10 @@ def phase_trials(cfg: StudyConfig) -> dict[str, tuple[int, int]]:
         verify = (profiles * cfg.seeds,) * 2
     else:
         verify = (profiles * (cfg.pilot_seeds + 2), profiles * cfg.max_seeds)
+    if cfg.rate_check:  # cosine and the candidate at half and twice the rate; at the base rate the seeds
+        # the verification lacks (it may decide on as few as 2)
+        rate = 4 * cfg.rate_check
+        verify = (verify[0] + rate, verify[1] + rate + 2 * max(0, cfg.rate_check - (cfg.seeds or 2)))
     transfer = (0, len(cfg.archs) * cfg.transfer_seeds) if len(cfg.archs) > 1 else (0, 0)
     search = cfg.trials + len(noise_trial_seeds(cfg.search_config(cfg.archs[0])))  # the floor's extra seeds
     search += len(calibration_rates(cfg.search_config(cfg.archs[0])))  # the learning-rate calibration's rates

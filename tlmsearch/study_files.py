@@ -51,6 +51,8 @@ def load_config(study_dir: str | Path) -> StudyConfig:
     cfg = StudyConfig.from_dict(raw, where=str(path))
     if "lr_calibration" not in raw:  # written before the calibration existed: that study ran none
         cfg = cfg.replace(lr_calibration="off")
+    if "rate_check" not in raw:  # written before verify's learning-rate check existed: it ran none
+        cfg = cfg.replace(rate_check=0)
     return cfg
 
 
@@ -169,7 +171,7 @@ def set_phase(study_dir: str | Path, key: str, status: str, **extra: Any) -> Non
 
 def verify_options(run_dir: str | Path) -> dict[str, Any] | None:
     """How the study holding `run_dir` verified that architecture: `verify`'s keyword arguments
-    (top_k, seeds, max_seeds, pilot_seeds, margin, alpha, controls, named_controls), so a later
+    (top_k, seeds, max_seeds, pilot_seeds, margin, alpha, controls, named_controls, rate_check), so a later
     `tlmsearch verify RUN_DIR` (say with a higher --max-seeds) re-trains the same profiles and
     decides at the same levels. None when `run_dir` is not an architecture's search of a study."""
     run_dir = Path(run_dir).resolve()  # `verify .` from inside the architecture's folder too
@@ -193,6 +195,7 @@ def verify_options(run_dir: str | Path) -> dict[str, Any] | None:
         "alpha": cfg.alpha,
         "controls": cfg.controls,
         "named_controls": named,
+        "rate_check": cfg.rate_check,
     }
 
 

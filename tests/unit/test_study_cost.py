@@ -32,6 +32,10 @@ def test_phase_counts_add_up_to_the_trials_of_an_architecture(tmp_path: Path) ->
     planned = phase_trials(cfg.replace(seeds=0))["verify"]  # pilot + 2 .. the cap, 4 profiles
     assert planned == (4 * 5, 4 * 5)
     assert phase_trials(cfg.replace(seeds=0, max_seeds=12))["verify"] == (20, 48)
+    # the learning-rate check: cosine and the candidate at half and twice the rate on its seeds, and at
+    # the base rate on the seeds the verification did not decide on (2 here: 3 - 2 for each of the two)
+    assert phase_trials(cfg.replace(rate_check=3))["verify"] == (8 + 12, 8 + 12 + 2)
+    assert phase_trials(cfg.replace(rate_check=2))["verify"] == (8 + 8, 8 + 8)
 
 
 def test_hours_from_a_calibration_over_the_slots(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from tlmsearch.cli._config_args import add_training_arguments, training_override
 from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
 
 # the defaults of the options a study's architecture directory takes from its study instead
-DEFAULTS: dict[str, Any] = {"top_k": 5, "seeds": "auto", "max_seeds": 20, "pilot_seeds": 3}
+DEFAULTS: dict[str, Any] = {"top_k": 5, "seeds": "auto", "max_seeds": 20, "pilot_seeds": 3, "rate_check": "off"}
 HELP = "re-train the top-k profiles and the baselines with several seeds; is cosine near-optimal?"
 DESCRIPTION = """\
 Short, noisy trials make a search's best trial optimistic (the winner's curse). verify
@@ -35,7 +35,19 @@ texts (as in `tlmsearch profiles`) or the set `literature`, the shapes the liter
 (OpenELM's layer-wise scaling 0.5 -> 4.0, Reverse, Frame and Crown of arXiv 2509.06518, the
 middle-heavy 70% of arXiv 2508.17734, the bowtie), each at the search's exact budget.
 
-Records go to RUN_DIR/trials.jsonl with kind "verify"; running verify again reuses finished ones.
+Learning-rate check (--rate-check N): once decided, cosine and the best candidate (the one shown
+better, else the best-ranked one) are re-trained at half and twice the rate the verification
+trained at (the run's calibrated rate, else the configured one) on N paired seeds; the base
+rate's pairs are the verification's own runs. Per rate the gap loss(cosine) - loss(candidate)
+gets a t interval at 1 - alpha/3, and the result is "holds across rates" (decided the same way at
+all three), "rate-sensitive" (the sign flips, or it is decided at some rates only) or "undecided"
+at every rate. Off by default here, by the rule the learning-rate calibration follows (on in a
+study, off in a bare search): a bare verify trains only the runs asked for, and the check adds 4N
+(up to 6N when the verification decided on fewer than N seeds). A study turns it on (6 seeds), and
+verify in a study's architecture directory keeps the study's.
+
+Records go to RUN_DIR/trials.jsonl with kind "verify" (the rate check's with kind "ratecheck",
+their rate in params); running verify again reuses finished ones.
 Then `tlmsearch report RUN_DIR` draws everything.
 
 Training and data flags (as in `train` and `search`) replace single fields of the search's
@@ -66,6 +78,7 @@ examples:
   tlmsearch verify runs/my-search --top-k 5 --seeds 3
   tlmsearch verify runs/my-search --top-k 3 --seeds 5 --steps 1000 --margin 0.02 --alpha 0.05
   tlmsearch verify runs/my-search --controls literature groups:third=early
+  tlmsearch verify runs/my-search --seeds 6 --rate-check 6
   tlmsearch verify runs/study/titans --max-seeds 40
 """
 
@@ -122,6 +135,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="alpha spending with --looks: obf (O'Brien-Fleming-type, default: little at the early looks) or "
         "pocock (Pocock-type: more at the early looks, more seeds at the last)",
     )
+    p.add_argument(
+        "--rate-check",
+        default=None,
+        metavar="N|off",
+        help="after the verdict, re-train cosine and the best candidate at half and twice the learning rate on N "
+        "paired seeds (2 to 1000) and say whether the result holds across rates (default: off; in a study's "
+        "architecture directory, the study's)",
+    )
     add_verdict_arguments(p)
     p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
     p.add_argument(
@@ -156,11 +177,16 @@ def verify_arguments(args: argparse.Namespace) -> dict[str, Any]:
     return {"steps": train.pop("steps", None), "train": train, "data": data}
 
 
-def print_verdicts(verdicts: list, as_json: bool) -> None:
+def print_verdicts(verdicts: list, as_json: bool, rate_check: list | None = None) -> None:
+    """The verdicts, each with its learning-rate check when verify ran one (`rate_check`)."""
+    checks = {c.group: c for c in rate_check or []}
     if as_json:
         from tlmsearch.report import json_safe  # not needed for --help
 
-        print(json.dumps(json_safe([v.to_dict() for v in verdicts]), indent=2))
+        docs = [
+            v.to_dict() | ({"rate_check": checks[v.group].to_dict()} if v.group in checks else {}) for v in verdicts
+        ]
+        print(json.dumps(json_safe(docs), indent=2))
         return
     from tlmsearch.analysis.headline import level, pct
 
@@ -178,6 +204,8 @@ def print_verdicts(verdicts: list, as_json: bool) -> None:
                 f"  Spearman of search vs verified scores: {v.spearman:.2f}{ci} over {rc.n} profiles; it measures "
                 f"{v.rank_correlation_measures}"
             )
+        if v.group in checks:
+            print(f"  {checks[v.group].headline()}")
 
 
 def verify_controls(given: list[str] | None, base: tuple[str, ...] | list[str] | None = None) -> tuple[str, ...] | None:
@@ -238,7 +266,7 @@ def run(args: argparse.Namespace) -> int:
     from tlmsearch.analysis.pilot import check_plan_options, parse_seeds
     from tlmsearch.analysis.stats import check_method
     from tlmsearch.rundir.io import check_run_files, require_dir
-    from tlmsearch.tuning.verify import check_sequential_options, check_verify_options, verify
+    from tlmsearch.tuning.verify import check_rate_check, check_sequential_options, check_verify_options, verify
 
     check_run_files(require_dir(args.run_dir))  # missing, a link loop, a FIFO for a file: one line, before Ray
     from_study = study_defaults(args)
@@ -258,6 +286,7 @@ def run(args: argparse.Namespace) -> int:
     if seeds != "auto":
         check_method(args.interval, int(seeds))
     check_sequential_options(args.looks, args.spending, args.interval, flags=True)
+    rate_check = check_rate_check(args.rate_check, flags=True)
     result = verify(
         args.run_dir,
         top_k=args.top_k,
@@ -276,6 +305,7 @@ def run(args: argparse.Namespace) -> int:
         progress=not (args.json or args.quiet),
         looks=args.looks,
         spending=args.spending,
+        rate_check=rate_check,
     )
     if not args.json:
         decided = f"{len(result.seeds)} seeds ({result.seeds[0]}..{result.seeds[-1]})" if result.seeds else "no seeds"
@@ -285,7 +315,7 @@ def run(args: argparse.Namespace) -> int:
             f"{len(result.new_records)} trained; decided on {decided}{pilot}"
             + (f", {result.sequential['looks_taken']} looks" if result.sequential else "")
         )
-    print_verdicts(result.verdicts, args.json)
+    print_verdicts(result.verdicts, args.json, result.rate_check)
     if from_study and result.verdicts:
         _update_study(Path(args.run_dir).resolve(), result.verdicts[0].outcome, quiet=args.json or args.quiet)
     if not result.verdicts and not args.json:

@@ -43,7 +43,14 @@ def test_companion_trains_the_trials_minus_the_shared_baselines() -> None:
 
 def test_cost_counts_the_companion_and_the_extra_verified_profile() -> None:
     off = StudyConfig(
-        archs=("transformer",), trials=6, top_k=1, seeds=2, noise_seeds=0, controls=(), lr_calibration="off"
+        archs=("transformer",),
+        trials=6,
+        top_k=1,
+        seeds=2,
+        noise_seeds=0,
+        controls=(),
+        lr_calibration="off",
+        rate_check=0,
     )
     on = off.replace(random_control=True)
     assert trials_per_arch(off) == (6 + 3 * 2,) * 2  # the search, then top-1, cosine, uniform x 2 seeds

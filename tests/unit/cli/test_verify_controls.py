@@ -31,7 +31,9 @@ def _fake_verify(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
     def fake(run_dir: Any, **kwargs: Any) -> SimpleNamespace:
         seen.update(kwargs, called=True)
-        return SimpleNamespace(planned=[], reused=0, new_records=[], seeds=[4], pilot=[], verdicts=[], sequential=None)
+        return SimpleNamespace(
+            planned=[], reused=0, new_records=[], seeds=[4], pilot=[], verdicts=[], sequential=None, rate_check=[]
+        )
 
     monkeypatch.setattr("tlmsearch.tuning.verify.verify", fake)
     return seen

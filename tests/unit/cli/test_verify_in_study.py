@@ -14,6 +14,7 @@ from analysis_fakes import search_records, write_run
 from tlmsearch.analysis.plan import CONTROLS
 from tlmsearch.cli import main
 from tlmsearch.config import DataConfig
+from tlmsearch.errors import ConfigError
 from tlmsearch.study_config import STUDY_CONTROLS, StudyConfig
 from tlmsearch.study_files import STUDY_CONFIG, verify_options
 
@@ -25,7 +26,14 @@ def _verify_kwargs(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str
     def fake(run_dir: Any, **kwargs: Any) -> SimpleNamespace:
         seen.update(kwargs)
         return SimpleNamespace(
-            planned=[], reused=0, new_records=[], seeds=[4], pilot=[1, 2, 3], verdicts=[], sequential=None
+            planned=[],
+            reused=0,
+            new_records=[],
+            seeds=[4],
+            pilot=[1, 2, 3],
+            verdicts=[],
+            sequential=None,
+            rate_check=[],
         )
 
     monkeypatch.setattr("tlmsearch.tuning.verify.verify", fake)
@@ -52,11 +60,13 @@ def test_verify_in_a_study_takes_the_studys_options_unless_given(
     assert (got["top_k"], got["seeds"], got["pilot_seeds"]) == (2, "auto", 3)  # the study's
     assert (got["margin"], got["alpha"]) == (0.02, 0.1)
     assert tuple(got["controls"]) == STUDY_CONTROLS and got["named_controls"] == {}
+    assert got["rate_check"] == 6  # the study's learning-rate check (on by default in a study)
     assert "an architecture of a study" in capsys.readouterr().out
     monkeypatch.chdir(arch)  # `tlmsearch verify .` inside the architecture's folder
     assert _verify_kwargs(monkeypatch, [".", "--max-seeds", "40"])["top_k"] == 2
     got = _verify_kwargs(monkeypatch, [str(arch), "--top-k", "4", "--margin", "0.03", "--seeds", "5"])
     assert (got["top_k"], got["seeds"], got["margin"], got["max_seeds"]) == (4, 5, 0.03, 8)
+    assert _verify_kwargs(monkeypatch, [str(arch), "--rate-check", "off"])["rate_check"] == 0
 
 
 def test_verify_outside_a_study_keeps_its_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -64,6 +74,8 @@ def test_verify_outside_a_study_keeps_its_defaults(tmp_path: Path, monkeypatch: 
     assert verify_options(plain) is None
     got = _verify_kwargs(monkeypatch, [str(plain)])
     assert (got["top_k"], got["seeds"], got["max_seeds"], got["pilot_seeds"]) == (5, "auto", 20, 3)
+    assert got["rate_check"] == 0  # verify's own default: no learning-rate check
+    assert _verify_kwargs(monkeypatch, [str(plain), "--rate-check", "4"])["rate_check"] == 4
     assert "controls" not in got  # verify's own default: analysis.plan.CONTROLS
     # a study's transfer folder or random companion is not an architecture's search
     study = _study(tmp_path)
@@ -83,7 +95,14 @@ def test_a_verify_in_a_finished_study_phase_records_its_outcome(
 
     def fake(run_dir: Any, **kwargs: Any) -> SimpleNamespace:
         return SimpleNamespace(
-            planned=[], reused=0, new_records=[], seeds=[4], pilot=[], verdicts=[verdict], sequential=None
+            planned=[],
+            reused=0,
+            new_records=[],
+            seeds=[4],
+            pilot=[],
+            verdicts=[verdict],
+            sequential=None,
+            rate_check=[],
         )
 
     monkeypatch.setattr("tlmsearch.tuning.verify.verify", fake)
@@ -94,3 +113,27 @@ def test_a_verify_in_a_finished_study_phase_records_its_outcome(
     assert main(["verify", str(study / "transformer"), "--no-report", "--quiet"]) == 0
     phase = read_state(study)["phases"]["transformer/verify"]
     assert (phase["status"], phase["outcome"]) == ("done", "near_optimal") and "started" in phase
+
+
+@pytest.mark.parametrize("value", ["1", "x", "-3", "1001", "2.5"])
+def test_a_bad_rate_check_is_one_line_before_anything_trains(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    monkeypatch.setattr("tlmsearch.tuning.verify.verify", lambda *a, **k: pytest.fail("verify must not start"))
+    plain = write_run(tmp_path / "plain", search_records())
+    assert main(["verify", str(plain), "--rate-check", value, "--no-report"]) == 2
+    err = capsys.readouterr().err
+    assert "--rate-check" in err and "off" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_study_written_before_the_rate_check_ran_none(tmp_path: Path) -> None:
+    import yaml
+
+    arch = _study(tmp_path) / "transformer"
+    raw = yaml.safe_load((arch.parent / STUDY_CONFIG).read_text())
+    raw.pop("rate_check")
+    (arch.parent / STUDY_CONFIG).write_text(yaml.safe_dump(raw))
+    options = verify_options(arch)
+    assert options is not None and options["rate_check"] == 0
+    with pytest.raises(ConfigError, match="rate_check=1"):
+        StudyConfig(rate_check=1)
