@@ -358,9 +358,10 @@ def _verdict_markdown(v: Mapping[str, Any]) -> list[str]:
 
 
 def render_html(summary: Mapping[str, Any], figs: Mapping[str, go.Figure]) -> str:
-    """One self-contained page: plotly.js inline once, no network needed. Texts and tables are
+    """One self-contained page: plotly.js inline once (the smallest bundle that draws `figs`:
+    `tlmsearch.plots.bundle`), no network needed. Texts and tables are
     HTML (they wrap and are never cut); figures size themselves from their content."""
-    from plotly.offline import get_plotlyjs
+    from tlmsearch.plots.bundle import plotly_script
 
     heads = "".join(
         f"<p class='headline'><b>{html.escape(v['group'])}</b>: {html.escape(v['headline'])}</p>"
@@ -395,7 +396,7 @@ def render_html(summary: Mapping[str, Any], figs: Mapping[str, go.Figure]) -> st
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>tlmsearch report: {html.escape(str(summary.get('run_dir', '')))}</title>"
         f"<style>{_CSS}</style>"
-        f"<script type='text/javascript'>{get_plotlyjs()}</script></head><body>"
+        f"<script type='text/javascript'>{plotly_script(figs.values())}</script></head><body>"
         f"<h1>tlmsearch report</h1><p>{html.escape(str(summary.get('run_dir', '')))} &middot; "
         f"architecture {html.escape(str(summary['arch']))} &middot; {summary['finished']} finished trials</p>"
         f"{verdict}{''.join(sections)}<section id='summary'><h2>Summary</h2>{md}</section></body></html>\n"

@@ -224,22 +224,74 @@ def plot_ranking(source: Any, metric_name: str = "val_loss", kinds: Sequence[str
     return fig
 
 
+def scale_axis(values: Sequence[float]) -> tuple[list[float | None], float, float]:
+    """One parallel-coordinates axis: `values` scaled to [0, 1] over their finite range (0.5
+    when they are all equal, None where a trial has no value), and that range (nan, nan when
+    empty)."""
+    finite = [v for v in values if math.isfinite(v)]
+    if not finite:
+        return [None] * len(values), math.nan, math.nan
+    lo, hi = min(finite), max(finite)
+    span = hi - lo
+    return [None if not math.isfinite(v) else (v - lo) / span if span else 0.5 for v in values], lo, hi
+
+
 def plot_parallel(source: Any, metric_name: str = "val_loss") -> go.Figure:
+    """Parallel coordinates of the sampled parameters and the metric, drawn with scatter lines
+    (one per finished trial, coloured by the metric) so the report's small plotly bundle draws
+    it (`tlmsearch.plots.bundle`); each axis is scaled to its own range, printed at its ends."""
     import plotly.graph_objects as go
+    from plotly.colors import sample_colorscale, sequential
 
     d = parallel_data(source, metric_name)
-    dims = [{"label": n, "values": col} for n, col in zip(d.names, d.columns, strict=True)]
-    dims.append({"label": d.metric_name, "values": d.color})
-    fig = go.Figure(
-        go.Parcoords(
-            line={"color": d.color, "colorscale": "Viridis_r", "showscale": True} if d.color else {},
-            dimensions=dims,
+    names = [*d.names, d.metric_name]
+    axes = [scale_axis(col) for col in [*d.columns, d.color]]
+    metric, lo, hi = axes[-1]
+    colors = sample_colorscale(sequential.Viridis_r, [0.5 if m is None else m for m in metric]) if d.color else []
+    fig = go.Figure()
+    x = list(range(len(names)))
+    for i, color in enumerate(colors):
+        raw = [col[i] for col in [*d.columns, d.color]]
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=[axis[0][i] for axis in axes],
+                mode="lines+markers",
+                connectgaps=True,  # a parameter the trial's family lacks is skipped, not a break
+                line={"color": color, "width": 1.5},
+                marker={"color": color, "size": 5},
+                text=[f"{n} = {v:.4g}" for n, v in zip(names, raw, strict=True)],
+                hoverinfo="text",
+                showlegend=False,
+            )
         )
-    )
+    if colors and hi > lo:  # the metric's colour bar (none for a single value)
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                marker={
+                    "color": [lo], "colorscale": "Viridis_r", "cmin": lo, "cmax": hi,
+                    "showscale": True, "colorbar": {"title": {"text": d.metric_name}},
+                },
+                hoverinfo="skip",
+                showlegend=False,
+            )
+        )  # fmt: skip
+    for i, (_, low, high) in enumerate(axes):
+        fig.add_vline(x=i, line_color="#888", line_width=1)
+        if math.isfinite(low):
+            fig.add_annotation(x=i, y=-0.06, text=f"{low:.4g}", showarrow=False, font={"size": 10})
+            if high > low:  # one value: printed once
+                fig.add_annotation(x=i, y=1.06, text=f"{high:.4g}", showarrow=False, font={"size": 10})
     fig.update_layout(
         title="Sampled parameters of finished trials (colour: " + d.metric_name + ")",
         height=480,
-        margin={"l": 60, "r": 60, "t": 90, "b": 40},
+        margin={"l": 60, "r": 60, "t": 90, "b": 60},
+        xaxis={"tickvals": x, "ticktext": names, "range": [-0.3, len(names) - 0.7], "showgrid": False},
+        yaxis={"range": [-0.12, 1.12], "showticklabels": False, "showgrid": False, "zeroline": False},
+        plot_bgcolor="white",
     )
     return fig
 
