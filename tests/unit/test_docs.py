@@ -190,6 +190,43 @@ def test_the_readme_commands_are_what_ci_runs() -> None:
     assert setup and f"python -m pip install -q {setup[1]}" in ci_lines
 
 
+def quoted_constants() -> dict[str, list[str]]:
+    """{document: phrases it must contain}: the rules the prose states in numbers, each phrase
+    built from the constant the code decides with (a changed constant leaves the prose behind)."""
+    import inspect
+
+    from tlmsearch.analysis.stats import MIN_BOOTSTRAP_SEEDS
+    from tlmsearch.analysis.verdict import DEFAULT_ALPHA, DEFAULT_MARGIN, verdict
+    from tlmsearch.config import DECIDE_TOKENS_PER_PARAM, SCREEN_TOKENS_PER_PARAM
+
+    power = inspect.signature(verdict).parameters["power"].default
+    margin, alpha = f"{DEFAULT_MARGIN:.0%}", f"{DEFAULT_ALPHA:g}"
+    four = f"{1 - 2 * DEFAULT_ALPHA / 4:.1%}"
+    return {
+        "README.md": [
+            f"({margin} perplexity by default",
+            f"stays at alpha ({alpha})",
+            f"({four} with four candidates)",
+        ],
+        "docs/statistics.md": [
+            f"(`--margin`, default {margin} perplexity)",
+            f"(`--alpha`, default {alpha})",
+            f"({four} with four candidates at alpha {alpha}, {1 - 2 * DEFAULT_ALPHA / 8:.2%} with eight)",
+            f"`1 - 2·alpha`, {1 - 2 * DEFAULT_ALPHA:.0%} by default",
+            f"(at {power:.0%} power)",
+            f"refused below {MIN_BOOTSTRAP_SEEDS} deciding seeds",
+            f"at {DECIDE_TOKENS_PER_PARAM:g} or more tokens per parameter and screens at "
+            f"{SCREEN_TOKENS_PER_PARAM:g} or more",
+        ],
+    }
+
+
+def test_the_numbers_the_prose_states_are_the_codes() -> None:
+    for name, phrases in quoted_constants().items():
+        text = " ".join((ROOT / name).read_text().split())
+        assert [p for p in phrases if p not in text] == [], name
+
+
 # ----------------------------------------------------------------------------- the checks can fail
 
 
