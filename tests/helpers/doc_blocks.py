@@ -108,6 +108,7 @@ def defaults_table() -> str:
     from tlmsearch.cli import quickstart, verify
     from tlmsearch.config import TrainConfig, deciding_train
     from tlmsearch.search_config import SearchConfig
+    from tlmsearch.study_config import StudyConfig
 
     cfg = SearchConfig()
     screen, plain = cfg.train, TrainConfig()
@@ -141,6 +142,8 @@ def defaults_table() -> str:
         ["verify", "pilot seeds, most seeds per profile", "--pilot-seeds, --max-seeds",
          f"{verify.DEFAULTS['pilot_seeds']}, {verify.DEFAULTS['max_seeds']}"],
         ["verify", "margin (perplexity), alpha", "--margin, --alpha", f"{DEFAULT_MARGIN:.0%}, {DEFAULT_ALPHA:g}"],
+        ["study", "learning-rate check: paired seeds (0: off; a bare verify: off)", "--rate-check",
+         str(StudyConfig().rate_check)],
         ["quickstart", "trials, steps, verify seeds, top-k", "--trials, --steps, --seeds, --top-k",
          f"{q['trials']}, {q['steps']}, {q['seeds']}, {q['top_k']}"],
     ]  # fmt: skip
