@@ -69,7 +69,7 @@ DOMAINS: list[tuple[str, tuple[str, ...]]] = [
     ("rundir/", ("rundir",)),
     ("analysis/", ("analysis",)),
     ("report/, plots/, export/", ("report", "plots", "export", "export_formats")),
-    ("study/", ("study_files", "study_cost", "study_progress", "study_readme", "study_report")),
+    ("study/", ("study_files", "study_cost", "study_progress", "study_readme", "study_report", "ladders")),
     ("tuning/", ("tuning",)),
     ("api", ("api",)),
     ("cli/", ("cli", "__main__", "")),  # "" is tlmsearch/__init__.py: the lazy public API

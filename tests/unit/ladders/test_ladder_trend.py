@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from tlmsearch.ladder.trend import LadderPoint, Target, fit_trend
+from tlmsearch.ladders.trend import LadderPoint, Target, fit_trend
 
 
 def _points(gains, ses, compute=(1e12, 1e13, 1e14), n=4):

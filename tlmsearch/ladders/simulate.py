@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tlmsearch.ladder.trend import LadderPoint, Target, fit_trend
+from tlmsearch.ladders.trend import LadderPoint, Target, fit_trend
 
 
 @dataclass(frozen=True)

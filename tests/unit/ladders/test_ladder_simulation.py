@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tlmsearch.ladder.simulate import simulate
+from tlmsearch.ladders.simulate import simulate
 
 S = 2000
 ALPHA = 0.05

@@ -1,0 +1,141 @@
+"""`LadderConfig`: a ladder, saved as `runs/<name>/ladder.yaml`.
+
+The same profiles (cosine, uniform, the literature's, optionally a search's best) trained with
+paired seeds at several points of (model size x tokens per parameter), one architecture. Each
+point becomes a `SearchConfig` (`point_config`): its run directory holds one search of a single
+uniform trial (after the learning-rate calibration, when on), which `verify` then re-trains
+beside the profiles with fresh paired seeds, so every point is an ordinary run directory that
+`tlmsearch status`, `report` and `verify` read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from tlmsearch.config import ARCHITECTURE_NAMES, Config, DataConfig, TrainConfig, check_choice, option
+from tlmsearch.errors import ConfigError
+from tlmsearch.ladders.points import PointSpec, parse_point, resolve_length, target_of
+from tlmsearch.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
+from tlmsearch.profiles import ProfileSpec, expand_profile_sets
+from tlmsearch.search_config import SearchConfig
+from tlmsearch.validate import MAX_SEED, MAX_SEEDS, check_int
+
+DEFAULT_PROFILES: tuple[str, ...] = ("literature",)
+MIN_POINTS = 2
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class LadderConfig(Config):
+    """The points, the profiles, the seeds and the target of a ladder."""
+
+    name: str = option("", "ladder name: the ladder directory is RUNS_DIR/NAME; empty = ladder-<time>")
+    runs_dir: str = option("runs", "parent folder of run directories")
+    arch: str = option("transformer", "architecture", choices=ARCHITECTURE_NAMES)
+    points: tuple[str, ...] = option(
+        (), "points SHAPE@TOKENS_PER_PARAM (a preset, optional overrides), e.g. cpu-xs@20 tiny:n_layers=3@5"
+    )
+    profiles: tuple[str, ...] = option(
+        DEFAULT_PROFILES,
+        "profiles trained at every point beside cosine and uniform; the set 'literature' stands for openelm, "
+        "reverse, frame, crown, middle and bowtie",
+    )
+    best: str = option("", "a further profile trained at every point as 'best' (e.g. a search's best profile)")
+    seeds: int = option(4, "paired seeds per profile at every point; 0 = planned (a pilot, then the seeds that decide)")
+    pilot_seeds: int = option(3, "pilot seeds of a planned verification (seeds 0)")
+    max_seeds: int = option(20, "cap on seeds per profile of a planned verification, pilot included")
+    margin: float = option(0.01, "perplexity gain over cosine that matters at a point, declared before the data")
+    alpha: float = option(0.05, "level of each claim: every point's verdict, every trend")
+    target: str = option("440m", "extrapolate to this size: a preset name or a non-embedding parameter count")
+    target_tokens_per_param: float = option(0.0, "tokens per parameter at the target; 0 = the largest point's")
+    cpus_per_trial: float = option(1.0, "CPUs per trial")
+    gpus_per_trial: float = option(0.0, "GPUs per trial; fractions share one GPU between trials")
+    seed: int = option(0, "seed of each point's uniform run; the paired seeds follow it")
+    lr_calibration: str = option("off", SETTING_HELP + "; at every point, on uniform, before its profiles")
+    lr_calibration_fraction: float = option(1.0, FRACTION_HELP)
+    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)  # every point's (its length: the point's)
+    data: DataConfig = dataclasses.field(default_factory=DataConfig)
+
+    def __post_init__(self) -> None:
+        check_choice("arch", self.arch, ARCHITECTURE_NAMES)
+        if len(self.points) < MIN_POINTS:
+            raise ConfigError(
+                f"points: a ladder needs at least {MIN_POINTS} points to fit a trend; {len(self.points)} given"
+            )
+        specs = [parse_point(p) for p in self.points]
+        names = [s.name for s in specs]
+        if len(set(names)) != len(names):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise ConfigError(f"points repeat a point: {', '.join(twice)}; give each point once")
+        object.__setattr__(self, "points", tuple(s.text for s in specs))
+        texts = expand_profile_sets(self.profiles)
+        canon = [str(ProfileSpec.parse(t)) for t in texts]  # a ConfigError names a bad one
+        if self.best:
+            canon.append(str(ProfileSpec.parse(self.best)))
+        if len(set(canon)) != len(canon):
+            raise ConfigError(f"profiles repeat a profile: {', '.join(canon)}; give each profile once")
+        if self.seeds != 0:
+            check_int("seeds", self.seeds, 2, MAX_SEEDS)
+        check_int("pilot_seeds", self.pilot_seeds, 2, MAX_SEEDS)
+        check_int("max_seeds", self.max_seeds, 2, MAX_SEEDS)
+        check_int("seed", self.seed, 0, MAX_SEED)
+        from tlmsearch.analysis.verdict import resolve_levels  # lazy: heavy (numpy)
+
+        resolve_levels(self.margin, self.alpha)
+        if self.target_tokens_per_param < 0:
+            raise ConfigError(f"target_tokens_per_param={self.target_tokens_per_param:g} must be >= 0")
+        target_of(self.target, self.arch, self.target_tokens_per_param or 1.0)  # a bad target: one line now
+        if self.cpus_per_trial <= 0 or self.gpus_per_trial < 0:
+            raise ConfigError("cpus_per_trial must be > 0 and gpus_per_trial >= 0")
+        object.__setattr__(self, "lr_calibration", parse_setting(self.lr_calibration))
+        if self.train.tokens_per_param:
+            raise ConfigError(
+                f"train.tokens_per_param={self.train.tokens_per_param:g}: a ladder's lengths are its points' "
+                "(SHAPE@TOKENS_PER_PARAM)"
+            )
+        self.point_configs()  # every point's search config: shapes, budgets and lengths checked now
+
+    @property
+    def specs(self) -> list[PointSpec]:
+        return [parse_point(p) for p in self.points]
+
+    @property
+    def controls(self) -> tuple[str, ...]:
+        """The profiles verify trains beside cosine and uniform at every point (sets expanded)."""
+        return tuple(t for t in expand_profile_sets(self.profiles))
+
+    @property
+    def verify_seeds(self) -> int | str:
+        return "auto" if self.seeds == 0 else self.seeds
+
+    def point_config(self, spec: PointSpec, runs_dir: str = "") -> Any:
+        """The `SearchConfig` of one point (steps resolved from its tokens per parameter): one
+        uniform trial at the point's length, no noise floor, no early stopping."""
+        train = self.train.replace(tokens_per_param=spec.tokens_per_param)
+        cfg = SearchConfig(
+            name=spec.name,
+            runs_dir=runs_dir or self.runs_dir,
+            arch=self.arch,
+            preset=spec.preset,
+            model=dict(spec.model),
+            space="families",
+            sampler="random",
+            scheduler="none",
+            trials=1,
+            cpus_per_trial=self.cpus_per_trial,
+            gpus_per_trial=self.gpus_per_trial,
+            seed=self.seed,
+            noise_seeds=0,
+            lr_calibration=self.lr_calibration,
+            lr_calibration_fraction=self.lr_calibration_fraction,
+            baselines=("uniform",),
+            train=train,
+            data=self.data,
+        )
+        return resolve_length(cfg)
+
+    def point_configs(self, runs_dir: str = "") -> list[Any]:
+        return [self.point_config(s, runs_dir) for s in self.specs]
+
+
+__all__ = ["DEFAULT_PROFILES", "MIN_POINTS", "LadderConfig"]

@@ -1,0 +1,105 @@
+"""A ladder's run directory: its files, its state, and its points read back (no Ray, no torch).
+
+    runs/<ladder>/
+      ladder.yaml           the resolved LadderConfig
+      ladder_state.json     each point's phases (search, verify): pending / running / done
+      <point>/              one run directory per point (search.yaml, trials.jsonl, verify.json)
+      summary.json, summary.md, report.html   the ladder's report (`ladder.report`)
+
+The state file only says where the ladder is, for `status`; resuming trusts the records: a
+point's search resumes from its own run directory, and verify reuses its finished runs.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+from tlmsearch.errors import UserError
+from tlmsearch.ladders.config import LadderConfig
+from tlmsearch.ladders.gains import PointResult, point_result
+from tlmsearch.ladders.points import PointSize, point_size, resolve_length
+from tlmsearch.rundir.io import read_json_object, read_verify, write_json
+from tlmsearch.rundir.layout import SEARCH_CONFIG
+from tlmsearch.rundir.records import read_records
+from tlmsearch.search_config import SearchConfig
+
+LADDER_CONFIG = "ladder.yaml"
+LADDER_STATE = "ladder_state.json"
+PHASES = ("search", "verify")
+
+
+def is_ladder(path: str | Path) -> bool:
+    return (Path(path) / LADDER_CONFIG).is_file()
+
+
+def load_config(ladder_dir: str | Path) -> LadderConfig:
+    path = Path(ladder_dir)
+    if not path.is_dir():
+        raise UserError(f"{path} is not a directory")
+    if not is_ladder(path):
+        raise UserError(f"{path} is not a ladder run directory (no {LADDER_CONFIG})")
+    return LadderConfig.load(path / LADDER_CONFIG)
+
+
+def phase_keys(cfg: LadderConfig) -> list[str]:
+    return [f"{s.name}/{p}" for s in cfg.specs for p in PHASES]
+
+
+def read_state(ladder_dir: str | Path) -> dict[str, Any]:
+    doc = read_json_object(Path(ladder_dir) / LADDER_STATE) or {}
+    phases = doc.get("phases") if isinstance(doc, dict) else None
+    return {"phases": phases if isinstance(phases, dict) else {}}
+
+
+def set_phase(ladder_dir: str | Path, key: str, status: str) -> None:
+    """Record one phase's status atomically (the file is rewritten whole)."""
+    state = read_state(ladder_dir)
+    state["phases"][key] = {"status": status, "at": time.time()}
+    write_json(Path(ladder_dir) / LADDER_STATE, state)
+
+
+def point_rows(
+    ladder_dir: str | Path, cfg: LadderConfig | None = None
+) -> tuple[list[tuple[str, PointSize, PointResult, float]], dict[str, float | None]]:
+    """Every point's (name, size, result, planned tokens per parameter), in the ladder's order,
+    and the learning rate each point trained at (None before its search config exists)."""
+    ladder_dir = Path(ladder_dir)
+    cfg = cfg or load_config(ladder_dir)
+    rows = []
+    lrs: dict[str, float | None] = {}
+    for spec in cfg.specs:
+        sub = ladder_dir / spec.name
+        saved = sub / SEARCH_CONFIG
+        point_cfg = SearchConfig.load(saved) if saved.is_file() else cfg.point_config(spec, str(ladder_dir))
+        point_cfg = resolve_length(point_cfg)
+        lrs[spec.name] = point_cfg.train.lr if saved.is_file() else None
+        records = read_records(sub) if sub.is_dir() else []
+        plan = read_verify(sub) if sub.is_dir() else {}
+        result = point_result(records, plan, margin=cfg.margin, alpha=cfg.alpha, arch=cfg.arch)
+        rows.append((spec.name, point_size(point_cfg), result, spec.tokens_per_param))
+    return rows, lrs
+
+
+def target_tokens_per_param(cfg: LadderConfig) -> float:
+    """The target's tokens per parameter: the configured one, else the largest point's."""
+    if cfg.target_tokens_per_param:
+        return cfg.target_tokens_per_param
+    sizes = [(point_size(cfg.point_config(s)).compute, s.tokens_per_param) for s in cfg.specs]
+    return max(sizes)[1] if sizes else math.nan
+
+
+__all__ = [
+    "LADDER_CONFIG",
+    "LADDER_STATE",
+    "PHASES",
+    "is_ladder",
+    "load_config",
+    "phase_keys",
+    "point_rows",
+    "read_state",
+    "set_phase",
+    "target_tokens_per_param",
+]

@@ -1,0 +1,132 @@
+"""What a ladder costs before it runs: runs, tokens and training FLOPs per point, in GPU-hours on
+a named GPU at an assumed MFU and, given a sustained FLOP rate, in CPU-hours (pure, no torch).
+
+Per point: the learning-rate calibration's runs (its grid of rates on uniform, each
+`lr_calibration_fraction` of the point's length), the point's uniform run, then every profile
+(cosine, uniform, the ladder's profiles, its "best") times the seeds; with planned seeds
+(`seeds` 0) the range from the pilot's seeds to `max_seeds`. FLOPs are those of
+`models.counts` (matrix products, forward + backward); evaluation, start-up and data loading
+are not counted, so real time is longer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tlmsearch.errors import ConfigError
+from tlmsearch.ladders.config import LadderConfig
+from tlmsearch.ladders.points import point_size
+from tlmsearch.lr_calibration import grid
+from tlmsearch.planning import GPUS
+from tlmsearch.profiles import ProfileSpec
+
+
+@dataclass(frozen=True)
+class PointCost:
+    point: str
+    non_embedding: int
+    tokens_per_param: float
+    steps: int
+    compute: float  # FLOPs of one run
+    runs_low: int
+    runs_high: int
+
+    @property
+    def flops_low(self) -> float:
+        return self.compute * self.runs_low
+
+    @property
+    def flops_high(self) -> float:
+        return self.compute * self.runs_high
+
+
+def profile_count(cfg: LadderConfig) -> int:
+    texts = {str(ProfileSpec.parse(t)) for t in ("cosine", "uniform", *cfg.controls)}
+    return len(texts) + (1 if cfg.best and str(ProfileSpec.parse(cfg.best)) not in texts else 0)
+
+
+def ladder_costs(cfg: LadderConfig) -> list[PointCost]:
+    profiles = profile_count(cfg)
+    low_seeds, high_seeds = (cfg.seeds, cfg.seeds) if cfg.seeds else (cfg.pilot_seeds, cfg.max_seeds)
+    out = []
+    for spec, pc in zip(cfg.specs, cfg.point_configs(), strict=True):
+        size = point_size(pc)
+        calibration = len(grid(cfg.lr_calibration, cfg.train.lr)) * cfg.lr_calibration_fraction
+        extra = 1 + int(round(calibration))
+        out.append(
+            PointCost(
+                spec.text,
+                size.non_embedding,
+                spec.tokens_per_param,
+                size.steps,
+                size.compute,
+                extra + profiles * low_seeds,
+                extra + profiles * high_seeds,
+            )
+        )
+    return out
+
+
+def plan_ladder(
+    cfg: LadderConfig, *, gpu: str = "h100-sxm", mfu: float = 0.4, cpu_flops: float = 0.0
+) -> dict[str, Any]:
+    """The ladder's price as plain data (what `tlmsearch ladder plan --json` prints)."""
+    if gpu not in GPUS:
+        raise ConfigError(f"gpu={gpu!r} is unknown; choose one of: {', '.join(GPUS)}")
+    if not 0.0 < mfu <= 1.0:
+        raise ConfigError(f"mfu={mfu} must lie in (0, 1]")
+    if cpu_flops < 0:
+        raise ConfigError(f"cpu_flops={cpu_flops} must be >= 0 (0: no CPU-hours)")
+    costs = ladder_costs(cfg)
+    peak = GPUS[gpu].bf16_dense_flops * mfu
+    low, high = sum(c.flops_low for c in costs), sum(c.flops_high for c in costs)
+    computes = [c.compute for c in costs]
+    return {
+        "points": [
+            {
+                "point": c.point,
+                "non_embedding": c.non_embedding,
+                "tokens_per_param": c.tokens_per_param,
+                "steps": c.steps,
+                "flops_per_run": c.compute,
+                "runs": [c.runs_low, c.runs_high],
+                "flops": [c.flops_low, c.flops_high],
+            }
+            for c in costs
+        ],
+        "profiles": profile_count(cfg),
+        "seeds": cfg.seeds or f"planned ({cfg.pilot_seeds}-{cfg.max_seeds})",
+        "compute_span": max(computes) / min(computes),
+        "flops": [low, high],
+        "gpu": gpu,
+        "mfu": mfu,
+        "gpu_hours": [low / peak / 3600, high / peak / 3600],
+        "cpu_flops": cpu_flops or None,
+        "cpu_hours": [low / cpu_flops / 3600, high / cpu_flops / 3600] if cpu_flops else None,
+    }
+
+
+def format_ladder_plan(p: dict[str, Any]) -> str:
+    def span(pair: list[float], fmt: str) -> str:
+        a, b = (format(x, fmt) for x in pair)
+        return a if a == b else f"{a}-{b}"
+
+    lines = [
+        f"ladder plan: {len(p['points'])} points over {p['compute_span']:.3g}x of compute, {p['profiles']} profiles, "
+        f"seeds {p['seeds']}"
+    ]
+    for q in p["points"]:
+        lines.append(
+            f"  {q['point']:<28} {q['non_embedding']:>14,} params  {q['tokens_per_param']:>6g} tok/param  "
+            f"{q['steps']:>9,} steps  {q['flops_per_run']:.3g} FLOPs a run  x {span(q['runs'], 'd')} runs"
+        )
+    lines.append(
+        f"total {span(p['flops'], '.3g')} FLOPs (matrix products; evaluation and start-up not counted): "
+        f"{span(p['gpu_hours'], '.3g')} GPU-hours on {p['gpu']} at MFU {p['mfu']:g}"
+        + (f"; {span(p['cpu_hours'], '.3g')} CPU-hours at {p['cpu_flops']:.3g} FLOP/s" if p["cpu_hours"] else "")
+    )
+    return "\n".join(lines)
+
+
+__all__ = ["PointCost", "format_ladder_plan", "ladder_costs", "plan_ladder", "profile_count"]

@@ -1,0 +1,182 @@
+"""A ladder's answer as plain data (`summary.json`): each point's size, compute, verdict and
+paired gains; per profile the fitted trend of its gain over uniform and over cosine against
+log10(training FLOPs), with intervals, the extrapolation to the target, and the conclusion.
+
+The trend claims are Holm-adjusted over the profiles of one reference (the gains over uniform,
+and separately over cosine): a ladder of eight profiles does not find a trend in one of them
+by multiplicity alone. Each interval is the profile's own (1 - alpha) interval. A trend that is
+not shown is reported as "no trend shown", never as "no trend".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tlmsearch.analysis.crossarch import COSINE as COSINE_LABEL
+from tlmsearch.analysis.crossarch import PAPER_PPL, PAPER_SOURCE
+from tlmsearch.analysis.decision import holm
+from tlmsearch.analysis.regime import DECIDE_TOKENS_PER_PARAM
+from tlmsearch.ladders.gains import REFERENCES, PointResult
+from tlmsearch.ladders.points import PointSize
+from tlmsearch.ladders.trend import LadderPoint, Target, Trend, fit_trend
+
+# the paper's point, where it corresponds: its 440M Transformer, cosine 1.5 -> 0.5 over uniform;
+# trained at about 66-77 tokens per parameter (the project's facts): 70 is used to place it
+PAPER_PARAMS = 440e6
+PAPER_TOKENS_PER_PARAM = 70.0
+
+
+def paper_point() -> dict[str, Any]:
+    """The paper's cosine-over-uniform gain at its 440M point, placed at 6 N D FLOPs."""
+    log_gain = math.log(PAPER_PPL["uniform"]) - math.log(PAPER_PPL[COSINE_LABEL])
+    return {
+        "source": PAPER_SOURCE,
+        "params": PAPER_PARAMS,
+        "tokens_per_param": PAPER_TOKENS_PER_PARAM,
+        "compute": 6.0 * PAPER_PARAMS * PAPER_TOKENS_PER_PARAM * PAPER_PARAMS,
+        "profile": "cosine",
+        "reference": "uniform",
+        "log_gain": log_gain,
+        "gain": math.expm1(log_gain),
+        "how": "6 N D FLOPs at about 70 tokens per parameter (the paper trains at about 66-77): approximate",
+    }
+
+
+def ladder_points(
+    name: str, size: PointSize, result: PointResult, profile: str, reference: str, planned_tpp: float
+) -> LadderPoint | None:
+    g = result.gains.get(profile, {}).get(reference)
+    if g is None or not (g.se > 0):
+        return None
+    return LadderPoint(
+        point=name,
+        compute=size.compute,
+        gain=g.mean,
+        se=g.se,
+        n=g.n,
+        params=float(size.non_embedding),
+        tokens_per_param=planned_tpp,
+    )
+
+
+def fit_all(
+    rows: Sequence[tuple[str, PointSize, PointResult, float]], *, alpha: float, target: Target
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """reference -> profile -> the trend as a dict (or why there is none), Holm over profiles."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    profiles = sorted({p for _, _, res, _ in rows for p in res.gains})
+    for ref in REFERENCES:
+        fits: dict[str, Trend] = {}
+        per: dict[str, dict[str, Any]] = {}
+        for prof in profiles:
+            if prof == ref:
+                continue
+            pts = [p for n, s, res, t in rows if (p := ladder_points(n, s, res, prof, ref, t)) is not None]
+            if len({p.compute for p in pts}) < 2:
+                per[prof] = {"trend": None, "why": f"{len(pts)} point(s) with paired gains: a trend needs 2"}
+                continue
+            fits[prof] = fit_trend(pts, alpha=alpha, target=target)
+        adjusted: list[float] = [float(p) for p in holm([f.p_value for f in fits.values()])] if fits else []
+        for (prof, fit), p_adj in zip(fits.items(), adjusted, strict=True):
+            shown = bool(p_adj < alpha)
+            per[prof] = {**fit.to_dict(), "p_holm": float(p_adj), "shown": shown, "text": trend_text(fit, shown)}
+        out[ref] = per
+    return out
+
+
+def trend_text(fit: Trend, shown: bool) -> str:
+    """'+0.0021 [-0.0040, +0.0082] nats per 10x compute: no trend shown (...)'."""
+    s = fit.slope
+    head = f"{s.estimate:+.4f} [{s.low:+.4f}, {s.high:+.4f}] nats per 10x of compute ({fit.reach()})"
+    if shown:
+        word = "grows with compute" if s.estimate > 0 else "shrinks with compute"
+        return f"{head}: the gain {word} (Holm-adjusted over the profiles)"
+    return f"{head}: no trend shown (no evidence of a change with scale, which is not evidence of none)"
+
+
+def conclusion(trends: Mapping[str, Mapping[str, Any]], target: Target, paper: Mapping[str, Any]) -> str:
+    """The ladder's answer for cosine over uniform, with its reach and interval."""
+    t = trends.get("uniform", {}).get("cosine")
+    if not t or not t.get("trend", True) or "slope_per_decade" not in t:
+        why = (t or {}).get("why", "no paired gains of cosine over uniform yet")
+        return f"cosine over uniform: no trend yet ({why})"
+    text = f"cosine over uniform: {t['text']}"
+    ext = t.get("extrapolation")
+    if ext:
+        g = ext["gain"]
+        text += (
+            f"; extrapolated to {target.name}: {100 * g['estimate']:+.1f} % perplexity "
+            f"[{100 * g['low']:+.1f} %, {100 * g['high']:+.1f} %] at {100 * g['confidence']:.0f} % - {ext['reach']}"
+            f" (the paper reports {100 * paper['gain']:+.1f} % at 440M)"
+        )
+    return text
+
+
+def regime_note(rows: Sequence[tuple[str, PointSize, PointResult, float]]) -> str | None:
+    low = [n for n, _, _, tpp in rows if tpp < DECIDE_TOKENS_PER_PARAM]
+    if not low:
+        return None
+    return (
+        f"points below {DECIDE_TOKENS_PER_PARAM:g} tokens per parameter ({', '.join(low)}) are about screening or "
+        "early training, not where the field decides architecture questions"
+    )
+
+
+def summarize_ladder(
+    config: Mapping[str, Any],
+    rows: Sequence[tuple[str, PointSize, PointResult, float]],
+    *,
+    target: Target,
+    texts: Mapping[str, str],
+    lrs: Mapping[str, float | None] | None = None,
+) -> dict[str, Any]:
+    """Everything `summary.json` holds. `rows`: (point name, size, result, planned tokens per
+    parameter) in the ladder's order; `texts`: point name -> the point as written."""
+    alpha = float(config.get("alpha", 0.05))
+    trends = fit_all(rows, alpha=alpha, target=target)
+    paper = paper_point()
+    points = []
+    for name, size, res, tpp in rows:
+        points.append(
+            {
+                "name": name,
+                "point": texts.get(name, name),
+                "non_embedding": size.non_embedding,
+                "params_total": size.params_total,
+                "tokens_per_param": tpp,
+                "steps": size.steps,
+                "tokens": size.tokens,
+                "compute": size.compute,
+                "lr": (lrs or {}).get(name),
+                "outcome": res.verdict["outcome"] if res.verdict else None,
+                "headline": res.verdict["headline"] if res.verdict else None,
+                "note": res.note,
+                "gains": {p: {r: g.to_dict(alpha) for r, g in by.items()} for p, by in res.gains.items()},
+            }
+        )
+    notes = [n for n in (regime_note(rows),) if n]
+    notes += [f"{p['name']}: {p['note']}" for p in points if p["note"]]
+    return {
+        "ladder": config.get("name", ""),
+        "arch": config.get("arch", ""),
+        "alpha": alpha,
+        "margin": config.get("margin"),
+        "points": points,
+        "trends": trends,
+        "target": {
+            "name": target.name,
+            "compute": target.compute,
+            "params": target.params,
+            "tokens_per_param": target.tokens_per_param,
+            "how": target.how,
+        },
+        "paper": paper,
+        "conclusion": conclusion(trends, target, paper),
+        "notes": notes,
+        "config": dict(config),
+    }
+
+
+__all__ = ["PAPER_PARAMS", "PAPER_TOKENS_PER_PARAM", "conclusion", "fit_all", "paper_point", "summarize_ladder"]
