@@ -561,13 +561,14 @@ def screening_train(**overrides: Any) -> TrainConfig:
     )
 
 
-def deciding_train(train: TrainConfig) -> TrainConfig:
+def deciding_train(train: TrainConfig, tokens_per_param: float = DECIDE_TOKENS_PER_PARAM) -> TrainConfig:
     """The trial that decides between profiles screened with `train` (verify, a study's
-    verification and transfer): at least `DECIDE_TOKENS_PER_PARAM` tokens per parameter when
-    `train` gives its length in tokens per parameter (a search's default: 5, the screening
-    length); `train` itself when it gives its steps, or already decides (the user chose)."""
-    if 0 < train.tokens_per_param < DECIDE_TOKENS_PER_PARAM:
-        return train.replace(tokens_per_param=DECIDE_TOKENS_PER_PARAM)
+    verification and transfer): at least `tokens_per_param` (default 20) tokens per parameter
+    when `train` gives its length in tokens per parameter (a search's default: 5, the screening
+    length); `train` itself when it gives its steps, or already trains that long (the user
+    chose), or `tokens_per_param` is 0."""
+    if 0 < train.tokens_per_param < tokens_per_param:
+        return train.replace(tokens_per_param=tokens_per_param)
     return train
 
 

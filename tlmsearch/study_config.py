@@ -15,6 +15,7 @@ from typing import Any
 
 from tlmsearch.config import (
     ARCHITECTURE_NAMES,
+    DECIDE_TOKENS_PER_PARAM,
     Config,
     DataConfig,
     TrainConfig,
@@ -84,6 +85,12 @@ class StudyConfig(Config):
     pilot_seeds: int = option(3, "pilot seeds of a planned verification")
     max_seeds: int = option(20, "cap on seeds per profile of a planned verification, pilot included")
     transfer_seeds: int = option(3, "seeds of each transferred profile and of cosine on every other architecture")
+    verify_tokens_per_param: float = option(
+        DECIDE_TOKENS_PER_PARAM,
+        "trial length of the verification and the transfer, in tokens per non-embedding parameter, when the "
+        "searches' length is in tokens per parameter (the default, 5): at least this; 20 is where the field "
+        "decides; 0 = the searches' length",
+    )
     margin: float = option(0.01, "perplexity gain over cosine that matters, declared before the data")
     alpha: float = option(0.05, "level of each claim of a verdict")
     cpus_per_trial: float = option(1.0, "CPUs per trial")
@@ -135,6 +142,7 @@ class StudyConfig(Config):
         check_choice("phase_order", self.phase_order, PHASE_ORDERS)
         for field in ("trials", "top_k", "transfer_seeds", "cpus_per_trial"):
             check_positive(field, getattr(self, field))
+        check_positive("verify_tokens_per_param", self.verify_tokens_per_param, allow_zero=True)
         for field in ("seeds", "base_width", "max_concurrent", "seed", "gpus_per_trial", "rate_check"):
             check_positive(field, getattr(self, field), allow_zero=True)
         for field in ("seeds", "pilot_seeds", "max_seeds", "transfer_seeds", "rate_check"):

@@ -209,7 +209,7 @@ def _trial(cfg: StudyConfig, arch: str, deciding: bool = False) -> tuple[Any, Tr
     verification's when `deciding`), its steps derived from a trial length in tokens per
     parameter (each architecture has its own non-embedding count)."""
     _, _, model = trial_shape(cfg.search_config(arch), ProfileSpec.parse("uniform"))
-    train = deciding_train(cfg.train) if deciding else cfg.train
+    train = deciding_train(cfg.train, cfg.verify_tokens_per_param) if deciding else cfg.train
     return model, with_tokens_per_param(train, count_params(model).non_embedding, model.seq_len)
 
 

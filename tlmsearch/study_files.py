@@ -186,7 +186,10 @@ def verify_options(run_dir: str | Path) -> dict[str, Any] | None:
         found = random_best(read_records(random_dir(study_dir, run_dir.name)), read_records(run_dir))
         if found is not None:
             named[RANDOM_BEST] = dict(found.profile)
-    return {
+    options: dict[str, Any] = {}
+    if cfg.train.tokens_per_param:  # the deciding length (`config.deciding_train`), or the searches' with 0
+        options["train"] = {"tokens_per_param": max(cfg.train.tokens_per_param, cfg.verify_tokens_per_param)}
+    return options | {
         "top_k": cfg.top_k,
         "seeds": cfg.verify_seeds,
         "max_seeds": cfg.max_seeds,

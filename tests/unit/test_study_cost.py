@@ -120,6 +120,7 @@ def test_verification_at_the_deciding_length_counts_as_longer_trials(tmp_path: P
     weights = phase_weights(screening, "transformer")
     assert weights["search"] == 1.0 and 3.5 < weights["verify"] == weights["transfer"] <= 4.0
     assert phase_weights(tiny(tmp_path), "transformer")["verify"] == 1.0  # steps given: one length
+    assert phase_weights(screening.replace(verify_tokens_per_param=0.0), "transformer")["verify"] == 1.0
     spans = phase_trials(screening)
     lo, hi = weighted_trials(spans, weights)
     assert lo == pytest.approx(6 + 8 * weights["verify"]) and hi == pytest.approx(6 + 12 * weights["verify"])

@@ -247,7 +247,8 @@ def study_defaults(args: argparse.Namespace) -> dict[str, Any]:
             f"{args.run_dir} is an architecture of a study: its verification's profiles and controls"
             + (f", and its {kept}" if kept else "")
         )
-    return {"controls": study["controls"], "named_controls": study["named_controls"]}
+    length = {"train": study["train"]} if "train" in study else {}  # the study's verification length
+    return {"controls": study["controls"], "named_controls": study["named_controls"], **length}
 
 
 def _update_study(arch_dir: Path, outcome: str, quiet: bool) -> None:
@@ -287,6 +288,10 @@ def run(args: argparse.Namespace) -> int:
         check_method(args.interval, int(seeds))
     check_sequential_options(args.looks, args.spending, args.interval, flags=True)
     rate_check = check_rate_check(args.rate_check, flags=True)
+    given = verify_arguments(args)
+    if given["steps"] is None and "tokens_per_param" not in given["train"]:
+        given["train"] = {**from_study.pop("train", {}), **given["train"]}
+    from_study.pop("train", None)  # a length given here replaces the study's
     result = verify(
         args.run_dir,
         top_k=args.top_k,
@@ -295,7 +300,7 @@ def run(args: argparse.Namespace) -> int:
         pilot_seeds=args.pilot_seeds,
         **from_study,
         announce=lambda text: print(text, file=sys.stderr if args.json else sys.stdout, flush=True),
-        **verify_arguments(args),
+        **given,
         margin=margin,
         alpha=alpha,
         method=args.interval,

@@ -292,7 +292,9 @@ def _transfer(
     )
     search_cfg = at_search_rate(search_cfg, study_dir / arch)  # the rate `arch`'s calibration chose
     # the deciding length, as the verification's (`config.deciding_train`), in the arch's own steps
-    search_cfg = resolve_trial_length(search_cfg.replace(train=deciding_train(search_cfg.train)))
+    search_cfg = resolve_trial_length(
+        search_cfg.replace(train=deciding_train(search_cfg.train, cfg.verify_tokens_per_param))
+    )
     search_cfg.save(sub / SEARCH_CONFIG)
     done = {(label(r), r.seed) for r in finished(read_records(sub), kinds=(TRANSFER_KIND,))}
     items = [

@@ -137,3 +137,27 @@ def test_a_study_written_before_the_rate_check_ran_none(tmp_path: Path) -> None:
     assert options is not None and options["rate_check"] == 0
     with pytest.raises(ConfigError, match="rate_check=1"):
         StudyConfig(rate_check=1)
+
+
+def test_a_study_verifies_at_its_deciding_length_unless_told(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A study that screens in tokens per parameter (the default 5) verifies at its
+    `verify_tokens_per_param` (default 20; 0 = the searches' length); `tlmsearch verify` in its
+    architecture's folder does the same unless --steps or --tokens-per-param say otherwise; a
+    study given in steps verifies at its steps."""
+    from tlmsearch.config import TrainConfig
+
+    arch = _study(tmp_path) / "transformer"
+    assert verify_options(arch)["train"] == {"tokens_per_param": 20.0}  # type: ignore[index]
+    got = _verify_kwargs(monkeypatch, [str(arch)])
+    assert got["train"] == {"tokens_per_param": 20.0} and got["steps"] is None
+    got = _verify_kwargs(monkeypatch, [str(arch), "--tokens-per-param", "8"])
+    assert got["train"]["tokens_per_param"] == 8.0
+    got = _verify_kwargs(monkeypatch, [str(arch), "--steps", "30"])
+    assert got["steps"] == 30 and got["train"].get("tokens_per_param", 0.0) == 0.0
+    cfg = StudyConfig.load(arch.parent / STUDY_CONFIG)
+    cfg.replace(verify_tokens_per_param=0.0).save(arch.parent / STUDY_CONFIG)
+    assert verify_options(arch)["train"] == {"tokens_per_param": 5.0}  # type: ignore[index]
+    cfg.replace(train=TrainConfig(steps=40)).save(arch.parent / STUDY_CONFIG)
+    assert "train" not in verify_options(arch)  # type: ignore[operator]
+    with pytest.raises(ConfigError, match="verify_tokens_per_param"):
+        StudyConfig(verify_tokens_per_param=-1.0)
