@@ -185,3 +185,32 @@ def test_prune_keeps_the_newest_checkpoint_of_each_trial(tmp_path: Path) -> None
             (tmp_path / trial / f"checkpoint_{i:06d}").mkdir(parents=True)
     assert prune_checkpoints(tmp_path) == 2
     assert sorted(p.name for p in tmp_path.glob("*/checkpoint_*")) == ["checkpoint_000000", "checkpoint_000002"]
+
+
+def test_the_lock_file_goes_when_the_holder_ends(tmp_path: Path) -> None:
+    with run_lock(tmp_path):
+        assert (tmp_path / ".lock").read_text().startswith(f"pid {os.getpid()} ")
+    assert not (tmp_path / ".lock").exists()  # a normal exit leaves no .lock behind
+    with pytest.raises(RuntimeError), run_lock(tmp_path):
+        raise RuntimeError("the block failed")
+    assert not (tmp_path / ".lock").exists()
+
+
+def test_a_lock_file_removed_under_a_waiter_is_not_held_twice(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """The waiter opened .lock just before its ending holder removed it: it must not hold the
+    removed file (a third process would lock the new one too), but the one the directory names."""
+    real_open, calls = os.open, []
+
+    def open_then_removed(path, flags, mode=0o777):  # noqa: ANN001, ANN202
+        fd = real_open(path, flags, mode)
+        calls.append(path)
+        if len(calls) == 1:
+            os.unlink(path)  # the holder ends between this open and the flock
+        return fd
+
+    monkeypatch.setattr("tlmsearch.rundir.lock.os.open", open_then_removed)
+    with run_lock(tmp_path):
+        assert len(calls) == 2 and (tmp_path / ".lock").exists()
+        monkeypatch.setattr("tlmsearch.rundir.lock.os.open", real_open)
+        with pytest.raises(ConfigError, match="is in use"), run_lock(tmp_path):
+            pass
