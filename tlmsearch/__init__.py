@@ -53,6 +53,10 @@ _EXPORTS: dict[str, str] = {
     "resume_study": "tlmsearch.api",
     "StudyResult": "tlmsearch.api",
     "StudyConfig": "tlmsearch.study_config",
+    "ladder": "tlmsearch.api",
+    "resume_ladder": "tlmsearch.api",
+    "LadderResult": "tlmsearch.api",
+    "LadderConfig": "tlmsearch.ladders.config",
     "write_report": "tlmsearch.report",
     "export_run": "tlmsearch.export",
     # costing a study (pure)
@@ -79,11 +83,14 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.api import (  # noqa: F401
         CompareOptions,
+        LadderResult,
         Study,
         StudyResult,
         compare,
+        ladder,
         load,
         resume,
+        resume_ladder,
         resume_study,
         search,
         study,
@@ -91,6 +98,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.config import ArchOptions, Config, DataConfig, ModelConfig, TrainConfig  # noqa: F401
     from tlmsearch.errors import ConfigError, DataError, UserError  # noqa: F401
     from tlmsearch.export import export_run  # noqa: F401
+    from tlmsearch.ladders.config import LadderConfig  # noqa: F401
     from tlmsearch.models import ARCHITECTURES, build_model  # noqa: F401
     from tlmsearch.planning import PlanConfig, plan  # noqa: F401
     from tlmsearch.presets import PRESETS, preset  # noqa: F401

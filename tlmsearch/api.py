@@ -19,8 +19,10 @@ from tlmsearch.analysis.summary import run_verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.errors import UserError
 from tlmsearch.export import Export, export_run
+from tlmsearch.ladders.config import LadderConfig
+from tlmsearch.ladders.report import write_ladder_report
 from tlmsearch.report import write_report
-from tlmsearch.rundir.io import read_verify
+from tlmsearch.rundir.io import read_json_object, read_verify
 from tlmsearch.rundir.records import read_records
 from tlmsearch.search_config import SearchConfig
 from tlmsearch.study_config import StudyConfig
@@ -30,6 +32,7 @@ from tlmsearch.tuning import runner
 from tlmsearch.tuning import study as study_runner
 from tlmsearch.tuning.compare import CompareOptions, CompareResult
 from tlmsearch.tuning.compare import compare as train_and_compare
+from tlmsearch.tuning.ladder import run_ladder, start_ladder
 from tlmsearch.tuning.verify import VerifyResult
 from tlmsearch.tuning.verify import verify as _verify
 
@@ -176,4 +179,51 @@ def _finish_study(run_dir: Path, progress: bool) -> StudyResult:
     return StudyResult(run_dir, study_summary(run_dir))
 
 
-__all__ = ["CompareOptions", "Study", "StudyResult", "compare", "load", "resume", "resume_study", "search", "study"]
+@dataclass(frozen=True)
+class LadderResult:
+    """A finished (or resumed) ladder: its directory and its summary (summary.json: each point's
+    verdict and gains, each profile's trend against training compute, the conclusion)."""
+
+    run_dir: Path
+    summary: dict[str, Any]
+
+
+def ladder(
+    cfg: LadderConfig | None = None, *, address: str | None = None, progress: bool = True, **fields: Any
+) -> LadderResult:
+    """Train the same profiles with paired seeds at several (size x tokens per parameter) points
+    (`tlmsearch.tuning.ladder`), then write the ladder's report. `cfg` is a `LadderConfig`, or
+    give its fields as keywords, e.g. `tlmsearch.ladder(points=("tiny@5", "cpu-xs@20"), seeds=4)`.
+    Interrupted ladders continue with `resume_ladder`."""
+    if cfg is not None and not isinstance(cfg, LadderConfig):
+        raise UserError(f"ladder: cfg must be a LadderConfig or None (fields as keywords), not {type(cfg).__name__}")
+    cfg = cfg.replace(**fields) if cfg is not None else LadderConfig.from_dict(fields)
+    return _finish_ladder(start_ladder(cfg, address=address, progress=progress), progress)
+
+
+def resume_ladder(run_dir: str | Path, *, address: str | None = None, progress: bool = True) -> LadderResult:
+    """Continue an interrupted ladder without training any finished run again."""
+    return _finish_ladder(run_ladder(_run_dir(run_dir, "resume_ladder"), address=address, progress=progress), progress)
+
+
+def _finish_ladder(run_dir: Path, progress: bool) -> LadderResult:
+    paths = write_ladder_report(run_dir)
+    if progress:
+        print(f"ladder: wrote {paths['html']}", flush=True)
+    return LadderResult(run_dir, read_json_object(paths["json"]) or {})
+
+
+__all__ = [
+    "CompareOptions",
+    "LadderResult",
+    "Study",
+    "StudyResult",
+    "compare",
+    "ladder",
+    "load",
+    "resume",
+    "resume_ladder",
+    "resume_study",
+    "search",
+    "study",
+]

@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "train": "train",
     "search": "search",
     "study": "study",
+    "ladder": "ladder",
     "resume": "resume",
     "status": "status",
     "verify": "verify",
@@ -94,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if getattr(args, "verbose", False):
         os.environ["TLMSEARCH_VERBOSE"] = "1"  # read by tlmsearch.tuning.runner (and Ray's workers)
-    if args.command in (*RAY_COMMANDS, "study"):  # a Ctrl-C from the first instruction to the last
+    if args.command in (*RAY_COMMANDS, "study", "ladder"):  # a Ctrl-C from the first instruction to the last
         from tlmsearch.tuning import interrupts
 
         interrupts.watch()

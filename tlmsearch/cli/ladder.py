@@ -1,0 +1,217 @@
+"""`tlmsearch ladder`: the same profiles at several model sizes x tokens per parameter, and how
+their gain moves with training compute."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from tlmsearch.cli._config_args import add_config_arguments, config_overrides, parse_pairs, training_overrides
+from tlmsearch.errors import UserError
+from tlmsearch.ladders.config import LadderConfig
+
+HELP = "train the same profiles at several sizes x tokens per parameter; fit the gain against compute"
+DESCRIPTION = """\
+Answer at more than one scale: at every point SHAPE@TOKENS_PER_PARAM (a preset, with optional
+shape overrides, trained for that many tokens per non-embedding parameter) train cosine,
+uniform, the literature's profiles (--profiles) and optionally a search's best (--best SPEC or
+--best-from RUN_DIR) with the same paired seeds, give the three-outcome verdict there, then fit
+each profile's gain over uniform and over cosine against log10(training FLOPs) with an interval
+that carries every point's uncertainty, and extrapolate to --target (a preset or a parameter
+count such as 440m), saying how far that reaches.
+
+actions:
+  run     train a new ladder into runs/<name>/ (one run directory per point), then report
+  resume  continue an interrupted ladder: finished runs are never trained again
+  status  each point's phases, runs so far and verdict
+  report  write summary.json, summary.md and report.html from the records
+  plan    price a ladder: runs, FLOPs, GPU-hours (and CPU-hours at --cpu-flops)
+
+examples:
+  tlmsearch ladder plan --points tiny@20 cpu-xs@20 cpu-s@20 --seeds 6 --cpu-flops 6e10
+  tlmsearch ladder run --points tiny@20 cpu-xs@20 cpu-s@20 --seeds 6 --name ladder-t20 --corpus mix
+  tlmsearch ladder resume runs/ladder-t20 && tlmsearch ladder report runs/ladder-t20
+"""
+
+_SKIP = ("seeds", "seed", "train", "data")
+
+
+def _ladder_flags(p: argparse.ArgumentParser, *, training: bool) -> None:
+    from tlmsearch.config import DataConfig, TrainConfig
+
+    p.add_argument("--config", metavar="FILE", help="LadderConfig as YAML/JSON (e.g. a ladder's ladder.yaml)")
+    g = p.add_argument_group("ladder (LadderConfig)")
+    add_config_arguments(g, LadderConfig, section="ladder", skip=_SKIP)
+    g.add_argument("--seeds", metavar="auto|N", help="paired seeds per profile at every point: N >= 2 or auto")
+    g.add_argument("--best-from", metavar="RUN_DIR", help="train the best profile of this search (or study) as 'best'")
+    if not training:
+        return
+    g = p.add_argument_group("training at every point (TrainConfig; the length is each point's)")
+    add_config_arguments(g, TrainConfig, section="train", skip=("steps", "tokens_per_param"))
+    g.add_argument("--train", dest="train_pairs", action="append", metavar="KEY=VALUE", help="any TrainConfig field")
+    g = p.add_argument_group("data (DataConfig)")
+    add_config_arguments(g, DataConfig, section="data")
+    g.add_argument("--data", dest="data_pairs", action="append", metavar="KEY=VALUE", help="any DataConfig field")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
+    run_p = sub.add_parser("run", help="train a new ladder, then write its report")
+    _ladder_flags(run_p, training=True)
+    run_p.add_argument("--address", help="join this Ray cluster ('auto' or host:port); default: start Ray locally")
+    run_p.add_argument("--quiet", action="store_true", help="no progress lines")
+    res = sub.add_parser("resume", help="continue an interrupted ladder")
+    res.add_argument("ladder_dir", metavar="LADDER_DIR")
+    res.add_argument("--address", help="join this Ray cluster ('auto' or host:port)")
+    res.add_argument("--quiet", action="store_true", help="no progress lines")
+    for name, text in (("status", "each point's phases and verdict"), ("report", "write the ladder's report")):
+        q = sub.add_parser(name, help=text)
+        q.add_argument("ladder_dir", metavar="LADDER_DIR")
+        q.add_argument("--json", action="store_true", help="machine-readable output")
+    pl = sub.add_parser("plan", help="price a ladder before running it")
+    _ladder_flags(pl, training=True)
+    pl.add_argument("--gpu", default="h100-sxm", help="GPU model for GPU-hours (default h100-sxm)")
+    pl.add_argument("--mfu", type=float, default=0.4, help="share of the GPU's dense BF16 peak (default 0.4)")
+    pl.add_argument("--cpu-flops", type=float, default=0.0, help="sustained FLOP/s of the CPUs, for CPU-hours")
+    pl.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def build_config(args: argparse.Namespace) -> LadderConfig:
+    """The LadderConfig that `--config` plus the flags describe."""
+    from tlmsearch.rundir.io import read_yaml
+
+    if args.config and not read_yaml(args.config):
+        raise UserError(f"{args.config}: holds no settings (an empty or null YAML document)")
+    base = LadderConfig.from_dict(read_yaml(args.config), where=args.config) if args.config else None
+    data: dict[str, Any] = {**(base.to_dict() if base else {}), **config_overrides(args, "ladder")}
+    if args.seeds is not None:
+        from tlmsearch.validate import check_seed_count
+
+        seeds = args.seeds if args.seeds == "auto" else int(args.seeds) if args.seeds.isdigit() else args.seeds
+        data["seeds"] = 0 if seeds == "auto" else check_seed_count("--seeds", seeds, auto=True)
+    if args.best_from:
+        if data.get("best"):
+            raise UserError("give --best or --best-from, not both")
+        data["best"] = best_profile(args.best_from, str(data.get("arch") or "transformer"))
+    train, data_overrides = training_overrides(args)
+    train.update(parse_pairs(getattr(args, "train_pairs", None), "--train"))
+    data_overrides.update(parse_pairs(getattr(args, "data_pairs", None), "--data"))
+    for key in ("steps", "tokens_per_param"):
+        if key in train and (key == "steps" or train[key]):
+            raise UserError(f"--train {key}: a ladder's lengths are its points' (SHAPE@TOKENS_PER_PARAM)")
+        train.pop(key, None)
+    if "seed" in train:
+        data["seed"] = train.pop("seed")
+    data["train"] = {**(data.get("train") or {}), **train}
+    data["data"] = {**(data.get("data") or {}), **data_overrides}
+    if not data.get("points"):
+        raise UserError(
+            "a ladder needs --points SHAPE@TOKENS_PER_PARAM ... (at least 2), e.g. --points tiny@5 cpu-xs@5"
+        )
+    return LadderConfig.from_dict(data)
+
+
+def best_profile(run_dir: str, arch: str) -> str:
+    """The best profile of a search run (by verified mean perplexity when verified, else the best
+    full-fidelity search trial), or of `arch`'s search in a study directory, as a ProfileSpec text."""
+    from pathlib import Path
+
+    from tlmsearch.analysis.summary import run_verdicts
+    from tlmsearch.rundir.io import read_verify
+    from tlmsearch.rundir.study import load
+    from tlmsearch.study_files import is_study
+
+    path = Path(run_dir) / arch if is_study(run_dir) else Path(run_dir)
+    study = load(path)
+    vs = run_verdicts(study.records, read_verify(path), arch=arch)
+    label = vs[0].best if vs else None
+    for r in study.records:
+        if label is not None and r.profile and str(r.spec) == label:
+            return str(r.spec)
+    best = sorted(study.full_fidelity(), key=lambda r: r.metric("val_loss"))
+    if not best:
+        raise UserError(f"--best-from {run_dir}: no finished trial to take a best profile from")
+    return str(best[0].spec)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action is None:
+        raise UserError("ladder needs an action: run, resume, status, report or plan (see tlmsearch ladder --help)")
+    if args.action == "plan":
+        from tlmsearch.ladders.plan import format_ladder_plan, plan_ladder
+
+        p = plan_ladder(build_config(args), gpu=args.gpu, mfu=args.mfu, cpu_flops=args.cpu_flops)
+        print(json.dumps(p, indent=2) if args.json else format_ladder_plan(p))
+        return 0
+    if args.action in ("status", "report"):
+        from tlmsearch.ladders.files import load_config
+
+        load_config(args.ladder_dir)  # not a ladder: one line
+        if args.action == "report":
+            from tlmsearch.ladders.report import write_ladder_report
+
+            paths = write_ladder_report(args.ladder_dir)
+            if args.json:
+                print(paths["json"].read_text(), end="")
+            else:
+                print(json.loads(paths["json"].read_text())["conclusion"])
+                print(f"wrote {paths['html']}\n      {paths['md']}\n      {paths['json']}")
+            return 0
+        print_status(args.ladder_dir, args.json)
+        return 0
+    from tlmsearch.api import ladder, resume_ladder
+
+    if args.action == "resume":
+        from tlmsearch.ladders.files import load_config
+
+        load_config(args.ladder_dir)
+        result = resume_ladder(args.ladder_dir, address=args.address, progress=not args.quiet)
+    else:
+        result = ladder(build_config(args), address=args.address, progress=not args.quiet)
+    print(result.summary["conclusion"])
+    return 0
+
+
+def status_rows(ladder_dir: Any) -> list[dict[str, Any]]:
+    from pathlib import Path
+
+    from tlmsearch.ladders.files import load_config, read_state
+    from tlmsearch.rundir.records import read_records
+
+    cfg = load_config(ladder_dir)
+    phases = read_state(ladder_dir)["phases"]
+    rows = []
+    for spec in cfg.specs:
+        sub = Path(ladder_dir) / spec.name
+        recs = read_records(sub) if sub.is_dir() else []
+        rows.append(
+            {
+                "point": spec.text,
+                "name": spec.name,
+                "search": phases.get(f"{spec.name}/search", {}).get("status", "pending"),
+                "verify": phases.get(f"{spec.name}/verify", {}).get("status", "pending"),
+                "runs": sum(r.kind == "verify" and r.status == "complete" for r in recs),
+            }
+        )
+    return rows
+
+
+def print_status(ladder_dir: Any, as_json: bool = False) -> None:
+    from tlmsearch.ladders.report import json_safe, ladder_summary
+
+    rows = status_rows(ladder_dir)
+    s = ladder_summary(ladder_dir)
+    outcomes = {p["name"]: p["outcome"] for p in s["points"]}
+    if as_json:
+        print(
+            json.dumps(json_safe({"ladder": str(ladder_dir), "points": rows, "conclusion": s["conclusion"]}), indent=2)
+        )
+        return
+    print(f"ladder {s['ladder']} ({ladder_dir}): {s['arch']}, {len(rows)} points")
+    for r in rows:
+        print(
+            f"  {r['point']:<28} search {r['search']:<8} verify {r['verify']:<8} {r['runs']:>4} runs  "
+            f"{outcomes.get(r['name']) or ''}"
+        )
+    print(f"  {s['conclusion']}")
