@@ -75,7 +75,11 @@ def fit_all(
                 continue
             pts = [p for n, s, res, t in rows if (p := ladder_points(n, s, res, prof, ref, t)) is not None]
             if len({p.compute for p in pts}) < 2:
-                per[prof] = {"trend": None, "why": f"{len(pts)} point(s) with paired gains: a trend needs 2"}
+                flat = [n for n, _, res, _ in rows if (g := res.gains.get(prof, {}).get(ref)) and not g.se > 0]
+                why = f"{len(pts)} point(s) with a paired spread: a trend needs 2"
+                if flat:
+                    why += f"; no spread at {', '.join(flat)} (the same losses as {ref} at every seed: same widths)"
+                per[prof] = {"trend": None, "why": why}
                 continue
             fits[prof] = fit_trend(pts, alpha=alpha, target=target)
         adjusted: list[float] = [float(p) for p in holm([f.p_value for f in fits.values()])] if fits else []
