@@ -53,6 +53,8 @@ def load_config(study_dir: str | Path) -> StudyConfig:
         cfg = cfg.replace(lr_calibration="off")
     if "rate_check" not in raw:  # written before verify's learning-rate check existed: it ran none
         cfg = cfg.replace(rate_check=0)
+    if "verify_tokens_per_param" not in raw:  # written before the deciding length: it verified at the searches'
+        cfg = cfg.replace(verify_tokens_per_param=0.0)
     return cfg
 
 

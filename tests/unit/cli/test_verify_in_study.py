@@ -159,5 +159,10 @@ def test_a_study_verifies_at_its_deciding_length_unless_told(tmp_path: Path, mon
     assert verify_options(arch)["train"] == {"tokens_per_param": 5.0}  # type: ignore[index]
     cfg.replace(train=TrainConfig(steps=40)).save(arch.parent / STUDY_CONFIG)
     assert "train" not in verify_options(arch)  # type: ignore[operator]
+    cfg.save(arch.parent / STUDY_CONFIG)  # screening at 5, written before the deciding length existed:
+    raw = (arch.parent / STUDY_CONFIG).read_text()
+    kept = "\n".join(line for line in raw.splitlines() if not line.startswith("verify_tokens_per_param"))
+    (arch.parent / STUDY_CONFIG).write_text(kept + "\n")
+    assert verify_options(arch)["train"] == {"tokens_per_param": 5.0}  # type: ignore[index]  # as it verified then
     with pytest.raises(ConfigError, match="verify_tokens_per_param"):
         StudyConfig(verify_tokens_per_param=-1.0)
