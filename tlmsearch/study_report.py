@@ -26,9 +26,10 @@ from tlmsearch.analysis.crossarch import (
     transfer_matrix,
 )
 from tlmsearch.analysis.random_control import control_summary
+from tlmsearch.analysis.rate_check import rate_checks
 from tlmsearch.errors import UserError
 from tlmsearch.lr_calibration import short_text
-from tlmsearch.rundir.io import json_text, refuse_folder, write_text
+from tlmsearch.rundir.io import json_text, read_verify, refuse_folder, write_text
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.lr import run_calibration
 from tlmsearch.rundir.records import read_records
@@ -80,6 +81,7 @@ def study_summary(study_dir: str | Path) -> dict[str, Any]:
         "paper_source": PAPER_SOURCE,
         "noise_floor": {a: arch_floor(study_dir / a) for a in cfg.archs},
         "learning_rates": {a: arch_lr(study_dir / a) for a in cfg.archs},
+        "rate_checks": {a: arch_rate_check(study_dir / a) for a in ended},  # verify's check at half/twice the rate
         "random_control": (
             {a: random_control(study_dir, a, own.get(a)) for a in cfg.archs} if cfg.random_control else None
         ),
@@ -132,6 +134,19 @@ def arch_lr(sub: Path) -> dict[str, Any] | None:
         "calibration": calibration.to_dict() if calibration is not None else None,
         "losses": calibration.loss_texts() if calibration is not None else [],
     }
+
+
+def arch_rate_check(sub: Path) -> list[dict[str, Any]]:
+    """An architecture's learning-rate check (`tlmsearch.analysis.rate_check`: its verdict's result
+    at half, base and twice the rate), [] when its verification ran none."""
+    if not (sub / SEARCH_CONFIG).is_file():
+        return []
+    return [c.to_dict() for c in rate_checks(read_records(sub), read_verify(sub).get("rate_check"))]
+
+
+def rate_check_lines(s: Mapping[str, Any]) -> list[str]:
+    """One line per architecture whose verification ran the learning-rate check: its headline."""
+    return [f"{a}: {c['headline']}" for a, checks in (s.get("rate_checks") or {}).items() for c in checks]
 
 
 def lr_text(entry: Mapping[str, Any] | None) -> str:
@@ -304,6 +319,9 @@ def markdown(s: Mapping[str, Any]) -> str:
         "Learning rate of each architecture (chosen on uniform by the calibration: lowest final "
         "val_loss): " + "; ".join(f"{a} {lr_text(v)}" for a, v in (s.get("learning_rates") or {}).items()) + ".",
     ]
+    if rate_check_lines(s):
+        out += ["", "## Learning-rate check (each verdict at half and twice the rate)", ""]
+        out += [f"- {line}" for line in rate_check_lines(s)]
     if s.get("random_control"):
         out += ["", "## Random-search control (verified as `random-best`)", ""]
         out += [f"- {random_text(a, c)}" for a, c in s["random_control"].items()]
@@ -341,6 +359,10 @@ def to_html(s: Mapping[str, Any]) -> str:
         "<p>Learning rate of each architecture (chosen on uniform by the calibration: lowest final "
         "val_loss): " + e("; ".join(f"{a} {lr_text(v)}" for a, v in (s.get("learning_rates") or {}).items())) + ".</p>",
     ]
+    if rate_check_lines(s):
+        parts.append("<h2>Learning-rate check (each verdict at half and twice the rate)</h2><ul>")
+        parts += [f"<li>{e(line)}</li>" for line in rate_check_lines(s)]
+        parts.append("</ul>")
     if s.get("random_control"):
         parts.append("<h2>Random-search control (verified as random-best)</h2><ul>")
         parts += [f"<li>{e(random_text(a, c))}</li>" for a, c in s["random_control"].items()]

@@ -27,7 +27,7 @@ def _loss(spec: str, seed: int, factor: float) -> float:
     return base + (SHIFT[factor] if spec == KNOTS else 0.0) + 0.003 * math.sin(3 * seed + len(spec))
 
 
-def _run(tmp_path: Path) -> Path:
+def _run(tmp_path: Path, where: str = "run") -> Path:
     recs = search_records()
     recs += [
         record(f"v-{p}-{s}", p, _loss(p, s, 1.0), kind="verify", seed=s)
@@ -48,7 +48,7 @@ def _run(tmp_path: Path) -> Path:
                 recs.append(record(tid, spec, _loss(spec, s, factor), kind="ratecheck", seed=s, params=params))
                 ids[str(s)] = tid
             runs[format(factor, "g")][role] = ids
-    run = write_run(tmp_path / "run", recs)
+    run = write_run(tmp_path / where, recs)
     doc = {"steps": 40, "decision_seeds": list(SEEDS), "complete": True}
     doc["rate_check"] = {
         "seeds": list(SEEDS), "factors": [0.5, 1.0, 2.0], "base_lr": 2e-3, "rate_source": "calibrated",
@@ -118,3 +118,33 @@ def test_plot_data_and_markdown_of_a_check_dict() -> None:
     assert md[0] == "### Learning-rate check: undecided at every rate"
     assert "| 0.001 | half | 2 | +0.0100 [-0.2000, +0.2200] |" in "\n".join(md)
     assert "| 0.002 | base | 0 | - |" in "\n".join(md) and rate_check_markdown(None) == []
+
+
+def test_a_study_reports_each_architectures_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tlmsearch.config import DataConfig
+    from tlmsearch.study_config import StudyConfig
+    from tlmsearch.study_files import STUDY_CONFIG, STUDY_STATE
+    from tlmsearch.study_report import write_study_report
+
+    study = tmp_path / "st"
+    arch = _run(study, "transformer")
+    StudyConfig(name="st", archs=("transformer",), preset="tiny", model={"n_layers": 4}, seeds=5,
+                data=DataConfig(corpus="pydoc")).save(study / STUDY_CONFIG)  # fmt: skip
+    phases = {"transformer/search": "done", "transformer/verify": "done", "transfer/transformer": "pending"}
+    (study / STUDY_STATE).write_text(json.dumps({"phases": {k: {"status": v} for k, v in phases.items()}}))
+    write_study_report(study)
+    summary = json.loads((study / "summary.json").read_text())
+    (check,) = summary["rate_checks"]["transformer"]
+    assert check["outcome"] == "rate_sensitive" and check["candidate"] == KNOTS
+    md = (study / "summary.md").read_text()
+    assert "## Learning-rate check (each verdict at half and twice the rate)" in md
+    assert f"- transformer: {check['headline']}" in md
+    assert "rate-sensitive: the sign flips" in (study / "report.html").read_text()
+    assert main(["status", str(study)]) == 0
+    assert (
+        "learning-rate check: rate-sensitive (better at 0.001, better at 0.002, worse at 0.004"
+        in capsys.readouterr().out
+    )
+    (arch / VERIFY).write_text(json.dumps({"decision_seeds": list(SEEDS), "rate_check": {"groups": [{}]}}))
+    assert main(["status", str(study)]) == 0  # a damaged entry: the status still answers, and says so
+    assert "learning-rate check: unreadable: verify.json: its rate_check entry is damaged" in capsys.readouterr().out

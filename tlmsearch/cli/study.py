@@ -16,7 +16,7 @@ from tlmsearch.cli._config_args import (
     training_overrides,
 )
 from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
-from tlmsearch.errors import UserError
+from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.lr_calibration import after_explicit_lr
 from tlmsearch.study_config import DEFAULT_ARCHS, StudyConfig
 
@@ -162,9 +162,10 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
     import sys
     from pathlib import Path
 
+    from tlmsearch.analysis.rate_check import short_text
     from tlmsearch.study_files import damage_text, load_config, read_state, study_damage
     from tlmsearch.study_progress import snapshot, study_line, time_left
-    from tlmsearch.study_report import floor_text, lr_short, study_summary
+    from tlmsearch.study_report import arch_rate_check, floor_text, lr_short, study_summary
 
     cfg = load_config(study_dir)
     phases = read_state(study_dir)["phases"]
@@ -192,6 +193,13 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
         )
         if cfg.random_control:
             print(f"  {'':<16} random-search control {r['random']:<8} {r['random_trials']} trials")
+        if r["verify"] == "done":
+            try:
+                checks = [short_text(c) for c in arch_rate_check(Path(study_dir) / r["arch"])]
+            except ConfigError as e:  # a damaged verify.json: the status still answers, and says so
+                checks = [f"unreadable: {e}"]
+            for text in checks:
+                print(f"  {'':<16} learning-rate check: {text}")
     report = phases.get("report", {}).get("status", "pending")
     print(f"  report {report}")
     if damage:  # the rows above read the damaged records as they are: say so, loudly
