@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tlmsearch import plots
+from tlmsearch.analysis.counts import records_in_words
 from tlmsearch.analysis.front import front_axis
 from tlmsearch.analysis.headline import describe_shape, level
 from tlmsearch.analysis.stats import check_method
@@ -185,8 +186,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     lines = [
         f"# tlmsearch report: {summary.get('run_dir', '')}",
         "",
-        f"Architecture: **{summary['arch']}**; {summary['n_records']} trial records, "
-        f"{summary['finished']} finished at full fidelity.",
+        f"Architecture: **{summary['arch']}**. Runs: {records_in_words(summary.get('counts') or {})}.",
         "",
     ]
     lines += _regime_markdown(summary.get("regime"))

@@ -91,5 +91,5 @@ def run(args: argparse.Namespace) -> int:
         snippet = fmt.loading.format(path=str(path), dir=str(path.parent))
         print("load it with:\n" + "\n".join(f"  {line}" for line in snippet.splitlines()))
     if fmt.checked:
-        print(f"checked: {fmt.checked}")
+        print(fmt.checked)  # "tested: ...; not tested: ..."
     return 0

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     summary = json.loads(paths["json"].read_text())
     for v in summary["verdicts"]:
-        print(f"{v['group']}: [{v['outcome']}] {v['headline']}")
+        print(f"{v['group']}: {v['headline']}")  # the headline opens with the outcome in words
     for note in summary["notes"]:
         print(f"note: {note}")
     print(f"wrote {paths['html']}\n      {paths['markdown']}\n      {paths['json']}")

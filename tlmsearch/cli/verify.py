@@ -191,7 +191,7 @@ def print_verdicts(verdicts: list, as_json: bool, rate_check: list | None = None
     from tlmsearch.analysis.headline import level, pct
 
     for v in verdicts:
-        print(f"\n{v.group}: [{v.outcome}] {v.headline}")
+        print(f"\n{v.group}: {v.headline}")  # the headline opens with the outcome in words
         print(f"  gains over cosine, {level(v.confidence)} intervals:")
         for row in v.table:
             g = row["gain_vs_cosine"]

@@ -5,7 +5,8 @@
     s/step, 12,000-15,000 tok/s: measured in 6 earlier runs of this shape)
 
 (one line; a trial length given in tokens per parameter adds the line before it that derives
-the step count). The arithmetic is `tlmsearch.estimate`'s, the rate `tlmsearch.calibrate`'s (recorded
+the step count, and a trial count too small for every baseline a note that names those left
+out). The arithmetic is `tlmsearch.estimate`'s, the rate `tlmsearch.calibrate`'s (recorded
 or timed now, before Ray starts). The line goes to stderr, beside the progress line, so a
 command's stdout (`--json`, `--dry-run`'s YAML) stays clean.
 """
@@ -96,10 +97,34 @@ def search_line(cfg: SearchConfig, *, done: int = 0, cpus: float | None = None, 
     others = sum(lo < hi for lo, hi in work.runs)
     if others:
         full = len(work.runs) - others - noise - lr
-        head += f" ({full} baseline{'s' * (full != 1)} in full; {cfg.scheduler.upper()} may stop the other "
-        head += f"{others} at step {first_rung})"
+        stop = f"{cfg.scheduler.upper()} may stop"
+        head += (
+            f" ({full} baseline{'s' * (full != 1)} in full; {stop} the other {others} at step {first_rung})"
+            if full
+            else f" ({stop} any of them at step {first_rung})"
+        )
     head += f", {_where(cfg, at_once)}"
-    return _with_length(cfg, plan_line(head, estimate_work(cfg, work), _tokens_per_step(cfg)), f"search {cfg.name}")
+    line = _with_length(cfg, plan_line(head, estimate_work(cfg, work), _tokens_per_step(cfg)), f"search {cfg.name}")
+    note = "" if done else dropped_baselines_line(cfg)
+    return f"{note}\n{line}" if note else line
+
+
+def dropped_baselines_line(cfg: SearchConfig) -> str:
+    """One line when `cfg.trials` is too few for every baseline (at every budget of a sweep): the
+    search runs the first baselines only, and says which it leaves out; "" when all fit."""
+    levels = cfg.budget_levels if cfg.base_widths else 1
+    total = len(cfg.baselines) * levels
+    if cfg.trials >= total:
+        return ""
+    more = f"--trials {total} or more runs them all"
+    if levels == 1:
+        left = ", ".join(cfg.baselines[cfg.trials :])
+        trials = f"{cfg.trials} trial{'s' * (cfg.trials != 1)}"
+        return f"note: {trials} leave room for {cfg.trials} of the {total} baselines: {left} not run ({more})"
+    return (
+        f"note: {cfg.trials} trials leave room for {cfg.trials} of the {total} baseline runs ({len(cfg.baselines)} "
+        f"baselines at {levels} budgets): the last {total - cfg.trials} not run ({more})"
+    )
 
 
 def _with_length(cfg: SearchConfig, line: str, what: str) -> str:

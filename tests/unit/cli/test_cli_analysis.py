@@ -30,6 +30,7 @@ def test_report_cli_on_synthetic_run(fake_run: Path, capsys: pytest.CaptureFixtu
     assert main(["report", str(fake_run)]) == 0
     out = capsys.readouterr().out
     assert "a better profile than cosine exists" in out and (fake_run / "report.html").exists()
+    assert "[better]" not in out  # the headline says the outcome in words, once
     assert main(["report", str(fake_run), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["verdicts"][0]["better"] == "knots:k0=3,k1=1"
 

@@ -63,3 +63,20 @@ def test_recorded_rates_replace_the_calibration(tmp_path: Path) -> None:
 def test_quiet_leaves_the_plan_line_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*ARGS, "--runs-dir", str(tmp_path / "runs"), "--quiet"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_baselines_the_trial_count_leaves_out_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [a if a != "6" else "2" for a in ARGS]  # --trials 2: room for 2 of the 4 baselines
+    assert main([*argv, "--runs-dir", str(tmp_path / "runs")]) == 0
+    note, line = capsys.readouterr().err.strip().splitlines()[-2:]
+    assert note == (
+        "note: 2 trials leave room for 2 of the 4 baselines: linear:start=1.5,end=0.5, cosine:start=0.5,end=1.5 "
+        "not run (--trials 4 or more runs them all)"
+    )
+    assert line.startswith("search plan: 2 trials x 60 steps")
+
+
+def test_a_search_without_baselines_says_so_plainly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*ARGS, "--no-baselines", "--runs-dir", str(tmp_path / "runs")]) == 0
+    err = capsys.readouterr().err
+    assert "(ASHA may stop any of them at step" in err and "0 baselines" not in err and "note:" not in err, err
