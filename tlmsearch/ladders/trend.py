@@ -11,8 +11,9 @@ fitted by weighted least squares with weights 1 / se_i^2. Two facts make the tex
 wrong here, and both are handled:
 
 - each se_i is itself estimated from few seeds (often 2-6), and the weights are taken from the
-  same estimates: treated as known they give intervals that cover a linear truth only 72-89 % of
-  the time at 2-6 seeds (simulated; `bench/bench_ladder.py`). The critical value therefore comes
+  same estimates: treated as known they give intervals that cover a linear truth only 63-94 % of
+  the time at 2-6 seeds and call a constant gain a trend 6-36 % of the time at alpha 0.05
+  (simulated; bench/README.md section 15, `bench/bench_ladder.py`). The critical value therefore comes
   from a generalised pivotal quantity: each point's true sd is drawn from its fiducial
   distribution (se_i * sqrt(df_i / chi2_df_i)), data and estimated se are simulated from it,
   the whole fit is redone, and the quantile of |estimate - truth| / se over `draws` such ladders
@@ -22,10 +23,11 @@ wrong here, and both are handled:
   truncated at one), inside the pivot too, so curvature the noise cannot explain widens the
   interval instead of being ignored.
 
-Simulated (`tests/unit/ladder/test_trend_simulation.py`, more in the bench): a gain linear in
-log-compute is covered >= 90 % of the time (93-96 % at a nominal 95 %), and a constant gain is
-called a trend at about alpha (0.03-0.06 at 0.05; up to 0.08 with 2 seeds and a 10x drop of the
-paired sd across the ladder). The extrapolation to a target compute is the same linear
+Simulated (`tests/unit/ladders/test_ladder_simulation.py`; bench/README.md section 15 over 36
+cells of 2,000 ladders): a gain linear in log-compute is covered 93-96 % of the time at a
+nominal 95 %, and a constant gain is called a trend 0.029-0.067 of the time at alpha 0.05 (the
+0.067 with 5 points of 2 seeds and a 10x fall of the paired sd up the ladder; at most 0.059
+with 4 or more seeds). The extrapolation to a target compute is the same linear
 combination evaluated there, with its own pivot; it says how far it reaches.
 """
 
