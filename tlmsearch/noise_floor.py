@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 # a gap below TIE_SDS standard deviations of the difference of two single-seed scores is a tie
@@ -153,3 +153,36 @@ def ranking_gaps(values: Sequence[float], sd: float) -> list[dict[str, Any]]:
         gap = v - best
         out.append({"gap": gap, "gap_sd": _num(in_sd(gap, sd)), "tie": is_tie(gap, sd)})
     return out
+
+
+# ----------------------------------------------------------------------------- the rule in words
+# One wording of the floor and of a gap, used by `tlmsearch status`, summary.md, the report's
+# best-trials table and the ranking figure's band, so that none of them calls a tie what another
+# does not.
+
+
+def gap_text(row: Mapping[str, Any]) -> str:
+    """A ranking row's gap to the best (`ranking_gaps`): "best", "+0.0120 nats = 0.8 sd (tie)",
+    "+0.0120 nats" without a usable floor, "-" without a score."""
+    gap = row.get("gap")
+    if gap is None or not math.isfinite(gap):
+        return "-"
+    if gap == 0:
+        return "best"
+    sd = row.get("gap_sd")
+    return f"{gap:+.4f} nats" + (f" = {sd:.1f} sd" if sd is not None else "") + (" (tie)" if row.get("tie") else "")
+
+
+def floor_text(floor: Mapping[str, Any] | None) -> str:
+    """The floor (`NoiseFloor.to_dict()`, None when the search measured none) and its tie rule."""
+    if floor is None:
+        return "noise floor: not measured (noise_seeds 0): each search-time score is one seed's; gaps are not ranked"
+    seeds = ", ".join(str(s) for s in floor["seeds"])
+    if floor.get("sd") is None:
+        have = f" (seeds {seeds})" if seeds else ""
+        return f"noise floor: {floor['n']} of {floor['planned']} seeds of uniform finished so far{have}; no spread yet"
+    partial = "" if floor["complete"] else f", {floor['n']} of {floor['planned']} so far"
+    return (
+        f"noise floor: sd {floor['sd']:.4f} nats over {floor['n']} seeds of uniform (seeds {seeds}{partial}) at "
+        f"{floor['steps']} steps; a gap to the best under {floor['tie_gap']:.4f} nats (2 x sqrt(2) sd) is a tie"
+    )

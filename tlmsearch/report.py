@@ -21,7 +21,7 @@ from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import run_verdicts, summarize
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.errors import ConfigError, UserError
-from tlmsearch.noise_floor import NoiseFloor
+from tlmsearch.noise_floor import NoiseFloor, floor_text, gap_text
 from tlmsearch.plots.rate_check import plot_rate_check, rate_check_markdown
 from tlmsearch.rundir.io import read_verify, read_yaml, refuse_folder, require_dir, write_text
 from tlmsearch.rundir.layout import CONFIG_FILES, REPORT_HTML, SEARCH_CONFIG, SUMMARY_JSON, SUMMARY_MD, TRIALS
@@ -56,14 +56,20 @@ def load_run(run_dir: str | Path) -> tuple[list[TrialRecord], dict[str, Any]]:
     return read_records(path), config
 
 
-def quality_figure(records: list[TrialRecord], kinds: tuple[str, ...], objectives: tuple[str, ...]) -> go.Figure:
+def quality_figure(
+    records: list[TrialRecord],
+    kinds: tuple[str, ...],
+    objectives: tuple[str, ...],
+    floor: Mapping[str, Any] | None = None,
+) -> go.Figure:
     """The figure that follows the declared objectives: a Pareto front of the two objectives
     when there are two; quality against parameters in a budget sweep; otherwise a ranking
-    (one objective at one budget: a front against measured speed would only show load)."""
+    (one objective at one budget: a front against measured speed would only show load), its band
+    the search's noise floor (`floor`, `NoiseFloor.to_dict()`)."""
     x = front_axis(records, objectives, kinds=kinds)
     if x is not None:
         return plots.plot_pareto(records, y=objectives[0], x=x, kinds=kinds)
-    return plots.plot_ranking(records, kinds=kinds)
+    return plots.plot_ranking(records, kinds=kinds, floor=floor)
 
 
 def figures(
@@ -71,10 +77,11 @@ def figures(
     verdicts: list[Verdict],
     kinds: tuple[str, ...],
     objectives: tuple[str, ...] = ("val_loss",),
+    floor: Mapping[str, Any] | None = None,
 ) -> dict[str, go.Figure]:
     """Every figure of the report, by id (see `FIGURES`)."""
     return {
-        "pareto": quality_figure(records, kinds, objectives),
+        "pareto": quality_figure(records, kinds, objectives, floor),
         "widths": plots.plot_widths(records, kinds=kinds),
         "curves": plots.plot_curves(records, kinds=kinds),
         "front-load": plots.plot_front_load(records, kinds=kinds),
@@ -106,7 +113,7 @@ def build(
     vs = run_verdicts(records, plan, margin=margin, alpha=alpha, arch=summary["arch"], method=method)
     summary["verdict_table"] = _verdict_table(vs)
     objectives = tuple(config.get("objectives") or ("val_loss",))
-    figs = figures(records, vs, kinds, objectives)
+    figs = figures(records, vs, kinds, objectives, summary["noise_floor"])
     if summary["rate_check"]:
         figs["rate-check"] = plot_rate_check(summary["rate_check"])
     return summary, figs
@@ -202,7 +209,7 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     ]
     for b in summary["best"]:
         lines.append(
-            f"| {b['trial_id']} | `{b['profile']}` | {_f(b['val_loss'])} | {_gap(b)} | {_f(b['val_ppl'], '.3f')} "
+            f"| {b['trial_id']} | `{b['profile']}` | {_f(b['val_loss'])} | {gap_text(b)} | {_f(b['val_ppl'], '.3f')} "
             f"| {_f(b.get('tokens_per_param'), '.3g')} | {_f(b.get('epochs'), '.3g')} | {b['widths']} |"
         )
     lines += ["", f"Export the best: `tlmsearch export {summary.get('run_dir', 'RUN_DIR')} --format native`", ""]
@@ -222,29 +229,10 @@ def _regime_markdown(regime: Mapping[str, Any] | None) -> list[str]:
 
 
 def _floor_markdown(floor: Mapping[str, Any] | None) -> list[str]:
-    """The noise floor the search measured (what a search-time gap is worth), or why there is none."""
-    if floor is None:
-        return ["Search-time scores are single short trials at one seed; no noise floor was measured.", ""]
-    seeds = ", ".join(str(s) for s in floor["seeds"])
-    if floor.get("sd") is None:
-        return [f"Noise floor: {floor['n']} of {floor['planned']} seeds of uniform finished; no spread yet.", ""]
-    return [
-        f"Noise floor: the sd of val_loss over {floor['n']} seeds of uniform ({seeds}) at {floor['steps']} steps "
-        f"is {floor['sd']:.4f} nats; a gap to the best under {floor['tie_gap']:.4f} nats (2 x sqrt(2) sd: what "
-        "two single-seed scores differ by from seed noise alone about 95% of the time) is marked a tie. "
-        "Only `verify`, with fresh paired seeds, decides.",
-        "",
-    ]
-
-
-def _gap(row: Mapping[str, Any]) -> str:
-    gap = row.get("gap")
-    if gap is None or not math.isfinite(gap):
-        return "-"
-    if gap == 0:
-        return "best"
-    sd = row.get("gap_sd")
-    return f"{gap:+.4f}" + (f" = {sd:.1f} sd" if sd is not None else "") + (" (tie)" if row.get("tie") else "")
+    """The noise floor the search measured (what a search-time gap is worth), or why there is
+    none: `noise_floor.floor_text`, the words of `tlmsearch status` and of the ranking figure."""
+    text = floor_text(floor)
+    return [text[0].upper() + text[1:] + ". Only `verify`, with fresh paired seeds, decides.", ""]
 
 
 _CSS = (

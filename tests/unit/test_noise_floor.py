@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from analysis_fakes import record, write_run
 
+from tlmsearch import plots
 from tlmsearch.analysis.summary import summarize
 from tlmsearch.errors import ConfigError
 from tlmsearch.noise_floor import (
@@ -17,6 +18,7 @@ from tlmsearch.noise_floor import (
     NoiseFloor,
     describe_gap,
     floor_sd,
+    floor_text,
     in_sd,
     is_tie,
     ranking_gaps,
@@ -30,6 +32,7 @@ from tlmsearch.rundir.noise import (
     search_runs_uniform,
 )
 from tlmsearch.rundir.records import TrialRecord
+from tlmsearch.rundir.study import load
 from tlmsearch.search_config import SearchConfig, load_run_config
 
 # ----------------------------------------------------------------------------- pure maths
@@ -201,6 +204,10 @@ def test_report_writes_the_floor_to_summary_json_and_md(tmp_path: Path) -> None:
     s = json.loads(paths["json"].read_text())
     assert s["noise_floor"]["sd"] == pytest.approx(0.02) and s["best"][1]["tie"] is True
     md = paths["markdown"].read_text()
-    assert "Noise floor: the sd of val_loss over 3 seeds of uniform (5, 6, 7)" in md
-    assert "+0.0200 = 1.0 sd (tie)" in md
+    status = next(line for line in md.splitlines() if line.startswith("Noise floor: sd 0.0200 nats over 3 seeds"))
+    assert floor_text(s["noise_floor"]) in status[0].lower() + status[1:]  # the words of `tlmsearch status`
+    assert "| +0.0200 nats = 1.0 sd (tie) |" in md  # as status shows the row
+    fig = plots.plot_ranking(load(run).records, floor=s["noise_floor"])  # the report's ranking figure
+    (band,) = fig.layout.shapes
+    assert band.y1 - band.y0 == pytest.approx(s["noise_floor"]["tie_gap"])  # ties inside, the others outside
     assert statistics.stdev([1.80, 1.82, 1.84]) == pytest.approx(0.02)

@@ -180,19 +180,13 @@ def test_search_optimism_of_the_favourite() -> None:
     assert v.search_optimism == pytest.approx(0.0, abs=1e-9)
 
 
-def test_ranking_draws_the_seed_noise_floor_when_seeds_measure_it() -> None:
-    from tlmsearch.analysis.collect import seed_noise_floor
-
+def test_ranking_draws_the_searchs_tie_band_only_with_a_floor() -> None:
     recs = search_records()
-    assert seed_noise_floor(recs, 40) is None  # one seed per profile: nothing to pool
     fig = plots.plot_ranking(recs)
-    assert "no seed-noise estimate" in fig.layout.title.text and not fig.layout.shapes
-    # two more seeds of uniform and cosine at the same length: sd of (2.30, 2.32, 2.31) and (2.25, 2.26, 2.24)
-    more = [record(f"v{i}", spec, loss, kind="verify", seed=s)
-            for i, (spec, loss, s) in enumerate([("uniform", 2.32, 1), ("uniform", 2.31, 2),
-                                                  ("cosine", 2.26, 1), ("cosine", 2.24, 2)])]  # fmt: skip
-    base = [record("u0", "uniform", 2.30, kind="verify", seed=0), record("c0", "cosine", 2.25, kind="verify", seed=0)]
-    floor, n = seed_noise_floor(base + more, 40)  # type: ignore[misc]
-    assert n == 2 and floor == pytest.approx(0.01 / ((2.31 + 2.25) / 2), rel=1e-6)
-    fig = plots.plot_ranking(recs + base + more)
-    assert "seed-noise floor above the best" in fig.layout.title.text and len(fig.layout.shapes) == 1
+    assert "noise floor: not measured" in fig.layout.title.text and not fig.layout.shapes
+    floor = {"metric": "val_loss", "n": 3, "planned": 3, "seeds": [1, 2, 3], "sd": 0.02, "tie_gap": 0.0566,
+             "steps": 40, "complete": True}  # fmt: skip
+    fig = plots.plot_ranking(recs, floor=floor)
+    assert "is a tie; band: the ties with the best" in fig.layout.title.text and len(fig.layout.shapes) == 1
+    best = min(p.y for p in plots.pareto_data(recs).points)
+    assert (fig.layout.shapes[0].y0, fig.layout.shapes[0].y1) == pytest.approx((best, best + 0.0566))

@@ -84,11 +84,34 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
         "lr_calibration": calibration.to_dict() if calibration is not None else None,
         "lr_line": rate_line(cfg, calibration),
         "rate_check": _rate_check(study) if "compare" not in kinds else [],
+        "verdicts": _verdicts(study),
         "best": best,
         "pareto": [brief(r) for r in full if r.trial_id in front_ids],
         "baselines": [brief(r) for r in study.records if r.kind == "baseline"],
         "failed": [{"trial_id": r.trial_id, "reason": r.reason} for r in study.records if r.status == "failed"],
     }
+
+
+def _verdicts(study: Any) -> list[dict[str, Any]]:
+    """The run's verdicts as `tlmsearch report` gives them, at the margin and alpha its verify
+    decided with (verify.json); [] before a finished verify or compare, [{"error": ...}] when
+    verify.json is damaged."""
+    from tlmsearch.analysis.summary import run_verdicts
+    from tlmsearch.errors import ConfigError
+    from tlmsearch.rundir.io import read_verify
+    from tlmsearch.rundir.layout import VERIFY as VERIFY_FILE
+
+    try:
+        plan = read_verify(study.run_dir)
+    except ConfigError as e:
+        return [{"error": str(e)}]
+    try:
+        found = run_verdicts(
+            study.records, plan, margin=plan.get("margin"), alpha=plan.get("alpha"), arch=study.config.arch
+        )
+    except (ConfigError, TypeError, ValueError) as e:  # levels damaged by hand: status still answers
+        return [{"error": f"{VERIFY_FILE}: {e}"}]
+    return [{"group": v.group, "outcome": v.outcome, "headline": v.headline} for v in found]
 
 
 def _rate_check(study: Any) -> list[dict[str, Any]]:
@@ -110,26 +133,9 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
-def _floor_line(floor: dict[str, Any]) -> str:
-    """The noise floor in one line (see `tlmsearch.noise_floor`)."""
-    seeds = ", ".join(str(x) for x in floor["seeds"])
-    if floor["sd"] is None:
-        have = f" (seeds {seeds})" if seeds else ""
-        return f"noise floor: {floor['n']} of {floor['planned']} seeds of uniform finished so far{have}"
-    partial = "" if floor["complete"] else f", {floor['n']} of {floor['planned']} so far"
-    return (
-        f"noise floor: sd {floor['sd']:.4f} nats over {floor['n']} seeds of uniform (seeds {seeds}{partial}); "
-        f"gaps to the best under {floor['tie_gap']:.4f} nats (2 x sqrt(2) sd) are ties"
-    )
-
-
-def _gap_text(row: dict[str, Any]) -> str:
-    """E.g. "+0.0120 nats = 0.8 sd (tie)": a best-list row's gap to the best."""
-    text = f"{row['gap']:+.4f} nats" + (f" = {row['gap_sd']:.1f} sd" if row.get("gap_sd") is not None else "")
-    return text + (" (tie)" if row.get("tie") else "")
-
-
 def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
+    from tlmsearch.noise_floor import floor_text, gap_text
+
     s = status_dict(study, top)
     if as_json:
         print(json.dumps(s, indent=2))
@@ -142,17 +148,18 @@ def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
         + (f"; {s['noise']} noise-floor trials" if s["noise"] else "")
         + (f"; {s['verify']} verify trials" if s["verify"] else "")
     )
-    floor = s["noise_floor"]
-    if floor is not None:
-        print(_floor_line(floor))
-    elif s["kinds"] != ["compare"]:
-        print("noise floor: not measured (noise_seeds 0): each search-time score is one seed's; gaps are not ranked")
+    if s["noise_floor"] is not None or s["kinds"] != ["compare"]:
+        print(floor_text(s["noise_floor"]))  # the rule summary.md and the report state, in the same words
     if s["kinds"] != ["compare"]:
         print(s["lr_line"])
         for line in (s["lr_calibration"] or {}).get("warnings", []):
             print(line)
     if s["regime"] is not None:
         print(s["regime"]["text"])
+    for v in s["verdicts"]:  # the headline opens with the outcome in words
+        print(f"verdict: unreadable: {v['error']}" if "error" in v else f"verdict ({v['group']}): {v['headline']}")
+    if not s["verdicts"] and s["kinds"] != ["compare"]:
+        print(f"verdict: none yet (`tlmsearch verify {s['run_dir']}` re-trains the best with fresh seeds and decides)")
     for check in s["rate_check"]:
         from tlmsearch.analysis.rate_check import short_text
 
@@ -170,7 +177,7 @@ def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
         print(f"{title}:")
         for r in rows:
             values = "  ".join(f"{o}={_fmt(r[o])}" for o in s["objectives"])
-            gap = f"  {_gap_text(r) if r is not rows[0] else 'best':<27}" if title.startswith("best") else ""
+            gap = f"  {gap_text(r) if r is not rows[0] else 'best':<27}" if title.startswith("best") else ""
             print(f"  {r['trial_id']:>10}  {r['kind']:<8} {r['status']:<8} {values}{gap}  {r['profile']}")
     for f in s["failed"]:
         print(f"failed {f['trial_id']}: {f['reason']}")

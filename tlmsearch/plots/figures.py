@@ -9,8 +9,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tlmsearch.analysis.collect import seed_noise_floor
 from tlmsearch.analysis.front import pareto_data
+from tlmsearch.noise_floor import floor_text
 from tlmsearch.plots.data import (
     curves_data,
     front_load_data,
@@ -18,7 +18,7 @@ from tlmsearch.plots.data import (
     verdict_table_data,
     widths_data,
 )
-from tlmsearch.rundir.records import SEARCH_KINDS, as_records, finished
+from tlmsearch.rundir.records import SEARCH_KINDS
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go
@@ -202,25 +202,29 @@ def plot_front_load(source: Any, metric_name: str = "val_loss", kinds: Sequence[
     )
 
 
-def plot_ranking(source: Any, metric_name: str = "val_loss", kinds: Sequence[str] = SEARCH_KINDS) -> go.Figure:
+def plot_ranking(
+    source: Any,
+    metric_name: str = "val_loss",
+    kinds: Sequence[str] = SEARCH_KINDS,
+    floor: Mapping[str, Any] | None = None,
+) -> go.Figure:
     """Finished trials ranked by `metric_name` (lower is better), baselines with their own
     markers: the figure of a single-objective search at one budget, where a front against
-    measured speed would only show machine load."""
+    measured speed would only show machine load. The band above the best is the search's tie
+    rule (`floor`: `NoiseFloor.to_dict()`), the one `tlmsearch status` and summary.md state
+    (`noise_floor.floor_text`): a trial inside it is the one their tables call a tie."""
     pts = sorted(front_load_data(source, metric_name, kinds), key=lambda p: p.value)
-    ranked = finished(as_records(source), kinds=kinds, metric_name=metric_name)
-    floor = seed_noise_floor(source, ranked[0].max_steps, metric_name) if ranked else None
-    note = "no seed-noise estimate yet: `tlmsearch verify` gives one"
-    if floor:
-        note = f"band: the seed-noise floor above the best, {100 * floor[0]:.2f}% (pooled over {floor[1]} profiles)"
+    tie = (floor or {}).get("tie_gap") if metric_name == (floor or {}).get("metric", "val_loss") else None
+    note = floor_text(floor) + ("; band: the ties with the best" if tie else "")
     fig = _shape_points_figure(
         [p._replace(front_load=float(i + 1)) for i, p in enumerate(pts)],  # x = rank
         title=f"Finished trials ranked by {metric_name} (one training seed each)<br><sup>{note}</sup>",
         xaxis_title="rank (1 = best)",
         yaxis_title=f"{metric_name} (lower is better)",
     )
-    if floor and pts:
+    if tie and pts:
         best = pts[0].value
-        fig.add_hrect(y0=best, y1=best * (1 + floor[0]), fillcolor="#888", opacity=0.2, line_width=0)
+        fig.add_hrect(y0=best, y1=best + tie, fillcolor="#888", opacity=0.2, line_width=0)
     return fig
 
 

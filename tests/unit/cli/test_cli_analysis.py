@@ -35,6 +35,16 @@ def test_report_cli_on_synthetic_run(fake_run: Path, capsys: pytest.CaptureFixtu
     assert json.loads(capsys.readouterr().out)["verdicts"][0]["better"] == "knots:k0=3,k1=1"
 
 
+def test_status_shows_the_verdict_as_report_does(fake_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(fake_run), "--json"]) == 0
+    headline = json.loads(capsys.readouterr().out)["verdicts"][0]["headline"]
+    assert main(["status", str(fake_run)]) == 0
+    out = capsys.readouterr().out
+    assert f"): {headline}\n" in out and out.count("verdict (") == 1
+    assert main(["status", str(fake_run), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdicts"][0]["outcome"] == "better"
+
+
 def test_export_cli_best_is_the_verified_winner(fake_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["export", str(fake_run), "--format", "widths", "--stdout"]) == 0
     captured = capsys.readouterr()
