@@ -34,6 +34,7 @@ def tiny(tmp_path: Path, name: str = "lad") -> LadderConfig:
             "profiles": ["linear:start=1.5,end=0.5"],
             "seeds": 2,
             "target": "340m",
+            "lr_calibration": "off",
             "train": {"batch_size": 4, "eval_interval": 20, "eval_windows": 4, "warmup_steps": 2},
             "data": {"corpus": "pydoc"},
         }
@@ -82,12 +83,21 @@ def test_ladder_end_to_end(reference: Path) -> None:
     assert s["conclusion"].startswith("cosine over uniform: ") and "340m" in s["conclusion"]
     losses = _losses(reference)
     assert sum(k[1] == "verify" for k in losses) == 2 * 3 * 2  # points x profiles x seeds
+    from tlmsearch.cli.ladder import best_profile
+
+    point = reference / "tiny-n_layers4-t0.25"
+    row = [p for p in s["points"] if p["name"] == point.name][0]
+    assert best_profile(str(point), "transformer") == row["best"]  # --best-from: the verified best
+    assert row["best"] in {"uniform", "cosine:start=1.5,end=0.5", "linear:start=1.5,end=0.5"}
     assert main(["ladder", "status", str(reference)]) == 0
     (reference / "report.html").unlink()
     assert main(["ladder", "report", str(reference)]) == 0 and (reference / "report.html").is_file()
     assert json.loads((reference / "summary.json").read_text())["conclusion"] == s["conclusion"]
     before = losses
     assert main(["ladder", "resume", str(reference), "--quiet"]) == 0  # nothing left: the same records
+    assert _losses(reference) == before
+    assert main(["resume", str(reference), "--quiet"]) == 0  # the plain commands know a ladder too
+    assert main(["report", str(reference)]) == 0 and main(["report", str(reference), "--margin", "0.02"]) == 2
     assert _losses(reference) == before
 
 

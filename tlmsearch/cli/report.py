@@ -31,8 +31,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tlmsearch.ladders.files import is_ladder
     from tlmsearch.study_files import is_study
 
+    if is_ladder(args.run_dir):  # a ladder decides at the margin and alpha in its ladder.yaml
+        from tlmsearch.ladders.report import write_ladder_report
+
+        if args.out or args.margin is not None or args.alpha is not None or args.confidence is not None:
+            raise UserError("a ladder's report takes no --out/--margin/--alpha: they are fixed in its ladder.yaml")
+        paths = write_ladder_report(args.run_dir)
+        if args.json:
+            print(paths["json"].read_text(), end="")
+        else:
+            print(f"wrote {paths['html']}\n      {paths['md']}\n      {paths['json']}")
+        return 0
     if is_study(args.run_dir):  # a study decides at the margin and alpha in its study.yaml
         from tlmsearch.study_report import write_study_report
 

@@ -6,7 +6,7 @@ import argparse
 
 from tlmsearch.cli.status import exit_status, print_status
 
-HELP = "continue an interrupted search or study (Ctrl-C, crash) without re-running finished trials"
+HELP = "continue an interrupted search, study or ladder (Ctrl-C, crash) without re-running finished trials"
 DESCRIPTION = """\
 Continue the search in RUN_DIR where it stopped: finished trials are kept (and never recorded
 twice), interrupted trials continue from their last checkpoint, and the sampler carries on
@@ -36,8 +36,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tlmsearch.ladders.files import is_ladder
     from tlmsearch.study_files import is_study
 
+    if is_ladder(args.run_dir):  # a ladder (`tlmsearch ladder`): as `tlmsearch ladder resume`
+        from tlmsearch.api import resume_ladder
+
+        print(resume_ladder(args.run_dir, address=args.address, progress=not args.quiet).summary["conclusion"])
+        return 0
     if is_study(args.run_dir):  # a cross-architecture study (`tlmsearch study`)
         from tlmsearch.api import resume_study
         from tlmsearch.cli.study import print_study_status

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tlmsearch.config import ARCHITECTURE_NAMES, Config, DataConfig, TrainConfig, check_choice, option
+from tlmsearch.config import ARCHITECTURE_NAMES, Config, DataConfig, TrainConfig, check_choice, option, screening_train
 from tlmsearch.errors import ConfigError
 from tlmsearch.ladders.points import PointSpec, parse_point, resolve_length, target_of
 from tlmsearch.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
@@ -51,9 +51,14 @@ class LadderConfig(Config):
     cpus_per_trial: float = option(1.0, "CPUs per trial")
     gpus_per_trial: float = option(0.0, "GPUs per trial; fractions share one GPU between trials")
     seed: int = option(0, "seed of each point's uniform run; the paired seeds follow it")
-    lr_calibration: str = option("off", SETTING_HELP + "; at every point, on uniform, before its profiles")
+    lr_calibration: str = option(
+        "auto",
+        SETTING_HELP + "; at every point, on uniform, before its profiles (one rate for all sizes is a confound)",
+    )
     lr_calibration_fraction: float = option(1.0, FRACTION_HELP)
-    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)  # every point's (its length: the point's)
+    # every point's training (its length: the point's): the regime of a decision, warmup-stable-decay and the
+    # result on the whole validation split (`config.screening_train`, bench/README 14), length left to the points
+    train: TrainConfig = dataclasses.field(default_factory=lambda: screening_train(tokens_per_param=0.0))
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
 
     def __post_init__(self) -> None:

@@ -156,6 +156,7 @@ def summarize_ladder(
                 "lr": (lrs or {}).get(name),
                 "outcome": res.verdict["outcome"] if res.verdict else None,
                 "headline": res.verdict["headline"] if res.verdict else None,
+                "best": res.verdict.get("best") if res.verdict else None,  # lowest mean perplexity
                 "note": res.note,
                 "gains": {p: {r: g.to_dict(alpha) for r, g in by.items()} for p, by in res.gains.items()},
             }

@@ -85,10 +85,14 @@ def test_config_round_trips_and_refuses():
 
 
 def test_plan_counts_runs_and_flops():
-    cfg = LadderConfig(points=("tiny@5", "cpu-xs@20"), profiles=("linear:start=1.5,end=0.5",), seeds=3)
+    cfg = LadderConfig(
+        points=("tiny@5", "cpu-xs@20"), profiles=("linear:start=1.5,end=0.5",), seeds=3, lr_calibration="off"
+    )
     assert profile_count(cfg) == 3
     costs = ladder_costs(cfg)
     assert [c.runs_low for c in costs] == [1 + 3 * 3] * 2
+    calibrated = ladder_costs(cfg.replace(lr_calibration="1e-3,2e-3,4e-3,8e-3", lr_calibration_fraction=0.5))
+    assert [c.runs_low for c in calibrated] == [1 + 2 + 3 * 3] * 2  # 4 rates at half the length
     p = plan_ladder(cfg, cpu_flops=1e10)
     flops = sum(c.compute * 10 for c in costs)
     assert p["flops"] == [flops, flops] and p["cpu_hours"][0] == pytest.approx(flops / 1e10 / 3600)
