@@ -358,7 +358,7 @@ def load_scale(archs: Sequence[ArchCost]) -> float:
     return math.exp(statistics.fmean(math.log(r) for r in ratios)) if ratios else 1.0
 
 
-def remaining_seconds(est: Estimate, left: Mapping[str, tuple[int, int]]) -> tuple[float, float] | None:
+def remaining_seconds(est: Estimate, left: Mapping[str, tuple[float, float]]) -> tuple[float, float] | None:
     """(fewest, most) wall seconds the trials still `left` per architecture need (None: unknown)."""
     lo = hi = 0.0
     for a in est.archs:
