@@ -19,7 +19,7 @@ from tlmsearch.analysis.summary import eval_kind
 from tlmsearch.config import ModelConfig
 from tlmsearch.errors import UserError
 from tlmsearch.export_formats import FORMATS, ExportInput, Format, decode, get_format, make_divisible
-from tlmsearch.profiles import Budget
+from tlmsearch.profiles import Budget, ProfileSpec
 from tlmsearch.rundir.io import require_dir
 from tlmsearch.rundir.layout import EXPORT_DIR
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished
@@ -115,12 +115,50 @@ def pick_trial(study: Study, trial: str = "best") -> tuple[TrialRecord, str]:
         if results:
             best = min(results, key=lambda r: r.mean_ppl)
             rec = next(r for r in records if r.trial_id == best.trial_ids[0])
-            return rec, f"best mean perplexity over {best.n_seeds} {kind} seeds ({best.label})"
+            note = undecided_note(_verdicts(study), best.label)
+            return rec, f"best mean perplexity over {best.n_seeds} {kind} seeds ({best.label})" + note
     done = finished(records, kinds=SEARCH_KINDS + EVAL_KINDS)
     if not done:
         raise UserError(f"{study.run_dir} has no finished trials (complete, full fidelity) to export")
     rec = min(done, key=lambda r: r.metric("val_loss"))
     return rec, f"lowest search val_loss ({rec.metric('val_loss'):.4f}; not re-evaluated with seeds)"
+
+
+def _verdicts(study: Study) -> list[Any]:
+    """The run's verdicts as `tlmsearch report` gives them ([] when verify.json is unreadable:
+    the export does not need them, only its note does)."""
+    from tlmsearch.analysis.summary import run_verdicts
+    from tlmsearch.rundir.io import read_verify
+
+    try:
+        plan = read_verify(study.run_dir)
+        return run_verdicts(
+            study.records, plan, margin=plan.get("margin"), alpha=plan.get("alpha"), arch=study.config.arch
+        )
+    except (UserError, TypeError, ValueError):
+        return []
+
+
+def _is_cosine(text: str) -> bool:
+    try:
+        return ProfileSpec.parse(text).resolved() == ProfileSpec.parse("cosine").resolved()
+    except UserError:
+        return False
+
+
+def undecided_note(verdicts: list[Any], label: str) -> str:
+    """Why the favourite by mean perplexity, `label`, is no decided winner (one clause), or ""
+    when the verdicts decide for it (shown better than cosine) or say nothing against it (pure)."""
+    if any(v.outcome == "better" and v.better == label for v in verdicts):
+        return ""
+    if any(v.outcome == "inconclusive" for v in verdicts):
+        return (
+            "; undecided: the verdict is inconclusive, so this is the favourite by mean, not a profile shown better "
+            "than cosine (more seeds decide: `tlmsearch verify --seeds auto`)"
+        )
+    if not _is_cosine(label) and any(v.outcome == "near_optimal" for v in verdicts):
+        return "; not shown better than cosine: the verdict is that cosine is near-optimal within the margin"
+    return ""
 
 
 def check_trained_widths(rec: TrialRecord, model: ModelConfig) -> None:
@@ -197,4 +235,3 @@ def export_run(
         )
         path = ex.write(out)
     return ex, path, why
-

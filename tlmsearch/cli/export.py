@@ -81,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
     fmt = get_format(args.fmt)
     if args.stdout:
         print(ex.text, end="")
+        print(f"exported {why}", file=sys.stderr)  # what was chosen, and whether it is decided
         print(ex.summary(), file=sys.stderr)
         return 0
     print(f"exported {why}")

@@ -45,6 +45,30 @@ def test_status_shows_the_verdict_as_report_does(fake_run: Path, capsys: pytest.
     assert json.loads(capsys.readouterr().out)["verdicts"][0]["outcome"] == "better"
 
 
+def test_export_of_an_undecided_favourite_says_so_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = write_run(tmp_path / "noisy", search_records() + verify_records(noise=0.05, seeds=2))
+    assert main(["export", str(run), "--format", "native", "--out", str(tmp_path / "n")]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("exported best mean perplexity over 2 verify seeds (knots:k0=3,k1=1); undecided: ")
+    assert "the verdict is inconclusive" in first
+    assert main(["export", str(run), "--format", "widths", "--stdout"]) == 0
+    assert "undecided: the verdict is inconclusive" in capsys.readouterr().err  # --stdout says it on stderr
+
+
+def test_undecided_note_names_what_the_verdicts_leave_open() -> None:
+    from types import SimpleNamespace as V
+
+    from tlmsearch.export import undecided_note
+
+    assert undecided_note([V(outcome="better", better="knots:k0=3")], "knots:k0=3") == ""
+    assert "inconclusive" in undecided_note([V(outcome="inconclusive", better=None)], "knots:k0=3")
+    assert "near-optimal" in undecided_note([V(outcome="near_optimal", better=None)], "knots:k0=3")
+    assert undecided_note([V(outcome="near_optimal", better=None)], "cosine:start=1.5,end=0.5") == ""
+    assert undecided_note([], "knots:k0=3") == ""  # no verdict yet: nothing to say
+
+
 def test_export_cli_best_is_the_verified_winner(fake_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["export", str(fake_run), "--format", "widths", "--stdout"]) == 0
     captured = capsys.readouterr()
@@ -52,7 +76,7 @@ def test_export_cli_best_is_the_verified_winner(fake_run: Path, capsys: pytest.C
         r for r in verify_records() if r["profile"]["family"] == "knots" and r["profile"]["params"]["k0"] == 3
     )
     assert json.loads(captured.out) == winner["widths"]
-    assert "exact" in captured.err
+    assert "exact" in captured.err and "undecided" not in captured.err  # shown better than cosine
     assert main(["export", str(fake_run), "--trial", "s1", "--format", "megatron", "--out", str(fake_run / "m")]) == 0
     doc = json.loads((fake_run / "m" / "heterogeneous_layers_config.json").read_text())
     assert [b["ffn"]["ffn_hidden_size"] for b in doc["block_configs"]] == search_records()[3]["widths"]
