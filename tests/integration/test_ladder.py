@@ -90,6 +90,10 @@ def test_ladder_end_to_end(reference: Path) -> None:
     assert best_profile(str(point), "transformer") == row["best"]  # --best-from: the verified best
     assert row["best"] in {"uniform", "cosine:start=1.5,end=0.5", "linear:start=1.5,end=0.5"}
     assert main(["ladder", "status", str(reference)]) == 0
+    from tlmsearch.ladders.files import time_left
+
+    left = time_left(reference)  # 2 points x (the uniform run + 3 profiles x 2 seeds), all done
+    assert left["runs_done"] == left["runs_planned"] == 14 and left["run_seconds_left"] == 0.0
     (reference / "report.html").unlink()
     assert main(["ladder", "report", str(reference)]) == 0 and (reference / "report.html").is_file()
     assert json.loads((reference / "summary.json").read_text())["conclusion"] == s["conclusion"]

@@ -20,6 +20,7 @@ from typing import Any
 from tlmsearch.errors import UserError
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.gains import PointResult, point_result
+from tlmsearch.ladders.plan import ladder_costs
 from tlmsearch.ladders.points import PointSize, point_size, resolve_length
 from tlmsearch.rundir.io import read_json_object, read_verify, write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG
@@ -83,6 +84,28 @@ def point_rows(
     return rows, lrs
 
 
+def time_left(ladder_dir: str | Path, cfg: LadderConfig | None = None) -> dict[str, Any]:
+    """Runs done and planned (the fewest a planned seed count asks for), and the run time left:
+    the planned runs not yet recorded times each point's FLOPs, at the seconds per FLOP its
+    full-length runs took so far (summed over runs: trials that train at once divide it)."""
+    cfg = cfg or load_config(ladder_dir)
+    costs = ladder_costs(cfg)
+    done = planned = 0
+    seconds = flops = left = 0.0
+    for spec, cost in zip(cfg.specs, costs, strict=True):
+        sub = Path(ladder_dir) / spec.name
+        recs = [r for r in (read_records(sub) if sub.is_dir() else []) if r.kind in ("lr", "baseline", "verify")]
+        ended = [r for r in recs if r.status in ("complete", "stopped")]
+        done += len(ended)
+        planned += cost.runs_low
+        left += max(0, cost.runs_low - len(ended)) * cost.compute
+        full = [r for r in ended if r.kind != "lr" and r.wall_s > 0]
+        seconds += sum(r.wall_s for r in full)
+        flops += len(full) * cost.compute
+    rate = seconds / flops if flops else math.nan
+    return {"runs_done": done, "runs_planned": planned, "run_seconds_left": left * rate if flops else None}
+
+
 def target_tokens_per_param(cfg: LadderConfig) -> float:
     """The target's tokens per parameter: the configured one, else the largest point's."""
     if cfg.target_tokens_per_param:
@@ -102,4 +125,5 @@ __all__ = [
     "read_state",
     "set_phase",
     "target_tokens_per_param",
+    "time_left",
 ]
