@@ -8,10 +8,11 @@ the model in this process (`calibrate`, about a second at small shapes, capped a
 machine's measured matmul peak say is long on a CPU is not timed at all: the answer is then a
 reason instead of a rate ("no estimate").
 
-A calibration runs alone; trials run `slots` at once. On a CPU, runs that together ask for more
-threads than there are cores share them, so the timed rate is scaled by
-`slots * threads / cores` when that exceeds 1 (and the plan line says so). Other work on the
-machine is not foreseen: the estimate is that of this moment's load.
+A calibration runs alone; trials run `slots` at once, beside whatever else the machine runs. On
+a CPU, runs that together ask for more threads than there are cores share them, and so does
+other work: the timed rate is scaled by `estimate.load_slowdown` from the 1-minute load average
+read before the timing (`current_load`), into a range that widens with that load (the plan line
+says the factor, the runs and the load). Recorded rates are used as they were measured.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
-from tlmsearch.estimate import Rate, eval_share
+from tlmsearch.estimate import Rate, eval_share, load_slowdown
 from tlmsearch.models.counts import flops_per_token
 from tlmsearch.rates import rate_for, rate_key, rate_shape
 
@@ -33,7 +34,7 @@ _TIMED: dict[str, Rate] = {}  # calibrations of this process, by rate key
 
 
 def device_of(train: TrainConfig) -> str:
-    """"cpu" or "cuda": where a run of `train` trains on this machine."""
+    """ "cpu" or "cuda": where a run of `train` trains on this machine."""
     from tlmsearch.hardware import resolve_device  # lazy: heavy (torch)
 
     return resolve_device(train.device).type
@@ -78,11 +79,31 @@ def calibrate(
     return Rate(per_step, per_step, overhead, 0.0, f"timed now on {last - first} steps")
 
 
+def current_load(cores: int) -> float:
+    """Runnable threads of other work on this process's `cores` now: the 1-minute load average,
+    the share of it on those cores when the process may use only some of the machine's; 0 where
+    the system does not say."""
+    import os
+
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # not a Unix
+        return 0.0
+    return load * min(1.0, cores / (os.cpu_count() or cores))
+
+
 def rate_or_reason(
-    model: ModelConfig, train: TrainConfig, data: DataConfig, *, slots: int = 1, cores: int = 0
+    model: ModelConfig,
+    train: TrainConfig,
+    data: DataConfig,
+    *,
+    slots: int = 1,
+    cores: int = 0,
+    load: float | None = None,
 ) -> Rate | str:
     """The rate of a run of (`model`, `train`) here, or why there is none (see the module
-    docstring); `slots` runs at once on `cores` cores (0: this machine's)."""
+    docstring); `slots` runs at once on `cores` cores (0: this machine's) beside `load` runnable
+    threads of other work (None: `current_load`, read before the timing)."""
     from tlmsearch.hardware import cpu_count  # lazy: heavy (torch)
     from tlmsearch.trainer import resolve_vocab  # lazy: heavy (numpy, torch)
 
@@ -100,17 +121,24 @@ def rate_or_reason(
                 f"no recorded rate for this shape, and a step would take about {predicted:.0f} s or more "
                 "on this CPU, too long to time here first"
             )
+    cores = cores or cpu_count()
+    if load is None:
+        load = current_load(cores) if device == "cpu" else 0.0
     rate = _TIMED.get(key) or calibrate(model, train, data)
     _TIMED[key] = rate  # a command that plans twice (the quickstart, then its search) times once
+    if device != "cpu":
+        return rate
     threads = train.threads or cpu_count()
-    share = slots * threads / (cores or cpu_count()) if device == "cpu" else 1.0
-    if share > 1.0:
+    low, high = load_slowdown(slots, threads, cores, load)
+    if high > 1.0:
+        factor = f"x{low:.2g}" if high == low else f"x{low:.2g}-{high:.2g}"
+        beside = f" beside a load of {load:.1f}" if load > 0 else ""
         rate = Rate(
-            rate.s_per_step_low * share,
-            rate.s_per_step_high * share,
+            rate.s_per_step_low * low,
+            rate.s_per_step_high * high,
             rate.overhead_s,
             rate.startup_s,
-            f"{rate.source}, x{share:.2g} for {slots} runs of {threads} thread{'s' * (threads > 1)} "
-            f"on {cores or cpu_count()} cores",
+            f"{rate.source}, {factor} for {slots} run{'s' * (slots != 1)} of {threads} "
+            f"thread{'s' * (threads > 1)} on {cores} cores{beside}",
         )
     return rate

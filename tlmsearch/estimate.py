@@ -91,9 +91,7 @@ class Work:
         return sum(lo for lo, _ in self.runs), sum(hi for _, hi in self.runs)
 
 
-def search_work(
-    trials: int, steps: int, *, baselines: int, first_rung: int | None, slots: int, done: int = 0
-) -> Work:
+def search_work(trials: int, steps: int, *, baselines: int, first_rung: int | None, slots: int, done: int = 0) -> Work:
     """A search: the first `baselines` trials run in full; the others may stop at `first_rung`
     (None: no early stopping). `done` trials already ended (a resume) are left out, baselines first."""
     runs = []
@@ -159,3 +157,23 @@ def eval_share(eval_interval: int, eval_windows: int, batch_size: int, steps: in
     evals = steps // max(1, eval_interval) + (steps % max(1, eval_interval) != 0)
     batches = -(-eval_windows // max(1, batch_size))
     return evals * batches / 3.0 / steps
+
+
+def load_slowdown(slots: int, threads: int, cores: int, load: float) -> tuple[float, float]:
+    """How much slower each of `slots` runs of `threads` threads steps on `cores` CPU cores than
+    one such run timed alone there, both beside `load` runnable threads of other work (the
+    1-minute load average), as (low, high).
+
+    Runnable threads beyond the cores share them, so a run steps at cores / (its threads + all
+    others) of its speed alone, when that is below 1: the calibration ran at
+    max(1, (load + threads) / cores) of its alone-time, the runs at
+    max(1, (load + slots * threads) / cores). `low` is their ratio (the load stays as it is); the
+    load average is a lagging mean that other work changes under a long run, so `high` widens it
+    by load / cores (a quiet machine: low == high; another full machine's worth of work: 2x).
+    """
+    cores = max(1, int(cores))
+    load = load if load == load and load > 0 else 0.0  # NaN or negative: no load known
+    timed = max(1.0, (load + threads) / cores)
+    runs = max(1.0, (load + slots * threads) / cores)
+    low = runs / timed
+    return low, low * (1.0 + load / cores)

@@ -28,6 +28,7 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     peak = lambda device, dtype, cache_dir=None: 1e11  # noqa: E731 - the measured peak is tested apart
     monkeypatch.setattr("tlmsearch.trainer.matmul_peak", peak)
     monkeypatch.setattr("tlmsearch.hardware.matmul_peak", peak)
+    monkeypatch.setattr("tlmsearch.calibrate.current_load", lambda cores: 0.0)  # the load's range: test_calibrate
 
 
 def test_dry_run_prints_the_plan_line_with_an_estimate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -80,3 +81,15 @@ def test_a_search_without_baselines_says_so_plainly(tmp_path: Path, capsys: pyte
     assert main([*ARGS, "--no-baselines", "--runs-dir", str(tmp_path / "runs")]) == 0
     err = capsys.readouterr().err
     assert "(ASHA may stop any of them at step" in err and "0 baselines" not in err and "note:" not in err, err
+
+
+def test_the_plan_line_says_the_load_it_expects(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("tlmsearch.calibrate.current_load", lambda cores: 1.7)  # read before anything is timed
+    assert main([*ARGS, "--runs-dir", str(tmp_path / "runs")]) == 0
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert re.search(
+        r"s/step, [\d,]+-[\d,]+ tok/s: timed now on \d+ steps, x[\d.]+-[\d.]+ for \d runs? of 1 thread", line
+    )
+    assert line.endswith("beside a load of 1.7)"), line
