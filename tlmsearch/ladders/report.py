@@ -155,20 +155,22 @@ def _svg(data: Mapping[str, Any]) -> str:
     ys = [y for y in ys if math.isfinite(y)]
     x0, x1 = min(xs) - 0.3, max(xs) + 0.3
     y0, y1 = max(min(ys), -100.0) - 1, min(max(ys), 200.0) + 1
-    w, h, m = 720, 360, 50
+    w, h, m, legend = 900, 360, 50, 220  # the legend's column on the right
 
     def px(x: float) -> float:
-        return m + (x - x0) / (x1 - x0) * (w - 2 * m)
+        return m + (x - x0) / (x1 - x0) * (w - 2 * m - legend)
 
     def py(y: float) -> float:
         return h - m - (min(max(y, y0), y1) - y0) / (y1 - y0) * (h - 2 * m)
 
     colours = ["#c0392b", "#2c7fb8", "#7b3294", "#e08214", "#1b7837", "#555", "#d95f02", "#66a61e", "#e7298a"]
     out = [f'<svg width="{w}" height="{h}" xmlns="http://www.w3.org/2000/svg" font-size="11">']
-    out.append(f'<line x1="{m}" y1="{py(0):.1f}" x2="{w - m}" y2="{py(0):.1f}" stroke="#999" stroke-dasharray="3"/>')
+    out.append(
+        f'<line x1="{m}" y1="{py(0):.1f}" x2="{w - m - legend}" y2="{py(0):.1f}" stroke="#999" stroke-dasharray="3"/>'
+    )
     for d in range(math.ceil(x0), math.floor(x1) + 1):
         out.append(f'<text x="{px(d):.1f}" y="{h - m + 15}" text-anchor="middle">1e{d}</text>')
-    out.append(f'<text x="{w / 2}" y="{h - 10}" text-anchor="middle">training FLOPs of one run</text>')
+    out.append(f'<text x="{(w - legend) / 2}" y="{h - 10}" text-anchor="middle">training FLOPs of one run</text>')
     out.append(f'<text x="12" y="{m - 15}">gain over uniform (% perplexity); {y0:.0f} .. {y1:.0f}</text>')
     names = sorted(data["series"], key=lambda n: (n != "cosine", n))
     for i, name in enumerate(names):
@@ -177,7 +179,7 @@ def _svg(data: Mapping[str, Any]) -> str:
             dx = px(x) + (i - len(names) / 2) * 3
             out.append(f'<line x1="{dx:.1f}" y1="{py(lo):.1f}" x2="{dx:.1f}" y2="{py(hi):.1f}" stroke="{c}"/>')
             out.append(f'<circle cx="{dx:.1f}" cy="{py(g):.1f}" r="3" fill="{c}"/>')
-        out.append(f'<text x="{w - m + 5}" y="{m + 14 * i}" fill="{c}">{html.escape(name[:28])}</text>')
+        out.append(f'<text x="{w - legend}" y="{m + 14 * i}" fill="{c}">{html.escape(name[:36])}</text>')
     if data["line"]:
         (xa, xb), (ya, yb) = data["line"]["x"], data["line"]["y"]
         out.append(
