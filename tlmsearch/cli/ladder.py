@@ -9,7 +9,7 @@ from typing import Any
 
 from tlmsearch.cli._config_args import add_config_arguments, config_overrides, parse_pairs, training_overrides
 from tlmsearch.errors import UserError
-from tlmsearch.ladders.config import LadderConfig
+from tlmsearch.ladders.config import LadderConfig, ladder_train
 
 HELP = "train the same profiles at several sizes x tokens per parameter; fit the gain against compute"
 DESCRIPTION = """\
@@ -48,7 +48,8 @@ def _ladder_flags(p: argparse.ArgumentParser, *, training: bool) -> None:
     if not training:
         return
     g = p.add_argument_group("training at every point (TrainConfig; the length is each point's)")
-    add_config_arguments(g, TrainConfig, section="train", skip=("steps", "tokens_per_param"))
+    shown = {f: f"{getattr(ladder_train(), f)} (a ladder's)" for f in ("schedule", "final_eval_windows")}
+    add_config_arguments(g, TrainConfig, section="train", skip=("steps", "tokens_per_param"), default_text=shown)
     g.add_argument("--train", dest="train_pairs", action="append", metavar="KEY=VALUE", help="any TrainConfig field")
     g = p.add_argument_group("data (DataConfig)")
     add_config_arguments(g, DataConfig, section="data")

@@ -25,6 +25,12 @@ DEFAULT_PROFILES: tuple[str, ...] = ("literature",)
 MIN_POINTS = 2
 
 
+def ladder_train() -> TrainConfig:
+    """A ladder's default training at every point: the deciding regime's (`config.screening_train`)
+    without its length, which is each point's."""
+    return screening_train(tokens_per_param=0.0)
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class LadderConfig(Config):
     """The points, the profiles, the seeds and the target of a ladder."""
@@ -58,7 +64,7 @@ class LadderConfig(Config):
     lr_calibration_fraction: float = option(1.0, FRACTION_HELP)
     # every point's training (its length: the point's): the regime of a decision, warmup-stable-decay and the
     # result on the whole validation split (`config.screening_train`, bench/README 14), length left to the points
-    train: TrainConfig = dataclasses.field(default_factory=lambda: screening_train(tokens_per_param=0.0))
+    train: TrainConfig = dataclasses.field(default_factory=ladder_train)
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
 
     def __post_init__(self) -> None:
@@ -143,4 +149,4 @@ class LadderConfig(Config):
         return [self.point_config(s, runs_dir) for s in self.specs]
 
 
-__all__ = ["DEFAULT_PROFILES", "MIN_POINTS", "LadderConfig"]
+__all__ = ["DEFAULT_PROFILES", "MIN_POINTS", "LadderConfig", "ladder_train"]
