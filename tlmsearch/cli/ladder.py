@@ -104,7 +104,7 @@ def build_config(args: argparse.Namespace) -> LadderConfig:
         train.pop(key, None)
     if "seed" in train:
         data["seed"] = train.pop("seed")
-    data["train"] = {**(data.get("train") or {}), **train}
+    data["train"] = {**(data.get("train") or ladder_train().to_dict()), **train}  # flags change the ladder's
     data["data"] = {**(data.get("data") or {}), **data_overrides}
     if not data.get("points"):
         raise UserError(

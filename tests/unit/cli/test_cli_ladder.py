@@ -18,6 +18,16 @@ def test_plan_prints_and_json(capsys):
     assert p["seeds"].startswith("planned") and len(p["points"]) == 2
 
 
+def test_flags_change_the_ladders_training_defaults_not_trainconfigs():
+    from tlmsearch.cli import build_parser
+    from tlmsearch.cli.ladder import build_config
+    from tlmsearch.ladders.config import ladder_train
+
+    args = build_parser().parse_args(["ladder", "run", "--points", "tiny@5", "tiny@6", "--batch-size", "4"])
+    cfg = build_config(args)
+    assert cfg.train == ladder_train().replace(batch_size=4) and cfg.train.schedule == "wsd"
+
+
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
