@@ -33,7 +33,11 @@ def ladder_train() -> TrainConfig:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class LadderConfig(Config):
-    """The points, the profiles, the seeds and the target of a ladder."""
+    """The points, the profiles, the seeds and the target of a ladder.
+
+    `train` defaults to `ladder_train()`; a partial `train` mapping (a config file's section, or
+    `tlmsearch.ladder(train={...})`) starts from TrainConfig's own defaults, as a study's does;
+    the command line's training flags change the ladder's defaults."""
 
     name: str = option("", "ladder name: the ladder directory is RUNS_DIR/NAME; empty = ladder-<time>")
     runs_dir: str = option("runs", "parent folder of run directories")
