@@ -152,6 +152,7 @@ class Pack:
         self.tokens_per_step = cfg.batch_size * cfg.grad_accum * T
         self.peak_flops = matmul_peak(self.device, cfg.dtype, data_cfg.cache_path())
         self.active = list(range(len(members)))  # original indices of the members still training
+        self.rows = torch.arange(len(members), device=self.device)  # the same, on the device
         self.step = 0
         self.losses = torch.zeros(len(members), cfg.steps, device=self.device)  # (M, steps)
         self.curves: list[list[dict[str, float]]] = [[] for _ in members]
@@ -211,7 +212,8 @@ class Pack:
         if self.ema is not None:
             decay = min(cfg.ema_decay, (1 + self.step) / (10 + self.step))
             torch._foreach_lerp_(list(self.ema.values()), list(self.params.values()), 1.0 - decay)
-        self.losses[self.active, self.step] = losses.to(self.losses.dtype)
+        # row i of `losses` is the i-th active member's: its index on the device (no host sync)
+        self.losses[:, self.step].index_copy_(0, self.rows, losses.to(self.losses.dtype))
         self.step += 1
 
     # ------------------------------------------------------------------------- the loop
@@ -270,6 +272,7 @@ class Pack:
     def _select(self, rows: list[int]) -> None:
         index = torch.tensor(rows, dtype=torch.long, device=self.device)
         self.active = [self.active[r] for r in rows]
+        self.rows = self.rows[index]
         self.params = {n: p[index] for n, p in self.params.items()}
         self.buffers = {n: b[index] for n, b in self.buffers.items()}
         self.masks = {n: m[index] for n, m in self.masks.items()}
