@@ -101,11 +101,16 @@ def families(args: argparse.Namespace) -> None:
     import torch
 
     from tlmsearch.architectures import ARCHITECTURE_NAMES
-    from tlmsearch.hardware import device_name, matmul_peak
+    from tlmsearch.hardware import device_name, matmul_peak, measure_matmul_peak
 
     dev = torch.device(args.device)
     name = device_name(dev)
-    peak = matmul_peak(dev, "bfloat16", refresh=True)
+    # on a CPU (device_check.sh SMALL=1) a 2048 bf16 matmul takes minutes: a 256 one checks the path
+    peak = (
+        matmul_peak(dev, "bfloat16", refresh=True)
+        if dev.type == "cuda"
+        else measure_matmul_peak(dev, "bfloat16", size=256)
+    )
     vpeak = vendor_peak(name)
     archs = args.archs or list(ARCHITECTURE_NAMES)
     modes = [False, True] if args.compile else [False]
