@@ -22,6 +22,8 @@ companion `<name>_spec.py` that defines `SPEC = ArchSpec(...)` with
 - `block_flops(cfg, layer)`: exact forward FLOPs of block `layer` over one sequence of
   `seq_len` tokens, *other than* the tapered MLP's read `2 * seq_len * 3 * d * mlp_widths[layer]`;
 - `validate(cfg)`: the architecture's own checks of a `ModelConfig` (raise `ConfigError`);
+- `frozen_flops(cfg, layer)`: the part of `block_flops` spent in products with a constant
+  factor (no gradient), whose backward costs one product instead of two (default: none);
 - `summary`: one line for CLI help and the docs.
 
 `tlmsearch.models.counts` adds the shared parts (embedding, final norm, LM head, the MLPs) and
@@ -48,6 +50,11 @@ def _no_checks(cfg: Any) -> None:
     """The default `validate`: the shared checks of `ModelConfig` are all this family needs."""
 
 
+def _no_frozen(cfg: Any, layer: int) -> float:
+    """The default `frozen_flops`: every product has two factors that need a gradient."""
+    return 0.0
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ArchSpec(Generic[C]):
     """One architecture family: where its module is, its exact parameter and FLOP terms."""
@@ -57,6 +64,9 @@ class ArchSpec(Generic[C]):
     block_params: Callable[[C, int], int]  # block `layer` minus its tapered MLP's 3 * d * f_l
     block_flops: Callable[[C, int], float]  # forward FLOPs of block `layer` per sequence, minus the MLP read
     validate: Callable[[C], None] = _no_checks  # architecture-specific checks; raise ConfigError
+    # forward FLOPs of block `layer` (part of block_flops) in products with a constant factor
+    # (a fixed matrix, no gradient): their backward is one product of the same size, not two
+    frozen_flops: Callable[[C, int], float] = _no_frozen
 
 
 # ----------------------------------------------------------------------------- FLOP helpers

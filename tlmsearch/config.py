@@ -342,6 +342,13 @@ class ModelConfig(Config):
     rope_theta: float = 10000.0
     norm_eps: float = 1e-6
     options: ArchOptions = dataclasses.field(default_factory=ArchOptions)
+    # Per-layer attention width (head size fixed at d_model / n_heads): query heads of each layer,
+    # () = n_heads in every layer; key/value heads of each layer (grouped-query attention, each
+    # dividing its layer's query heads), () = as many as the query heads. A tuple that says the
+    # default is stored as (), so a model has one config; `to_dict` leaves () out, so records
+    # written before these fields existed read and compare as they were.
+    attn_heads: tuple[int, ...] = ()
+    kv_heads: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         check_field_types(self)  # options: 5 or tie_embeddings: "maybe" named here, not deep inside
@@ -363,12 +370,60 @@ class ModelConfig(Config):
             )
         if any(not isinstance(w, int) or w <= 0 for w in self.mlp_widths):
             raise ConfigError(f"mlp_widths={self.mlp_widths} must all be positive integers")
+        self._check_attention_heads()
         if self.options.mem_heads and self.d_model % self.options.mem_heads:
             raise ConfigError(f"options.mem_heads={self.options.mem_heads} does not divide d_model={self.d_model}")
         check_positive("init_std", self.init_std)
         check_positive("rope_theta", self.rope_theta)
         check_positive("norm_eps", self.norm_eps)
         spec.validate(self)  # the architecture's own checks (tlmsearch.models.<arch>_spec)
+
+    def _check_attention_heads(self) -> None:
+        """Per-layer query and key/value heads: one entry per layer, positive, bounded, each
+        layer's KV heads dividing its query heads; the defaults written out become ()."""
+        high = MAX_WIDTH // self.head_dim  # a layer's attention width stays a valid width
+        for name in ("attn_heads", "kv_heads"):
+            heads = getattr(self, name)
+            if heads and len(heads) != self.n_layers:
+                raise ConfigError(
+                    f"{name} has {len(heads)} entries; it needs one per layer (n_layers={self.n_layers}) or none"
+                )
+            for layer, h in enumerate(heads):
+                check_int(f"{name}[{layer}]", h, 1, high)
+        query = self.attn_heads or (self.n_heads,) * self.n_layers
+        for layer, (h, g) in enumerate(zip(query, self.kv_heads, strict=False)):
+            if h % g:
+                divisors = [k for k in range(1, min(h, 4096) + 1) if h % k == 0]
+                listed = ", ".join(map(str, divisors)) + ("" if h <= 4096 else ", ...")
+                raise ConfigError(
+                    f"kv_heads[{layer}]={g} does not divide attn_heads[{layer}]={h}; "
+                    f"choose among its divisors: {listed}"
+                )
+        if self.attn_heads == (self.n_heads,) * self.n_layers:
+            object.__setattr__(self, "attn_heads", ())  # frozen: the canonical form, set once
+        if self.kv_heads == query:
+            object.__setattr__(self, "kv_heads", ())
+
+    def to_dict(self) -> dict[str, Any]:
+        """As `Config.to_dict`, without the per-layer head fields when they hold their defaults."""
+        data = super().to_dict()
+        for name in ("attn_heads", "kv_heads"):
+            if not data[name]:
+                del data[name]
+        return data
+
+    def query_heads(self, layer: int) -> int:
+        """Query heads of layer `layer` (`attn_heads`, default n_heads)."""
+        return self.attn_heads[layer] if self.attn_heads else self.n_heads
+
+    def key_value_heads(self, layer: int) -> int:
+        """Key/value heads of layer `layer` (`kv_heads`, default its query heads)."""
+        return self.kv_heads[layer] if self.kv_heads else self.query_heads(layer)
+
+    @property
+    def uniform_attention(self) -> bool:
+        """Every layer has n_heads query heads and as many key/value heads (today's model)."""
+        return not self.attn_heads and not self.kv_heads
 
     def attention_window(self) -> int:
         """Titans' resolved attention window: `options.window`, or seq_len // 4 (at least 1) when

@@ -141,19 +141,50 @@ class SwiGLU(nn.Module):
         return self.w_down(F.silu(self.w_gate(x)) * self.w_up(x))  # (B, T, C)
 
 
-class Attention(nn.Module):
-    """Multi-head causal self-attention with RoPE and no biases (the Transformer's mixer)."""
+def repeat_kv(x: torch.Tensor, query_heads: int) -> torch.Tensor:
+    """Key or value heads (B, G, T, D) shared by groups of query heads (grouped-query attention):
+    kv head j serves query heads j r .. (j + 1) r - 1, r = query_heads / G. A copy, no FLOPs;
+    x itself when G = query_heads."""
+    b, g, t, d = x.shape
+    if g == query_heads:
+        return x
+    return x[:, :, None].expand(b, g, query_heads // g, t, d).reshape(b, query_heads, t, d)  # (B, H, T, D)
 
-    def __init__(self, cfg: ModelConfig) -> None:
+
+class HeadShape:
+    """Layer `layer`'s attention heads: H query heads and G key/value heads of `head_dim` each;
+    `split` cuts a fused projection's output into q (H D), k (G D) and v (G D) heads."""
+
+    def __init__(self, cfg: ModelConfig, layer: int) -> None:
+        self.head_dim = cfg.head_dim
+        self.heads = cfg.query_heads(layer)
+        self.kv_heads = cfg.key_value_heads(layer)
+        self.width = self.heads * self.head_dim  # the attention's width: W_o reads it
+        self.kv_width = self.kv_heads * self.head_dim
+        self.qkv_width = self.width + 2 * self.kv_width  # the fused q/k/v projection's outputs
+
+    def split(self, qkv: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(B, T, H D + 2 G D) -> q, k, v as (B, H, T, D), k and v repeated over their groups."""
+        q, k, v = qkv.split([self.width, self.kv_width, self.kv_width], dim=-1)
+        q = split_heads(q, self.heads)  # (B, H, T, D)
+        k, v = (repeat_kv(split_heads(z, self.kv_heads), self.heads) for z in (k, v))  # (B, H, T, D)
+        return q, k, v
+
+
+class Attention(nn.Module):
+    """Multi-head causal self-attention with RoPE and no biases (the Transformer's mixer), with
+    layer `layer`'s query and key/value heads (`ModelConfig.query_heads`, `key_value_heads`):
+    W_qkv d -> (H + 2G) D, W_o H D -> d. With H = G = n_heads it is d -> 3d and d -> d."""
+
+    def __init__(self, cfg: ModelConfig, layer: int) -> None:
         super().__init__()
-        self.n_heads = cfg.n_heads
-        self.w_qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
-        self.w_o = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
+        self.shape = HeadShape(cfg, layer)
+        self.w_qkv = nn.Linear(cfg.d_model, self.shape.qkv_width, bias=False)
+        self.w_o = nn.Linear(self.shape.width, cfg.d_model, bias=False)
         self.w_o.RESIDUAL_OUT = True  # type: ignore[assignment]
 
     def forward(self, x: torch.Tensor, rope: Rope) -> torch.Tensor:
-        q, k, v = self.w_qkv(x).split(x.shape[-1], dim=-1)  # (B, T, C) each
-        q, k, v = (split_heads(z, self.n_heads) for z in (q, k, v))  # (B, H, T, D)
+        q, k, v = self.shape.split(self.w_qkv(x))  # (B, H, T, D) each
         y = causal_attention(apply_rope(q, rope), apply_rope(k, rope), v)  # (B, H, T, D)
         return self.w_o(merge_heads(y))  # (B, T, C)
 

@@ -12,20 +12,28 @@ Parameters
 
     total = Σ_l (block_params(l) + 3 d f_l) + d (final norm) + embedding
 
+Attention (`attention_params`, `qkv_width`, `attention_width`): layer l has H_l query heads and
+G_l key/value heads of head size D = d / n_heads (`ModelConfig.query_heads`, `key_value_heads`;
+both n_heads by default), so its fused q/k/v projection is d -> (H_l + 2 G_l) D and its output
+projection W_o is H_l D -> d: `d (H_l + 2 G_l) D + H_l D d` parameters (4 d² when uniform). Every
+family's spec counts its attention through these, plus what its attention adds (gates, norms).
+
 FLOPs per token (training: forward + backward), for one sequence of T = seq_len tokens:
 
     forward  = Σ_l (block_flops(l) + 2 T · 3 d f_l) + 2 T d V       # blocks, tapered MLPs, LM head
-    training = 3 · forward                                          # per token: / T
+    training = 3 · forward - Σ_l frozen_flops(l)                    # per token: / T
 
 FLOPs are those of matrix products and convolutions, two per multiply-add, as they run in
 float32 on the math attention backend (see `tlmsearch.architectures`). The backward of a product of two
 tensors that both need a gradient costs two products of the same size, and in these models
 every product has two such factors (weights, activations and the test-time-learned weights,
-which depend on the weights), so backward = 2 · forward. Not counted: elementwise work, and
-the extra forward pass that `options.recompute_memory` spends on CUDA (hardware FLOPs, not
-model FLOPs). Attention counts every score it computes: all T x T under a causal mask, as
-`scaled_dot_product_attention`'s math backend does (flash kernels skip about half under a
-causal mask; the PaLM convention counts them all too).
+which depend on the weights), so backward = 2 · forward; the exception is a product with a
+constant factor (Titans' fixed gate resampling with per-layer heads), whose backward is one
+product: a spec names those FLOPs in `frozen_flops` and they count twice, not three times.
+Not counted: elementwise work, and the extra forward pass that `options.recompute_memory`
+spends on CUDA (hardware FLOPs, not model FLOPs). Attention counts every score it computes:
+all T x T under a causal mask, as `scaled_dot_product_attention`'s math backend does (flash
+kernels skip about half under a causal mask; the PaLM convention counts them all too).
 """
 
 from __future__ import annotations
@@ -45,6 +53,22 @@ class ParamCounts(NamedTuple):
     non_embedding: int
     mlp: int
     embedding: int
+
+
+def attention_width(cfg: ModelConfig, layer: int) -> int:
+    """H_l D: the width of layer `layer`'s attention output (what W_o reads)."""
+    return cfg.query_heads(layer) * cfg.head_dim
+
+
+def qkv_width(cfg: ModelConfig, layer: int) -> int:
+    """(H_l + 2 G_l) D: the outputs of layer `layer`'s fused q/k/v projection."""
+    return (cfg.query_heads(layer) + 2 * cfg.key_value_heads(layer)) * cfg.head_dim
+
+
+def attention_params(cfg: ModelConfig, layer: int) -> int:
+    """Parameters of layer `layer`'s attention projections: q/k/v (d -> (H_l + 2 G_l) D) and W_o
+    (H_l D -> d); 4 d² with uniform heads. Norms and gates are the family's own terms."""
+    return cfg.d_model * (qkv_width(cfg, layer) + attention_width(cfg, layer))
 
 
 def count_params(cfg: ModelConfig) -> ParamCounts:
@@ -68,4 +92,6 @@ def forward_flops(cfg: ModelConfig) -> float:
 
 def flops_per_token(cfg: ModelConfig) -> float:
     """Training FLOPs per token (forward + backward); formula in the module docstring."""
-    return (1 + BACKWARD_FACTOR) * forward_flops(cfg) / cfg.seq_len
+    spec = architecture(cfg.arch)
+    frozen = sum(spec.frozen_flops(cfg, layer) for layer in range(cfg.n_layers))
+    return ((1 + BACKWARD_FACTOR) * forward_flops(cfg) - frozen) / cfg.seq_len

@@ -12,6 +12,10 @@ Each head's SDPA output, before the heads are concatenated and before W_o, is mu
 [OURS] The gate logits come from the fused input projection, widened from 3d to 3d + d (or
 3d + h) outputs; parameters are the same as a separate W_g. No bias on the gate (the paper's
 gate is a plain linear map followed by a sigmoid). The MLP is the same tapered SwiGLU.
+
+Per-layer heads (`ModelConfig.attn_heads`, `kv_heads`): layer l's H_l query heads are gated
+(elementwise: H_l D gates; headwise: H_l), its G_l key/value heads are shared by groups of
+query heads (grouped-query attention); the input projection is d -> (H_l + 2 G_l) D + gates.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from torch import nn
 
 from tlmsearch.config import ModelConfig
 from tlmsearch.models.common import (
+    HeadShape,
     LanguageModel,
     RMSNorm,
     Rope,
@@ -30,25 +35,24 @@ from tlmsearch.models.common import (
     merge_heads,
     split_heads,
 )
+from tlmsearch.models.gated_attention_spec import gate_width
 
 
 class GatedAttention(nn.Module):
-    def __init__(self, cfg: ModelConfig) -> None:
+    def __init__(self, cfg: ModelConfig, layer: int) -> None:
         super().__init__()
-        self.n_heads = cfg.n_heads
-        self.d_model = cfg.d_model
-        self.gate_dim = cfg.d_model if cfg.options.gate == "elementwise" else cfg.n_heads
-        self.w_qkvg = nn.Linear(cfg.d_model, 3 * cfg.d_model + self.gate_dim, bias=False)
-        self.w_o = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
+        self.shape = HeadShape(cfg, layer)
+        self.gate_dim = gate_width(cfg, layer)
+        self.w_qkvg = nn.Linear(cfg.d_model, self.shape.qkv_width + self.gate_dim, bias=False)
+        self.w_o = nn.Linear(self.shape.width, cfg.d_model, bias=False)
         self.w_o.RESIDUAL_OUT = True  # type: ignore[assignment]
 
     def forward(self, x: torch.Tensor, rope: Rope) -> torch.Tensor:
-        b, t, c = x.shape
-        q, k, v, g = self.w_qkvg(x).split([c, c, c, self.gate_dim], dim=-1)  # (B, T, C) x3, (B, T, G)
-        q, k, v = (split_heads(z, self.n_heads) for z in (q, k, v))  # (B, H, T, D)
+        qkv, g = self.w_qkvg(x).split([self.shape.qkv_width, self.gate_dim], dim=-1)  # (B, T, (H+2G)D), (B, T, g)
+        q, k, v = self.shape.split(qkv)  # (B, H, T, D) each
         y = causal_attention(apply_rope(q, rope), apply_rope(k, rope), v)  # (B, H, T, D)
-        if self.gate_dim == c:
-            gate = split_heads(g, self.n_heads)  # (B, H, T, D)
+        if self.gate_dim == self.shape.width:
+            gate = split_heads(g, self.shape.heads)  # (B, H, T, D)
         else:
             gate = g.transpose(1, 2).unsqueeze(-1)  # (B, H, T, 1)
         y = y * torch.sigmoid(gate)  # (B, H, T, D)
@@ -59,7 +63,7 @@ class Block(nn.Module):
     def __init__(self, cfg: ModelConfig, layer_idx: int) -> None:
         super().__init__()
         self.attn_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
-        self.attn = GatedAttention(cfg)
+        self.attn = GatedAttention(cfg, layer_idx)
         self.mlp_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
         self.mlp = SwiGLU(cfg.d_model, cfg.mlp_widths[layer_idx])
 

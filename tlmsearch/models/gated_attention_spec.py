@@ -1,7 +1,8 @@
 """Counts of Gated Attention (`gated_attention.py`); torch-free, see `spec.py`.
 
 The Transformer's block with the input projection widened by the gate logits: d -> 3d + g,
-g = d (elementwise G1 gate, default) or g = n_heads (headwise).
+g = d (elementwise G1 gate, default) or g = n_heads (headwise); with per-layer heads H_l, G_l the
+projection is d -> (H_l + 2 G_l) D + g_l, g_l = H_l D or H_l, and W_o is H_l D -> d.
 """
 
 from __future__ import annotations
@@ -9,23 +10,25 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tlmsearch.architectures import ArchSpec, attention_flops, linear_flops
+from tlmsearch.models.counts import attention_params, attention_width, qkv_width
 
 if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.config import ModelConfig
 
 
-def gate_width(cfg: ModelConfig) -> int:
-    return cfg.d_model if cfg.options.gate == "elementwise" else cfg.n_heads
+def gate_width(cfg: ModelConfig, layer: int) -> int:
+    """Gate logits of layer `layer`: H_l D (elementwise) or H_l (headwise)."""
+    return attention_width(cfg, layer) if cfg.options.gate == "elementwise" else cfg.query_heads(layer)
 
 
 def block_params(cfg: ModelConfig, layer: int) -> int:
-    d = cfg.d_model
-    return 2 * d + 4 * d * d + d * gate_width(cfg)
+    return 2 * cfg.d_model + attention_params(cfg, layer) + cfg.d_model * gate_width(cfg, layer)
 
 
 def block_flops(cfg: ModelConfig, layer: int) -> float:
-    t, d = cfg.seq_len, cfg.d_model
-    return linear_flops(t, d, 3 * d + gate_width(cfg)) + attention_flops(t, t, d) + linear_flops(t, d, d)
+    t, d, a = cfg.seq_len, cfg.d_model, attention_width(cfg, layer)
+    projection = linear_flops(t, d, qkv_width(cfg, layer) + gate_width(cfg, layer))
+    return projection + attention_flops(t, t, a) + linear_flops(t, a, d)
 
 
 SPEC: ArchSpec[ModelConfig] = ArchSpec(

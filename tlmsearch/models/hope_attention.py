@@ -193,7 +193,7 @@ class Block(nn.Module):
         widths = cms_level_widths(cfg.mlp_widths[layer_idx], o.cms_shares, o.cms_levels)
         self.mlp_width = sum(widths)
         self.attn_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
-        self.attn = Attention(cfg)
+        self.attn = Attention(cfg, layer_idx)
         self.levels = nn.ModuleList([CMSLevel(cfg, w, p) for w, p in zip(widths, o.cms_periods, strict=True)])
 
     def forward(self, h: torch.Tensor, rope: Rope) -> torch.Tensor:

@@ -1,6 +1,6 @@
 """Counts of Hope-attention (`hope_attention.py`); torch-free, see `spec.py`.
 
-Per block: the Transformer's attention (norm, 4d², T x T scores), then K CMS levels, each with
+Per block: the Transformer's attention (norm, 4d² or layer l's heads, T x T scores), then K CMS levels, each with
 its own norm; level widths split f_l exactly (`cms_level_widths`), so their reads are the
 tapered MLP's `3 * d * f_l`. A fast level (period b with 0 < b < T) adds W_k, W_v (2d²) and its
 step size, and per sequence, with n = ceil(T / b) chunks (the last one padded) and F its width:
@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tlmsearch.architectures import ArchSpec, attention_flops, chunks, linear_flops
+from tlmsearch.architectures import ArchSpec, chunks, linear_flops
 from tlmsearch.errors import ConfigError
+from tlmsearch.models.counts import attention_params
+from tlmsearch.models.transformer_spec import attention_mixer_flops
 
 if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.config import ModelConfig
@@ -53,14 +55,14 @@ def fast_levels(cfg: ModelConfig) -> tuple[bool, ...]:
 
 def block_params(cfg: ModelConfig, layer: int) -> int:
     d, o = cfg.d_model, cfg.options
-    n = d + 4 * d * d  # attention and its norm
+    n = d + attention_params(cfg, layer)  # attention and its norm
     n += o.cms_levels * d  # one norm per level
     return n + sum(2 * d * d + 1 for fast in fast_levels(cfg) if fast)  # fast levels: W_k, W_v, step size
 
 
 def block_flops(cfg: ModelConfig, layer: int) -> float:
     t, d, o = cfg.seq_len, cfg.d_model, cfg.options
-    flops = linear_flops(t, d, 3 * d) + attention_flops(t, t, d) + linear_flops(t, d, d)
+    flops = attention_mixer_flops(cfg, layer)  # the Transformer's attention, layer `layer`'s heads
     widths = cms_level_widths(cfg.mlp_widths[layer], o.cms_shares, o.cms_levels)
     for width, period, fast in zip(widths, o.cms_periods, fast_levels(cfg), strict=True):
         if fast:

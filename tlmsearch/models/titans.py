@@ -34,6 +34,15 @@ weight trajectory is not kept for the whole backward pass.
 
 [OURS] choices where the papers leave details open:
 - the combination rule of MAG above (spec); MAL feeds RMSNorm(m) to attention;
+- per-layer attention heads (`ModelConfig.attn_heads`, `kv_heads`): the attention branch of
+  layer l has H_l query heads and G_l key/value heads of head size D = d / n_heads (q/k/v
+  d -> (H_l + 2 G_l) D, W_o H_l D -> d); the memory branch keeps its width d. In MAG the
+  attention output y (H_l D channels, normalised over them) is gated head by head: the
+  memory's normalised read, taken as n_heads groups of D channels, is resampled to H_l groups
+  by the fixed averaging matrix `gate_resampling(H_l, n_heads)` (query head i averages the
+  memory groups overlapping its share [i/H_l, (i+1)/H_l) of the depth of the head axis,
+  weighted by the overlap; the identity when H_l = n_heads, so the uniform model is today's).
+  It has no parameters and lets every memory channel reach the gate;
 - memory split into `options.mem_heads` heads (default n_heads), each an MLP over
   d_model/mem_heads channels with hidden `mem_expansion` times that, act = SiLU;
 - gates are linear maps with a bias, initialised so that θ = θ_max/2, η ≈ 0.9, α ≈ 0.01;
@@ -73,6 +82,7 @@ from torch import nn
 
 from tlmsearch.config import ModelConfig
 from tlmsearch.models.common import (
+    HeadShape,
     LanguageModel,
     RMSNorm,
     Rope,
@@ -85,7 +95,6 @@ from tlmsearch.models.common import (
     merge_heads,
     run_scan,
     silu_grad,
-    split_heads,
 )
 from tlmsearch.models.titans_fused import MemoryScan
 from tlmsearch.models.titans_spec import mem_heads
@@ -265,20 +274,41 @@ class NeuralMemory(nn.Module):
         return merge_heads(m.to(x.dtype))  # (B, T, C)
 
 
+def gate_resampling(heads: int, groups: int) -> torch.Tensor:
+    """(heads, groups) float64 matrix R averaging `groups` equal groups onto `heads` equal
+    groups: R[i, j] = heads * |[i/heads, (i+1)/heads) ∩ [j/groups, (j+1)/groups)|, so every row
+    sums to 1 and R is the identity when heads == groups."""
+    r = torch.zeros(heads, groups, dtype=torch.float64)
+    for i in range(heads):
+        for j in range(groups):
+            # overlap in units of 1 / (heads * groups): exact integers
+            overlap = min((i + 1) * groups, (j + 1) * heads) - max(i * groups, j * heads)
+            if overlap > 0:
+                r[i, j] = overlap / groups
+    return r
+
+
 class Block(nn.Module):
+    gate_map: torch.Tensor | None  # MAG with H_l != n_heads: the fixed gate resampling (a buffer)
+
     def __init__(self, cfg: ModelConfig, layer_idx: int) -> None:
         super().__init__()
         d, o = cfg.d_model, cfg.options
-        self.n_heads, self.n_p, self.window = cfg.n_heads, o.n_persistent, cfg.attention_window()
+        self.n_p, self.window = o.n_persistent, cfg.attention_window()
+        self.heads = HeadShape(cfg, layer_idx)
         self.mag = o.titans_variant == "mag"
         self.init_std = cfg.init_std
         self.attn_norm = RMSNorm(d, cfg.norm_eps)
         self.persistent = nn.Parameter(torch.empty(o.n_persistent, d))
-        self.w_qkv = nn.Linear(d, 3 * d, bias=False)
+        self.w_qkv = nn.Linear(d, self.heads.qkv_width, bias=False)
         self.memory = NeuralMemory(cfg)
         self.m_norm = RMSNorm(d, cfg.norm_eps)
-        self.y_norm = RMSNorm(d, cfg.norm_eps) if self.mag else None
-        self.w_o = nn.Linear(d, d, bias=False)
+        self.y_norm = RMSNorm(self.heads.width, cfg.norm_eps) if self.mag else None
+        self.n_groups = cfg.n_heads  # the memory read's channels as n_heads groups of D
+        resample = self.mag and self.heads.heads != cfg.n_heads
+        gate_map = gate_resampling(self.heads.heads, cfg.n_heads).to(torch.get_default_dtype()) if resample else None
+        self.register_buffer("gate_map", gate_map, persistent=False)
+        self.w_o = nn.Linear(self.heads.width, d, bias=False)
         self.w_o.RESIDUAL_OUT = True  # type: ignore[assignment]
         self.mlp_norm = RMSNorm(d, cfg.norm_eps)
         self.mlp = SwiGLU(d, cfg.mlp_widths[layer_idx])
@@ -287,9 +317,17 @@ class Block(nn.Module):
         nn.init.normal_(self.persistent, std=self.init_std)
 
     def attend(self, x: torch.Tensor, rope: Rope) -> torch.Tensor:
-        q, k, v = self.w_qkv(x).split(x.shape[-1], dim=-1)  # (B, T~, C) each
-        q, k, v = (split_heads(z, self.n_heads) for z in (q, k, v))  # (B, H, T~, D)
+        q, k, v = self.heads.split(self.w_qkv(x))  # (B, H, T~, D) each
         return merge_heads(causal_attention(apply_rope(q, rope), apply_rope(k, rope), v, self.window, self.n_p))
+
+    def gate(self, m: torch.Tensor) -> torch.Tensor:
+        """σ(RMSNorm(m)) (B, T~, C), resampled to the attention's H_l D channels (MAG)."""
+        g = self.m_norm(m)  # (B, T~, C)
+        if self.gate_map is not None:
+            b, t, _ = g.shape
+            grouped = g.view(b, t, self.n_groups, self.heads.head_dim)  # (B, T~, n, D)
+            g = torch.einsum("btjd,ij->btid", grouped, self.gate_map.to(g.dtype)).reshape(b, t, self.heads.width)
+        return torch.sigmoid(g)  # (B, T~, H D)
 
     def forward(self, h: torch.Tensor, rope: Rope) -> torch.Tensor:
         x = self.attn_norm(h)  # (B, T, C)
@@ -297,10 +335,10 @@ class Block(nn.Module):
         xt = torch.cat((p, x), dim=1)  # (B, T~, C), T~ = N_p + T
         m = self.memory(xt)  # (B, T~, C)
         if self.y_norm is not None:  # MAG: attention gated by the memory
-            y = self.attend(xt, rope)  # (B, T~, C)
-            o = self.y_norm(y) * torch.sigmoid(self.m_norm(m))
+            y = self.attend(xt, rope)  # (B, T~, H D)
+            o = self.y_norm(y) * self.gate(m)  # (B, T~, H D)
         else:  # MAL: memory as a layer feeding attention
-            o = self.attend(self.m_norm(m), rope)
+            o = self.attend(self.m_norm(m), rope)  # (B, T~, H D)
         h = h + self.w_o(o[:, self.n_p :])  # (B, T, C)
         return h + self.mlp(self.mlp_norm(h))  # (B, T, C)
 

@@ -17,6 +17,13 @@ hidden F = mem_expansion * D, n = ceil(T~ / b) memory chunks of b tokens (the la
 Parameters: the norms (attention input, m, and y for MAG; the MLP's), N_p d persistent
 tokens, 2 x 3d² projections, 3 x 4d conv taps, 3H(d + 1) gates, the memory's initial weights
 H * 2DF, and W_o.
+
+Per-layer attention heads (H_l query, G_l key/value heads of size D_a = d / n_heads): the
+attention's q/k/v is d -> (H_l + 2 G_l) D_a, W_o H_l D_a -> d, MAG's norm of y has H_l D_a
+weights, and the scores run over H_l D_a channels. With H_l != n_heads, MAG resamples the
+memory's gate from n_heads groups to H_l (`titans.gate_resampling`): a product of the
+(T~, n_heads, D_a) read with a fixed (n_heads, H_l) matrix, 2 T~ D_a n_heads H_l FLOPs, whose
+backward is one product (the matrix needs no gradient: `frozen_flops`).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tlmsearch.architectures import ArchSpec, attention_flops, chunks, linear_flops
+from tlmsearch.models.counts import attention_params, attention_width, qkv_width
 
 if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.config import ModelConfig
@@ -62,25 +70,38 @@ def memory_scan_flops(cfg: ModelConfig) -> int:
     return h * ((n - 1) * (18 * b * df + 16 * df) + 4 * b * df)
 
 
+def gate_resampled(cfg: ModelConfig, layer: int) -> bool:
+    """MAG with H_l != n_heads query heads: the memory gate is resampled to the attention's heads."""
+    return cfg.options.titans_variant == "mag" and cfg.query_heads(layer) != cfg.n_heads
+
+
 def block_params(cfg: ModelConfig, layer: int) -> int:
     d, o = cfg.d_model, cfg.options
     n = 2 * d  # attention-input and MLP norms
     n += o.n_persistent * d
-    n += 3 * d * d  # attention q, k, v
+    n += attention_params(cfg, layer)  # attention q, k, v (d -> (H_l + 2 G_l) D) and W_o (H_l D -> d)
     n += 3 * d * d + 3 * d * CONV_TAPS  # memory q, k, v and their depthwise causal convs
     n += 3 * mem_heads(cfg) * (d + 1)  # θ, η, α gates (with bias) per memory head
     n += memory_params(cfg)
-    n += 2 * d if o.titans_variant == "mag" else d  # MAG: norms of y and m; MAL: norm of m
-    return n + d * d  # W_o
+    return n + d + (attention_width(cfg, layer) if o.titans_variant == "mag" else 0)  # norm of m; MAG: of y
 
 
 def block_flops(cfg: ModelConfig, layer: int) -> float:
     t, d, o = cfg.seq_len, cfg.d_model, cfg.options
-    tx = t + o.n_persistent
-    flops = linear_flops(tx, d, 3 * d) + attention_flops(1, attention_pairs(cfg), d)  # attention
+    tx, a = t + o.n_persistent, attention_width(cfg, layer)
+    flops = linear_flops(tx, d, qkv_width(cfg, layer)) + attention_flops(1, attention_pairs(cfg), a)  # attention
     flops += linear_flops(tx, d, 3 * d) + 2 * tx * 3 * d * CONV_TAPS  # memory q, k, v and conv
     flops += linear_flops(tx, d, 3 * mem_heads(cfg)) + memory_scan_flops(cfg)  # gates and scan
-    return flops + linear_flops(t, d, d)  # W_o on the T real positions
+    flops += gate_resampling_flops(cfg, layer)
+    return flops + linear_flops(t, a, d)  # W_o on the T real positions
+
+
+def gate_resampling_flops(cfg: ModelConfig, layer: int) -> int:
+    """MAG's gate resampled from n_heads groups of D to H_l, at every one of the T~ positions: a
+    product with a fixed matrix (its backward reaches the read only: `frozen_flops`)."""
+    if not gate_resampled(cfg, layer):
+        return 0
+    return 2 * (cfg.seq_len + cfg.options.n_persistent) * cfg.head_dim * cfg.n_heads * cfg.query_heads(layer)
 
 
 SPEC: ArchSpec[ModelConfig] = ArchSpec(
@@ -88,4 +109,5 @@ SPEC: ArchSpec[ModelConfig] = ArchSpec(
     summary="Titans: attention beside a neural memory trained at test time (MAG; MAL option)",
     block_params=block_params,
     block_flops=block_flops,
+    frozen_flops=gate_resampling_flops,
 )

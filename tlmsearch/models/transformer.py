@@ -4,7 +4,10 @@
     h = h + SwiGLU_l(RMSNorm(h))                              hidden f_l = mlp_widths[l]
 
 Pre-norm, no biases, RoPE theta from the config. [OURS] q, k, v come from one fused linear
-(d -> 3d), which has the same parameters as three separate ones.
+(d -> 3d), which has the same parameters as three separate ones. Layer l may have its own
+query heads H_l and key/value heads G_l (`ModelConfig.attn_heads`, `kv_heads`; head size fixed,
+G_l dividing H_l as in grouped-query attention): then the fused linear is d -> (H_l + 2 G_l) D
+and W_o is H_l D -> d (`common.Attention`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ class Block(nn.Module):
     def __init__(self, cfg: ModelConfig, layer_idx: int) -> None:
         super().__init__()
         self.attn_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
-        self.attn = Attention(cfg)
+        self.attn = Attention(cfg, layer_idx)
         self.mlp_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
         self.mlp = SwiGLU(cfg.d_model, cfg.mlp_widths[layer_idx])
 

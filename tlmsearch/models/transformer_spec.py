@@ -1,6 +1,7 @@
 """Counts of the Transformer (`transformer.py`); torch-free, see `spec.py`.
 
-Block l: two RMSNorms (2d), fused q/k/v (3d²) and W_o (d²), then the tapered MLP. Attention
+Block l: two RMSNorms (2d), fused q/k/v (3d²) and W_o (d²), then the tapered MLP; with per-layer
+heads H_l, G_l: q/k/v d (H_l + 2 G_l) D and W_o H_l D d (`counts.attention_params`). Attention
 scores every query against every key (T x T): `scaled_dot_product_attention` with
 `is_causal=True` masks half of them, but the math backend still multiplies them all, and the
 PaLM convention (App. B) counts them all too.
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tlmsearch.architectures import ArchSpec, attention_flops, linear_flops
+from tlmsearch.models.counts import attention_params, attention_width, qkv_width
 
 if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.config import ModelConfig
@@ -18,13 +20,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def attention_block_params(cfg: ModelConfig, layer: int) -> int:
     """Two norms + q, k, v, o projections (the Transformer's block minus its MLP)."""
-    d = cfg.d_model
-    return 2 * d + 4 * d * d
+    return 2 * cfg.d_model + attention_params(cfg, layer)
+
+
+def attention_mixer_flops(cfg: ModelConfig, layer: int) -> float:
+    """Forward FLOPs of layer `layer`'s attention over one sequence: q/k/v projection, T x T
+    scores and weighted values over its H_l query heads (key/value heads are shared, not
+    recomputed), W_o."""
+    t, d, a = cfg.seq_len, cfg.d_model, attention_width(cfg, layer)
+    return linear_flops(t, d, qkv_width(cfg, layer)) + attention_flops(t, t, a) + linear_flops(t, a, d)
 
 
 def attention_block_flops(cfg: ModelConfig, layer: int) -> float:
-    t, d = cfg.seq_len, cfg.d_model
-    return linear_flops(t, d, 3 * d) + attention_flops(t, t, d) + linear_flops(t, d, d)
+    return attention_mixer_flops(cfg, layer)
 
 
 SPEC: ArchSpec[ModelConfig] = ArchSpec(

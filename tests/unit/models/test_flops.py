@@ -109,6 +109,29 @@ def test_flops_match_the_counter(case: str) -> None:
     assert analytic == pytest.approx(counted, rel=1e-9), f"{case}: analytic {analytic:.0f}, counted {counted:.0f}"
 
 
+# per-layer heads (attn_heads, kv_heads) for a case of every family and variant: more and fewer
+# query heads, grouped-query and multi-query attention, Titans' gate resampled both ways
+HEAD_CASES: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
+    "transformer": ((3, 1), ()),
+    "gated_attention": ((4, 2), (2, 1)),
+    "gated_attention/headwise": ((1, 4), (1, 2)),
+    "titans/mag": ((3, 1), (1, 1)),
+    "titans/mag window 5 (padded blocks)": ((4, 2), (2, 2)),
+    "titans/mal": ((1, 3), ()),
+    "hope_attention": ((4, 1), (2, 1)),
+    "hope_attention/3 levels": ((2, 6), (2, 3)),
+}
+
+
+@pytest.mark.parametrize("case", list(HEAD_CASES))
+def test_flops_with_per_layer_heads_match_the_counter(case: str) -> None:
+    attn_heads, kv_heads = HEAD_CASES[case]
+    cfg = case_config(*CASES[case]).replace(attn_heads=attn_heads, kv_heads=kv_heads)
+    assert not cfg.uniform_attention
+    analytic, counted = flops_per_token(cfg), counted_flops_per_token(cfg)
+    assert analytic == pytest.approx(counted, rel=1e-9), f"{case}: analytic {analytic:.0f}, counted {counted:.0f}"
+
+
 def test_the_check_can_fail() -> None:
     """Without the correction the counter over-counts Titans' depthwise convolutions by far,
     and a model whose count leaves out a term (the persistent tokens) is caught."""

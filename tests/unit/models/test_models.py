@@ -208,7 +208,7 @@ def test_gate_scales_each_heads_attention_output_before_w_o(gate: str) -> None:
     cfg = tiny("gated_attention", options=ArchOptions(gate=gate))
     model = build_model(cfg, seed=0)
     gated = model.blocks[0].attn
-    plain = Attention(tiny("transformer"))
+    plain = Attention(tiny("transformer"), 0)
     c = cfg.d_model
     with torch.no_grad():
         plain.w_qkv.weight.copy_(gated.w_qkvg.weight[: 3 * c])
