@@ -70,11 +70,13 @@ class Budget(Config):
     def uniform(self) -> tuple[int, ...]:
         return (self.base_width,) * self.n_layers
 
-    def is_valid(self, widths: Sequence[int]) -> bool:
+    def is_valid(self, widths: Sequence[int], total: int | None = None) -> bool:
+        """`widths` are a profile of this budget: usable widths summing to `total` (default: the
+        budget's own total)."""
         return (
             len(widths) == self.n_layers
             and all(isinstance(w, int) and w % self.multiple_of == 0 and self.lo <= w <= self.hi for w in widths)
-            and sum(widths) == self.total
+            and sum(widths) == (self.total if total is None else total)
         )
 
 
@@ -86,17 +88,31 @@ def project_to_budget(raw: Sequence[float], budget: Budget) -> tuple[int, ...]:
     to multiples with the largest-remainder method. Deterministic; returns a valid profile
     unchanged.
     """
+    return project_to_total(raw, budget, budget.total)
+
+
+def project_to_total(raw: Sequence[float], budget: Budget, total: int) -> tuple[int, ...]:
+    """`project_to_budget` onto `total` hidden units instead of the budget's own total, with the
+    budget's layers, multiple and usable widths: where another part of the model (per-layer
+    attention, `tlmsearch.models.joint_budget`) takes or gives parameters, the MLPs hold the
+    rest. `total` must be a multiple of `multiple_of` within [n_layers lo, n_layers hi]."""
     n = budget.n_layers
     if len(raw) != n:
         raise ConfigError(f"profile has {len(raw)} widths; the budget has n_layers={n}")
     values = [float(r) for r in raw]
     if any(not math.isfinite(v) or v < 0 for v in values) or sum(values) <= 0:
         raise ConfigError(f"relative widths must be finite, >= 0 and not all 0; got {list(raw)}")
-    if all(float(v).is_integer() for v in values) and budget.is_valid([int(v) for v in values]):
-        return tuple(int(v) for v in values)
-
     m = budget.multiple_of
-    units, lo, hi = budget.total // m, budget.lo // m, budget.hi // m
+    if total % m or not n * budget.lo <= total <= n * budget.hi:
+        raise ConfigError(
+            f"{total} MLP hidden units cannot be {n} widths, each a multiple of {m} within "
+            f"[{budget.lo}, {budget.hi}]; the budget allows multiples of {m} in [{n * budget.lo}, {n * budget.hi}]"
+        )
+    ints = [int(v) for v in values]
+    if all(v.is_integer() for v in values) and budget.is_valid(ints, total):
+        return tuple(ints)
+
+    units, lo, hi = total // m, budget.lo // m, budget.hi // m
     scaled = _water_fill(values, units, lo, hi)
     return tuple(m * u for u in _largest_remainder(scaled, units, lo, hi, key=values))
 
