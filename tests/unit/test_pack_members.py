@@ -94,3 +94,17 @@ def test_train_pack_reports_each_member(tmp_path: Path) -> None:
     assert [m["params_mlp"] for m in finals] == [3 * 32 * 128, 3 * 32 * 128]  # each its own, exact budget
     assert finals[0]["val_loss"] != finals[1]["val_loss"]  # two profiles, two results
     assert all(m["tokens"] == 20 * 4 * 32 for m in finals)
+
+
+@pytest.mark.parametrize("arch", ["transformer", "gated_attention", "hope_attention", "titans"])
+def test_bf16_autocast_in_a_pack(arch: str) -> None:
+    """Every family trains in a pack under bf16 autocast (float32 weights), close to alone."""
+    torch.set_default_dtype(torch.float32)  # the fixture restores its own afterwards
+    group = [member((96, 32), 0, arch, steps=4, eval_interval=4, dtype="bfloat16"), member((32, 96), 1, arch)]
+    group[1] = Member(model=group[1].model, train=group[0].train.replace(seed=1))
+    outcomes = train_pack(group, PYDOC)
+    for m, outcome in zip(group, outcomes, strict=True):
+        assert outcome.result is not None
+        packed = outcome.result.metrics["val_loss"]
+        solo = train(m.model, m.train, PYDOC).metrics["val_loss"]
+        assert math.isfinite(packed) and abs(packed - solo) < 0.02, (arch, packed, solo)

@@ -19,6 +19,8 @@ after 20 steps (tests/unit/test_pack_exact.py): the results differ by summation 
 Titans' and Hope-attention's scans run in their autograd form inside the pack (their fused
 single-node forms have no vmap rule); the two agree to rounding.
 
+Under bf16 autocast the forward runs as alone, except that convolutions (Titans' causal
+convs) compute in their weights' float32: vmap's batched conv does not take autocast's cast.
 Not supported in a pack (refused with a ConfigError): `compile`, checkpoints. Throughput
 metrics (tokens_per_s, mfu) are each member's own tokens over the pack's training time.
 """
@@ -29,6 +31,7 @@ import dataclasses
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -136,6 +139,10 @@ class Pack:
         # the modules whose code runs (every tensor comes from the stacks; a base on the meta
         # device would save its memory, but tied weights then read garbage)
         self.base = models[0].to(self.device)
+        if cfg.dtype != "float32":  # vmap's batched conv ignores autocast: Titans' convs then read
+            for module in self.base.modules():  # their input in the weights' dtype (fp32, not bf16)
+                if isinstance(module, torch.nn.modules.conv._ConvNd):
+                    module.register_forward_pre_hook(_input_in_weight_dtype)
         self.base.train()
         names = {n for s in scales for n in s}
         self.optimizer = PackedAdamW(
@@ -166,7 +173,8 @@ class Pack:
         every member when `shared_input`."""
 
         def one(p: dict[str, torch.Tensor], b: dict[str, torch.Tensor], idx: torch.Tensor) -> torch.Tensor:
-            return functional_call(self.base, (p, b), (idx,))
+            with self.autocast():  # inside vmap: around it, a batched conv (Titans) is not cast
+                return functional_call(self.base, (p, b), (idx,))
 
         with autograd_scans(), warnings.catch_warnings():  # the fused scans' Functions have no vmap rule
             # CPU attention has no batching rule: vmap runs it member by member, and says so
@@ -187,8 +195,7 @@ class Pack:
             windows = [torch.from_numpy(gather(self.data.train, s[micro], T)) for s in starts]
             window = torch.stack(windows).to(self.device, non_blocking=True)  # (M, B, T+1)
             x, y = window[..., :-1], window[..., 1:]  # (M, B, T) each
-            with self.autocast():
-                logits = self.forward(leaves, x)  # (M, B, T, V)
+            logits = self.forward(leaves, x)  # (M, B, T, V), under autocast when bf16
             V = logits.shape[-1]
             per_token = F.cross_entropy(at_least_fp32(logits).reshape(-1, V), y.reshape(-1), reduction="none")
             loss = per_token.view(len(self.active), -1).mean(1)  # (M,)
@@ -289,8 +296,7 @@ class Pack:
         self.base.eval()
         for i in range(0, windows.shape[0], self.cfg.batch_size):
             window = windows[i : i + self.cfg.batch_size]  # (b, T+1)
-            with self.autocast():
-                logits = self.forward(params, window[:, :-1], shared_input=True)  # (M, b, T, V)
+            logits = self.forward(params, window[:, :-1], shared_input=True)  # (M, b, T, V)
             V = logits.shape[-1]
             y = window[:, 1:].reshape(-1).repeat(len(self.active))
             per_token = F.cross_entropy(at_least_fp32(logits).reshape(-1, V), y, reduction="none")
@@ -354,3 +360,9 @@ class Pack:
         for name, t in [*model.named_parameters(), *model.named_buffers()]:
             t.copy_(state[name])
         return model
+
+
+def _input_in_weight_dtype(module: torch.nn.Module, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    weight = module.weight
+    assert isinstance(weight, torch.Tensor)
+    return (args[0].to(weight.dtype), *args[1:])
