@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.analysis.collect import label, profile_results
-from tlmsearch.analysis.summary import eval_kind
+from tlmsearch.analysis.summary import eval_kind, run_verdicts
 from tlmsearch.config import ModelConfig
 from tlmsearch.errors import UserError
 from tlmsearch.export_formats import FORMATS, ExportInput, Format, decode, get_format, make_divisible
 from tlmsearch.profiles import Budget, ProfileSpec
-from tlmsearch.rundir.io import require_dir
+from tlmsearch.rundir.io import read_verify, require_dir
 from tlmsearch.rundir.layout import EXPORT_DIR
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished
 from tlmsearch.rundir.study import Study, load
@@ -127,9 +127,6 @@ def pick_trial(study: Study, trial: str = "best") -> tuple[TrialRecord, str]:
 def _verdicts(study: Study) -> list[Any]:
     """The run's verdicts as `tlmsearch report` gives them ([] when verify.json is unreadable:
     the export does not need them, only its note does)."""
-    from tlmsearch.analysis.summary import run_verdicts
-    from tlmsearch.rundir.io import read_verify
-
     try:
         plan = read_verify(study.run_dir)
         return run_verdicts(

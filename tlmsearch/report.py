@@ -22,7 +22,9 @@ from tlmsearch.analysis.summary import run_verdicts, summarize
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.noise_floor import NoiseFloor, floor_text, gap_text
+from tlmsearch.plots.bundle import plotly_script
 from tlmsearch.plots.rate_check import plot_rate_check, rate_check_markdown
+from tlmsearch.profiles.spec import display_name
 from tlmsearch.rundir.io import read_verify, read_yaml, refuse_folder, require_dir, write_text
 from tlmsearch.rundir.layout import CONFIG_FILES, REPORT_HTML, SEARCH_CONFIG, SUMMARY_JSON, SUMMARY_MD, TRIALS
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished, read_records
@@ -209,7 +211,8 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     ]
     for b in summary["best"]:
         lines.append(
-            f"| {b['trial_id']} | `{b['profile']}` | {_f(b['val_loss'])} | {gap_text(b)} | {_f(b['val_ppl'], '.3f')} "
+            f"| {b['trial_id']} | `{display_name(b['profile'])}` | {_f(b['val_loss'])} | {gap_text(b)} "
+            f"| {_f(b['val_ppl'], '.3f')} "
             f"| {_f(b.get('tokens_per_param'), '.3g')} | {_f(b.get('epochs'), '.3g')} | {b['widths']} |"
         )
     lines += ["", f"Export the best: `tlmsearch export {summary.get('run_dir', 'RUN_DIR')} --format native`", ""]
@@ -308,12 +311,12 @@ def _verdict_markdown(v: Mapping[str, Any]) -> list[str]:
     if v.get("seeds_to_decide") is not None:
         lines.append(f"- seeds per profile that would decide it, if the observed spread holds: {v['seeds_to_decide']}")
     if v.get("search_best"):
-        opt = v.get("search_optimism")
+        opt, fav = v.get("search_optimism"), display_name(v["search_best"])
         lines.append(
-            f"- the search's favourite `{v['search_best']}`: verified val_loss minus search val_loss at the same "
+            f"- the search's favourite `{fav}`: verified val_loss minus search val_loss at the same "
             f"steps {_f(opt, '+.4f')} (positive: the search's single trial flattered it)"
             if opt is not None
-            else f"- the search's favourite `{v['search_best']}`: no winner's-curse figure (the search and the "
+            else f"- the search's favourite `{fav}`: no winner's-curse figure (the search and the "
             "verification trained for different numbers of steps)"
         )
     if v["better"]:
@@ -327,7 +330,7 @@ def _verdict_markdown(v: Mapping[str, Any]) -> list[str]:
     ]
     for row in v["table"]:
         lines.append(
-            f"| {row['rank']} | `{row['label']}` | {row['n_seeds']} | {row['mean_loss']:.4f} | "
+            f"| {row['rank']} | `{display_name(row['label'])}` | {row['n_seeds']} | {row['mean_loss']:.4f} | "
             f"{row['mean_ppl']:.3f} | {_pct(row['gain_vs_cosine'])} | {_f(row.get('p_better'), '.3g')} | "
             f"{_f(row.get('p_within'), '.3g')} | {_pct(row['gain_vs_uniform'])} | "
             f"{_diff(row.get('loss_diff_vs_cosine'))} | {_f(row['front_load'], '.3f')} |"
@@ -349,8 +352,6 @@ def render_html(summary: Mapping[str, Any], figs: Mapping[str, go.Figure]) -> st
     """One self-contained page: plotly.js inline once (the smallest bundle that draws `figs`:
     `tlmsearch.plots.bundle`), no network needed. Texts and tables are
     HTML (they wrap and are never cut); figures size themselves from their content."""
-    from tlmsearch.plots.bundle import plotly_script
-
     heads = "".join(
         f"<p class='headline'><b>{html.escape(v['group'])}</b>: {html.escape(v['headline'])}</p>"
         + (f"<p class='headline'>{html.escape(v['rate_check']['headline'])}</p>" if v.get("rate_check") else "")

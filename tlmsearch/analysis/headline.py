@@ -10,6 +10,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tlmsearch.profiles.spec import display_name
+
 
 def pct(x: float) -> str:
     return f"{x:+.2%}" if math.isfinite(x) else ("-inf" if x < 0 else "+inf")
@@ -63,7 +65,7 @@ def headline(
             else ""
         )
         return (
-            f"a better profile than cosine exists: {better.label} has {g.estimate:.2%} lower perplexity "
+            f"a better profile than cosine exists: {display_name(better.label)} has {g.estimate:.2%} lower perplexity "
             f"({level(g.confidence)} interval {pct(g.low)} to {pct(g.high)}; {tests}); its lower bound "
             f"{verb} the {mpct} margin{within}{describe_shape(better_result.shape if better_result else {})}"
         )
@@ -80,9 +82,9 @@ def headline(
     if top is not None and top.label in vs_cos:
         g = vs_cos[top.label].gain
         who = (
-            f"cosine leads by mean; the best other candidate, {top.label},"
+            f"cosine leads by mean; the best other candidate, {display_name(top.label)},"
             if ranked and ranked[0] is cos
-            else f"the best candidate by mean, {top.label},"
+            else f"the best candidate by mean, {display_name(top.label)},"
         )
         lead = f"; {who} gains {pct(g.estimate)} [{pct(g.low)}, {pct(g.high)}] ({level(g.confidence)} interval)"
     if to_decide is not None:

@@ -135,6 +135,7 @@ def _fmt(x: Any) -> str:
 
 def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
     from tlmsearch.noise_floor import floor_text, gap_text
+    from tlmsearch.profiles.spec import display_name
 
     s = status_dict(study, top)
     if as_json:
@@ -178,7 +179,7 @@ def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
         for r in rows:
             values = "  ".join(f"{o}={_fmt(r[o])}" for o in s["objectives"])
             gap = f"  {gap_text(r) if r is not rows[0] else 'best':<27}" if title.startswith("best") else ""
-            print(f"  {r['trial_id']:>10}  {r['kind']:<8} {r['status']:<8} {values}{gap}  {r['profile']}")
+            print(f"  {r['trial_id']:>10}  {r['kind']:<8} {r['status']:<8} {values}{gap}  {display_name(r['profile'])}")
     for f in s["failed"]:
         print(f"failed {f['trial_id']}: {f['reason']}")
 

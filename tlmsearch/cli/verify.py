@@ -189,6 +189,7 @@ def print_verdicts(verdicts: list, as_json: bool, rate_check: list | None = None
         print(json.dumps(json_safe(docs), indent=2))
         return
     from tlmsearch.analysis.headline import level, pct
+    from tlmsearch.profiles.spec import display_name
 
     for v in verdicts:
         print(f"\n{v.group}: {v.headline}")  # the headline opens with the outcome in words
@@ -196,7 +197,7 @@ def print_verdicts(verdicts: list, as_json: bool, rate_check: list | None = None
         for row in v.table:
             g = row["gain_vs_cosine"]
             gain = f"{pct(g['estimate'])} [{pct(g['low'])}, {pct(g['high'])}]" if g else "(reference)"
-            print(f"  {row['rank']:>2}. {row['label']:<40} ppl {row['mean_ppl']:.3f}  vs cosine {gain}")
+            print(f"  {row['rank']:>2}. {display_name(row['label']):<40} ppl {row['mean_ppl']:.3f}  vs cosine {gain}")
         rc = v.rank_correlation
         if rc is not None and v.spearman is not None:
             ci = f" [{rc.interval.low:.2f}, {rc.interval.high:.2f}]" if rc.interval else " (no interval: too few)"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from tlmsearch.analysis.collect import baseline_name, label, ranked
 from tlmsearch.analysis.headline import level
 from tlmsearch.profiles import Budget, ProfileSpec
+from tlmsearch.profiles.spec import display_name
 from tlmsearch.rundir.records import SEARCH_KINDS, as_records, finished
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -161,7 +162,7 @@ def verdict_table_data(verdicts: Iterable[Verdict]) -> TableData:
                 [
                     v.group,
                     str(row["rank"]),
-                    row["label"],
+                    display_name(row["label"]),
                     str(row["n_seeds"]),
                     f"{row['mean_ppl']:.3f}",
                     _ci(row.get("gain_vs_cosine")),

@@ -18,6 +18,7 @@ from tlmsearch.plots.data import (
     verdict_table_data,
     widths_data,
 )
+from tlmsearch.profiles.spec import display_name
 from tlmsearch.rundir.records import SEARCH_KINDS
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,7 +42,7 @@ def _baseline_traces(points: Sequence[Any], x: str, y: str) -> list[dict[str, An
                 "x": [getattr(p, x) for p in pts],
                 "y": [getattr(p, y) for p in pts],
                 "mode": "markers",
-                "name": f"baseline: {short_name(name)}",
+                "name": f"baseline: {short_name(display_name(name))}",
                 "marker": {
                     "color": st.color,
                     "size": st.size,
@@ -126,7 +127,7 @@ def profiles_figure(
                 x=list(range(len(widths))),
                 y=list(widths),
                 mode="lines+markers",
-                name=short_name(name),
+                name=short_name(display_name(name)),
                 line=style,
                 text=[name] * len(widths),
                 hovertemplate="%{text}<br>layer %{x}: %{y}<extra></extra>",
@@ -157,7 +158,7 @@ def plot_curves(source: Any, metric_name: str = "val_loss", kinds: Sequence[str]
                 x=c.steps,
                 y=c.values,
                 mode="lines",
-                name=short_name(full),
+                name=short_name(display_name(full)),
                 line={"dash": "dot" if stopped else "solid", "width": 1 if stopped else 2},
                 opacity=0.5 if stopped else 1,
                 text=[full] * len(c.steps),

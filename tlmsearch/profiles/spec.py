@@ -93,3 +93,18 @@ def _fmt(v: Param) -> str:
         return str(v)
     short = f"{v:g}"
     return short if float(short) == v else repr(v)
+
+
+def display_name(text: str, digits: int = 3) -> str:
+    """A profile text for people: its real-valued parameters to `digits` significant digits
+    ("knots:k0=0.783,k1=1.11,..."), for tables, headlines, legends and status lines. Display only:
+    the record keeps the exact spec (two sampled profiles may share a display name), and a text
+    that is no profile comes back as it is."""
+    try:
+        spec = ProfileSpec.parse(text)
+    except ValueError:  # ConfigError, or a value the family refuses
+        return text
+    if not spec.params:
+        return spec.family
+    items = ",".join(f"{k}={f'{v:.{digits}g}' if isinstance(v, float) else v}" for k, v in spec.params.items())
+    return f"{spec.family}:{items}"
