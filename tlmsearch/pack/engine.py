@@ -15,7 +15,7 @@ evaluation on the shared validation windows and its `TrainResult`. A member whos
 non-finite leaves the pack with `TrainingDiverged` as its outcome; the others go on.
 
 In float64 on CPU a member's logits equal those of the same trial trained alone to ~1e-13
-after 20 steps (tests/unit/test_pack_exact.py): the results differ by summation order only.
+after 20 steps (tests/unit/pack/test_pack_exact.py): the results differ by summation order only.
 Titans' and Hope-attention's scans run in their autograd form inside the pack (their fused
 single-node forms have no vmap rule); the two agree to rounding.
 

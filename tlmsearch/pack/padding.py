@@ -4,7 +4,7 @@ which units are real.
 
 A padded unit j has zero rows in W_gate and W_up and a zero column in W_down, so its hidden
 value is silu(0) * 0 = 0 and it adds nothing to the output; the gradient of each of its
-weights is a product with a zero factor, so it is exactly zero too (`tests/unit/test_pack*`
+weights is a product with a zero factor, so it is exactly zero too (`tests/unit/pack/`
 checks both), and the engine multiplies the gradients by the masks all the same, so that
 AdamW (zero moments, zero weight, decoupled decay of zero) keeps them at zero for good. The
 member's own units keep its own values: a padded member computes its own function, up to the

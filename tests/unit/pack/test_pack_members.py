@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,17 +16,6 @@ from tlmsearch.presets import preset
 from tlmsearch.trainer import train
 
 PYDOC = DataConfig(corpus="pydoc")
-
-
-@pytest.fixture(autouse=True)
-def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TLMSEARCH_CACHE", str(tmp_path / "cache"))
-    for where in ("tlmsearch.trainer", "tlmsearch.pack.engine"):
-        monkeypatch.setattr(f"{where}.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(old)
 
 
 def member(widths: tuple[int, ...] = (64, 64), seed: int = 0, arch: str = "transformer", **train: object) -> Member:

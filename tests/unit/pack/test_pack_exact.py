@@ -5,7 +5,6 @@ zero and receive no gradient."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,17 +22,6 @@ PYDOC = DataConfig(corpus="pydoc")
 # (widths, seed) of each member: the widths differ at every layer, one seed repeats
 PLAN = (((96, 32), 0), ((64, 64), 1), ((32, 96), 0))
 TOL = 1e-10
-
-
-@pytest.fixture(autouse=True)
-def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TLMSEARCH_CACHE", str(tmp_path / "cache"))
-    for where in ("tlmsearch.trainer", "tlmsearch.pack.engine"):
-        monkeypatch.setattr(f"{where}.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(old)
 
 
 def quick(**kw: object) -> TrainConfig:
