@@ -297,3 +297,20 @@ def test_titans_mag_gates_every_head_with_the_memory() -> None:
         assert p.grad is not None and p.grad.abs().sum() > 0, name
         if name.endswith("memory.w_qkv.weight"):
             assert (p.grad.abs().sum(1) > 0).all(), name
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURE_NAMES)
+def test_per_layer_heads_run_in_bfloat16(arch: str) -> None:
+    """Autocast and a model converted wholesale (Titans' gate resampling buffer included) give
+    finite logits near the float32 ones."""
+    cfg = tiny(arch, (3, 1), (1, 1))
+    model = build_model(cfg, seed=0)
+    idx = torch.randint(0, cfg.vocab_size, (2, cfg.seq_len), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        reference = model(idx)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            autocast = model(idx)
+        wholesale = model.to(torch.bfloat16)(idx)
+    for out in (autocast, wholesale):
+        assert out.dtype == torch.bfloat16 and torch.isfinite(out).all()
+        assert (out.float() - reference).abs().max().item() < 0.1
