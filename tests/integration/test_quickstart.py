@@ -62,3 +62,7 @@ def test_quickstart_runs_the_whole_loop(tmp_path: Path) -> None:
     summary = json.loads((run / "summary.json").read_text())
     assert summary["verdicts"] and (run / "report.html").stat().st_size > 10_000 and (run / "summary.md").is_file()
     assert summary["verdicts"][0]["headline"] in done.stdout
+    # what stays: no checkpoint of an ended trial, no lock of a driver that ended, a report with one plotly
+    assert not list(run.rglob("checkpoint_*")) and not (run / ".lock").exists()
+    size = sum(p.stat().st_size for p in run.rglob("*") if p.is_file())
+    assert size < 20 * 1024**2 and (run / "report.html").stat().st_size < 1_500_000, size
