@@ -82,6 +82,24 @@ class Format(NamedTuple):
 
 # ----------------------------------------------------------------------------- writers
 
+Writer = Callable[[ExportInput], tuple[Any, list[str]]]
+
+
+def _mlp_widths_only(name: str, write: Writer) -> Writer:
+    """`write`, refusing in one line a model with per-layer attention heads (`attn_heads`,
+    `kv_heads`), which format `name` does not carry: its readers would build n_heads everywhere."""
+
+    def checked(x: ExportInput) -> tuple[Any, list[str]]:
+        if not x.model.uniform_attention:
+            raise UserError(
+                f"export format {name!r} writes per-layer MLP widths only, not the model's per-layer attention "
+                f"heads (attn_heads={list(x.model.attn_heads)}, kv_heads={list(x.model.kv_heads)}); "
+                "export it as native"
+            )
+        return write(x)
+
+    return checked
+
 
 def _native(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
     run = RunConfig(
@@ -281,7 +299,7 @@ FORMATS: dict[str, Format] = {
             "config.json",
             "DeciLM / Nemotron-NAS config.json with per-layer block_configs (ffn_mult)",
             "exact for widths that are multiples of 256 (readers round up to one)",
-            _nemotron,
+            _mlp_widths_only("nemotron-nas", _nemotron),
             _decode_nemotron,
             loading=_REMOTE_LOADING.format(repo=NEMOTRON_CODE),
             checked=_REMOTE_CHECKED.format(repo=NEMOTRON_CODE, cls="DeciLMConfig"),
@@ -291,7 +309,7 @@ FORMATS: dict[str, Format] = {
             "config.json",
             "OpenELM config.json with per-layer ffn_multipliers",
             "exact with ffn_dim_divisor = gcd of the widths (the default)",
-            _openelm,
+            _mlp_widths_only("openelm", _openelm),
             _decode_openelm,
             loading=_REMOTE_LOADING.format(repo=OPENELM_CODE),
             checked=_REMOTE_CHECKED.format(repo=OPENELM_CODE, cls="OpenELMConfig"),
@@ -301,7 +319,7 @@ FORMATS: dict[str, Format] = {
             "heterogeneous_layers_config.json",
             "Megatron Core heterogeneous-layers JSON with per-block ffn_hidden_size",
             "exact",
-            _megatron,
+            _mlp_widths_only("megatron", _megatron),
             lambda doc: tuple(int(b["ffn"]["ffn_hidden_size"]) for b in doc["block_configs"]),
             loading="pretrain_gpt.py ... --heterogeneous-layers-config-path {path} --swiglu --disable-bias-linear",
             checked="not loaded here (Megatron Core is not installed); the widths follow its ffn_hidden_size field",
@@ -311,7 +329,7 @@ FORMATS: dict[str, Format] = {
             "config.json",
             "transformers Gemma3nTextConfig config.json with a per-layer intermediate_size list",
             "exact",
-            _gemma3n,
+            _mlp_widths_only("gemma3n", _gemma3n),
             _decode_gemma3n,
             loading="transformers.Gemma3nTextConfig.from_json_file({path!r})",
             checked="tested: transformers' Gemma3nTextConfig reads the file and keeps every width",
@@ -321,7 +339,7 @@ FORMATS: dict[str, Format] = {
             "widths.json",
             "a plain JSON list of per-layer MLP widths",
             "exact",
-            _widths,
+            _mlp_widths_only("widths", _widths),
             lambda doc: tuple(int(w) for w in doc),
             loading="json.load(open({path!r}))",
             checked="plain JSON",

@@ -1,0 +1,36 @@
+"""Export of a model with per-layer attention heads: the native format carries them; every format
+that writes per-layer MLP widths only refuses in one line (its readers would build n_heads in
+every layer, a different model) instead of writing a config that silently drops them."""
+
+from __future__ import annotations
+
+import pytest
+
+from tlmsearch.errors import UserError
+from tlmsearch.export_formats import FORMATS, ExportInput
+from tlmsearch.presets import preset
+
+WIDTHS = (256, 256, 512, 512)
+
+
+def _input(**heads: tuple[int, ...]) -> ExportInput:
+    p = preset("cpu-s")  # 8 layers of d 128, 4 heads; 4 layers here, widths multiples of 256
+    model = p.model_config("transformer", WIDTHS, n_layers=4, **heads)
+    return ExportInput(model, WIDTHS)
+
+
+@pytest.mark.parametrize("name", [n for n in FORMATS if n != "native"])
+def test_formats_without_per_layer_heads_refuse_them(name: str) -> None:
+    with pytest.raises(UserError, match=r"^[^\n]*per-layer attention heads[^\n]*export it as native$") as err:
+        FORMATS[name].write(_input(attn_heads=(8, 4, 4, 2), kv_heads=(2, 2, 1, 1)))
+    assert f"'{name}'" in str(err.value) and "attn_heads=[8, 4, 4, 2]" in str(err.value)
+    doc, _ = FORMATS[name].write(_input())  # the uniform model still exports
+    assert FORMATS[name].decode(doc) == WIDTHS
+
+
+def test_native_carries_the_heads() -> None:
+    doc, notes = FORMATS["native"].write(_input(attn_heads=(8, 4, 4, 2), kv_heads=(2, 2, 1, 1)))
+    assert doc["model"]["attn_heads"] == [8, 4, 4, 2] and doc["model"]["kv_heads"] == [2, 2, 1, 1]
+    assert FORMATS["native"].decode(doc) == WIDTHS and notes == []
+    uniform, _ = FORMATS["native"].write(_input())
+    assert "attn_heads" not in uniform["model"]  # as native files were before per-layer heads
