@@ -356,30 +356,48 @@ def estimate_training_bytes(model_cfg: Any, batch_size: int, seq_len: int, dtype
     based on it is never wrong (the true peak is higher: architecture extras such as gates or
     test-time memories, allocator slack, the framework itself):
 
-    - parameters: embedding (and an untied head), per layer 4 d^2 (attention) + 3 d w_l (SwiGLU
-      MLP of width w_l) + 2 d (norms); 16 bytes each in float32 master weights, gradients and
-      the two AdamW moments (mixed precision keeps float32 masters, so `dtype` does not lower it);
-    - activations kept for backward, in `dtype`: per layer and token about 8 d (norms, q, k, v,
-      attention output, residual) + 3 w_l (the SwiGLU up, gate and product), plus the
-      attention probabilities heads x seq_len per token of the math kernel;
+    - parameters: embedding (and an untied head), per layer 4 d^2 (attention; with per-layer
+      heads H_l, G_l of size D: d (H_l + 2 G_l) D + H_l D d) + 3 d w_l (SwiGLU MLP of width w_l)
+      + 2 d (norms); 16 bytes each in float32 master weights, gradients and the two AdamW moments
+      (mixed precision keeps float32 masters, so `dtype` does not lower it);
+    - activations kept for backward, in `dtype`: per layer and token about 8 d (norms and
+      residual 4 d, q, k, v and the attention output 4 d, or (2 H_l + 2 G_l) D with per-layer
+      heads) + 3 w_l (the SwiGLU up, gate and product), plus the attention probabilities
+      heads x seq_len per token of the math kernel (H_l of layer l);
     - logits and their gradient in float32: 2 x vocab per token.
     """
     return 16 * _param_count(model_cfg) + _activation_bytes(model_cfg, batch_size, seq_len, dtype)
+
+
+def _layer_heads(model_cfg: Any) -> list[tuple[int, int, int]]:
+    """(query heads, key/value heads, head size) of every layer: the config's per-layer heads
+    (`ModelConfig.query_heads` / `key_value_heads`) where it has them, else n_heads (uniform)."""
+    d, layers = int(model_cfg.d_model), len(model_cfg.mlp_widths)
+    heads = int(getattr(model_cfg, "n_heads", 1))
+    query = getattr(model_cfg, "query_heads", None)
+    kv = getattr(model_cfg, "key_value_heads", None)
+    if not callable(query) or not callable(kv):
+        return [(heads, heads, d // heads)] * layers
+    return [(int(query(layer)), int(kv(layer)), d // heads) for layer in range(layers)]
 
 
 def _param_count(model_cfg: Any) -> int:
     """Parameters common to every architecture (see `estimate_training_bytes`): an under-count."""
     d, vocab = int(model_cfg.d_model), int(model_cfg.vocab_size)
     tied = bool(getattr(model_cfg, "tie_embeddings", True))
-    return vocab * d * (1 if tied else 2) + sum(4 * d * d + 3 * d * int(w) + 2 * d for w in model_cfg.mlp_widths) + d
+    attention = sum(d * (h + 2 * g) * size + h * size * d for h, g, size in _layer_heads(model_cfg))
+    return vocab * d * (1 if tied else 2) + attention + sum(3 * d * int(w) + 2 * d for w in model_cfg.mlp_widths) + d
 
 
 def _activation_bytes(model_cfg: Any, batch_size: int, seq_len: int, dtype: str) -> int:
     """Activations one forward+backward keeps, and the float32 logits and their gradient."""
     d, vocab = int(model_cfg.d_model), int(model_cfg.vocab_size)
-    heads = int(getattr(model_cfg, "n_heads", 1))
     act = _DTYPE_BYTES.get(dtype, 4)
-    per_token = sum(8 * d + 3 * int(w) + heads * int(seq_len) for w in model_cfg.mlp_widths) * act + 2 * vocab * 4
+    per_layer = [
+        4 * d + (2 * h + 2 * g) * size + 3 * int(w) + h * int(seq_len)
+        for (h, g, size), w in zip(_layer_heads(model_cfg), model_cfg.mlp_widths, strict=True)
+    ]
+    per_token = sum(per_layer) * act + 2 * vocab * 4
     return int(batch_size) * int(seq_len) * per_token
 
 
