@@ -43,7 +43,8 @@ def test_search_verify_report_export_end_to_end(tmp_path: Path, capsys: pytest.C
     run = _tiny_search(tmp_path / "runs")
     assert main(["verify", str(run), "--top-k", "1", "--seeds", "2"]) == 0
     out = capsys.readouterr().out
-    assert "verify: " in out and any(f"[{o}]" in out for o in ("better", "near_optimal", "inconclusive")), out
+    outcomes = ("better", "near_optimal", "inconclusive")
+    assert "verify: " in out and any(f"transformer: {o}: " in out for o in outcomes), out  # the headline, once
     verified = [json.loads(x) for x in (run / "trials.jsonl").read_text().splitlines()]
     verified = [r for r in verified if r["kind"] == "verify"]
     assert all(r["full_fidelity"] for r in verified)

@@ -64,7 +64,7 @@ DOMAINS: list[tuple[str, tuple[str, ...]]] = [
     ("configs/ and profiles/", ("config", "runconfig", "search_config", "study_config", "resolve", "presets", "spaces",
                                 "lr_calibration", "profiles")),
     ("models/ and data/", ("models", "data")),
-    ("train/", ("trainer", "hardware")),
+    ("train/", ("trainer", "hardware", "pack")),
     ("costs/", ("rates", "calibrate", "planning", "throughput")),
     ("rundir/", ("rundir",)),
     ("analysis/", ("analysis",)),
