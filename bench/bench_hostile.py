@@ -352,7 +352,17 @@ def _fs_cases() -> list[Case]:
         cases += [
             _c(g, f"report --out {shape}", "report", "{F}/run_good", "--out", f"{{F}}/{shape}"),
             _c(g, f"export --out {shape}", "export", "{F}/run_good", "--out", f"{{F}}/{shape}"),
-            _c(g, f"profiles --plot {shape}", "profiles", "--layers", "4", "--base-width", "64", "--plot", f"{{F}}/{shape}"),
+            _c(
+                g,
+                f"profiles --plot {shape}",
+                "profiles",
+                "--layers",
+                "4",
+                "--base-width",
+                "64",
+                "--plot",
+                f"{{F}}/{shape}",
+            ),
         ]
     for name in ("search.yaml", "trials.jsonl"):
         for shape in ("loop", "fifo"):
@@ -361,7 +371,10 @@ def _fs_cases() -> list[Case]:
                 cases.append(_c(g, f"status with {name} a {shape}", "status", run, expect=0, says="is not a file"))
             else:
                 cases.append(_c(g, f"status with {name} a {shape}", "status", run))
-            cases += [_c(g, f"verify with {name} a {shape}", "verify", run), _c(g, f"resume with {name} a {shape}", "resume", run)]
+            cases += [
+                _c(g, f"verify with {name} a {shape}", "verify", run),
+                _c(g, f"resume with {name} a {shape}", "resume", run),
+            ]
     return cases
 
 
@@ -371,7 +384,16 @@ def _size_limit_cases() -> list[Case]:
     return [
         _c(g, "plan --layers 1e9", "plan", "--layers", "1000000000"),
         _c(g, "plan --base-width 1e12", "plan", "--base-width", "1000000000000"),
-        _c(g, "profiles 1.3b --throughput --batch-size 4096", "profiles", "--preset", "1.3b", "--throughput", "--batch-size", "4096"),
+        _c(
+            g,
+            "profiles 1.3b --throughput --batch-size 4096",
+            "profiles",
+            "--preset",
+            "1.3b",
+            "--throughput",
+            "--batch-size",
+            "4096",
+        ),
         _c(g, "status --top -1", "status", "{F}/run_good", "--top", "-1"),
         _c(g, "status --top 0", "status", "{F}/run_good", "--top", "0"),
         _c(g, "plan --seeds 1", "plan", "--seeds", "1"),

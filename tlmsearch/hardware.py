@@ -23,7 +23,7 @@ _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 
 
 def resolve_device(device: str) -> torch.device:
-    """"auto" -> cuda when available, else cpu; asking for cuda without one is a ConfigError."""
+    """ "auto" -> cuda when available, else cpu; asking for cuda without one is a ConfigError."""
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cuda" and not torch.cuda.is_available():
@@ -113,9 +113,7 @@ def measure_matmul_peak(device: torch.device, dtype: str, *, size: int = 2048, s
     return best
 
 
-def matmul_peak(
-    device: torch.device, dtype: str, cache_dir: Path | None = None, *, refresh: bool = False
-) -> float:
+def matmul_peak(device: torch.device, dtype: str, cache_dir: Path | None = None, *, refresh: bool = False) -> float:
     """Measured peak FLOP/s for (device, dtype, current thread count), cached on disk.
 
     A machine shared with other work measures low; `refresh=True` measures again and keeps the

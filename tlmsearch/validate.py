@@ -196,9 +196,7 @@ def writable_file(path: object, what: str, *, create_parents: bool = False) -> P
     if p.is_symlink() and not p.exists():  # replacing a loop (or a link to nothing) loses the link
         raise ConfigError(f"{what}: {p} is a symbolic link to nothing (or a loop); fix or remove the link")
     if p.exists() and not p.is_file():  # a FIFO waits for a reader forever; a device is no file to replace
-        raise ConfigError(
-            f"{what}: {p} is {_kind(p.stat().st_mode)}, not a regular file; give a regular file's path"
-        )
+        raise ConfigError(f"{what}: {p} is {_kind(p.stat().st_mode)}, not a regular file; give a regular file's path")
     parent = p.parent
     if not parent.exists():
         if not create_parents:

@@ -31,9 +31,7 @@ ARGS = [
     [(signal.SIGINT, False), (signal.SIGKILL, False), (signal.SIGINT, True)],
     ids=["sigint", "sigkill", "sigint-storage-moved"],
 )
-def test_killed_search_resumes_and_records_every_trial_once(
-    tmp_path: Path, sig: signal.Signals, storage: bool
-) -> None:
+def test_killed_search_resumes_and_records_every_trial_once(tmp_path: Path, sig: signal.Signals, storage: bool) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     run = tmp_path / "run"
     cmd = [sys.executable, "-m", "tlmsearch", "search", *ARGS, "--runs-dir", str(tmp_path), "--name", "run"]
@@ -77,4 +75,5 @@ def test_killed_search_resumes_and_records_every_trial_once(
         assert not (run / "tune").exists() and not (tmp_path / "run").exists()
         assert json.loads((run / "locations.json").read_text())["tune"] == f"file://{tmp_path}/store/run/tune"
         trials = list((tmp_path / "store" / "run" / "tune").glob("trial_*"))
-        assert len(trials) == 7 and not [c for t in trials for c in t.glob("checkpoint_*")], trials  # dropped once recorded
+        kept = [c for t in trials for c in t.glob("checkpoint_*")]
+        assert len(trials) == 7 and not kept, trials  # checkpoints dropped once recorded

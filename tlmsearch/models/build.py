@@ -20,8 +20,6 @@ def model_class(arch: str) -> type[nn.Module]:
     return cls
 
 
-
-
 def build_model(
     cfg: ModelConfig,
     *,

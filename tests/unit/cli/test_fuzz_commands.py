@@ -189,13 +189,20 @@ def test_damaged_records_are_named_by_status_and_in_the_one_line_of_a_refused_re
     (run / "trials.jsonl").unlink()
     (run / "trials.jsonl").mkdir()
     code, _, err = run_cli(capsys, "status", str(run))
-    assert code == 0 and err.strip().splitlines() == [f"warning: {run / 'trials.jsonl'} is not a file; no trial is counted here"]
+    assert code == 0 and err.strip().splitlines() == [
+        f"warning: {run / 'trials.jsonl'} is not a file; no trial is counted here"
+    ]
     (run / "trials.jsonl").rmdir()
     (run / "trials.jsonl").write_text("{garbled\n[1]\n")
     for command in ("report", "export"):
         code, _, err = run_cli(capsys, command, str(run))
         lines = err.strip().splitlines()
-        assert code == 2 and len(lines) == 1 and "no finished trials" in lines[0] and "skipped 2 damaged line(s)" in lines[0], err
+        assert (
+            code == 2
+            and len(lines) == 1
+            and "no finished trials" in lines[0]
+            and "skipped 2 damaged line(s)" in lines[0]
+        ), err
 
 
 def test_report_of_a_damaged_config_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -65,9 +65,7 @@ def test_a_task_starts_while_an_unrelated_one_still_runs() -> None:
         c_may_end.set()
         return "B"
 
-    results = run_tasks(
-        [Task("a", lambda: "A"), Task("c", c), Task("b", b, ("a",))], poll_s=0.01
-    )
+    results = run_tasks([Task("a", lambda: "A"), Task("c", c), Task("b", b, ("a",))], poll_s=0.01)
     assert results == {"a": "A", "b": "B", "c": "C"}
     assert log.index("b ran") < log.index("c end")
 
