@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
 from tlmsearch.errors import UserError
@@ -37,25 +40,11 @@ def run(args: argparse.Namespace) -> int:
     if is_ladder(args.run_dir):  # a ladder decides at the margin and alpha in its ladder.yaml
         from tlmsearch.ladders.report import write_ladder_report
 
-        if args.out or args.margin is not None or args.alpha is not None or args.confidence is not None:
-            raise UserError("a ladder's report takes no --out/--margin/--alpha: they are fixed in its ladder.yaml")
-        paths = write_ladder_report(args.run_dir)
-        if args.json:
-            print(paths["json"].read_text(), end="")
-        else:
-            print(f"wrote {paths['html']}\n      {paths['md']}\n      {paths['json']}")
-        return 0
+        return _fixed_levels_report(args, "ladder", write_ladder_report)
     if is_study(args.run_dir):  # a study decides at the margin and alpha in its study.yaml
         from tlmsearch.study_report import write_study_report
 
-        if args.out or args.margin is not None or args.alpha is not None or args.confidence is not None:
-            raise UserError("a study's report takes no --out/--margin/--alpha: they are fixed in its study.yaml")
-        paths = write_study_report(args.run_dir)
-        if args.json:
-            print(paths["json"].read_text(), end="")
-        else:
-            print(f"wrote {paths['html']}\n      {paths['md']}\n      {paths['json']}")
-        return 0
+        return _fixed_levels_report(args, "study", write_study_report)
     from tlmsearch.cli._damage import damage_noted, writable_run_dir
     from tlmsearch.report import write_report  # not needed for --help
     from tlmsearch.validate import writable_dir
@@ -76,4 +65,16 @@ def run(args: argparse.Namespace) -> int:
     for note in summary["notes"]:
         print(f"note: {note}")
     print(f"wrote {paths['html']}\n      {paths['markdown']}\n      {paths['json']}")
+    return 0
+
+
+def _fixed_levels_report(args: argparse.Namespace, kind: str, write: Callable[[Any], dict[str, Path]]) -> int:
+    """The report of a study or ladder, whose margin and alpha are fixed in its `<kind>.yaml`."""
+    if args.out or args.margin is not None or args.alpha is not None or args.confidence is not None:
+        raise UserError(f"a {kind}'s report takes no --out/--margin/--alpha: they are fixed in its {kind}.yaml")
+    paths = write(args.run_dir)
+    if args.json:
+        print(paths["json"].read_text(), end="")
+    else:
+        print(f"wrote {paths['html']}\n      {paths['md']}\n      {paths['json']}")
     return 0

@@ -14,6 +14,7 @@ from typing import Any
 from tlmsearch.ladders.files import load_config, point_rows, target_tokens_per_param
 from tlmsearch.ladders.points import target_of
 from tlmsearch.ladders.summary import summarize_ladder
+from tlmsearch.report import json_safe
 from tlmsearch.rundir.io import write_json, write_text
 
 
@@ -36,17 +37,6 @@ def write_ladder_report(ladder_dir: str | Path) -> dict[str, Path]:
     write_text(paths["md"], to_markdown(s))
     write_text(paths["html"], to_html(s))
     return paths
-
-
-def json_safe(value: Any) -> Any:
-    """Plain data with non-finite floats replaced by None (strict JSON)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Mapping):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    return value
 
 
 def _pct(g: Mapping[str, Any] | None) -> str:
