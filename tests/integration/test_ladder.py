@@ -66,7 +66,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return result.run_dir
 
 
-def test_ladder_end_to_end(reference: Path) -> None:
+def test_ladder_end_to_end(reference: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from tlmsearch.cli import main
 
     s = json.loads((reference / "summary.json").read_text())
@@ -90,6 +90,11 @@ def test_ladder_end_to_end(reference: Path) -> None:
     assert best_profile(str(point), "transformer") == row["best"]  # --best-from: the verified best
     assert row["best"] in {"uniform", "cosine:start=1.5,end=0.5", "linear:start=1.5,end=0.5"}
     assert main(["ladder", "status", str(reference)]) == 0
+    capsys.readouterr()
+    assert main(["status", str(reference)]) == 0  # the general status knows a ladder's directory
+    shown = capsys.readouterr().out
+    assert shown.startswith("ladder ") and f"({reference})" in shown.splitlines()[0]
+    assert "14/14 runs" in shown and s["conclusion"] in shown
     from tlmsearch.ladders.files import time_left
 
     left = time_left(reference)  # 2 points x (the uniform run + 3 profiles x 2 seeds), all done

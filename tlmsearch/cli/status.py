@@ -14,7 +14,8 @@ HELP = "show a search's progress: trials complete / stopped / failed, best so fa
 DESCRIPTION = """\
 Summarise the search in RUN_DIR from its trials.jsonl: how many trials ended and how, the
 best full-fidelity trials, the Pareto front for two objectives, and the baselines. Works
-while the search runs (the file grows as trials end).
+while the search runs (the file grows as trials end). A study's directory shows each
+architecture's phases and verdicts; a ladder's, each point's phases, runs and verdict.
 
 examples:
   tlmsearch status runs/<name>
@@ -23,7 +24,7 @@ examples:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a search run directory (holds search.yaml)")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a search, study or ladder directory")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--top", type=int, default=5, help="how many best trials to show (default 5)")
 
@@ -185,8 +186,14 @@ def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tlmsearch.ladders.files import is_ladder
     from tlmsearch.study_files import is_study
 
+    if is_ladder(args.run_dir):  # a ladder: as `tlmsearch ladder status`
+        from tlmsearch.cli.ladder import print_status as print_ladder_status
+
+        print_ladder_status(args.run_dir, args.json)
+        return 0
     if is_study(args.run_dir):  # a cross-architecture study: each architecture's phases
         from tlmsearch.cli.study import print_study_status
 
