@@ -1,11 +1,15 @@
-"""What the killed-and-resumed CLI search tests share: reading a run's records, and waiting
-for a driver subprocess to record its first trial."""
+"""What the killed-and-resumed CLI search tests share: reading a run's records, waiting for a
+driver subprocess to record its first trial, and killing the driver as a crash would."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -23,3 +27,22 @@ def wait_for_first_record(proc: subprocess.Popen, records: Path, timeout: float 
         assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
         assert time.time() < deadline, "no trial ended in time"
         time.sleep(poll)
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL the driver's whole process group (its local Ray too, as a crash leaves it) and reap it.
+
+    The driver must have been started with `start_new_session=True`, so its group is its own."""
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+
+
+@contextmanager
+def reaped(proc: subprocess.Popen) -> Iterator[subprocess.Popen]:
+    """Leave no driver behind: on the way out (a failed assertion included), kill its group if it still runs."""
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

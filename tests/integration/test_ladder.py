@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from cli_runs import kill_group, reaped
 
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.rundir.records import read_records
@@ -127,18 +127,13 @@ def test_ladder_killed_mid_point_resumes_to_the_same_records(reference: Path, tm
     proc = subprocess.Popen(
         cmd + ["--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
     )
-    try:
+    with reaped(proc):
         deadline = time.time() + 300
         while not (run.is_dir() and _verifying(run)):
             assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
             assert time.time() < deadline, "no verification reached in time"
             time.sleep(0.05)
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        kill_group(proc)
     before = _losses(run)
     assert 0 < len(before) < len(_losses(reference))
     done = subprocess.run(

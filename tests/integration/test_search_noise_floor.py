@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from cli_runs import read_lines, wait_for_first_record
+from cli_runs import kill_group, read_lines, reaped, wait_for_first_record
 
 from tlmsearch.config import DataConfig, TrainConfig
 from tlmsearch.rundir.records import read_records
@@ -51,7 +50,7 @@ def searched(tmp_path_factory: pytest.TempPathFactory, ray_session: None) -> Pat
 def test_the_floor_is_measured_once_outside_the_sampler(searched: Path) -> None:
     import tlmsearch
     from tlmsearch.cli.status import status_dict
-    from tlmsearch.tuning.reconcile import open_study
+    from tlmsearch.tuning.searcher import open_study
 
     run = searched
     records = read_records(run)
@@ -122,14 +121,9 @@ def test_sigkill_during_the_noise_trials_then_resume(tmp_path: Path) -> None:
     ]  # fmt: skip
     cmd = [sys.executable, "-m", "tlmsearch", "search", *args, "--runs-dir", str(tmp_path), "--name", "run"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    try:
+    with reaped(proc):
         wait_for_first_record(proc, run / "trials.jsonl", poll=0.2)
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        kill_group(proc)
     before = read_lines(run / "trials.jsonl")
     assert before and before[0]["kind"] == "noise"
     done = subprocess.run(
@@ -154,7 +148,7 @@ def test_resume_after_a_kill_before_tune_saved_its_state(searched: Path, tmp_pat
     from optuna.trial import TrialState
 
     import tlmsearch
-    from tlmsearch.tuning.reconcile import open_study
+    from tlmsearch.tuning.searcher import open_study
 
     run = tmp_path / "nf"
     run.mkdir()
