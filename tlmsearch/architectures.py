@@ -24,7 +24,10 @@ companion `<name>_spec.py` that defines `SPEC = ArchSpec(...)` with
 - `validate(cfg)`: the architecture's own checks of a `ModelConfig` (raise `ConfigError`);
 - `frozen_flops(cfg, layer)`: the part of `block_flops` spent in products with a constant
   factor (no gradient), whose backward costs one product instead of two (default: none);
-- `summary`: one line for CLI help and the docs.
+- `summary`: one line for CLI help and the docs;
+- `block_widths`: whether the family builds per-layer block (residual-stream) widths
+  (`ModelConfig.block_widths`); a family that does reads each layer's width from
+  `cfg.block_width(layer)` in its module and in its counts (default: no, and the config refuses them).
 
 `tlmsearch.models.counts` adds the shared parts (embedding, final norm, LM head, the MLPs) and
 turns forward FLOPs into training FLOPs per token. FLOPs here are those of matrix products and
@@ -67,6 +70,7 @@ class ArchSpec(Generic[C]):
     # forward FLOPs of block `layer` (part of block_flops) in products with a constant factor
     # (a fixed matrix, no gradient): their backward is one product of the same size, not two
     frozen_flops: Callable[[C, int], float] = _no_frozen
+    block_widths: bool = False  # builds per-layer residual widths (ModelConfig.block_widths)
 
 
 # ----------------------------------------------------------------------------- FLOP helpers

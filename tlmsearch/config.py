@@ -20,7 +20,7 @@ from typing import Any, Self, TypeVar, Union, get_args, get_origin
 # The architecture registry (torch-free; it imports nothing from this module). ARCHITECTURE_NAMES,
 # the registered families' names (a live view), is re-exported for the CLI and search configs.
 from tlmsearch.architectures import ARCHITECTURE_NAMES as ARCHITECTURE_NAMES
-from tlmsearch.architectures import architecture
+from tlmsearch.architectures import ARCHITECTURES, architecture
 from tlmsearch.errors import ConfigError
 from tlmsearch.validate import MAX_LAYERS, MAX_SEED, MAX_WIDTH, check_int, load_yaml, read_text
 
@@ -349,6 +349,12 @@ class ModelConfig(Config):
     # written before these fields existed read and compare as they were.
     attn_heads: tuple[int, ...] = ()
     kv_heads: tuple[int, ...] = ()
+    # Per-layer block (residual-stream) width: block l reads, updates and writes the first
+    # block_widths[l] coordinates of the residual stream (a whole number of heads of the fixed head
+    # size; its heads default to block_widths[l] / head_dim), () = d_model in every layer. Only
+    # families whose spec allows it (`ArchSpec.block_widths`); stored as () when every entry is
+    # d_model and left out of `to_dict` then, as the head fields are.
+    block_widths: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         check_field_types(self)  # options: 5 or tie_embeddings: "maybe" named here, not deep inside
@@ -370,6 +376,7 @@ class ModelConfig(Config):
             )
         if any(not isinstance(w, int) or w <= 0 for w in self.mlp_widths):
             raise ConfigError(f"mlp_widths={self.mlp_widths} must all be positive integers")
+        self._check_block_widths(spec.block_widths)
         self._check_attention_heads()
         if self.options.mem_heads and self.d_model % self.options.mem_heads:
             raise ConfigError(f"options.mem_heads={self.options.mem_heads} does not divide d_model={self.d_model}")
@@ -377,6 +384,32 @@ class ModelConfig(Config):
         check_positive("rope_theta", self.rope_theta)
         check_positive("norm_eps", self.norm_eps)
         spec.validate(self)  # the architecture's own checks (tlmsearch.models.<arch>_spec)
+
+    def _check_block_widths(self, allowed: bool) -> None:
+        """Per-layer residual widths: one per layer, positive, bounded, whole heads, in a family
+        that builds them; all d_model becomes ()."""
+        widths = self.block_widths
+        if not widths:
+            return
+        if not allowed:
+            families = [name for name in ARCHITECTURES if architecture(name).block_widths]
+            raise ConfigError(
+                f"block_widths: arch={self.arch!r} has one residual width in every layer; "
+                f"per-layer block widths are built by: {', '.join(families)}"
+            )
+        if len(widths) != self.n_layers:
+            raise ConfigError(
+                f"block_widths has {len(widths)} entries; it needs one per layer (n_layers={self.n_layers}) or none"
+            )
+        for layer, w in enumerate(widths):
+            check_int(f"block_widths[{layer}]", w, 1, MAX_WIDTH)
+            if w % self.head_dim:
+                raise ConfigError(
+                    f"block_widths[{layer}]={w} is not a whole number of heads of size {self.head_dim} "
+                    f"(d_model / n_heads, fixed in every layer); choose a multiple of {self.head_dim}"
+                )
+        if widths == (self.d_model,) * self.n_layers:
+            object.__setattr__(self, "block_widths", ())  # frozen: the canonical form, set once
 
     def _check_attention_heads(self) -> None:
         """Per-layer query and key/value heads: one entry per layer, positive, bounded, each
@@ -390,7 +423,8 @@ class ModelConfig(Config):
                 )
             for layer, h in enumerate(heads):
                 check_int(f"{name}[{layer}]", h, 1, high)
-        query = self.attn_heads or (self.n_heads,) * self.n_layers
+        default = tuple(self.block_width(layer) // self.head_dim for layer in range(self.n_layers))
+        query = self.attn_heads or default
         for layer, (h, g) in enumerate(zip(query, self.kv_heads, strict=False)):
             if h % g:
                 divisors = [k for k in range(1, min(h, 4096) + 1) if h % k == 0]
@@ -399,7 +433,7 @@ class ModelConfig(Config):
                     f"kv_heads[{layer}]={g} does not divide attn_heads[{layer}]={h}; "
                     f"choose among its divisors: {listed}"
                 )
-        if self.attn_heads == (self.n_heads,) * self.n_layers:
+        if self.attn_heads == default:
             object.__setattr__(self, "attn_heads", ())  # frozen: the canonical form, set once
         if self.kv_heads == query:
             object.__setattr__(self, "kv_heads", ())
@@ -407,14 +441,21 @@ class ModelConfig(Config):
     def to_dict(self) -> dict[str, Any]:
         """As `Config.to_dict`, without the per-layer head fields when they hold their defaults."""
         data = super().to_dict()
-        for name in ("attn_heads", "kv_heads"):
+        for name in ("attn_heads", "kv_heads", "block_widths"):
             if not data[name]:
                 del data[name]
         return data
 
+    def block_width(self, layer: int) -> int:
+        """Residual width of block `layer` (`block_widths`, default d_model)."""
+        return self.block_widths[layer] if self.block_widths else self.d_model
+
     def query_heads(self, layer: int) -> int:
-        """Query heads of layer `layer` (`attn_heads`, default n_heads)."""
-        return self.attn_heads[layer] if self.attn_heads else self.n_heads
+        """Query heads of layer `layer` (`attn_heads`, default its block width / head_dim: n_heads
+        when the block is d_model wide)."""
+        if self.attn_heads:
+            return self.attn_heads[layer]
+        return self.block_width(layer) // self.head_dim if self.block_widths else self.n_heads
 
     def key_value_heads(self, layer: int) -> int:
         """Key/value heads of layer `layer` (`kv_heads`, default its query heads)."""
@@ -422,8 +463,9 @@ class ModelConfig(Config):
 
     @property
     def uniform_attention(self) -> bool:
-        """Every layer has n_heads query heads and as many key/value heads (today's model)."""
-        return not self.attn_heads and not self.kv_heads
+        """Every layer has n_heads query heads and as many key/value heads, over a d_model-wide
+        block (today's model)."""
+        return not self.attn_heads and not self.kv_heads and not self.block_widths
 
     def attention_window(self) -> int:
         """Titans' resolved attention window: `options.window`, or seq_len // 4 (at least 1) when

@@ -4,6 +4,34 @@ chassis (embedding -> blocks -> final norm -> LM head) with the shared initialis
 Init (spec "Shared parts"): every Linear and the embedding ~ N(0, init_std); projections that
 write into the residual stream (marked with `RESIDUAL_OUT = True`: W_o, W_down and their
 equivalents) ~ N(0, init_std / sqrt(2L)). Embeddings are tied to the LM head by default.
+
+Per-layer block width (`ModelConfig.block_widths`, families whose spec allows it): block l works
+on the first w_l coordinates of the residual stream. `LanguageModel.forward` keeps one stream of
+width W = max(d, max_l w_l): the embedding writes its d coordinates and the rest start at zero
+(no earlier layer had them); block l reads the stream's first w_l coordinates, so a narrower block
+sees its input truncated, and writes its output back over them, so the coordinates it does not
+have keep the value the closest earlier layer that had them wrote (the embedding counts as that
+layer for the first d; zeros where no layer had them): shrinking truncates, growing takes the
+missing dimensions from the closest earlier output that had them, as the Variable-Width
+Transformers' parameter-free resizing (Wu et al. 2026, arXiv 2606.18246). The first block reads
+the embedding the same way (truncated when w_0 < d, zero-padded when w_0 > d), and the final
+norm and LM head read the stream's first d coordinates after the last block: the last block's
+output truncated to d, or completed from earlier layers when w_{L-1} < d. At constant width the
+stream is the d-wide residual of every block and the forward is today's, operation for operation.
+
+Width-aware init (muP-style, [OURS] for the base): a matrix whose fan-in is block l's width w_l
+(the q/k/v (and gate) projection, W_gate and W_up of its MLP: they read the normalised w_l-wide
+stream) is a muP hidden weight whose fan-in varies with width, so its init variance is kept
+proportional to 1/fan_in with d_model as the base width:
+
+    std_l = init_std * sqrt(d_model / w_l)            (= init_std when w_l = d_model)
+
+(Tensor Programs V, Yang et al. 2022, Table 3; the Variable-Width Transformers train under muP).
+Matrices whose fan-in is not the block width keep their std: W_o (fan-in the attention width
+H_l D; per-layer heads keep it today) and W_down (fan-in f_l: the MLP width has its own rule,
+`parametrization="width"`), each still / sqrt(2L) as a residual output; the embedding and LM head
+stay at d_model; norm scales start at 1. A module carries its factor as `WIDTH_STD_SCALE`, so the
+keyed init, which replays `_init_weights`, draws the same distribution.
 """
 
 from __future__ import annotations
@@ -151,6 +179,15 @@ def repeat_kv(x: torch.Tensor, query_heads: int) -> torch.Tensor:
     return x[:, :, None].expand(b, g, query_heads // g, t, d).reshape(b, query_heads, t, d)  # (B, H, T, D)
 
 
+def scale_block_inputs(cfg: ModelConfig, layer: int, *linears: nn.Linear) -> None:
+    """Mark `linears`, whose fan-in is block `layer`'s width w_l, for the width-aware init:
+    std * sqrt(d_model / w_l) (module docstring); nothing when w_l = d_model."""
+    width = cfg.block_width(layer)
+    if width != cfg.d_model:
+        for linear in linears:
+            linear.WIDTH_STD_SCALE = math.sqrt(cfg.d_model / width)  # type: ignore[assignment]
+
+
 class HeadShape:
     """Layer `layer`'s attention heads: H query heads and G key/value heads of `head_dim` each;
     `split` cuts a fused projection's output into q (H D), k (G D) and v (G D) heads."""
@@ -179,9 +216,11 @@ class Attention(nn.Module):
     def __init__(self, cfg: ModelConfig, layer: int) -> None:
         super().__init__()
         self.shape = HeadShape(cfg, layer)
-        self.w_qkv = nn.Linear(cfg.d_model, self.shape.qkv_width, bias=False)
-        self.w_o = nn.Linear(self.shape.width, cfg.d_model, bias=False)
+        width = cfg.block_width(layer)
+        self.w_qkv = nn.Linear(width, self.shape.qkv_width, bias=False)
+        self.w_o = nn.Linear(self.shape.width, width, bias=False)
         self.w_o.RESIDUAL_OUT = True  # type: ignore[assignment]
+        scale_block_inputs(cfg, layer, self.w_qkv)
 
     def forward(self, x: torch.Tensor, rope: Rope) -> torch.Tensor:
         q, k, v = self.shape.split(self.w_qkv(x))  # (B, H, T, D) each
@@ -225,6 +264,9 @@ class LanguageModel(nn.Module):
         if isinstance(module, nn.Linear | nn.Embedding):
             if getattr(module, "RESIDUAL_OUT", False):
                 std = std / math.sqrt(2 * self.cfg.n_layers)
+            scale = getattr(module, "WIDTH_STD_SCALE", None)  # block width: the module docstring
+            if scale is not None:
+                std = std * scale
             nn.init.normal_(module.weight, mean=0.0, std=std)
 
     def reset_extra_parameters(self) -> None:
@@ -244,9 +286,26 @@ class LanguageModel(nn.Module):
         b, t = idx.shape
         rope = self.rope(t + self.n_extra)
         h = self.embed(idx)  # (B, T, C)
-        for block in self.blocks:
-            h = block(h, rope)  # (B, T, C)
+        if self.cfg.block_widths:
+            h = self.variable_width_blocks(h, rope)  # (B, T, C)
+        else:
+            for block in self.blocks:
+                h = block(h, rope)  # (B, T, C)
         return self.lm_head(self.norm(h))  # (B, T, V)
+
+    def variable_width_blocks(self, h: torch.Tensor, rope: Rope) -> torch.Tensor:
+        """The blocks over one stream of width W = max(d, w_l): block l reads its first w_l
+        coordinates and writes them back; the rest carry the closest earlier writer's values
+        (zeros past d before any block wrote them). Returns the stream's first d coordinates."""
+        widths = self.cfg.block_widths
+        d = self.cfg.d_model
+        stream = max(d, *widths)
+        if stream > d:
+            h = F.pad(h, (0, stream - d))  # (B, T, W): no earlier layer had these coordinates
+        for block, w in zip(self.blocks, widths, strict=True):
+            out = block(h[..., :w], rope)  # (B, T, w_l)
+            h = torch.cat((out, h[..., w:]), dim=-1) if w < stream else out  # (B, T, W)
+        return h[..., :d]  # (B, T, C)
 
 
 def silu_grad(x: torch.Tensor) -> torch.Tensor:

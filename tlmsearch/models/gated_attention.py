@@ -16,6 +16,9 @@ gate is a plain linear map followed by a sigmoid). The MLP is the same tapered S
 Per-layer heads (`ModelConfig.attn_heads`, `kv_heads`): layer l's H_l query heads are gated
 (elementwise: H_l D gates; headwise: H_l), its G_l key/value heads are shared by groups of
 query heads (grouped-query attention); the input projection is d -> (H_l + 2 G_l) D + gates.
+
+Per-layer block width (`ModelConfig.block_widths`): block l's norms, projections and MLP work at
+its width w_l, as in the Transformer (`common`: the stream's resizing and the width-aware init).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from tlmsearch.models.common import (
     apply_rope,
     causal_attention,
     merge_heads,
+    scale_block_inputs,
     split_heads,
 )
 from tlmsearch.models.gated_attention_spec import gate_width
@@ -43,9 +47,11 @@ class GatedAttention(nn.Module):
         super().__init__()
         self.shape = HeadShape(cfg, layer)
         self.gate_dim = gate_width(cfg, layer)
-        self.w_qkvg = nn.Linear(cfg.d_model, self.shape.qkv_width + self.gate_dim, bias=False)
-        self.w_o = nn.Linear(self.shape.width, cfg.d_model, bias=False)
+        width = cfg.block_width(layer)
+        self.w_qkvg = nn.Linear(width, self.shape.qkv_width + self.gate_dim, bias=False)
+        self.w_o = nn.Linear(self.shape.width, width, bias=False)
         self.w_o.RESIDUAL_OUT = True  # type: ignore[assignment]
+        scale_block_inputs(cfg, layer, self.w_qkvg)
 
     def forward(self, x: torch.Tensor, rope: Rope) -> torch.Tensor:
         qkv, g = self.w_qkvg(x).split([self.shape.qkv_width, self.gate_dim], dim=-1)  # (B, T, (H+2G)D), (B, T, g)
@@ -62,10 +68,12 @@ class GatedAttention(nn.Module):
 class Block(nn.Module):
     def __init__(self, cfg: ModelConfig, layer_idx: int) -> None:
         super().__init__()
-        self.attn_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
+        width = cfg.block_width(layer_idx)  # d_model unless per-layer block widths
+        self.attn_norm = RMSNorm(width, cfg.norm_eps)
         self.attn = GatedAttention(cfg, layer_idx)
-        self.mlp_norm = RMSNorm(cfg.d_model, cfg.norm_eps)
-        self.mlp = SwiGLU(cfg.d_model, cfg.mlp_widths[layer_idx])
+        self.mlp_norm = RMSNorm(width, cfg.norm_eps)
+        self.mlp = SwiGLU(width, cfg.mlp_widths[layer_idx])
+        scale_block_inputs(cfg, layer_idx, self.mlp.w_gate, self.mlp.w_up)  # width-aware init (common)
 
     def forward(self, h: torch.Tensor, rope: Rope) -> torch.Tensor:
         h = h + self.attn(self.attn_norm(h), rope)  # (B, T, C)

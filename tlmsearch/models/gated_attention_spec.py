@@ -2,7 +2,9 @@
 
 The Transformer's block with the input projection widened by the gate logits: d -> 3d + g,
 g = d (elementwise G1 gate, default) or g = n_heads (headwise); with per-layer heads H_l, G_l the
-projection is d -> (H_l + 2 G_l) D + g_l, g_l = H_l D or H_l, and W_o is H_l D -> d.
+projection is d -> (H_l + 2 G_l) D + g_l, g_l = H_l D or H_l, and W_o is H_l D -> d. With per-layer
+block widths (`block_widths`) every d of block l is its width w_l (norms, the projection's
+input, W_o's output).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tlmsearch.architectures import ArchSpec, attention_flops, linear_flops
-from tlmsearch.models.counts import attention_params, attention_width, qkv_width
+from tlmsearch.models.counts import attention_params, attention_width, block_width, qkv_width
 
 if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.config import ModelConfig
@@ -22,13 +24,14 @@ def gate_width(cfg: ModelConfig, layer: int) -> int:
 
 
 def block_params(cfg: ModelConfig, layer: int) -> int:
-    return 2 * cfg.d_model + attention_params(cfg, layer) + cfg.d_model * gate_width(cfg, layer)
+    w = block_width(cfg, layer)
+    return 2 * w + attention_params(cfg, layer) + w * gate_width(cfg, layer)
 
 
 def block_flops(cfg: ModelConfig, layer: int) -> float:
-    t, d, a = cfg.seq_len, cfg.d_model, attention_width(cfg, layer)
-    projection = linear_flops(t, d, qkv_width(cfg, layer) + gate_width(cfg, layer))
-    return projection + attention_flops(t, t, a) + linear_flops(t, a, d)
+    t, w, a = cfg.seq_len, block_width(cfg, layer), attention_width(cfg, layer)
+    projection = linear_flops(t, w, qkv_width(cfg, layer) + gate_width(cfg, layer))
+    return projection + attention_flops(t, t, a) + linear_flops(t, a, w)
 
 
 SPEC: ArchSpec[ModelConfig] = ArchSpec(
@@ -36,4 +39,5 @@ SPEC: ArchSpec[ModelConfig] = ArchSpec(
     summary="Transformer with a sigmoid gate on each head's attention output (Qiu et al. G1)",
     block_params=block_params,
     block_flops=block_flops,
+    block_widths=True,
 )

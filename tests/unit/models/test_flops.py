@@ -15,6 +15,7 @@ already right.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -130,6 +131,35 @@ def test_flops_with_per_layer_heads_match_the_counter(case: str) -> None:
     assert not cfg.uniform_attention
     analytic, counted = flops_per_token(cfg), counted_flops_per_token(cfg)
     assert analytic == pytest.approx(counted, rel=1e-9), f"{case}: analytic {analytic:.0f}, counted {counted:.0f}"
+
+
+# per-layer block widths (Transformer and Gated Attention): random shapes of 1-5 layers, widths
+# 16..96 around d = 32 (whole heads), heads following the width or not, grouped key/values
+BLOCK_WIDTH_CASES = ["transformer", "gated_attention", "gated_attention/headwise"]
+
+
+@pytest.mark.parametrize("case", BLOCK_WIDTH_CASES)
+def test_flops_with_block_widths_match_the_counter(case: str) -> None:
+    rng = random.Random(BLOCK_WIDTH_CASES.index(case))
+    for _ in range(4):
+        layers = rng.randint(1, 5)
+        widths = tuple(16 * rng.randint(1, 6) for _ in range(layers))
+        heads = tuple(rng.choice([w // 16, rng.randint(1, 5)]) for w in widths)
+        kv = tuple(rng.choice([g for g in range(1, h + 1) if h % g == 0]) for h in heads)
+        mlp = tuple(8 * rng.randint(1, 16) for _ in range(layers))
+        arch, options = CASES[case]
+        cfg = TINY.model_config(
+            arch,
+            mlp,
+            n_layers=layers,
+            vocab_size=64,
+            options=options,
+            block_widths=widths,
+            attn_heads=heads,
+            kv_heads=kv,
+        )
+        analytic, counted = flops_per_token(cfg), counted_flops_per_token(cfg)
+        assert analytic == pytest.approx(counted, rel=1e-9), f"{cfg}: analytic {analytic:.0f}, counted {counted:.0f}"
 
 
 def test_the_check_can_fail() -> None:
