@@ -32,6 +32,7 @@ from tlmsearch.storage import check_storage, join
 from tlmsearch.validate import MAX_SEEDS
 
 PHASE_ORDERS = ("overlap", "sequential")
+PACK_MODES = ("auto", "on", "off")  # verify --pack (the rule behind auto: tlmsearch.pack.auto)
 # the learning-rate check's paired seeds per rate in a study (verify's own default is off): at a paired
 # sd of 0.011 nats (bench/README 14, 5 tokens per parameter under wsd) its 98.3% intervals are
 # +-0.016 nats wide at 6 seeds (+-0.027 at 4), for 2 profiles x 2 rates x 6 = 24 runs an architecture
@@ -127,6 +128,12 @@ class StudyConfig(Config):
         "learning-rate check of each verification: cosine and the best candidate re-trained at half and twice the "
         "rate on this many paired seeds, and the verdict says whether its result holds across rates; 0 = off",
     )
+    pack: str = option(
+        "off",
+        "verification trials of one shape trained side by side in one process: auto (where bench_pack measured "
+        "packs faster), on or off",
+        choices=PACK_MODES,
+    )
     train: TrainConfig = dataclasses.field(default_factory=screening_train)  # 5 tokens/param, wsd, whole split
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
 
@@ -140,6 +147,7 @@ class StudyConfig(Config):
         check_choice("sampler", self.sampler, SAMPLERS)
         check_choice("scheduler", self.scheduler, SCHEDULERS)
         check_choice("phase_order", self.phase_order, PHASE_ORDERS)
+        check_choice("pack", self.pack, PACK_MODES)
         for field in ("trials", "top_k", "transfer_seeds", "cpus_per_trial"):
             check_positive(field, getattr(self, field))
         check_positive("verify_tokens_per_param", self.verify_tokens_per_param, allow_zero=True)

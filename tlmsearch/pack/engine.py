@@ -21,7 +21,9 @@ single-node forms have no vmap rule); the two agree to rounding.
 
 Under bf16 autocast the forward runs as alone, except that convolutions (Titans' causal
 convs) compute in their weights' float32: vmap's batched conv does not take autocast's cast.
-Not supported in a pack (refused with a ConfigError): `compile`, checkpoints. Throughput
+With `compile` the vmapped forward is compiled (`torch.compile`, once for training and once for
+evaluation's shared input; a member leaving the pack changes the batch size and recompiles).
+Not supported in a pack: checkpoints. Throughput
 metrics (tokens_per_s, mfu) are each member's own tokens over the pack's training time.
 """
 
@@ -93,8 +95,6 @@ def check_members(members: Sequence[Member]) -> None:
                         f"pack member {i} differs from member 0 in {section}.{key} ({da.get(key)!r} -> "
                         f"{db.get(key)!r}); members may differ only in train.seed and model.mlp_widths"
                     )
-    if first.train.compile:
-        raise ConfigError("compile=True is not supported in a pack; train the members separately (--pack off)")
 
 
 def train_pack(
@@ -165,6 +165,7 @@ class Pack:
         self.curves: list[list[dict[str, float]]] = [[] for _ in members]
         self.outcomes: list[MemberOutcome | None] = [None] * len(members)
         self.train_time = 0.0
+        self._forwards: dict[str, Callable[..., torch.Tensor]] = {}  # `_batched`'s
 
     # ------------------------------------------------------------------------- one step
 
@@ -172,14 +173,23 @@ class Pack:
         """Logits (M, B, T, V) of the active members for tokens `x` (M, B, T), or (B, T) read by
         every member when `shared_input`."""
 
-        def one(p: dict[str, torch.Tensor], b: dict[str, torch.Tensor], idx: torch.Tensor) -> torch.Tensor:
-            with self.autocast():  # inside vmap: around it, a batched conv (Titans) is not cast
-                return functional_call(self.base, (p, b), (idx,))
-
         with autograd_scans(), warnings.catch_warnings():  # the fused scans' Functions have no vmap rule
             # CPU attention has no batching rule: vmap runs it member by member, and says so
             warnings.filterwarnings("ignore", message="There is a performance drop", category=UserWarning)
-            return vmap(one, in_dims=(0, 0, None if shared_input else 0))(params, self.buffers, x)
+            return self._batched(shared_input)(params, self.buffers, x)
+
+    def _batched(self, shared_input: bool) -> Callable[..., torch.Tensor]:
+        """The members' forward under vmap (compiled once per input layout when `compile`)."""
+        key = "shared" if shared_input else "own"
+        if key not in self._forwards:
+
+            def one(p: dict[str, torch.Tensor], b: dict[str, torch.Tensor], idx: torch.Tensor) -> torch.Tensor:
+                with self.autocast():  # inside vmap: around it, a batched conv (Titans) is not cast
+                    return functional_call(self.base, (p, b), (idx,))
+
+            fn = vmap(one, in_dims=(0, 0, None if shared_input else 0))
+            self._forwards[key] = torch.compile(fn) if self.cfg.compile else fn
+        return self._forwards[key]
 
     def gradients(self, step: int) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """The active members' mean training losses (M,) at optimizer step `step` and the

@@ -43,6 +43,7 @@ from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.config import TRAIN_INT_BOUNDS, deciding_train
 from tlmsearch.errors import ConfigError, UserError
+from tlmsearch.pack.auto import check_pack
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import read_verify, write_json
 from tlmsearch.rundir.layout import VERIFY
@@ -52,7 +53,8 @@ from tlmsearch.search_config import SearchConfig
 from tlmsearch.storage import check_storage
 from tlmsearch.tuning.announce import announce as announce_plan
 from tlmsearch.tuning.announce import fixed_line
-from tlmsearch.tuning.fixed import FixedTrial, run_fixed
+from tlmsearch.tuning.fixed import FixedTrial
+from tlmsearch.tuning.pack_trials import run_trials
 from tlmsearch.tuning.rate_check import run_rate_check
 from tlmsearch.tuning.resources import trial_device_kind
 from tlmsearch.tuning.trainable import resolve_trial_length, trial_train_config
@@ -184,6 +186,7 @@ def verify(
     looks: int | None = None,
     spending: str = "obf",
     rate_check: int | str = 0,
+    pack: str = "off",
 ) -> VerifyResult:
     """Re-train the top-k profiles and the baselines with fresh seeds; return the verdicts.
 
@@ -217,6 +220,10 @@ def verify(
     candidate are re-trained at half and twice the rate on N paired seeds and each verdict's
     result is classed "holds" across rates, "rate_sensitive" or "undecided"
     (`tuning.rate_check`, `analysis.rate_check`; records of kind "ratecheck").
+
+    `pack` ("off": each trial alone, the default; "on"; "auto": where bench_pack measured packs
+    faster, `pack.auto`): the verification's trials of one shape train side by side in packs
+    (`tuning.pack_trials`), each member still one record, as trained alone up to float rounding.
     """
     if not isinstance(study, Study | str | Path) or isinstance(study, str) and not study.strip():
         raise UserError(
@@ -229,6 +236,7 @@ def verify(
         check_method(method, int(seeds))  # before any training: the bootstrap needs enough seeds
     check_sequential_options(looks, spending, method)
     rate_seeds = check_rate_check(rate_check)
+    pack = check_pack(pack)
     study = load(study) if isinstance(study, str | Path) else study
     if not finished(study.records):
         raise UserError(f"{study.run_dir} has no finished trials (complete, full fidelity): nothing to verify")
@@ -274,7 +282,8 @@ def verify(
                 then = f"then {lo}-{hi} runs of the fresh seeds the planner asks for (2-{hi // profiles} a profile)"
             announce_plan(fixed_line, address, cfg, len(items), what, then=then, out=announce)
         t0 = time.monotonic()
-        new = run_fixed(study.run_dir, cfg, items, kind="verify", address=address, progress=progress)
+        say = announce if announce is not None else (lambda text: print(text, flush=True))
+        new = run_trials(study.run_dir, cfg, items, "verify", pack=pack, address=address, progress=progress, say=say)
         return planned, new, time.monotonic() - t0
 
     def mine(seed_list: list[int]) -> list[TrialRecord]:

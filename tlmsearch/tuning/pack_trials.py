@@ -1,0 +1,276 @@
+"""Fixed trials trained as packs (`verify --pack auto|on`, issue 29): the trials of one shape
+(profiles x seeds of one budget) side by side in one process, one Ray task per pack.
+
+    records = run_trials(run_dir, cfg, items, "verify", pack="auto")
+
+`run_trials` groups `items` by shape, asks `pack.auto.choose` per group whether to pack (and
+at most how many members a pack), trains the packed groups as Ray tasks holding one trial's
+resources each (`cpus_per_trial`, `gpus_per_trial`), at least as many packs as Ray runs
+trials at once (`pack.auto.split`), and the rest as separate trials (`run_fixed`, today's path).
+
+Each member becomes one record in `trials.jsonl`, built by `recorder.build_record` from the
+same result a Ray trial reports (curve, trained configs, parameter counts, placement), so a
+packed record has exactly the fields of an unpacked one; its numbers are those of the trial
+trained alone, up to summation order (float64: ~1e-15; float32: see tests/unit/pack). Its
+throughput metrics are its own tokens over the pack's training time and its `wall_s` the
+pack's. The driver appends each member's record as soon as its pack returns, member by member:
+a driver killed midway leaves the members recorded so far, `verify` run again reuses them (its
+plan skips recorded trials) and packs only the members not recorded. Packs keep no checkpoint.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tlmsearch.models import count_params
+from tlmsearch.pack.auto import PackChoice, choose, split
+from tlmsearch.profiles import ProfileSpec
+from tlmsearch.resolve import trial_shape
+from tlmsearch.rundir.records import RecordLog, TrialRecord
+from tlmsearch.search_config import OBJECTIVE_METRICS, SearchConfig
+from tlmsearch.tuning.fixed import FixedTrial, run_fixed
+from tlmsearch.tuning.resources import trial_device_kind
+from tlmsearch.tuning.runner import fixed_config, start_ray
+from tlmsearch.tuning.trainable import _placement as ray_placement
+from tlmsearch.tuning.trainable import speed_metrics, trial_train_config, use_assigned_gpu
+
+
+def pack_choice(cfg: SearchConfig, mode: str, members: int, base_width: int | None = None) -> PackChoice:
+    """`pack.auto.choose` for `members` trials of `cfg` at `base_width`: its device kind, threads,
+    dtype and non-embedding parameters (every profile of a budget has the same count)."""
+    train = trial_train_config(cfg, cfg.seed)
+    model = trial_shape(cfg, ProfileSpec.parse("uniform"), base_width)[2]
+    return choose(
+        mode,
+        device=trial_device_kind(cfg),
+        threads=train.threads,
+        dtype=train.dtype,
+        non_embedding=count_params(model).non_embedding,
+        members=members,
+    )
+
+
+def run_trials(
+    run_dir: str | Path,
+    cfg: SearchConfig,
+    items: list[FixedTrial],
+    kind: str = "verify",
+    *,
+    pack: str = "off",
+    address: str | None = None,
+    progress: bool = False,
+    say: Callable[[str], None] | None = None,
+) -> list[TrialRecord]:
+    """`run_fixed`, with the groups of one shape that `pack` says to pack trained as packs; the
+    new records in `items` order (a trial whose record was not written is left out)."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i, item in enumerate(items):  # one shape, one rate: the members of a pack
+        groups.setdefault((item.base_width, item.lr, item.lr_factor), []).append(i)
+    packed: list[tuple[list[int], PackChoice]] = []
+    separate: list[int] = []
+    for (base_width, _, _), index in groups.items():
+        choice = pack_choice(cfg, pack, len(index), base_width)
+        if choice.pack:
+            packed.append((index, choice))
+        else:
+            separate.extend(index)
+    by_index: dict[int, TrialRecord] = {}
+    if packed:
+        by_index.update(_run_packs(Path(run_dir), cfg, items, packed, kind, address, progress, say))
+    if separate:
+        rest = run_fixed(run_dir, cfg, [items[i] for i in separate], kind, address=address, progress=progress)
+        by_trial = _match(rest, [items[i] for i in separate])
+        by_index.update({separate[j]: r for j, r in by_trial.items()})
+    return [by_index[i] for i in range(len(items)) if i in by_index]
+
+
+def _match(records: list[TrialRecord], items: list[FixedTrial]) -> dict[int, TrialRecord]:
+    """`run_fixed`'s records (in `items` order, the unwritten left out) by their index in `items`."""
+    out: dict[int, TrialRecord] = {}
+    j = 0
+    for r in records:
+        while j < len(items) and not _same(r, items[j]):
+            j += 1
+        if j < len(items):
+            out[j] = r
+            j += 1
+    return out
+
+
+def _same(record: TrialRecord, item: FixedTrial) -> bool:
+    return record.seed == item.seed and record.profile == item.spec.to_dict()
+
+
+def _slots(cfg: SearchConfig) -> int:
+    """How many trials of `cfg` Ray runs at once on the running Ray (max_concurrent caps it)."""
+    import ray
+
+    have = ray.cluster_resources()
+    slots = int(have.get("CPU", 1.0) // max(cfg.cpus_per_trial, 1e-9))
+    if cfg.gpus_per_trial > 0:
+        slots = min(slots, int(have.get("GPU", 0.0) // cfg.gpus_per_trial))
+    if cfg.max_concurrent:
+        slots = min(slots, cfg.max_concurrent)
+    return max(1, slots)
+
+
+def _run_packs(
+    run_dir: Path,
+    cfg: SearchConfig,
+    items: list[FixedTrial],
+    groups: list[tuple[list[int], PackChoice]],
+    kind: str,
+    address: str | None,
+    progress: bool,
+    say: Callable[[str], None] | None,
+) -> dict[int, TrialRecord]:
+    import ray
+
+    from tlmsearch.tuning.recorder import build_record  # lazy: imports ray.tune
+
+    start_ray(cfg, address)
+    slots = _slots(cfg)
+    task = ray.remote(train_members).options(num_cpus=cfg.cpus_per_trial, num_gpus=cfg.gpus_per_trial or None)
+    queue: list[list[int]] = []
+    for index, choice in groups:
+        start = 0
+        sizes = split(len(index), choice.max_members, slots)
+        for size in sizes:
+            queue.append(index[start : start + size])
+            start += size
+        if progress:
+            (say or _print)(f"{kind}: {len(index)} trials as {len(sizes)} packs ({choice.reason})")
+    log = RecordLog(run_dir)
+    out: dict[int, TrialRecord] = {}
+    stamp = uuid.uuid4().hex[:5]
+    pending: dict[Any, list[int]] = {}
+    try:
+        while queue or pending:
+            while queue and len(pending) < slots:  # as many packs at once as trials would run (max_concurrent)
+                members = queue.pop(0)
+                configs = [_config(items[i], kind, i) for i in members]
+                pending[task.remote(cfg.to_dict(), configs)] = members
+            done, _ = ray.wait(list(pending), num_returns=1)
+            members = pending.pop(done[0])
+            for i, got in zip(members, ray.get(done[0]), strict=True):  # member by member: a kill keeps these
+                record = build_record(
+                    cfg, f"{stamp}_{i:05d}", got["config"], got["result"], started=got["started"], ended=got["ended"]
+                )
+                if log.append(record):
+                    out[i] = record
+            if progress:
+                (say or _print)(f"{kind}: a pack of {len(members)} ended ({len(out)} of {_total(groups)} recorded)")
+    finally:  # a Ctrl-C: the packs still training end with the driver's session
+        for ref in pending:
+            ray.cancel(ref, force=True)
+    return out
+
+
+def _total(groups: Sequence[tuple[list[int], PackChoice]]) -> int:
+    return sum(len(index) for index, _ in groups)
+
+
+def _print(text: str) -> None:
+    print(text, flush=True)
+
+
+def _config(item: FixedTrial, kind: str, index: int) -> dict[str, Any]:
+    return fixed_config(
+        str(item.spec),
+        item.seed,
+        kind,
+        index,
+        base_width=item.base_width,
+        baseline=item.name or None,
+        lr=item.lr,
+        lr_factor=item.lr_factor,
+    )
+
+
+def _placement(cfg: SearchConfig, device: str) -> dict[str, Any]:
+    """Where the pack trains: as a Ray trial records it (`trainable`), or this process outside Ray."""
+    import ray
+
+    if ray.is_initialized():
+        return ray_placement(cfg, device)
+    resources = {"CPU": float(cfg.cpus_per_trial)} | ({"GPU": float(cfg.gpus_per_trial)} if cfg.gpus_per_trial else {})
+    return {"node": None, "devices": ["cpu"] if device != "cuda" else ["cuda"], "resources": resources}
+
+
+def train_members(search: dict[str, Any], configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Train the fixed trials `configs` (Tune configs, `runner.fixed_config`) of search `search`
+    as one pack; per member {"config", "result": what its Ray trial would have reported last,
+    "started", "ended"} (a Ray task of `run_trials`; callable directly outside Ray)."""
+    import torch
+
+    from tlmsearch.pack import Member, train_pack  # lazy: heavy (torch)
+    from tlmsearch.trainer import resolve_vocab  # lazy: heavy (torch)
+
+    cfg = SearchConfig.from_dict(search)
+    trains = [trial_train_config(cfg, int(c["seed"])) for c in configs]
+    if "lr" in configs[0]:
+        trains = [t.replace(lr=float(c["lr"])) for t, c in zip(trains, configs, strict=True)]
+    torch.set_num_threads(trains[0].threads)
+    use_assigned_gpu(trains[0].device)
+    where = _placement(cfg, trains[0].device)
+    started = time.time()
+    members: list[Member] = []
+    static: list[dict[str, Any]] = []
+    curves: list[list[dict[str, float]]] = [[] for _ in configs]
+    failed: dict[int, str] = {}
+    try:
+        for c, t in zip(configs, trains, strict=True):
+            budget, _, model = trial_shape(cfg, ProfileSpec.parse(c["profile"]), c.get("base_width"))
+            model = resolve_vocab(model, cfg.data)
+            counts = count_params(model)
+            static.append(
+                {
+                    "trained": {
+                        "model": model.to_dict(),
+                        "train": t.to_dict(),
+                        "data": cfg.data.to_dict(),
+                        "budget": budget.to_dict(),
+                    },
+                    "params_total": float(counts.total),
+                    "params_non_embedding": float(counts.non_embedding),
+                    "params_mlp": float(counts.mlp),
+                }
+            )
+            members.append(Member(model=model, train=t))
+
+        def report(i: int, step: int, metrics: dict[str, float]) -> None:
+            if step >= trains[i].steps:
+                metrics = {**metrics, **speed_metrics(cfg, trains[i], members[i].model)}
+            curves[i].append(dict(metrics))
+
+        outcomes = train_pack(members, cfg.data, report=report)
+        for i, outcome in enumerate(outcomes):
+            if outcome.diverged is not None:
+                failed[i] = f"TrainingDiverged: {outcome.diverged}"
+    except Exception as exc:  # every member fails with the pack's reason, as a Ray trial records one
+        last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+        where_raised = f" ({os.path.basename(last[0].filename)}:{last[0].lineno})" if last else ""
+        failed = {i: f"{type(exc).__name__}: {exc}{where_raised}" for i in range(len(configs))}
+    ended = time.time()
+    out = []
+    for i, c in enumerate(configs):
+        curve = curves[i]
+        result: dict[str, Any] = {**where, "step": int(curve[-1]["step"]) if curve else 0, "curve": list(curve)}
+        if i < len(static):
+            result.update(static[i])
+        if curve:
+            result.update(curve[-1])
+            result["step"] = int(curve[-1]["step"])
+        for key, source in OBJECTIVE_METRICS.items():
+            if source in result:
+                result[key] = result[source]
+        if i in failed:
+            result.update(failed=1, reason=failed[i])
+        out.append({"config": c, "result": result, "started": started, "ended": ended})
+    return out
