@@ -18,7 +18,7 @@ import pytest
 
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.records import TrialRecord
-from tlmsearch.tuning.scheduler import BaselineKeepingASHA, brackets_with_rungs, prime_tuner, scheduler_of
+from tlmsearch.tuning.scheduler import BaselineKeepingASHA, brackets_with_rungs
 
 
 def scheduler(seed: int = 0, brackets: int = 3, max_t: int = 300, grace: int = 50, rf: int = 3) -> BaselineKeepingASHA:
@@ -40,7 +40,7 @@ def trials(n: int, baselines: int = 0) -> list[Any]:
 def brackets_of(s: BaselineKeepingASHA, added: list[Any]) -> list[int]:
     for t in added:
         s.on_trial_add(None, t)
-    return [s._brackets.index(s._trial_info[t.trial_id]) for t in added]
+    return [s.brackets.index(s.bracket_of[t.trial_id]) for t in added]
 
 
 def replay(s: BaselineKeepingASHA, added: list[Any], losses: dict[str, list[float]], interval: int = 50) -> list[str]:
@@ -77,13 +77,13 @@ def test_no_bracket_without_a_rung_before_max_t(max_t: int, grace: int, rf: int,
     s = scheduler(brackets=5, max_t=max_t, grace=grace, rf=rf)
     assert s.n_brackets == expected
     if expected > 1:  # every bracket can stop a trial before the end
-        assert all(min(m for m, _ in b._rungs) < max_t for b in s._brackets)
+        assert all(min(m for m, _ in b.rungs) < max_t for b in s.brackets)
     assert scheduler(brackets=1, max_t=max_t, grace=grace, rf=rf).n_brackets == 1
 
 
 def test_the_issue_case_has_two_brackets_not_three() -> None:
     s = scheduler(brackets=3)  # 300 steps, grace 50, reduction factor 3
-    assert [sorted(m for m, _ in b._rungs) for b in s._brackets] == [[50, 150], [150]]
+    assert [sorted(m for m, _ in b.rungs) for b in s.brackets] == [[50, 150], [150]]
     assert s.bracket_probabilities() == pytest.approx([np.e / (np.e + 1), 1 / (np.e + 1)])
 
 
@@ -144,9 +144,9 @@ def test_each_budget_has_rungs_of_its_own() -> None:
     s = scheduler(brackets=1)
     for t in added:
         s.on_trial_add(None, t)
-    assert sorted(s._by_budget) == [32, 64, 128]
-    assert s._trial_info["w32-0"] is not s._trial_info["w128-0"]
-    assert s._trial_info["w32-0"] is s._trial_info["w32-1"]  # one bracket per budget
+    assert sorted(s.by_budget) == [32, 64, 128]
+    assert s.bracket_of["w32-0"] is not s.bracket_of["w128-0"]
+    assert s.bracket_of["w32-0"] is s.bracket_of["w32-1"]  # one bracket per budget
 
 
 def test_a_scheduler_without_metric_refuses_trials() -> None:
@@ -231,24 +231,27 @@ def test_priming_skips_other_runs_and_is_idempotent() -> None:
     ]
     s = scheduler(brackets=1)
     assert s.prime(records + others) == len(records)
-    rungs = [dict(recorded) for _, recorded in s._brackets[0]._rungs]
+    rungs = [dict(recorded) for _, recorded in s.brackets[0].rungs]
     assert s.prime(records) == 0
-    assert [dict(recorded) for _, recorded in s._brackets[0]._rungs] == rungs
+    assert [dict(recorded) for _, recorded in s.brackets[0].rungs] == rungs
     assert set(rungs[-1]) == {r.trial_id for r in records}  # every trial passed the first rung's milestone
     assert rungs[-1]["t0"] == -records[2].curve[0]["val_loss"]  # Ray keeps rewards: minus the loss
 
 
-def test_a_tuner_is_primed_through_its_scheduler() -> None:
-    from ray import tune
+def test_the_same_stops_as_rays_own_asha() -> None:
+    """Written over Tune's public scheduler API, the rungs decide as Ray's `AsyncHyperBandScheduler`
+    does: one bracket, no baselines, the same results in the same order, the same decisions."""
+    from ray.tune.schedulers import AsyncHyperBandScheduler
 
-    s = scheduler(brackets=1)
-    added = search_trials(3)
-    records = run_sequentially(scheduler(brackets=1), added, {t.trial_id: [2.0] * 6 for t in added})
-    tuner = tune.Tuner(lambda config: None, tune_config=tune.TuneConfig(scheduler=s))
-    assert scheduler_of(tuner) is s
-    assert prime_tuner(tuner, records) == 5
-    fifo = tune.Tuner(lambda config: None, tune_config=tune.TuneConfig())
-    assert prime_tuner(fifo, records) == 0
+    rng = np.random.default_rng(5)
+    added = trials(40)
+    losses = {t.trial_id: list(np.sort(rng.normal(2.5, 0.1, 6))[::-1]) for t in added}
+    ray_asha = AsyncHyperBandScheduler(
+        time_attr="step", metric="val_loss", mode="min", max_t=300, grace_period=50, reduction_factor=3, brackets=1
+    )
+    ours = replay(scheduler(brackets=1), added, losses)
+    assert replay(ray_asha, added, losses) == ours
+    assert sum(d.endswith("STOP") and "@300" not in d for d in ours) > 10  # early stops happened
 
 
 # ----------------------------------------------------------------------------- real Ray

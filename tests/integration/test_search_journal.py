@@ -6,11 +6,10 @@ go on, so the evaluation that got a trial stopped must reach Optuna another way;
 it does, end to end, on real Ray (each `tlmsearch` process starts a local Ray of its own).
 
 The driver is killed right after its third record, with Tune's snapshot frozen after its
-second save (`tests/helpers/killing_driver.py`): the resume restores a snapshot that lags
-behind the records, as a kill between two snapshots leaves it (trials recorded after the
-snapshot are RUNNING or missing in it). Before `tuning.snapshot` reconciled the two, such a
-resume re-ran recorded trials and created one trial too many for each recorded one the
-snapshot missed (9 to 11 records of 8).
+second save (`tests/helpers/killing_driver.py`), as a kill between two snapshots leaves it.
+The resume reads none of Tune's state: it writes the journal anew from `trials.jsonl` (every
+recorded trial told as the running search told it), so a lagging snapshot can neither re-run
+recorded trials nor create trials too many (as restoring it once did: 9 to 11 records of 8).
 Slow: two short searches' worth of trials on 2 cores.
 """
 

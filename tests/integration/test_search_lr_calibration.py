@@ -48,7 +48,7 @@ def searched(tmp_path_factory: pytest.TempPathFactory, ray_session: None) -> Pat
 def test_the_calibration_runs_first_and_every_later_trial_trains_at_its_rate(searched: Path) -> None:
     import tlmsearch
     from tlmsearch.cli.status import status_dict
-    from tlmsearch.tuning.reconcile import open_study
+    from tlmsearch.tuning.searcher import open_study
 
     run = searched
     records = read_records(run)

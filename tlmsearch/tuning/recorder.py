@@ -16,12 +16,9 @@ from tlmsearch.rates import rate_shape, record_rate, run_rate
 from tlmsearch.resolve import budget_for
 from tlmsearch.rundir.records import RecordLog, TrialRecord, read_records
 from tlmsearch.search_config import SearchConfig
-from tlmsearch.tuning.checkpoints import drop_trial_checkpoints
-from tlmsearch.tuning.location import run_dir
-from tlmsearch.tuning.searcher import SPACE_ERROR, mark_pruned
+from tlmsearch.tuning.checkpoints import SPACE_ERROR, drop_trial_checkpoints, sampled_params
+from tlmsearch.tuning.searcher import mark_pruned
 
-# Tune config keys that are ours, not sampled Optuna parameters
-_OWN_KEYS = {"profile", "baseline", "number", "kind", "seed", "index", SPACE_ERROR}
 _STATIC_KEYS = ("params_total", "params_non_embedding", "params_mlp")
 
 
@@ -93,7 +90,7 @@ def build_record(
         baseline=config.get("baseline"),
         status=status,
         reason=reason,
-        params={k: v for k, v in config.items() if k not in _OWN_KEYS},
+        params=sampled_params(config),
         profile=spec.to_dict() if spec else {},
         widths=widths,
         budget=budget,
@@ -138,8 +135,7 @@ class RecordWriter(Callback):
     """Appends a record to `<run_dir>/trials.jsonl` when a trial completes or errors, then drops
     that trial's checkpoints unless `cfg.keep_checkpoints` (`tuning.checkpoints`).
 
-    Deduplicated by trial id against the file itself, so a resumed search never writes a
-    trial twice. Keeps running counts for the progress view.
+    Deduplicated by trial id against the file itself. Keeps running counts for the progress view.
     """
 
     def __init__(self, run_dir: str | Path, cfg: SearchConfig) -> None:
@@ -149,12 +145,6 @@ class RecordWriter(Callback):
         self.configs: dict[str, dict[str, Any]] = {}  # their Tune configs, by trial id
         self._log: RecordLog | None = None
         self._started: dict[str, float] = {}
-
-    def __getstate__(self) -> dict[str, Any]:  # Tune pickles callbacks with the experiment
-        return {"cfg": self.cfg}  # no path: a copied or moved run writes where it now lies
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(run_dir(), state["cfg"])  # type: ignore[misc]
 
     @property
     def log(self) -> RecordLog:
@@ -169,19 +159,6 @@ class RecordWriter(Callback):
         self._log = RecordLog(self.run_dir)  # re-read ids: the file may have grown since
         self._setup_at = time.time()
 
-    def on_step_begin(self, iteration: int, trials: list, **info: Any) -> None:
-        if not getattr(self, "_caught_up", False):
-            self._caught_up = True
-            self._record_ended_unrecorded(trials)
-
-    def _record_ended_unrecorded(self, trials: list) -> None:
-        """Record the trials Tune's restored state says ended but `trials.jsonl` lacks (their
-        record was cut by a crash): their last result came back with the state."""
-        for trial in trials:
-            never_ran = trial.status == "TERMINATED" and "step" not in (trial.last_result or {})
-            if trial.status in ("TERMINATED", "ERROR") and trial.trial_id not in self.log.seen and not never_ran:
-                self._write(trial, _error_reason(trial) if trial.status == "ERROR" else None)
-
     def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         self._started[trial.trial_id] = time.time()
 
@@ -193,12 +170,7 @@ class RecordWriter(Callback):
 
     def on_experiment_end(self, trials: list, **info: Any) -> None:
         """Tune ends trials cut by the time budget without `on_trial_complete`: record them here.
-
-        After a Ctrl-C the unfinished trials stay unrecorded (`resume` finishes them), although
-        Tune's clean-up has marked them TERMINATED by now, with the last result they reported:
-        so the trials the restored state says ended are recorded here only when the loop never
-        stepped (`on_step_begin` records them otherwise, before any trial runs).
-        """
+        After a Ctrl-C the unfinished trials stay unrecorded (`resume` continues them)."""
         budget = self.cfg.time_budget_s
         if budget and time.time() - getattr(self, "_setup_at", time.time()) >= 0.95 * budget:
             ran = [t for t in trials if t.trial_id in self._started or "step" in (t.last_result or {})]
@@ -208,9 +180,6 @@ class RecordWriter(Callback):
             numbers = [int(trial_config(t.config).get("number", -1)) for t in cut]
             if any(n >= 0 for n in numbers):
                 mark_pruned(self.run_dir, [n for n in numbers if n >= 0])
-        if not getattr(self, "_caught_up", False):  # after the cut ones: they keep their time-budget reason
-            self._caught_up = True
-            self._record_ended_unrecorded(trials)
         if not self.cfg.keep_checkpoints:  # a stopped worker may have saved once more after its record
             drop_trial_checkpoints(trials, self.log.seen)
 

@@ -29,7 +29,7 @@ from tlmsearch.resolve import budget_for, search_preset, sweep_widths, trial_sha
 from tlmsearch.rundir.io import check_run_files
 from tlmsearch.rundir.layout import FIXED_DIR, OPTUNA_LOG, SEARCH_CONFIG, TUNE_DIR
 from tlmsearch.rundir.locations import folder as located
-from tlmsearch.rundir.locations import read_locations, record_folder
+from tlmsearch.rundir.locations import record_folder
 from tlmsearch.rundir.lock import run_lock
 from tlmsearch.rundir.lr import (
     configured_rate,
@@ -50,12 +50,9 @@ from tlmsearch.storage import normalise as normalise_storage
 from tlmsearch.storage import parent as parent_location
 from tlmsearch.tuning import interrupts
 from tlmsearch.tuning.announce import announce, search_line
-from tlmsearch.tuning.location import bound_to
+from tlmsearch.tuning.checkpoints import interrupted_trials
 from tlmsearch.tuning.ray_session import empty_scratch, ensure_ray
-from tlmsearch.tuning.reconcile import close_zombies, open_study, prune_checkpoints, repair_journal, tune_state_problem
 from tlmsearch.tuning.resources import check_resources
-from tlmsearch.tuning.snapshot import reconcile_snapshot
-from tlmsearch.tuning.store_dir import StoreDir
 from tlmsearch.tuning.trainable import resolve_trial_length, run_trial, trial_train_config
 from tlmsearch.tuning.trial_storage import check_shared, check_unused, check_writable, ray_node_runner, run_root
 from tlmsearch.validate import check_training_fits, writable_dir
@@ -149,19 +146,6 @@ def trainable_for(cfg: SearchConfig, name: str | None = None) -> Any:
     return tune.with_resources(fn, resources)
 
 
-def saved_trainable_name(tune_path: StoreDir | Path) -> str | None:
-    """The trainable name a saved Tune experiment was started with (Tune refuses to restore it
-    under another one); searches started before names were per run used `run_trial`."""
-    import pickle
-
-    try:
-        state = pickle.loads((StoreDir.of(tune_path) / "tuner.pkl").read_bytes())
-    except Exception:  # noqa: BLE001 - unreadable: the restore itself will say what is wrong
-        return None
-    name = state.get("__trainable_name") if isinstance(state, dict) else None
-    return name if isinstance(name, str) else None
-
-
 def _scheduler(cfg: SearchConfig) -> Any:
     from ray.tune.schedulers import FIFOScheduler
 
@@ -193,11 +177,8 @@ def run_config(cfg: SearchConfig, storage: str | Path, name: str, callbacks: lis
         verbose=0,
         callbacks=callbacks,
         failure_config=tune.FailureConfig(max_failures=cfg.max_failures),
-        # keep every checkpoint while the search runs: Tune's last experiment snapshot may point
-        # to any earlier one (short trials checkpoint several times between snapshots), and
-        # deleting it makes a resumed healthy trial fail ("does not exist on storage anymore");
-        # `prune_checkpoints` keeps only the newest of each trial once every trial is recorded
-        checkpoint_config=tune.CheckpointConfig(num_to_keep=None),
+        # the newest two: a kill while the newest is written leaves the one before it whole
+        checkpoint_config=tune.CheckpointConfig(num_to_keep=2),
     )
 
 
@@ -209,33 +190,44 @@ def _callbacks(cfg: SearchConfig, run_dir: Path, total: int, progress: bool) -> 
     return [writer, ProgressView(cfg.name, total, writer)] if progress else [writer]
 
 
-def _new_tuner(
-    cfg: SearchConfig,
-    run_dir: Path,
-    root: str,
-    progress: bool,
-    *,
-    samples: int | None = None,
-    skip_baselines: frozenset[str] = frozenset(),
-    sampler_seed: int | None = None,
-) -> Any:
-    """A Tuner for `samples` trials (all of `cfg.trials` by default) in `root/tune`; a
-    rebuilt search skips the baselines already recorded and seeds its sampler anew, so it
-    does not replay the sampled points of the first session."""
+def _new_tuner(cfg: SearchConfig, run_dir: Path, root: str, progress: bool, *, resume: bool = False) -> Any:
+    """A Tuner for the search's trials in `root/tune`. With `resume`, rebuilt from `trials.jsonl`
+    alone: a Tuner for the trials it does not hold yet, the trials left unfinished with a
+    checkpoint first (each continues from it, found by its identity), then the baselines not
+    recorded, then sampled ones; the Optuna journal is written anew from the records, the
+    sampler re-told from them (`searcher.Past`), and the early stopping's rungs primed from
+    their curves, so the search goes on as it would have without the interruption."""
     from ray import tune
 
     # lazy: heavy (ray)
-    from tlmsearch.tuning.searcher import DefineProfile, ProfileSearch, baseline_points, open_storage, sweep_of
+    from tlmsearch.tuning.searcher import DefineProfile, Past, ProfileSearch, baseline_points, open_storage, sweep_of
 
-    samples = cfg.trials if samples is None else samples
+    records = tuple(r for r in read_records(run_dir) if r.kind in SEARCH_KINDS) if resume else ()
+    past = Past()
+    if resume:
+        past = Past(records=records, interrupted=tuple(interrupted_trials(tune_folder(run_dir), records)))
+        journal = run_dir / OPTUNA_LOG
+        if records and not journal.is_file() and len(records) < cfg.trials:
+            print(f"note: {journal} is missing; rebuilding it from trials.jsonl", file=sys.stderr)
+        for stale in (journal, journal.with_name(journal.name + ".lock")):  # written anew from the records
+            if stale.is_symlink() or stale.is_file():
+                stale.unlink()
     define = DefineProfile(cfg.space, search_preset(cfg).n_layers, sweep_of(cfg))
-    baselines = [b for b in baseline_points(cfg, define)[: cfg.trials] if b[0] not in skip_baselines][:samples]
-    searcher = ProfileSearch(
-        define, cfg=cfg, storage=open_storage(str(run_dir)), baselines=baselines, sampler_seed=sampler_seed
-    )
+    taken = {(r.baseline, r.params.get("base_width")) for r in records} | {
+        (i.config.get("baseline"), i.config.get("base_width")) for i in past.interrupted
+    }
+    baselines = [b for b in baseline_points(cfg, define)[: cfg.trials] if (b[0], b[2].get("base_width")) not in taken]
+    searcher = ProfileSearch(define, cfg=cfg, storage=open_storage(str(run_dir)), baselines=baselines, past=past)
+    searcher.study  # noqa: B018 - the journal now, before any trial (a finished resume trains none)
+    samples = cfg.trials - len(records)
+    if samples <= 0:
+        return None
+    scheduler = _scheduler(cfg)
+    if records and hasattr(scheduler, "prime"):
+        scheduler.prime(records)
     tune_config = tune.TuneConfig(
         search_alg=searcher,
-        scheduler=_scheduler(cfg),
+        scheduler=scheduler,
         num_samples=samples,
         max_concurrent_trials=cfg.max_concurrent or None,
         time_budget_s=cfg.time_budget_s or None,
@@ -461,7 +453,7 @@ def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = Tr
     if progress and address:
         announce(search_line, address, cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
-    with run_lock(run_dir), bound_to(run_dir):
+    with run_lock(run_dir):
         cfg.save(run_dir / SEARCH_CONFIG)
         write_environment(run_dir, seeds={"search": cfg.seed})
         for key in ("tune", "fixed"):  # fixed: where a later verify puts its trials by default
@@ -470,19 +462,15 @@ def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = Tr
         cfg = run_lr_trials(cfg, run_dir, root, progress)  # every later trial trains at its chosen rate
         run_noise_trials(cfg, run_dir, root, progress)
         fit_trials(_new_tuner(cfg, run_dir, root, progress), run_dir, cfg.trials, _search_ended(run_dir), cfg)
-        _close_zombies(cfg, run_dir)
         write_noise_floor(run_dir, noise_floor(cfg, read_records(run_dir)))
     return load(run_dir)
 
 
 def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = True) -> Study:
-    """Continue an interrupted search without re-running (or re-recording) finished trials.
-
-    Restoring unpickles Ray's saved state: resume only run directories you trust.
-    """
+    """Continue an interrupted search from its `trials.jsonl`, without re-running (or
+    re-recording) finished trials: a new Tuner for what remains (`_new_tuner`); Tune's saved
+    state is never read."""
     interrupts.watch()  # a Ctrl-C from here on stops it (between Tune's fits too)
-    from ray import tune
-
     from tlmsearch.tuning import progress as progress_view  # lazy: heavy (ray)
 
     progress_view.ENABLED = progress
@@ -496,20 +484,19 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
             f"{run_dir} holds no search trials (only {', '.join(sorted(kinds))} runs), so there is no search "
             "to resume; an interrupted `tlmsearch compare` is re-run under a new --name"
         )
-    tune_path = StoreDir.of(tune_folder(cfg, run_dir))  # where the search wrote it (locations.json)
-    root = parent_location(tune_path.location)
-    with run_lock(run_dir), bound_to(run_dir):
+    root = parent_location(tune_folder(run_dir))  # where the search wrote its trials (locations.json)
+    with run_lock(run_dir):
         RecordLog(run_dir)  # cuts a record torn by a crash (one warning line)
         check_records(run_dir)  # any other damage: one line naming the file, before Ray starts
         check_run_files(run_dir)  # a folder, FIFO or link loop where a run file belongs: the same
-        journal_repaired = repair_journal(run_dir)
         records = read_records(run_dir)
         finished_all = not missing_noise_seeds(cfg, records) and not missing_rates(cfg, records)
         if sum(r.kind in SEARCH_KINDS for r in records) >= cfg.trials and finished_all:
-            _close_zombies(cfg, run_dir)  # finished: every trial has its record; no Ray to start
+            _quiet_optuna()
+            _new_tuner(cfg, run_dir, root, progress, resume=True)  # the journal from the records; no Ray
             write_noise_floor(run_dir, noise_floor(cfg, records))
             return load(run_dir)
-        done = sum(r.kind in SEARCH_KINDS for r in read_records(run_dir))
+        done = sum(r.kind in SEARCH_KINDS for r in records)
         if progress and not address:
             announce(search_line, None, cfg, done=done)
         start_ray(cfg, address, root)
@@ -518,85 +505,13 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
         _quiet_optuna()
         cfg = run_lr_trials(cfg, run_dir, root, progress)  # only the rates without a record; the rate they chose
         run_noise_trials(cfg, run_dir, root, progress)  # only the seeds without a record
-        fresh = not tune_path.exists() and not any(r.kind in SEARCH_KINDS for r in read_records(run_dir))
-        problem = None if fresh else tune_state_problem(tune_path)
-        if problem is None and journal_repaired:
-            problem = f"{run_dir / OPTUNA_LOG} lost its last line, so Tune's saved searcher no longer matches it"
-        if problem is None and not fresh and not (run_dir / OPTUNA_LOG).is_file():
-            # deleted or moved away: Tune's saved searcher names trials of a journal that is gone
-            problem = f"{run_dir / OPTUNA_LOG} is missing, so Tune's saved searcher no longer matches it"
-        tuner = None
-        if problem is None and not fresh:
-            try:
-                records = read_records(run_dir)
-                reconcile_snapshot(tune_path, StoreDir.of(root), records, cfg.trials)
-                tuner = tune.Tuner.restore(
-                    tune_path.location,
-                    trainable_for(cfg, saved_trainable_name(tune_path)),
-                    resume_unfinished=True,
-                    resume_errored=False,
-                )
-            except Exception as exc:  # noqa: BLE001 - any unreadable state: rebuild from the records
-                problem = f"restoring {tune_path} failed ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})"
-        if fresh:  # stopped during the noise trials: the search itself never started
-            tuner = _new_tuner(cfg, run_dir, root, progress)
-        elif sum(r.kind in SEARCH_KINDS for r in read_records(run_dir)) >= cfg.trials:
-            tuner = None  # only noise trials were missing
-        elif problem is not None:
-            tuner = _rebuild(cfg, run_dir, tune_path, problem, progress)
+        tuner = _new_tuner(cfg, run_dir, root, progress, resume=True)
         if tuner is not None:
-            from tlmsearch.tuning.scheduler import prime_tuner  # lazy: heavy (ray)
-
-            prime_tuner(tuner, read_records(run_dir))  # Tune keeps no rungs: refill them from the records
             fit_trials(tuner, run_dir, cfg.trials, _search_ended(run_dir), cfg)
-        _close_zombies(cfg, run_dir)
         write_noise_floor(run_dir, noise_floor(cfg, read_records(run_dir)))
     return load(run_dir)
 
 
-def _rebuild(cfg: SearchConfig, run_dir: Path, tune_path: StoreDir, problem: str, progress: bool) -> Any:
-    """A new Tuner for the trials `trials.jsonl` does not hold yet (None when it holds all).
-
-    Tune's unusable state is set aside (`tune.damaged-<time>/`, nothing deleted); Optuna
-    trials left open by the killed driver are closed from their records; the recorded
-    baselines are not run again and the sampler, seeded anew, learns from every trial of the
-    journal.
-    """
-    records = [r for r in read_records(run_dir) if r.kind in SEARCH_KINDS]
-    note = f"note: {problem}; continuing from trials.jsonl ({len(records)} of {cfg.trials} trials recorded)"
-    root = StoreDir.of(parent_location(tune_path.location))
-    if tune_path.exists():
-        aside = root / f"{TUNE_DIR}.damaged-{dt.datetime.now().strftime('%Y%m%d-%H%M%S-%f')}"
-        tune_path.move_to(aside)
-        note += f"; Tune's state set aside in {aside.name}"
-    print(note, file=sys.stderr)
-    study = open_study(run_dir)
-    if study is not None:
-        close_zombies(study, records, cfg)
-    remaining = cfg.trials - len(records)
-    if remaining <= 0:
-        return None
-    done = frozenset(r.baseline for r in records if r.baseline)
-    offset = len(study.trials) if study is not None else 0
-    return _new_tuner(
-        cfg, run_dir, root.location, progress, samples=remaining, skip_baselines=done, sampler_seed=cfg.seed + offset
-    )
-
-
-def _close_zombies(cfg: SearchConfig, run_dir: Path) -> None:
-    """Once every trial is recorded, no Optuna trial may stay RUNNING: close them from the records."""
-    records = read_records(run_dir)
-    if sum(r.kind in SEARCH_KINDS for r in records) < cfg.trials:
-        return  # cut short by the time budget or a Ctrl-C: a resume still needs them
-    study = open_study(run_dir)
-    if study is not None:
-        close_zombies(study, records, cfg)
-    prune_checkpoints(tune_folder(cfg, run_dir))
-
-
-def tune_folder(cfg: SearchConfig, run_dir: Path) -> str:
-    """Where the search's Tune folder lies: as `locations.json` recorded it, else (a run written
-    before that file existed) below the run directory."""
-    if "tune" in read_locations(run_dir):
-        return located(run_dir, "tune")
-    return join_location(run_root(cfg, run_dir), TUNE_DIR) if cfg.storage else str(run_dir / TUNE_DIR)
+def tune_folder(run_dir: Path) -> str:
+    """Where the search's Tune folder lies, as `locations.json` recorded it."""
+    return located(run_dir, "tune")

@@ -1,5 +1,10 @@
 """Early stopping that never stops a baseline, with reproducible HyperBand brackets.
 
+`BaselineKeepingASHA` is asynchronous successive halving (ASHA, and asynchronous HyperBand
+with several brackets) written out over Tune's public `FIFOScheduler`, with Ray's rules: a
+bracket has rungs at `grace * rf**k` below `max_t`; a trial reaching a rung is stopped when its
+reward falls below the rung's `1 - 1/rf` quantile of the rewards recorded there before it.
+
 The baselines (uniform, cosine, ...) are the references every profile is judged against, so
 they always train to full fidelity; their results still fill ASHA's rungs, so they also set
 the bar the sampled trials must clear. Imported only when a search runs (it imports Ray).
@@ -19,23 +24,22 @@ let 3-6 % of the trials at the smallest budgets reach full fidelity against 80 %
 largest. Each budget (the trial's `base_width`) therefore has rungs of its own: a trial is
 compared only with trials (and baselines) of its own budget.
 
-Tune saves neither the scheduler nor its rungs, so a resumed search primes them from the
-recorded trials' curves (`BaselineKeepingASHA.prime`) and stops what an uninterrupted one would.
+A resumed search builds a new scheduler and primes its rungs from the recorded trials' curves
+(`BaselineKeepingASHA.prime`), so it stops what an uninterrupted one would.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import zlib
 from collections.abc import Iterable
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from ray.tune.schedulers import AsyncHyperBandScheduler, TrialScheduler
+from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from tlmsearch.rundir.records import SEARCH_KINDS
+from tlmsearch.tuning.checkpoints import record_config
 
 if TYPE_CHECKING:
     from tlmsearch.rundir.records import TrialRecord
@@ -64,9 +68,31 @@ def bracket_key(config: dict[str, Any]) -> int:
     return zlib.crc32(text.encode())
 
 
-class BaselineKeepingASHA(AsyncHyperBandScheduler):
-    """`AsyncHyperBandScheduler` that never stops a trial with a `baseline` config, draws
-    brackets from a seeded generator, and has no bracket without a rung (see module doc).
+class Bracket:
+    """One ASHA bracket: its rungs (milestone, {trial id: reward}), highest milestone first."""
+
+    def __init__(self, grace: int, max_t: int, reduction_factor: float, s: int) -> None:
+        self.rf = reduction_factor
+        count = int(np.log(max_t / grace) / np.log(reduction_factor) - s + 1)
+        self.rungs: list[tuple[float, dict[str, float]]] = [
+            (grace * reduction_factor ** (k + s), {}) for k in reversed(range(count))
+        ]
+
+    def on_result(self, trial_id: str, t: float, reward: float) -> str:
+        """Record `reward` at the highest rung `t` reached that does not hold the trial yet;
+        STOP when it falls below the rung's cutoff (the best 1/rf of the rewards there)."""
+        for milestone, recorded in self.rungs:
+            if t < milestone or trial_id in recorded:
+                continue
+            cutoff = np.nanpercentile(list(recorded.values()), (1 - 1 / self.rf) * 100) if recorded else None
+            recorded[trial_id] = reward
+            return TrialScheduler.STOP if cutoff is not None and reward < cutoff else TrialScheduler.CONTINUE
+        return TrialScheduler.CONTINUE
+
+
+class BaselineKeepingASHA(FIFOScheduler):
+    """ASHA that never stops a trial with a `baseline` config, draws brackets from a seeded
+    generator, has no bracket without a rung and keeps rungs per budget (see module doc).
 
     `brackets` is an upper bound: it is lowered to `brackets_with_rungs(max_t, grace_period,
     reduction_factor)`. A search passes its seed as `seed`.
@@ -84,111 +110,95 @@ class BaselineKeepingASHA(AsyncHyperBandScheduler):
         brackets: int = 1,
         seed: int = 0,
     ) -> None:
+        super().__init__()
+        self.time_attr, self.objective, self.max_t, self.seed = time_attr, metric, max_t, seed
+        self.sign = {"max": 1.0, "min": -1.0}.get(mode, 0.0)  # rewards: larger is better
         self.requested_brackets = brackets
-        brackets = min(brackets, brackets_with_rungs(max_t, grace_period, reduction_factor))
-        super().__init__(
-            time_attr=time_attr,
-            metric=metric,
-            mode=mode,
-            max_t=max_t,
-            grace_period=grace_period,
-            reduction_factor=reduction_factor,
-            brackets=brackets,
-        )
-        self.seed = seed
-        self._pristine = copy.deepcopy(self._brackets)  # empty rungs, copied for each new budget
-        self._by_budget: dict[int, list[Any]] = {}  # base_width -> that budget's brackets
+        count = min(brackets, brackets_with_rungs(max_t, grace_period, reduction_factor))
+        self.shape = (grace_period, max_t, reduction_factor, count)
+        self.brackets = self.new_brackets()
+        self.by_budget: dict[int, list[Bracket]] = {}  # base_width -> that budget's brackets
+        self.bracket_of: dict[str, Bracket] = {}  # trial id -> its bracket
+
+    def new_brackets(self) -> list[Bracket]:
+        grace, max_t, rf, count = self.shape
+        return [Bracket(grace, max_t, rf, s) for s in range(count)]
 
     @property
     def n_brackets(self) -> int:
-        return len(self._brackets)
+        return len(self.brackets)
 
     def bracket_probabilities(self) -> list[float]:
         """Ray's choice probabilities: a softmax of each bracket's number of rungs."""
-        sizes = np.array([len(b._rungs) for b in self._brackets], dtype=float)
+        sizes = np.array([len(b.rungs) for b in self.brackets], dtype=float)
         weights = np.exp(sizes - sizes.max())
         return list(weights / weights.sum())
 
     def bracket_index(self, config: dict[str, Any]) -> int:
         """The bracket of a trial with this config: a function of the seed and the config only."""
-        if len(self._brackets) == 1:
+        if len(self.brackets) == 1:
             return 0
         rng = np.random.default_rng([self.seed, bracket_key(config)])
-        return int(rng.choice(len(self._brackets), p=self.bracket_probabilities()))
+        return int(rng.choice(len(self.brackets), p=self.bracket_probabilities()))
 
-    def brackets_for(self, config: dict[str, Any]) -> list[Any]:
+    def brackets_for(self, config: dict[str, Any]) -> list[Bracket]:
         """The brackets of the trial's budget: its own per `base_width`; the shared ones
         when the search has a single budget (no `base_width` in the config)."""
         width = config.get("base_width")
         if width is None:
-            return list(self._brackets)
-        if int(width) not in self._by_budget:
-            self._by_budget[int(width)] = copy.deepcopy(self._pristine)
-        return self._by_budget[int(width)]
+            return self.brackets
+        return self.by_budget.setdefault(int(width), self.new_brackets())
+
+    def bracket_for(self, config: dict[str, Any]) -> Bracket:
+        if not self.objective or not self.sign:
+            raise ValueError(f"{type(self).__name__} needs a metric and a mode; got {self.objective!r}")
+        return self.brackets_for(config)[self.bracket_index(config)]
 
     def on_trial_add(self, tune_controller: Any, trial: Any) -> None:
-        if not self._metric or not self._metric_op:
-            raise ValueError(f"{type(self).__name__} needs a metric and a mode; got {self._metric!r}, {self._mode!r}")
-        self._trial_info[trial.trial_id] = self.brackets_for(trial.config)[self.bracket_index(trial.config)]
+        self.bracket_of[trial.trial_id] = self.bracket_for(trial.config)
+
+    def _feed(self, trial: Any, result: dict[str, Any]) -> str:
+        if self.time_attr not in result or self.objective not in result:
+            return TrialScheduler.CONTINUE
+        if result[self.time_attr] >= self.max_t:
+            return TrialScheduler.STOP
+        reward = self.sign * float(result[self.objective])
+        return self.bracket_of[trial.trial_id].on_result(trial.trial_id, result[self.time_attr], reward)
 
     def on_trial_result(self, tune_controller: Any, trial: Any, result: dict[str, Any]) -> str:
-        decision = super().on_trial_result(tune_controller, trial, result)
-        if trial.config.get("baseline"):
-            return TrialScheduler.CONTINUE
-        return str(decision)
+        decision = self._feed(trial, result)
+        return TrialScheduler.CONTINUE if trial.config.get("baseline") else decision
+
+    def on_trial_complete(self, tune_controller: Any, trial: Any, result: dict[str, Any]) -> None:
+        if self.time_attr in result and self.objective in result and trial.trial_id in self.bracket_of:
+            reward = self.sign * float(result[self.objective])
+            self.bracket_of[trial.trial_id].on_result(trial.trial_id, result[self.time_attr], reward)
+        self.bracket_of.pop(trial.trial_id, None)
+
+    def on_trial_remove(self, tune_controller: Any, trial: Any) -> None:
+        self.bracket_of.pop(trial.trial_id, None)
 
     def prime(self, records: Iterable[TrialRecord]) -> int:
         """Fill the rungs from the curves of trials recorded before a resume; how many were fed.
 
-        Tune saves neither the scheduler nor its rungs: a restored search (or one rebuilt from
-        `trials.jsonl`) would start with empty rungs and let every trial past the first rung
-        until new results filled them, so a resumed search stopped other trials than an
-        uninterrupted one. Each recorded search trial's curve is replayed into the bracket its
-        config has (the same function of seed and config as when it ran), which puts into each
-        rung exactly the value that trial reported there. Noise-floor and verification runs never
-        passed through this scheduler and are skipped; so are trials whose id a rung already
-        holds (priming twice changes nothing).
+        A resumed search's new scheduler would start with empty rungs and let every trial past
+        the first rung until new results filled them, so it would stop other trials than an
+        uninterrupted search. Each recorded search trial's curve is replayed into the bracket
+        its config has (the same function of seed and config as when it ran), which puts into
+        each rung exactly the value that trial reported there. Noise-floor and verification runs
+        never passed through this scheduler and are skipped; so are trials whose id a rung
+        already holds (priming twice changes nothing).
         """
-        metric, op = self._metric, self._metric_op
-        if not metric or op is None:
-            raise ValueError(f"{type(self).__name__} needs a metric and a mode to be primed")
         fed = 0
-        ordered = sorted(records, key=lambda r: (r.ended_at or "", r.trial_id))
-        for r in ordered:
+        for r in sorted(records, key=lambda r: (r.ended_at or "", r.trial_id)):
             if r.kind not in SEARCH_KINDS or not r.curve:
                 continue
-            config = search_config_of(r)
-            bracket = self.brackets_for(config)[self.bracket_index(config)]
-            if any(r.trial_id in recorded for _, recorded in bracket._rungs):
+            bracket = self.bracket_for(record_config(r))
+            if any(r.trial_id in recorded for _, recorded in bracket.rungs):
                 continue
-            trial = SimpleNamespace(trial_id=r.trial_id)
             for point in r.curve:
-                step, value = point.get(self._time_attr), point.get(metric)
-                if step is None or value is None:
-                    continue
-                bracket.on_result(trial, step, op * float(value))
+                step, value = point.get(self.time_attr), point.get(self.objective)
+                if step is not None and value is not None:
+                    bracket.on_result(r.trial_id, step, self.sign * float(value))
             fed += 1
         return fed
-
-
-def search_config_of(record: TrialRecord) -> dict[str, Any]:
-    """The Tune config a recorded search trial ran with, as far as the scheduler reads it."""
-    config: dict[str, Any] = {**record.params, "profile": str(record.spec)}
-    if record.baseline:
-        config["baseline"] = record.baseline
-    if record.number >= 0:
-        config["number"] = record.number
-    return config
-
-
-def scheduler_of(tuner: Any) -> Any | None:
-    """The scheduler object a (restored) Tuner will run with; None where Ray hides it."""
-    internal = getattr(tuner, "_local_tuner", None)
-    return getattr(getattr(internal, "_tune_config", None), "scheduler", None)
-
-
-def prime_tuner(tuner: Any, records: Iterable[TrialRecord]) -> int:
-    """Prime a Tuner's early stopping from `records` (see `BaselineKeepingASHA.prime`); 0 when
-    the search does not stop early."""
-    scheduler = scheduler_of(tuner)
-    return scheduler.prime(records) if isinstance(scheduler, BaselineKeepingASHA) else 0

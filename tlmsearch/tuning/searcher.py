@@ -1,6 +1,6 @@
-"""The Optuna side of a search: samplers, the define-by-run space, baselines, fidelity.
+"""The Optuna side of a search: samplers, the define-by-run space, baselines, fidelity, resume.
 
-`ProfileSearch` is Ray Tune's `OptunaSearch` with three changes:
+`ProfileSearch` is Ray Tune's `Searcher` over Optuna's ask-and-tell interface:
 
 - the baselines are the first trials: enqueued into the study (with their name as a user
   attribute) when the space can express them, otherwise run outside the study;
@@ -13,13 +13,15 @@
   budget) is told to Optuna as PRUNED, not COMPLETE with a partial value, so neither the
   samplers nor optuna-dashboard's Pareto front mistake it for a full-fidelity result. Optuna
   gives a PRUNED trial its last intermediate value as its value, and TPE ranks pruned trials
-  by (deepest step, value at it): a trial stopped at step 100 with a good loss teaches TPE
-  more than one stopped at step 50. Samplers that learn only from COMPLETE trials (GP,
-  CMA-ES, NSGA-II) are refused with early stopping
-  (`tlmsearch.search_config.check_sampler_scheduler`);
+  by (deepest step, value at it). Samplers that learn only from COMPLETE trials (GP, CMA-ES,
+  NSGA-II) are refused with early stopping (`tlmsearch.search_config.check_sampler_scheduler`);
 - a trial whose training raised (reported with `failed`) is told as FAIL; so is one whose
   space failed to sample (its `sample` raised or returned no profile mid-search): it trains
-  `SPACE_FAILED`, which fails at once, and the recorder gives the space's error as its reason.
+  `SPACE_FAILED`, which fails at once, and the recorder gives the space's error as its reason;
+- each trial's Tune config carries the Optuna params it was asked, so its record holds them
+  (`params`), and a resumed search re-tells the study from `trials.jsonl` alone
+  (`Past`): the journal `optuna.log` is written anew from the records, and the trials a
+  stopped driver left unfinished resume first, from their checkpoints, under their numbers.
 
 Optuna records intermediate values for single-objective studies only (`Trial.report`
 refuses multi-objective ones), so in a multi-objective search a stopped trial is PRUNED
@@ -29,20 +31,23 @@ without them; its curve stays in its trial record.
 from __future__ import annotations
 
 import logging
+import math
 import sys
 import warnings
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ray.tune.search.optuna import OptunaSearch
+from ray.tune.search import Searcher
 
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import budget_for, search_preset, sweep_levels, sweep_widths
 from tlmsearch.rundir.layout import OPTUNA_LOG
-from tlmsearch.rundir.records import SEARCH_KINDS, read_records
-from tlmsearch.search_config import SearchConfig
+from tlmsearch.rundir.records import TrialRecord
+from tlmsearch.search_config import OBJECTIVE_METRICS, SearchConfig
 from tlmsearch.spaces import SearchSpace, check_sample, load_space, sampled_text
-from tlmsearch.tuning.location import run_dir
+from tlmsearch.tuning.checkpoints import RESTORE, SPACE_ERROR, Interrupted, sampled_params
 
 if TYPE_CHECKING:  # pragma: no cover
     import optuna
@@ -52,7 +57,8 @@ STUDY_NAME = "search"
 # trains this text, which no trainable accepts, so it fails at once; SPACE_ERROR in its config
 # says why, and the recorder records that reason
 SPACE_FAILED = "<search space failed>"
-SPACE_ERROR = "space_error"
+# an Optuna trial asked by a driver that stopped before the trial ended and left no checkpoint
+INTERRUPTED = "interrupted: its driver stopped before the trial ended; the search ran another trial in its place"
 logger = logging.getLogger(__name__)
 
 
@@ -84,6 +90,18 @@ def open_storage(run_dir: str) -> optuna.storages.BaseStorage:
     from optuna.storages.journal import JournalFileBackend
 
     return JournalStorage(JournalFileBackend(f"{run_dir}/{OPTUNA_LOG}"))
+
+
+def open_study(run_dir: Path) -> optuna.Study | None:
+    """The search's study in `run_dir`'s journal (None when there is no journal or study yet)."""
+    import optuna
+
+    if not (run_dir / OPTUNA_LOG).is_file():
+        return None
+    try:
+        return optuna.load_study(study_name=STUDY_NAME, storage=open_storage(str(run_dir)))
+    except KeyError:  # the journal holds no study of that name (created, then killed)
+        return None
 
 
 class DefineProfile:
@@ -126,6 +144,21 @@ class DefineProfile:
         out["number"] = trial.number
         return out
 
+    def replay(self, params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """The params a trial was asked and their distributions, found by asking the space
+        again with exactly those values (None when they no longer make a profile)."""
+        import optuna
+
+        trial = optuna.trial.FixedTrial(params)
+        try:
+            if self.sweep:
+                lo, hi, step = self.sweep
+                trial.suggest_int("base_width", lo, hi, step=step)
+            sampled_text(self.space, trial, self.n_layers)
+        except (ConfigError, ValueError):
+            return None
+        return trial.params, trial.distributions
+
 
 def check_space_samples(cfg: SearchConfig) -> None:
     """Before a search starts (before Ray, before its run directory): load `cfg.space` and call
@@ -137,8 +170,18 @@ def check_space_samples(cfg: SearchConfig) -> None:
     check_sample(load_space(cfg.space), budgets, seed=cfg.seed)
 
 
-class ProfileSearch(OptunaSearch):
-    """`OptunaSearch` that seeds baselines and tells partial trials as PRUNED (see module doc)."""
+@dataclass(frozen=True)
+class Past:
+    """What a resumed search starts from: its recorded search trials (`trials.jsonl`) and the
+    trials a stopped driver left unfinished with a checkpoint (`checkpoints.interrupted_trials`)."""
+
+    records: tuple[TrialRecord, ...] = ()
+    interrupted: tuple[Interrupted, ...] = ()
+
+
+class ProfileSearch(Searcher):
+    """Optuna's ask-and-tell behind Tune's `Searcher` interface, rebuilt from the records on a
+    resume (see module doc). `storage` None keeps the study in memory."""
 
     def __init__(
         self,
@@ -147,154 +190,153 @@ class ProfileSearch(OptunaSearch):
         cfg: SearchConfig,
         storage: optuna.storages.BaseStorage | None,
         baselines: list[tuple[str, dict[str, Any] | None, dict[str, Any]]],
-        sampler_seed: int | None = None,
+        past: Past = Past(),
     ) -> None:
-        metric: str | list[str] = list(cfg.objectives) if cfg.multi_objective else cfg.objectives[0]
-        mode: str | list[str] = cfg.modes if cfg.multi_objective else cfg.modes[0]
-        super().__init__(
-            space=define,
-            metric=metric,
-            mode=mode,
-            sampler=make_sampler(cfg, sampler_seed),
-            study_name=STUDY_NAME,
-            storage=storage,
-        )  # the seed goes to the sampler
-        self._max_steps = cfg.train.steps
+        super().__init__()  # no metric or mode for Tune: the study's directions hold them
+        self.define, self.cfg, self.storage, self.past = define, cfg, storage, past
+        self.objectives = list(cfg.objectives) if cfg.multi_objective else [cfg.objectives[0]]
         # (name, Optuna params or None when the space cannot express it, Tune config)
-        self._pending = list(baselines)
-        self._outside: dict[str, dict[str, Any]] = {}  # trial id -> config of baselines run outside the study
+        self.pending = list(baselines)
+        self.outside: dict[str, dict[str, Any]] = {}  # trial id -> config of trials run outside the study
+        self.trials: dict[str, optuna.trial.Trial] = {}  # trial id -> its Optuna trial
+        self.told: set[str] = set()
+        self.resumed: list[tuple[Interrupted, optuna.trial.Trial | None]] = []  # run first, in order
+        self._study: optuna.Study | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Tune pickles its searcher into tuner.pkl for `Tuner.restore`, which tlmsearch never
+        # calls (a resume rebuilds from trials.jsonl): the live study and its journal stay out
+        return {**self.__dict__, "storage": None, "_study": None, "trials": {}, "resumed": []}
+
+    def save(self, checkpoint_path: str) -> None:
+        """Nothing to save: a resume rebuilds the searcher from `trials.jsonl` (`Past`)."""
+
+    def set_search_properties(self, metric: str | None, mode: str | None, config: dict, **spec: Any) -> bool:
+        return True  # the space is the define-by-run function; the objectives are the study's
 
     @property
     def study(self) -> optuna.Study:
-        self._attach()
-        assert self._ot_study is not None
-        return self._ot_study
+        if self._study is None:
+            self._study = self._open()
+        return self._study
 
-    # Pickled (in Tune's tuner.pkl and searcher-state) without the journal: its path is the run
-    # directory's, which may have been copied or moved since; it is reopened where the run
-    # directory now lies (`location.run_dir()`) on first use after unpickling.
-    def __getstate__(self) -> dict[str, Any]:
-        # Optuna's Trial objects hold the study (and so the journal's path): keep their ids
-        ids = {tid: t._trial_id for tid, t in self._ot_trials.items()}
-        return {**self.__dict__, "_storage": None, "_ot_study": None, "_ot_trials": {}, "_ot_trial_ids": ids}
-
-    def save(self, checkpoint_path: str) -> None:
-        import pickle
-
-        with open(checkpoint_path, "wb") as f:
-            pickle.dump(self.__getstate__(), f)
-
-    def restore(self, checkpoint_path: str) -> None:
-        super().restore(checkpoint_path)
-        if self._ot_trials:  # a state saved before states left the journal out: keep only ids
-            ids = {tid: t._trial_id for tid, t in self._ot_trials.items()}
-            self._ot_trials, self._ot_trial_ids = {}, ids
-        self._ot_study = None
-        self._attach()
-        self._drop_recorded_baselines()
-
-    def _drop_recorded_baselines(self) -> None:
-        """Forget the pending baselines `trials.jsonl` already holds: Tune's snapshot of this
-        searcher can predate their trials (the driver was killed after they ran)."""
-        done = {
-            (r.baseline, r.params.get("base_width"))
-            for r in read_records(run_dir())
-            if r.kind in SEARCH_KINDS and r.baseline
-        }
-        self._pending = [b for b in self._pending if (b[0], b[2].get("base_width")) not in done]
-
-    def _attach(self) -> None:
-        if self._ot_study is not None:
-            return
+    def _open(self) -> optuna.Study:
+        """The study, re-told from `past`: trial number n is its record (as the running search
+        told it), the interrupted trial that resumes (RUNNING until it ends again), or a FAIL
+        naming the interruption; the sampler is seeded with the search seed plus that count,
+        so a resumed search samples deterministically from its records and never replays the
+        first session's draws."""
         import optuna
 
-        self._storage = open_storage(str(run_dir()))
-        study = optuna.load_study(study_name=STUDY_NAME, storage=self._storage, sampler=self._sampler)
-        self._ot_study = study  # type: ignore[assignment]  # Ray annotates it as None
-        ids = self.__dict__.pop("_ot_trial_ids", {})
-        self._ot_trials.update({tid: optuna.trial.Trial(study, i) for tid, i in ids.items()})
+        told = {r.number: r for r in self.past.records if r.number >= 0}
+        waiting = {int(i.config["number"]): i for i in self.past.interrupted if int(i.config.get("number", -1)) >= 0}
+        count = max([*told, *waiting], default=-1) + 1
+        study = optuna.create_study(
+            study_name=STUDY_NAME,
+            storage=self.storage,
+            sampler=make_sampler(self.cfg, self.cfg.seed + count),
+            directions=["minimize" if m == "min" else "maximize" for m in self.cfg.modes[: len(self.objectives)]],
+        )
+        for number in range(count):
+            if number in told:
+                study.add_trial(self._frozen(told[number]))
+            elif number in waiting:
+                config = waiting[number].config
+                baseline = {"baseline": config["baseline"]} if config.get("baseline") else {}
+                study.enqueue_trial(sampled_params(config), user_attrs=baseline)
+                trial = study.ask()
+                self.define(trial)  # the trial's params and their distributions, as when it was sampled
+                self.resumed.append((waiting[number], trial))
+            else:
+                failed = optuna.trial.TrialState.FAIL
+                study.add_trial(optuna.trial.create_trial(state=failed, user_attrs={"fail_reason": INTERRUPTED}))
+        self.resumed += [(i, None) for i in self.past.interrupted if int(i.config.get("number", -1)) < 0]
+        return study
+
+    def _frozen(self, record: TrialRecord) -> optuna.trial.FrozenTrial:
+        """A recorded trial as the running search told it: COMPLETE with its objectives at full
+        fidelity, PRUNED (with its last evaluation as its value) when stopped, else FAIL."""
+        from optuna.trial import TrialState, create_trial
+
+        attrs = {"baseline": record.baseline} if record.baseline else {}
+        replayed = self.define.replay(record.params)
+        values = [record.metric(OBJECTIVE_METRICS.get(o, o)) for o in self.objectives]
+        if record.status == "failed" or replayed is None:
+            return create_trial(state=TrialState.FAIL, user_attrs=attrs)
+        params, distributions = replayed
+        steps = {} if len(self.objectives) > 1 else {int(c["step"]): c.get(self.objectives[0]) for c in record.curve}
+        curve = {s: float(v) for s, v in steps.items() if v is not None}
+        frozen: dict[str, Any] = {
+            "params": params,
+            "distributions": distributions,
+            "user_attrs": attrs,
+            "intermediate_values": curve,
+        }
+        if record.status == "complete" and record.full_fidelity and all(math.isfinite(v) for v in values):
+            return create_trial(state=TrialState.COMPLETE, values=values, **frozen)
+        return create_trial(state=TrialState.PRUNED, value=curve[max(curve)] if curve else None, **frozen)
 
     def suggest(self, trial_id: str) -> dict[str, Any] | None:
-        self._attach()
-        if trial_id in self._outside:
-            return dict(self._outside[trial_id])
-        if self._pending and trial_id not in self._ot_trials:
-            name, point, config = self._pending.pop(0)
+        study = self.study
+        if trial_id in self.outside:
+            return dict(self.outside[trial_id])
+        if self.resumed:
+            interrupted, trial = self.resumed.pop(0)
+            config = {**interrupted.config, RESTORE: interrupted.checkpoint}
+            if trial is None:
+                self.outside[trial_id] = config
+            else:
+                self.trials[trial_id] = trial
+            return config
+        if self.pending:
+            name, point, config = self.pending.pop(0)
             if point is None:
-                self._outside[trial_id] = config
+                self.outside[trial_id] = config
                 return dict(config)
-            if not self._waiting(name, point):
-                self.study.enqueue_trial(point, user_attrs={"baseline": name}, skip_if_exists=False)
-        return super().suggest(trial_id)
-
-    def _waiting(self, name: str, point: dict[str, Any]) -> bool:
-        """Whether the study already holds this baseline as a WAITING trial: enqueued by a
-        driver killed before it asked for the trial; the next `ask` takes that one."""
-        import optuna
-
-        waiting = self.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))
-        return any(
-            t.user_attrs.get("baseline") == name and t.system_attrs.get("fixed_params") == point for t in waiting
-        )
-
-    def _known(self, trial_id: str, result: dict[str, Any] | None) -> bool:
-        """Whether `trial_id` is a trial of the study that is still open in it.
-
-        A trial missing from this searcher's saved state (its snapshot predates the trial) is
-        found again by the Optuna number in its config; one that Optuna already holds as
-        finished (told before the driver was killed, then resumed by Tune) is not told again.
-        """
-        if trial_id in self._outside or trial_id in self._completed_trials:
-            return False
-        if trial_id not in self._ot_trials:
-            number = (result or {}).get("config/number")
-            if number is None:
-                return False
-            import optuna
-
-            storage = self.study._storage
-            try:
-                tid = storage.get_trial_id_from_study_id_trial_number(self.study._study_id, int(number))
-            except KeyError:
-                return False
-            self._ot_trials[trial_id] = optuna.trial.Trial(self.study, tid)
-        return not self.study._storage.get_trial(self._ot_trials[trial_id]._trial_id).state.is_finished()
+            study.enqueue_trial(point, user_attrs={"baseline": name}, skip_if_exists=False)
+        trial = study.ask()
+        self.trials[trial_id] = trial
+        config = self.define(trial)  # asks Optuna first: then `trial.params` holds what it asked
+        return {**trial.params, **config}
 
     def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
-        self._attach()
-        if self._known(trial_id, result):
-            self._report(trial_id, result)
+        if trial_id in self.trials and trial_id not in self.told:
+            self._report(self.trials[trial_id], result)
 
-    def _report(self, trial_id: str, result: dict[str, Any]) -> None:
+    def _report(self, trial: optuna.trial.Trial, result: dict[str, Any]) -> None:
         """Every evaluation in the trial's curve (and the result itself) as an intermediate
         value at its training step; steps already reported are skipped."""
-        if self.multi_objective or result.get("failed"):
+        if len(self.objectives) > 1 or result.get("failed"):
             return
-        metric = str(self.metric)
+        metric = self.objectives[0]
         points = [(c.get("step"), c.get(metric)) for c in result.get("curve") or []]
         points.append((result.get("step"), result.get(metric)))
-        trial = self._ot_trials[trial_id]
         with warnings.catch_warnings():  # a resumed trial re-reports steps Optuna already has
             warnings.filterwarnings("ignore", message=".*is already reported")
             for step, value in points:
                 if step is not None and value is not None:
                     trial.report(float(value), int(step))
 
-    @property
-    def multi_objective(self) -> bool:
-        return isinstance(self.metric, list)
-
     def on_trial_complete(self, trial_id: str, result: dict[str, Any] | None = None, error: bool = False) -> None:
-        self._attach()
-        if not self._known(trial_id, result):
-            return  # not a study trial, or one already told before a kill
+        from optuna.trial import TrialState
+
+        trial = self.trials.get(trial_id)
+        if trial is None or trial_id in self.told:
+            return  # not a study trial, or told already
+        self.told.add(trial_id)
         if result:
-            self._report(trial_id, result)  # the evaluation that stopped (or ended) it
-        if result and result.get("failed"):
-            result, error = None, True
-        elif result and int(result.get("step", 0)) < self._max_steps:
-            result = None  # partial fidelity: PRUNED
-        super().on_trial_complete(trial_id, result, error)
+            self._report(trial, result)  # the evaluation that stopped (or ended) it
+        values = [(result or {}).get(o) for o in self.objectives]
+        if error or not result or result.get("failed"):
+            state, told = TrialState.FAIL, None
+        elif int(result.get("step", 0)) < self.cfg.train.steps or None in values:
+            state, told = TrialState.PRUNED, None  # partial fidelity
+        else:
+            state, told = TrialState.COMPLETE, [float(v) for v in values if v is not None]
+        try:
+            self.study.tell(trial, told, state=state)
+        except (RuntimeError, ValueError) as exc:  # e.g. a NaN value
+            logger.warning("trial %s: %s", trial.number, exc)
 
 
 def mark_pruned(run_dir: str, numbers: list[int]) -> None:

@@ -1,18 +1,15 @@
 """A folder of the trial storage, on whatever filesystem it lies: a local or shared path, or an
 object store (s3://, gs://, ...), through the pyarrow filesystem Ray Tune itself uses.
 
-The driver reads and repairs Tune's saved state before a resume (`tuning.reconcile`) and prunes
-old checkpoints after a search; with `SearchConfig.storage` that state is no longer below the
-run directory, so those steps go through `StoreDir`, the few Path-like operations they need.
-Writes are atomic on a local filesystem (temporary file, then rename); an object store writes a
-whole object at once anyway.
+The driver finds the checkpoints of unfinished trials before a resume and drops those of recorded
+trials (`tuning.checkpoints`); with `SearchConfig.storage` they are no longer below the run
+directory, so those steps go through `StoreDir`, the few Path-like operations they need.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import os
 from pathlib import Path
 from typing import Any
 
@@ -58,10 +55,6 @@ class StoreDir:
     def name(self) -> str:
         return self.path.rstrip("/").rsplit("/", 1)[-1]
 
-    @property
-    def local(self) -> bool:
-        return type(self.fs).__name__ == "LocalFileSystem"
-
     def _info(self) -> Any:
         return self.fs.get_file_info(self.path)
 
@@ -70,22 +63,10 @@ class StoreDir:
 
         return bool(self._info().type == pyarrow.fs.FileType.Directory)
 
-    def is_file(self) -> bool:
-        import pyarrow.fs
-
-        return bool(self._info().type == pyarrow.fs.FileType.File)
-
     def exists(self) -> bool:
         import pyarrow.fs
 
         return bool(self._info().type != pyarrow.fs.FileType.NotFound)
-
-    def size(self) -> int:
-        """Bytes of this file; -1 when it is not a file."""
-        import pyarrow.fs
-
-        info = self._info()
-        return int(info.size) if info.type == pyarrow.fs.FileType.File else -1
 
     def glob(self, pattern: str) -> list[StoreDir]:
         """The direct children whose names match `pattern` (fnmatch), sorted by name."""
@@ -105,27 +86,9 @@ class StoreDir:
         return self.read_bytes().decode("utf-8")
 
     def write_bytes(self, data: bytes) -> None:
-        if self.local:
-            tmp = Path(self.path).with_name(f".{self.name}.{os.getpid()}.tmp")
-            tmp.write_bytes(data)
-            tmp.replace(self.path)
-            return
         with self.fs.open_output_stream(self.path) as fh:
             fh.write(data)
 
     def rmtree(self) -> None:
         if self.is_dir():
             self.fs.delete_dir(self.path)
-
-    def move_to(self, dest: StoreDir) -> None:
-        """Rename this folder to `dest` (copy, then delete, where the store cannot rename)."""
-        try:
-            self.fs.move(self.path, dest.path)
-            return
-        except (OSError, NotImplementedError):
-            if self.local:
-                raise
-        import pyarrow.fs
-
-        pyarrow.fs.copy_files(self.path, dest.path, source_filesystem=self.fs, destination_filesystem=dest.fs)
-        self.fs.delete_dir(self.path)

@@ -7,7 +7,9 @@ trial's rate, replacing `train.lr`); the search config arrives through
 `ray.tune.report` (flat metrics for the scheduler and the searcher, plus the curve so far)
 together with the trainer's checkpoint whenever it wrote a new one (every evaluation by
 default; `train.checkpoint_interval` spaces them out for big models), so an interrupted trial
-resumes from its last checkpoint.
+resumes from its last checkpoint. Each checkpoint also holds the trial's own config
+(`checkpoints.TRIAL_FILE`), by which a resumed search finds it again; a trial whose config names
+a checkpoint (`checkpoints.RESTORE`: an earlier session's, of the same trial) starts from that one.
 
 Every report also carries `trained`: the exact `ModelConfig` (after the tokenizer set its
 vocabulary), `TrainConfig`, `DataConfig` and budget of the trial, resolved once here by
@@ -42,8 +44,8 @@ from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import sweep_widths, trial_shape
 from tlmsearch.search_config import OBJECTIVE_METRICS, SPEED_OBJECTIVES, SearchConfig
 from tlmsearch.throughput import ThroughputConfig, trial_metrics
+from tlmsearch.tuning.checkpoints import CURVE_FILE, RESTORE, TRIAL_FILE
 
-CURVE_FILE = "curve.json"
 PROGRESS_DIR = "progress"  # in the driver's scratch folder: one `<trial id>.json` per running trial
 PROGRESS_EVERY_S = 5.0  # a trial writes its step at most this often
 TRIAL_TMP_ENV = "TLMSEARCH_TRIAL_TMP"  # the driver's scratch folder for trial folders (see tuning.runner)
@@ -133,6 +135,24 @@ def restored_curve(work: Path, checkpoint_file: str) -> list[dict[str, float]]:
     return []
 
 
+def restore(checkpoint: Any, source: str | None, work: Path) -> list[dict[str, float]]:
+    """Copy `checkpoint` (this trial's own), else the checkpoint at `source` (an earlier
+    session's, of the same trial) into `work`; its curve, or [] (training starts at step 0)
+    without one, or when it cannot be read (gone, cut short)."""
+    if checkpoint is None and not source:
+        return []
+    from ray import tune
+
+    from tlmsearch.trainer import CHECKPOINT_FILE  # lazy: heavy (numpy, torch)
+
+    try:
+        with (checkpoint or tune.Checkpoint(str(source))).as_directory() as d:
+            shutil.copytree(d, work, dirs_exist_ok=True)
+    except Exception:  # noqa: BLE001 - any storage error: the trial trains again from its start
+        return []
+    return restored_curve(work, CHECKPOINT_FILE)
+
+
 def _mtime(path: Path) -> int:
     return path.stat().st_mtime_ns if path.exists() else 0
 
@@ -205,12 +225,8 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
     use_assigned_gpu(train_cfg.device)
     scratch = os.environ.get(TRIAL_TMP_ENV, "")
     work = Path(tempfile.mkdtemp(prefix="tlmsearch-trial-", dir=scratch if os.path.isdir(scratch) else None))
-    curve: list[dict[str, float]] = []
-    restored = tune.get_checkpoint()
-    if restored is not None:
-        with restored.as_directory() as d:
-            shutil.copytree(d, work, dirs_exist_ok=True)
-        curve = restored_curve(work, CHECKPOINT_FILE)
+    curve = restore(tune.get_checkpoint(), config.get(RESTORE), work)
+    identity = json.dumps({k: v for k, v in config.items() if k != RESTORE})
     static: dict[str, Any] = dict(_placement(cfg, train_cfg.device))
     trained: dict[str, Any] = {}  # what this trial trains, exactly (see the module docstring)
     saved = [_mtime(work / CHECKPOINT_FILE)]
@@ -227,6 +243,7 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
         if _mtime(work / CHECKPOINT_FILE) != saved[0]:  # the trainer wrote a new one (train.checkpoint_interval)
             saved[0] = _mtime(work / CHECKPOINT_FILE)
             (work / CURVE_FILE).write_text(json.dumps(curve))  # the curve up to the checkpoint's step
+            (work / TRIAL_FILE).write_text(identity)  # the trial it belongs to (a resume finds it by this)
             checkpoint = tune.Checkpoint.from_directory(str(work))
         tune.report(flat, checkpoint=checkpoint)
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import os
-import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -86,68 +84,6 @@ def test_status_report_export_say_when_they_skipped_damaged_lines(tmp_path: Path
         assert "skipped 2 damaged line(s) (line 4)" in out.stderr, out.stderr
 
 
-def test_garbled_journal_is_one_line_naming_the_file_and_a_torn_one_is_repaired(tmp_path: Path, capsys) -> None:  # noqa: ANN001
-    from tlmsearch.tuning.reconcile import repair_journal
-
-    run = _run(tmp_path)
-    lines = [json.dumps({"op_code": 0, "worker_id": "w", "study_name": "search", "directions": [1]})] * 3
-    (run / "optuna.log").write_text("\n".join(lines) + "\n" + lines[0][:10])
-    assert repair_journal(run) is True
-    assert "optuna.log: removed a last line cut short" in capsys.readouterr().err
-    assert (run / "optuna.log").read_text().endswith("\n")
-    (run / "optuna.log").write_text(lines[0] + "\n{garbled\n" + lines[0] + "\n")
-    with pytest.raises(ConfigError, match=r"optuna.log: line 2 is garbled.*head -n 1") as info:
-        repair_journal(run)
-    assert "\n" not in str(info.value)
-
-
-def test_tune_state_problems_are_named(tmp_path: Path) -> None:
-    from tlmsearch.tuning.reconcile import tune_state_problem
-
-    whole = pickle.dumps({"counter": 3, "experiment": list(range(200))})
-    tune = tmp_path / "tune"
-    assert "is missing" in (tune_state_problem(tune) or "")
-    tune.mkdir()
-    (tune / "tuner.pkl").write_bytes(whole[:-1])  # cut by a kill mid-copy
-    assert "tuner.pkl is damaged" in (tune_state_problem(tune) or "")
-    (tune / "tuner.pkl").write_bytes(whole)
-    (tune / "experiment_state-2026.json").write_text("")
-    assert "experiment_state-2026.json is damaged" in (tune_state_problem(tune) or "")
-    (tune / "experiment_state-2026.json").write_text('{"trial_data": [')
-    assert "experiment_state-2026.json is damaged" in (tune_state_problem(tune) or "")
-    (tune / "experiment_state-2026.json").write_text("{}")
-    for name in ("searcher-state-2026.pkl", "search_gen_state-2026.json"):
-        (tune / name).write_bytes(b"")
-        assert f"{name} is empty" in (tune_state_problem(tune) or "")
-        for cut in (1, len(whole) // 2, len(whole) - 1):  # non-empty, cut short
-            (tune / name).write_bytes(whole[:cut])
-            assert f"{name} is damaged (cut short or garbled)" in (tune_state_problem(tune) or ""), cut
-        (tune / name).write_bytes(b"garbage that is no pickle")
-        assert f"{name} is damaged" in (tune_state_problem(tune) or "")
-        (tune / name).write_bytes(whole)
-    assert tune_state_problem(tune) is None
-
-
-def test_zombie_trials_are_closed_from_their_records(tmp_path: Path) -> None:
-    import optuna
-
-    from tlmsearch.tuning.reconcile import close_zombies
-    from tlmsearch.tuning.searcher import STUDY_NAME, open_storage
-
-    study = optuna.create_study(study_name=STUDY_NAME, storage=open_storage(str(tmp_path)))
-    for _ in range(4):
-        study.ask()
-    study.enqueue_trial({"x": 1.0})
-    records = [_record("a", 0, loss=2.5), _record("b", 1, status="stopped"), _record("c", 2, status="failed")]
-    counts = close_zombies(study, records, CFG)
-    assert counts == {"COMPLETE": 1, "PRUNED": 1, "FAIL": 3}, counts
-    states = [
-        t.state.name for t in optuna.load_study(study_name=STUDY_NAME, storage=open_storage(str(tmp_path))).trials
-    ]
-    assert states == ["COMPLETE", "PRUNED", "FAIL", "FAIL", "FAIL"]
-    assert study.trials[0].value == 2.5
-
-
 def test_a_second_writer_is_refused_in_one_line(tmp_path: Path) -> None:
     code = (
         "import sys, time\nfrom tlmsearch.rundir.lock import run_lock\n"
@@ -175,16 +111,6 @@ def test_exit_status_three_when_every_search_trial_failed(tmp_path: Path, capsys
     assert "all 2 trials failed" in capsys.readouterr().err
     RecordLog(run).append(_record("c", 2))
     assert exit_status(load(run)) == 0
-
-
-def test_prune_keeps_the_newest_checkpoint_of_each_trial(tmp_path: Path) -> None:
-    from tlmsearch.tuning.reconcile import prune_checkpoints
-
-    for trial, n in (("trial_a", 3), ("trial_b", 1)):
-        for i in range(n):
-            (tmp_path / trial / f"checkpoint_{i:06d}").mkdir(parents=True)
-    assert prune_checkpoints(tmp_path) == 2
-    assert sorted(p.name for p in tmp_path.glob("*/checkpoint_*")) == ["checkpoint_000000", "checkpoint_000002"]
 
 
 def test_the_lock_file_goes_when_the_holder_ends(tmp_path: Path) -> None:

@@ -111,3 +111,38 @@ def test_keep_checkpoints_keeps_every_one(tmp_path: Path) -> None:
 def test_a_trial_without_a_folder_yet_is_skipped(tmp_path: Path) -> None:
     bare = SimpleNamespace(trial_id="a", storage=None)
     assert drop_trial_checkpoints([bare], {"a"}) == 0
+
+
+def _checkpoint(tune: Path, tid: str, index: int, config: dict, step: int, whole: bool = True) -> None:
+    import json
+
+    folder = tune / f"trial_{tid}" / f"checkpoint_{index:06d}"
+    folder.mkdir(parents=True)
+    (folder / "checkpoint.pt").write_bytes(b"weights")
+    (folder / "curve.json").write_text(json.dumps([{"step": s, "val_loss": 4.0} for s in range(10, step + 1, 10)]))
+    if whole:
+        (folder / "trial.json").write_text(json.dumps(config))
+
+
+def test_a_resume_finds_each_unfinished_trial_by_its_identity_at_its_furthest_checkpoint(tmp_path: Path) -> None:
+    from tlmsearch.tuning.checkpoints import interrupted_trials
+    from tlmsearch.tuning.recorder import build_record
+
+    tune = tmp_path / "tune"
+    _checkpoint(tune, "a", 0, {"profile": "uniform", "baseline": "uniform", "number": 0}, 10)  # recorded (by id)
+    _checkpoint(tune, "b", 0, {"profile": "cosine", "number": 1}, 10)
+    _checkpoint(tune, "b", 1, {"profile": "cosine", "number": 1}, 20)
+    _checkpoint(tune, "b", 2, {"profile": "cosine", "number": 1}, 30, whole=False)  # cut by the kill
+    _checkpoint(tune, "c", 0, {"profile": "cosine", "number": 1}, 10)  # trial 1 again, an earlier session's
+    _checkpoint(tune, "d", 0, {"profile": "linear", "number": 2}, 10)  # recorded under another id
+    _checkpoint(tune, "e", 0, {"profile": "cosine:start=0.5,end=1.5", "baseline": "cosine:start=0.5,end=1.5"}, 20)
+    (tune / "trial_f").mkdir()  # started, killed before its first checkpoint
+    result = {"step": 30, "curve": [{"step": 30, "val_loss": 3.0}]}
+    records = [build_record(CFG, "a", {"profile": "uniform", "baseline": "uniform", "number": 0}, result),
+               build_record(CFG, "z", {"profile": "linear", "number": 2}, result)]  # fmt: skip
+    found = interrupted_trials(str(tune), records)
+    assert [(i.config.get("number"), i.step, Path(i.checkpoint).parent.name) for i in found] == [
+        (None, 20, "trial_e"), (1, 20, "trial_b"),
+    ]  # fmt: skip
+    assert Path(found[1].checkpoint).name == "checkpoint_000001"
+    assert sorted(p.name for p in tune.iterdir()) == ["trial_a", "trial_b", "trial_e"]  # the rest serve nothing

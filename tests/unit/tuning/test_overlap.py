@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from tlmsearch.tuning.location import bound_to, run_dir
 from tlmsearch.tuning.overlap import Task, check_graph, ready, run_tasks
 from tlmsearch.tuning.study import phase_graph
 
@@ -89,22 +87,3 @@ def test_an_error_stops_what_has_not_started_and_is_raised_after_the_others_end(
         run_tasks(tasks, poll_s=0.01)
     assert slow_done.is_set()  # the running task was waited for
     assert "later" not in started and "after_slow" not in started
-
-
-def test_each_thread_binds_its_own_run_directory(tmp_path: Path) -> None:
-    seen: dict[str, Path] = {}
-    both_bound = threading.Barrier(2, timeout=10)
-
-    def work(name: str) -> None:
-        with bound_to(tmp_path / name):
-            both_bound.wait()
-            seen[name] = run_dir()
-
-    threads = [threading.Thread(target=work, args=(n,)) for n in ("a", "b")]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert seen == {"a": (tmp_path / "a").resolve(), "b": (tmp_path / "b").resolve()}
-    with pytest.raises(RuntimeError, match="no run directory bound"):
-        run_dir()

@@ -34,15 +34,16 @@ def test_trials_terminated_by_a_ctrl_c_clean_up_stay_unrecorded(tmp_path: Path) 
     writer = RecordWriter(tmp_path, CFG)
     writer.setup()
     running = [_trial("a", "RUNNING", 10), _trial("b", "PENDING", None)]
-    writer.on_step_begin(0, running)  # the loop ran: restored trials were caught up here
     writer.on_trial_start(0, running, running[0])
     interrupted = [_trial("a", "TERMINATED", 10), _trial("b", "PENDING", None)]  # what Tune's clean-up leaves
     writer.on_experiment_end(interrupted)
     assert read_records(tmp_path) == []
 
 
-def test_ended_trials_of_a_restored_state_are_recorded_when_the_loop_never_stepped(tmp_path: Path) -> None:
+def test_trials_tune_ended_without_completing_are_left_to_the_resume(tmp_path: Path) -> None:
+    """Outside a time budget, `on_experiment_end` records nothing: a resume rebuilds from
+    `trials.jsonl` and continues every trial without a record (from its checkpoint)."""
     writer = RecordWriter(tmp_path, CFG)
     writer.setup()
     writer.on_experiment_end([_trial("a", "TERMINATED", 30), _trial("b", "TERMINATED", None)])
-    assert [(r.trial_id, r.status) for r in read_records(tmp_path)] == [("a", "complete")]  # b never ran
+    assert read_records(tmp_path) == []

@@ -3,7 +3,7 @@ local and an in-memory pyarrow filesystem, `locations.json`, and whether a trial
 
 from __future__ import annotations
 
-import pickle
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -12,7 +12,7 @@ import pytest
 
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.locations import folder, read_locations, record_folder
-from tlmsearch.tuning.reconcile import prune_checkpoints, tune_state_problem
+from tlmsearch.tuning.checkpoints import interrupted_trials
 from tlmsearch.tuning.resources import fit_problem
 from tlmsearch.tuning.store_dir import StoreDir
 from tlmsearch.tuning.trial_storage import MARKERS, check_shared, check_unused, check_writable, probe_marker
@@ -121,46 +121,40 @@ def test_probe_marker_on_its_own(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- StoreDir
 
 
-TUNER_PKL = pickle.dumps({"__trainable_name": "run_trial"})  # a whole pickle (a cut one is damage)
-
-
 def _tune_dir(d: StoreDir) -> None:
-    """A Tune experiment folder with two trials holding checkpoints 0..2 and 0."""
+    """A Tune experiment folder with two unrecorded trials: one with checkpoints 0..2 of trial
+    number 4 (the last cut short: no trial.json), one without any."""
     d.fs.create_dir(d.path, recursive=True)
-    (d / "tuner.pkl").write_bytes(TUNER_PKL)
-    (d / "experiment_state-2026.json").write_bytes(b"{}")
-    for trial, n in (("trial_a", 3), ("trial_b", 1)):
-        for i in range(n):
-            (d / trial / f"checkpoint_{i:06d}").fs.create_dir((d / trial / f"checkpoint_{i:06d}").path)
-            (d / trial / f"checkpoint_{i:06d}" / "model.pt").write_bytes(b"w")
+    for i in range(3):
+        checkpoint = d / "trial_a" / f"checkpoint_{i:06d}"
+        checkpoint.fs.create_dir(checkpoint.path)
+        (checkpoint / "checkpoint.pt").write_bytes(b"w")
+        (checkpoint / "curve.json").write_bytes(json.dumps([{"step": 10 * (k + 1)} for k in range(i + 1)]).encode())
+        if i < 2:
+            (checkpoint / "trial.json").write_bytes(b'{"profile": "uniform", "number": 4}')
+    (d / "trial_b").fs.create_dir((d / "trial_b").path)
 
 
 @pytest.mark.parametrize("where", ["local", "file-uri", "in-memory"])
-def test_store_dir_serves_reconcile_on_any_filesystem(tmp_path: Path, where: str) -> None:
+def test_store_dir_serves_the_resume_on_any_filesystem(tmp_path: Path, where: str) -> None:
     import pyarrow.fs
 
     if where == "in-memory":  # an object-store-like filesystem: no local path behind it
         d = StoreDir("mock://bucket/run/tune", pyarrow.fs._MockFileSystem(), "bucket/run/tune")
     else:
         d = StoreDir.of(str(tmp_path / "tune") if where == "local" else f"file://{tmp_path}/tune")
-    assert tune_state_problem(d) == f"{d} is missing"
+    assert not d.exists()
     _tune_dir(d)
-    assert d.local == (where != "in-memory") and d.name == "tune" and d.is_dir()
+    assert d.name == "tune" and d.is_dir()
     assert [c.name for c in d.glob("trial_*")] == ["trial_a", "trial_b"]
-    assert tune_state_problem(d) is None
-    (d / "searcher-state-2026.pkl").write_bytes(b"")
-    assert tune_state_problem(d) == f"{d / 'searcher-state-2026.pkl'} is empty"
-    (d / "searcher-state-2026.pkl").write_bytes(TUNER_PKL[:-1])
-    assert tune_state_problem(d) == f"{d / 'searcher-state-2026.pkl'} is damaged (cut short or garbled)"
-    (d / "searcher-state-2026.pkl").write_bytes(TUNER_PKL)
-    assert tune_state_problem(d) is None
-    assert prune_checkpoints(d) == 2
-    assert [c.name for c in (d / "trial_a").glob("checkpoint_*")] == ["checkpoint_000002"]
-    aside = StoreDir(d.location + ".damaged", d.fs, d.path + ".damaged")
-    d.move_to(aside)
-    assert not d.exists() and (aside / "tuner.pkl").read_bytes() == TUNER_PKL
-    aside.rmtree()
-    assert not aside.exists()
+    if where == "in-memory":  # `interrupted_trials` opens a location; the mock filesystem has none
+        return
+    found = interrupted_trials(d.location, [])
+    assert [(i.config["number"], i.step) for i in found] == [(4, 20)]
+    assert found[0].checkpoint == (d / "trial_a" / "checkpoint_000001").location
+    assert [c.name for c in d.glob("trial_*")] == ["trial_a"]  # nothing could resume from trial_b
+    d.rmtree()
+    assert not d.exists()
 
 
 def test_store_dir_refuses_an_unusable_location() -> None:

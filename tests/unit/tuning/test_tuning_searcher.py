@@ -132,19 +132,98 @@ def test_multi_objective_samplers_run(sampler: str) -> None:
 
 @pytest.mark.parametrize("name", ["asha", "hyperband", "none"])
 def test_schedulers(name: str) -> None:
-    from ray.tune.schedulers import AsyncHyperBandScheduler, FIFOScheduler
+    from ray.tune.schedulers import FIFOScheduler
 
     from tlmsearch.tuning.runner import _scheduler
+    from tlmsearch.tuning.scheduler import BaselineKeepingASHA
 
     sched = _scheduler(config(scheduler=name, grace_steps=10, train=TrainConfig(steps=90, eval_interval=10)))
     if name == "none":
         assert isinstance(sched, FIFOScheduler)
     else:
-        assert isinstance(sched, AsyncHyperBandScheduler)
+        assert isinstance(sched, BaselineKeepingASHA)
         # 90 steps, grace 10, reduction factor 3: first rungs at 10 and 30 (a third at 90 would be empty)
-        assert (
-            sched._max_t == 90
-            and sched._time_attr == "step"
-            and len(sched._brackets) == (2 if name == "hyperband" else 1)
-        )
+        assert sched.max_t == 90 and sched.time_attr == "step" and sched.n_brackets == (2 if name == "hyperband" else 1)
         assert sched.seed == 3  # seeded from the search: reproducible bracket choice
+
+
+# ----------------------------------------------------------------------------- resume: the study re-told
+
+
+def _ran(cfg: SearchConfig, n: int) -> tuple[ProfileSearch, list[dict]]:
+    """A search that asked `n` trials and told the first n-2: COMPLETE, PRUNED, FAIL in turn."""
+    s = searcher(cfg)
+    configs = [s.suggest(f"t{i}") for i in range(n)]
+    for i in range(n - 2):
+        curve = [{"step": 10, "val_loss": 4.0 + i}, {"step": 20, "val_loss": 3.5 + i}]
+        if i % 3 == 0:
+            s.on_trial_complete(
+                f"t{i}", {"val_loss": 3.0 + i, "step": 30, "curve": [*curve, {"step": 30, "val_loss": 3.0 + i}]}
+            )
+        elif i % 3 == 1:
+            s.on_trial_complete(f"t{i}", {"val_loss": 3.5 + i, "step": 20, "curve": curve})
+        else:
+            s.on_trial_complete(f"t{i}", {"failed": 1, "reason": "boom", "step": 0})
+    return s, configs
+
+
+def _record_of(cfg: SearchConfig, tid: str, config: dict, trial: optuna.trial.FrozenTrial) -> object:
+    from tlmsearch.tuning.recorder import build_record
+
+    curve = [{"step": s, "val_loss": v} for s, v in sorted(trial.intermediate_values.items())]
+    step = max(trial.intermediate_values, default=0)
+    failed = {"failed": 1, "reason": "boom"} if trial.state.name == "FAIL" else {}
+    return build_record(cfg, tid, config, {"step": step, "curve": curve, **failed})
+
+
+def test_a_resumed_study_is_re_told_from_the_records_alone() -> None:
+    """The records (and an interrupted trial's checkpoint) rebuild the study as the running
+    search told it: same states, values, intermediate values and params, numbers kept; a trial
+    asked but neither recorded nor checkpointed is a FAIL saying it was interrupted."""
+    from tlmsearch.tuning.checkpoints import Interrupted
+    from tlmsearch.tuning.searcher import INTERRUPTED, Past
+
+    cfg = config(baselines=("uniform",))
+    s, configs = _ran(cfg, 8)
+    first = s.study.trials
+    # t6 was left with a checkpoint; t7 without one; t5 (told) lost its record line
+    records = tuple(_record_of(cfg, f"t{i}", configs[i], first[i]) for i in range(5))
+    interrupted = Interrupted(config=configs[6], checkpoint="/ck/trial_t6/checkpoint_000001", step=10)
+    define = DefineProfile(cfg.space, 4, sweep_of(cfg))
+    again = ProfileSearch(define, cfg=cfg, storage=None, baselines=[], past=Past(records, (interrupted,)))
+    rebuilt = again.study.trials
+    assert [t.state.name for t in rebuilt] == ["COMPLETE", "PRUNED", "FAIL", "COMPLETE", "PRUNED", "FAIL", "RUNNING"]
+    for old, new in zip(first[:5], rebuilt[:5], strict=True):
+        assert (new.number, new.values, new.user_attrs.get("baseline")) == (
+            old.number,
+            old.values,
+            old.user_attrs.get("baseline"),
+        )
+        if old.state.name != "FAIL":
+            assert new.params == old.params and new.distributions == old.distributions
+            assert new.intermediate_values == old.intermediate_values
+    assert rebuilt[5].user_attrs["fail_reason"] == INTERRUPTED
+    # the interrupted trial runs first, under its number, from its checkpoint
+    resumed = again.suggest("u0")
+    assert resumed["number"] == 6 and resumed["restore"] == interrupted.checkpoint
+    assert resumed["profile"] == configs[6]["profile"]
+    fresh = again.suggest("u1")
+    assert fresh["number"] == 7 and "restore" not in fresh
+    again.on_trial_complete("u0", {"val_loss": 2.0, "step": 30})
+    assert again.study.trials[6].state.name == "COMPLETE" and again.study.trials[6].params == first[6].params
+
+
+def test_re_telling_is_deterministic_and_never_replays_the_first_draws() -> None:
+    from tlmsearch.tuning.searcher import Past
+
+    cfg = config(baselines=(), sampler="random")
+    s, configs = _ran(cfg, 5)
+    records = tuple(_record_of(cfg, f"t{i}", configs[i], s.study.trials[i]) for i in range(3))
+    define = DefineProfile(cfg.space, 4, sweep_of(cfg))
+
+    def next_profiles() -> list[str]:
+        again = ProfileSearch(define, cfg=cfg, storage=None, baselines=[], past=Past(records))
+        return [again.suggest(f"u{i}")["profile"] for i in range(3)]
+
+    assert next_profiles() == next_profiles()
+    assert not set(next_profiles()) & {c["profile"] for c in configs}
