@@ -38,6 +38,7 @@ def split_address(address: str) -> tuple[str, int]:
 
 def resolve_auto(address: str) -> str:
     """The HOST:PORT that `auto` stands for (RAY_ADDRESS or the cluster started on this machine)."""
+    # private (Ray): the only function that says which cluster `auto` means, as `ray.init` reads it
     from ray._private.services import canonicalize_bootstrap_address
 
     try:

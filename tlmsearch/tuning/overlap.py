@@ -145,6 +145,8 @@ def tuners_in_threads(stop: threading.Event) -> Iterator[None]:
     import ray.tune.registry as registry
     import ray.tune.tune as tune_module
 
+    # private (Ray Tune): Tune has no public way to stop a fit outside the main thread, nor a
+    # thread-safe trainable registry; `tune_can_stop_threads` checks both exist first
     original = tune_module._setup_signal_catching
 
     def setup() -> threading.Event:

@@ -88,6 +88,7 @@ def ensure_ray(address: str | None = None) -> None:
     ray.init(
         address="local", num_cpus=cpu_count(), num_gpus=local_gpus(), object_store_memory=OBJECT_STORE_BYTES, **quiet
     )
+    # private (Ray): the session folder `ray.init` made, deleted at exit; no public API names it
     node = ray._private.worker._global_node
     session = Path(node.get_session_dir_path()) if node is not None else None
     atexit.register(_clean_up, scratch, session)  # runs before Ray's own exit handler (registered earlier)
