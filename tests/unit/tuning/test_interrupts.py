@@ -16,7 +16,10 @@ from tlmsearch.tuning import interrupts
 
 @pytest.fixture(autouse=True)
 def _restore_sigint() -> Iterator[None]:
+    """Each test starts as the CLI does, with Python's own SIGINT handler: a handler an earlier
+    test of the same process left behind (one `watch` must not replace) changed the outcome."""
     before = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGINT, before)
     interrupts._REQUESTED.clear()
