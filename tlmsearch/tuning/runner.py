@@ -177,8 +177,9 @@ def run_config(cfg: SearchConfig, storage: str | Path, name: str, callbacks: lis
         verbose=0,
         callbacks=callbacks,
         failure_config=tune.FailureConfig(max_failures=cfg.max_failures),
-        # the newest two: a kill while the newest is written leaves the one before it whole
-        checkpoint_config=tune.CheckpointConfig(num_to_keep=2),
+        # the newest two (a kill while the newest is written leaves the one before it whole),
+        # dropped once the trial is recorded; all of them with `keep_checkpoints`
+        checkpoint_config=tune.CheckpointConfig(num_to_keep=None if cfg.keep_checkpoints else 2),
     )
 
 
