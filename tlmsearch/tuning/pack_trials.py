@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.models import count_params
-from tlmsearch.pack.auto import PackChoice, choose, split
+from tlmsearch.pack.auto import PackChoice, check_pack, choose, split
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.resolve import trial_shape
 from tlmsearch.rundir.records import RecordLog, TrialRecord
@@ -69,6 +69,8 @@ def run_trials(
 ) -> list[TrialRecord]:
     """`run_fixed`, with the groups of one shape that `pack` says to pack trained as packs; the
     new records in `items` order (a trial whose record was not written is left out)."""
+    if check_pack(pack) == "off":  # today's path, untouched
+        return run_fixed(run_dir, cfg, items, kind, address=address, progress=progress)
     groups: dict[tuple[Any, ...], list[int]] = {}
     for i, item in enumerate(items):  # one shape, one rate: the members of a pack
         groups.setdefault((item.base_width, item.lr, item.lr_factor), []).append(i)

@@ -125,3 +125,18 @@ def test_a_pack_that_fails_fails_every_member_with_its_reason() -> None:
         assert result["failed"] == 1 and result["step"] == 0 and result["curve"] == []
         assert result["reason"].startswith("ConfigError: pack member 1 differs from member 0 in train.lr")
         assert result["trained"]["train"]["lr"] in (1e-3, 2e-3)  # what it was to train, as a Ray trial records
+
+
+def test_separate_trials_records_are_matched_to_their_items() -> None:
+    """`run_trials` puts `run_fixed`'s records (unwritten ones left out) back at their items' places."""
+    from types import SimpleNamespace
+
+    from tlmsearch.profiles import ProfileSpec
+    from tlmsearch.tuning.fixed import FixedTrial
+    from tlmsearch.tuning.pack_trials import _match
+
+    uniform, cosine = ProfileSpec.parse("uniform"), ProfileSpec.parse(COSINE)
+    items = [FixedTrial(spec=uniform, seed=1), FixedTrial(spec=cosine, seed=1), FixedTrial(spec=uniform, seed=2)]
+    written = [SimpleNamespace(seed=1, profile=uniform.to_dict()), SimpleNamespace(seed=2, profile=uniform.to_dict())]
+    got = _match(written, items)  # type: ignore[arg-type]
+    assert got == {0: written[0], 2: written[1]}  # cosine's record was not written
