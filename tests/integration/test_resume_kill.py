@@ -262,6 +262,25 @@ def test_a_torn_last_record_is_cut_and_its_trial_trained_again(finished: Path, t
     assert (run / "trials.jsonl").read_text().startswith("".join(whole))  # the whole records kept as they were
 
 
+def test_a_trial_that_ended_unrecorded_comes_back_from_its_checkpoint_untrained(tmp_path: Path) -> None:
+    """The driver died between a trial's last report and its record: the resume finds the
+    trial's final checkpoint by the trial's identity (its Optuna number) and records the same
+    trial, with the same curve and metrics, without training it again. (`--keep-checkpoints`
+    keeps the checkpoints of recorded trials, so removing a record leaves that state.)"""
+    cmd = [sys.executable, "-m", "tlmsearch", "search", *ARGS, "--keep-checkpoints", "--runs-dir", str(tmp_path)]
+    assert subprocess.run([*cmd, "--name", "run"], env=ENV, capture_output=True, timeout=600).returncode == 0
+    run = tmp_path / "run"
+    lines = (run / "trials.jsonl").read_text().splitlines(keepends=True)
+    last = json.loads(lines[-1])
+    (run / "trials.jsonl").write_text("".join(lines[:-1]))
+    done = _resume(run)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    records = _check_whole(run)
+    back = records[-1]
+    assert back["trial_id"] != last["trial_id"] and back["number"] == last["number"] >= 0
+    assert (back["curve"], back["metrics"], back["params"]) == (last["curve"], last["metrics"], last["params"])
+
+
 def test_a_garbled_journal_is_written_anew_from_the_records(finished: Path, tmp_path: Path) -> None:
     run = _copy(finished, tmp_path)
     lines = (run / "optuna.log").read_text().splitlines(keepends=True)

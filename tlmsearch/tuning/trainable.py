@@ -277,7 +277,11 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
             params_mlp=float(counts.mlp),
         )
         tokens_per_step[0] = train_cfg.batch_size * train_cfg.grad_accum * model_cfg.seq_len
-        train(model_cfg, train_cfg, cfg.data, report=report, checkpoint_dir=work, progress=on_step)
+        if curve and int(curve[-1]["step"]) >= train_cfg.steps:  # it ended before its driver recorded it
+            last = curve.pop()
+            report(int(last["step"]), last)  # its result again (its checkpoint is its last evaluation)
+        else:
+            train(model_cfg, train_cfg, cfg.data, report=report, checkpoint_dir=work, progress=on_step)
     except Exception as exc:  # recorded as failed; the search goes on
         reason = f"{type(exc).__name__}: {exc}"
         last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []

@@ -39,3 +39,17 @@ def test_a_cut_checkpoint_or_curve_restarts_the_trial(tmp_path: Path) -> None:
     assert restored_curve(tmp_path / "b", CHECKPOINT_FILE) == []
     (tmp_path / "c").mkdir()  # a checkpoint folder without the trainer's file
     assert restored_curve(tmp_path / "c", CHECKPOINT_FILE) == []
+
+
+def test_a_resumed_trial_starts_from_the_checkpoint_its_config_names_or_from_zero(tmp_path: Path) -> None:
+    """`checkpoints.RESTORE` names an earlier session's checkpoint of the same trial: copied in,
+    its curve returned; a checkpoint gone meanwhile (or unreadable) means step 0, not a failure."""
+    from tlmsearch.tuning.trainable import restore
+
+    data = _checkpoint(tmp_path / "earlier")
+    (tmp_path / "work").mkdir()
+    assert restore(None, str(tmp_path / "earlier"), tmp_path / "work") == CURVE
+    assert (tmp_path / "work" / CHECKPOINT_FILE).read_bytes() == data
+    (tmp_path / "fresh").mkdir()
+    assert restore(None, str(tmp_path / "gone"), tmp_path / "fresh") == []
+    assert restore(None, None, tmp_path / "fresh") == [] and not any((tmp_path / "fresh").iterdir())
