@@ -386,10 +386,19 @@ class ModelConfig(Config):
         spec.validate(self)  # the architecture's own checks (tlmsearch.models.<arch>_spec)
 
     def _check_block_widths(self, allowed: bool) -> None:
-        """Per-layer residual widths: one per layer, positive, bounded, whole heads, in a family
-        that builds them; all d_model becomes ()."""
+        """Per-layer residual widths: one per layer, positive, bounded; all d_model becomes ()
+        (today's model, in every family); otherwise whole heads, in a family that builds them."""
         widths = self.block_widths
         if not widths:
+            return
+        if len(widths) != self.n_layers:
+            raise ConfigError(
+                f"block_widths has {len(widths)} entries; it needs one per layer (n_layers={self.n_layers}) or none"
+            )
+        for layer, w in enumerate(widths):
+            check_int(f"block_widths[{layer}]", w, 1, MAX_WIDTH)
+        if widths == (self.d_model,) * self.n_layers:
+            object.__setattr__(self, "block_widths", ())  # frozen: the canonical form, set once
             return
         if not allowed:
             families = [name for name in ARCHITECTURES if architecture(name).block_widths]
@@ -397,19 +406,12 @@ class ModelConfig(Config):
                 f"block_widths: arch={self.arch!r} has one residual width in every layer; "
                 f"per-layer block widths are built by: {', '.join(families)}"
             )
-        if len(widths) != self.n_layers:
-            raise ConfigError(
-                f"block_widths has {len(widths)} entries; it needs one per layer (n_layers={self.n_layers}) or none"
-            )
         for layer, w in enumerate(widths):
-            check_int(f"block_widths[{layer}]", w, 1, MAX_WIDTH)
             if w % self.head_dim:
                 raise ConfigError(
                     f"block_widths[{layer}]={w} is not a whole number of heads of size {self.head_dim} "
                     f"(d_model / n_heads, fixed in every layer); choose a multiple of {self.head_dim}"
                 )
-        if widths == (self.d_model,) * self.n_layers:
-            object.__setattr__(self, "block_widths", ())  # frozen: the canonical form, set once
 
     def _check_attention_heads(self) -> None:
         """Per-layer query and key/value heads: one entry per layer, positive, bounded, each

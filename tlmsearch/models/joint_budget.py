@@ -17,20 +17,54 @@ a multiple of 3 d multiple_of, and the MLPs can still hold the rest; `attention_
 `mlp_units` and `is_feasible` say which head choices are, and `joint_config` refuses the others
 in one line. Pure: integers in, integers out (no torch).
 
-[OURS] Parameters, not FLOPs, are held equal: attention FLOPs also grow with the sequence
-length (T² scores), so an equal-FLOPs budget would trade differently; it is not built yet.
+Block width (`ModelConfig.block_widths`, the Transformer and Gated Attention): block l's MLP
+unit then costs 3 w_l parameters, not 3 d, so the MLPs must hold a weighted total,
+
+    Σ_l w_l f_l = (non_embedding(uniform) - other) / 3        other: everything but the MLPs
+
+with w_l = D a_l (whole heads of size D) and f_l = m k_l (m = multiple_of): Σ_l a_l k_l = N, an
+integer equation. N must be whole (the rest a multiple of 3 D m) and reachable by integers k_l
+within the budget's usable widths; reachability is decided exactly (sets of reachable sums,
+layer by layer, as bit sets), and the widths are the shape `raw_widths` water-filled onto the
+weighted total (x_l = clip(λ r_l, lo, hi), Σ a_l x_l = N) and rounded narrowest block first,
+each layer taking the reachable integer nearest its target plus the rounding error carried so
+far (so the error never accumulates), the widest closing the sum. Choices no widths can balance
+are refused in one line. Without block widths the path above is unchanged.
+
+Equal FLOPs (`hold="flops"`): the same solve holds the training FLOPs per token of the uniform
+model (`counts.flops_per_token`, forward + backward: an MLP unit of block l costs 18 w_l FLOPs
+per token) instead of its parameters, for per-layer heads in every family whose FLOPs are linear
+in the MLP widths and for block widths where the family builds them. Attention FLOPs grow with
+the sequence length (T² scores) and parameters do not, so the two budgets trade differently: a
+head choice that balances one generally does not balance the other, and the other quantity
+drifts (parameters under `hold="flops"`, FLOPs under `hold="params"`). Hope-attention's fast CMS
+levels add FLOPs that are not linear in a layer's MLP width (its levels' widths are rounded
+shares), so it refuses `hold="flops"` in one line.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
+from tlmsearch.architectures import architecture
 from tlmsearch.config import ModelConfig
 from tlmsearch.errors import ConfigError
-from tlmsearch.models.counts import count_params
+from tlmsearch.models.counts import BACKWARD_FACTOR, block_width, count_params, forward_flops
 from tlmsearch.profiles.budget import Budget, project_to_total
 
-__all__ = ["attention_delta", "is_feasible", "joint_config", "mlp_step", "mlp_units"]
+__all__ = [
+    "HOLDS",
+    "attention_delta",
+    "held_quantity",
+    "is_feasible",
+    "joint_config",
+    "mlp_step",
+    "mlp_units",
+    "weighted_widths",
+]
+
+HOLDS = ("params", "flops")  # what a joint budget holds equal to the uniform model
 
 
 def _check_uniform(uniform: ModelConfig, budget: Budget) -> None:
@@ -42,9 +76,18 @@ def _check_uniform(uniform: ModelConfig, budget: Budget) -> None:
 
 
 def _with_heads(
-    uniform: ModelConfig, attn_heads: Sequence[int], kv_heads: Sequence[int], widths: Sequence[int]
+    uniform: ModelConfig,
+    attn_heads: Sequence[int],
+    kv_heads: Sequence[int],
+    widths: Sequence[int],
+    block_widths: Sequence[int] = (),
 ) -> ModelConfig:
-    return uniform.replace(attn_heads=tuple(attn_heads), kv_heads=tuple(kv_heads), mlp_widths=tuple(widths))
+    return uniform.replace(
+        attn_heads=tuple(attn_heads),
+        kv_heads=tuple(kv_heads),
+        mlp_widths=tuple(widths),
+        block_widths=tuple(block_widths),
+    )
 
 
 def mlp_step(uniform: ModelConfig, budget: Budget) -> int:
@@ -78,9 +121,21 @@ def mlp_units(
     return _units(uniform, budget, attention_delta(uniform, attn_heads, kv_heads))
 
 
-def is_feasible(uniform: ModelConfig, budget: Budget, attn_heads: Sequence[int], kv_heads: Sequence[int] = ()) -> bool:
-    """Whether MLP widths of `budget` can balance these heads exactly (`mlp_units` is not None)."""
-    return mlp_units(uniform, budget, attn_heads, kv_heads) is not None
+def is_feasible(
+    uniform: ModelConfig,
+    budget: Budget,
+    attn_heads: Sequence[int],
+    kv_heads: Sequence[int] = (),
+    block_widths: Sequence[int] = (),
+    *,
+    hold: str = "params",
+) -> bool:
+    """Whether MLP widths of `budget` can balance these heads and block widths exactly."""
+    try:
+        joint_config(uniform, budget, [1.0] * budget.n_layers, attn_heads, kv_heads, block_widths, hold=hold)
+    except ConfigError:
+        return False
+    return True
 
 
 def joint_config(
@@ -89,12 +144,49 @@ def joint_config(
     raw_widths: Sequence[float],
     attn_heads: Sequence[int],
     kv_heads: Sequence[int] = (),
+    block_widths: Sequence[int] = (),
+    *,
+    hold: str = "params",
 ) -> ModelConfig:
-    """The model with per-layer `attn_heads` / `kv_heads` (() = uniform) and MLP widths of the
-    shape `raw_widths` (relative, any scale) holding exactly the non-embedding parameters of
-    `uniform`, the budget's uniform model; a ConfigError in one line when no widths can."""
+    """The model with per-layer `attn_heads` / `kv_heads` / `block_widths` (() = uniform) and MLP
+    widths of the shape `raw_widths` (relative, any scale) holding exactly the non-embedding
+    parameters (`hold="params"`) or the training FLOPs per token (`hold="flops"`) of `uniform`,
+    the budget's uniform model; a ConfigError in one line when no widths can."""
     _check_uniform(uniform, budget)
-    probe = _with_heads(uniform, attn_heads, kv_heads, uniform.mlp_widths)  # checks the heads themselves
+    if hold not in HOLDS:
+        raise ConfigError(f"hold={hold!r} is not a joint budget; choose one of: {', '.join(HOLDS)}")
+    # the heads and block widths together (heads written out that follow the widths become ())
+    probe = _with_heads(uniform, attn_heads, kv_heads, uniform.mlp_widths, block_widths)
+    if hold == "params" and not probe.block_widths:
+        return _heads_only(uniform, budget, raw_widths, probe)
+    if hold == "flops":
+        _check_flops_linear(probe)
+    per_unit = _mlp_cost(probe, hold)  # the held quantity per MLP unit of a w-wide block: per_unit * w
+    rest = held_quantity(uniform, hold) - (held_quantity(probe, hold) - per_unit * _weighted_units(probe))
+    d_h, m = probe.head_dim, budget.multiple_of
+    step = per_unit * d_h * m
+    what = "non-embedding parameters" if hold == "params" else "training FLOPs per sequence"
+    choice = (
+        f"block_widths={list(probe.block_widths) or 'uniform'}, attn_heads={list(probe.attn_heads) or 'default'}, "
+        f"kv_heads={list(probe.kv_heads) or 'as attn_heads'} leave {rest:,} {what} for the MLPs"
+    )
+    if rest % step:
+        raise ConfigError(
+            f"{choice}, not a multiple of {per_unit:,} x head_dim x multiple_of = {step:,}: no MLP widths of the "
+            "budget balance them exactly; choose other widths or heads"
+        )
+    weights = [block_width(probe, layer) // d_h for layer in range(probe.n_layers)]
+    units = weighted_widths(raw_widths, weights, budget, rest // step)
+    if units is None:
+        raise ConfigError(
+            f"{choice}: no MLP widths in multiples of {m} within [{budget.lo:,}, {budget.hi:,}] make "
+            f"Σ w_l f_l = {rest // per_unit:,} exactly; choose other widths or heads"
+        )
+    return probe.replace(mlp_widths=tuple(m * k for k in units))
+
+
+def _heads_only(uniform: ModelConfig, budget: Budget, raw_widths: Sequence[float], probe: ModelConfig) -> ModelConfig:
+    """Per-layer heads at constant width, parameters held: Σ f_l from the heads' Δ."""
     delta = _delta(uniform, probe)
     units = _units(uniform, budget, delta)
     if units is None:
@@ -111,3 +203,122 @@ def joint_config(
             "no MLP widths of the budget balance them exactly; choose other heads"
         )
     return probe.replace(mlp_widths=project_to_total(raw_widths, budget, units))
+
+
+def held_quantity(cfg: ModelConfig, hold: str = "params") -> int:
+    """What a joint budget holds equal: non-embedding parameters, or training FLOPs per sequence
+    of `seq_len` tokens ((1 + backward) x forward - frozen, `counts`; per token: / seq_len)."""
+    if hold == "params":
+        return count_params(cfg).non_embedding
+    spec = architecture(cfg.arch)
+    frozen = sum(spec.frozen_flops(cfg, layer) for layer in range(cfg.n_layers))
+    return round((1 + BACKWARD_FACTOR) * forward_flops(cfg) - frozen)
+
+
+def _mlp_cost(cfg: ModelConfig, hold: str) -> int:
+    """The held quantity of one MLP hidden unit in a 1-wide block: 3 parameters (SwiGLU), or
+    3 x 2 T x 3 training FLOPs per sequence."""
+    return 3 if hold == "params" else (1 + BACKWARD_FACTOR) * 2 * cfg.seq_len * 3
+
+
+def _weighted_units(cfg: ModelConfig) -> int:
+    return sum(block_width(cfg, layer) * f for layer, f in enumerate(cfg.mlp_widths))
+
+
+def _check_flops_linear(cfg: ModelConfig) -> None:
+    """`hold="flops"` needs each block's FLOPs other than the MLP read to ignore the MLP widths."""
+    spec = architecture(cfg.arch)
+    narrow, wide = (cfg.replace(mlp_widths=(w,) * cfg.n_layers) for w in (cfg.options.cms_levels * 8, 4096))
+    if any(spec.block_flops(narrow, layer) != spec.block_flops(wide, layer) for layer in range(cfg.n_layers)):
+        raise ConfigError(
+            f"hold='flops' needs FLOPs linear in the MLP widths, and arch={cfg.arch!r} adds FLOPs that depend on "
+            "them otherwise (test-time-updated MLP levels); use hold='params'"
+        )
+
+
+def weighted_widths(raw: Sequence[float], weights: Sequence[int], budget: Budget, total: int) -> tuple[int, ...] | None:
+    """Integers k_l (MLP widths in units of `multiple_of`) within the budget's usable widths with
+    Σ weights_l k_l = `total` exactly, shaped like `raw`; None when no such integers exist.
+
+    Reachability is decided exactly first (the sums layers can make, as bit sets). Targets:
+    x_l = clip(λ raw_l, lo, hi) with Σ weights_l x_l = total (bisection on log λ). The widths are
+    then the integers nearest the targets, Σ weights_l (k_l - x_l)² smallest, found by dynamic
+    programming over the partial sums with each k_l within max(weights) of x_l (enough for every
+    residue; the whole usable range if that window has no solution); ties go to the first found."""
+    n, m = budget.n_layers, budget.multiple_of
+    if len(raw) != n or len(weights) != n:
+        raise ConfigError(f"profile has {len(raw)} widths and {len(weights)} block widths; the budget has n_layers={n}")
+    values = [float(r) for r in raw]
+    if any(not math.isfinite(v) or v < 0 for v in values) or sum(values) <= 0:
+        raise ConfigError(f"relative widths must be finite, >= 0 and not all 0; got {list(raw)}")
+    lo, hi = budget.lo // m, budget.hi // m
+    if total < 0 or not sum(weights) * lo <= total <= sum(weights) * hi:
+        return None
+    mask, reach = (1 << (total + 1)) - 1, 1  # bit s set: the layers so far can make the sum s
+    for a in weights:
+        acc = 0
+        for k in range(lo, hi + 1):
+            acc |= reach << (a * k)
+        reach = acc & mask
+    if not reach >> total & 1:
+        return None
+    targets = _weighted_fill(values, weights, total, lo, hi)
+    window = max(weights)
+    near = [range(max(lo, math.floor(x) - window), min(hi, math.ceil(x) + window) + 1) for x in targets]
+    found = _nearest(targets, weights, total, near)
+    return found if found is not None else _nearest(targets, weights, total, [range(lo, hi + 1)] * n)
+
+
+def _nearest(
+    targets: Sequence[float], weights: Sequence[int], total: int, choices: Sequence[range]
+) -> tuple[int, ...] | None:
+    """argmin Σ w_l (k_l - x_l)² over k_l in choices[l] with Σ w_l k_l = total (None if none)."""
+    n = len(weights)
+    # bounds of what the layers after l can still add, to drop partial sums that cannot finish
+    low_after, high_after = [0] * (n + 1), [0] * (n + 1)
+    for layer in range(n - 1, -1, -1):
+        low_after[layer] = low_after[layer + 1] + weights[layer] * choices[layer].start
+        high_after[layer] = high_after[layer + 1] + weights[layer] * (choices[layer].stop - 1)
+    states: dict[int, float] = {0: 0.0}
+    back: list[dict[int, tuple[int, int]]] = []
+    for layer in range(n):
+        a, x = weights[layer], targets[layer]
+        nxt: dict[int, float] = {}
+        came: dict[int, tuple[int, int]] = {}
+        for s, cost in states.items():
+            for k in choices[layer]:
+                t = s + a * k
+                if t + low_after[layer + 1] > total:
+                    break
+                if t + high_after[layer + 1] < total:
+                    continue
+                c = cost + a * (k - x) ** 2
+                if t not in nxt or c < nxt[t]:
+                    nxt[t], came[t] = c, (s, k)
+        states = nxt
+        back.append(came)
+    if total not in states:
+        return None
+    out, t = [0] * n, total
+    for layer in range(n - 1, -1, -1):
+        t, out[layer] = back[layer][t]
+    return tuple(out)
+
+
+def _weighted_fill(raw: list[float], weights: Sequence[int], total: int, lo: int, hi: int) -> list[float]:
+    """clip(λ raw_l, lo, hi) with Σ weights_l clip(...) = total (λ by bisection on log λ; zero
+    widths stay at lo)."""
+    logs = [math.log(r) if r > 0 else -math.inf for r in raw]
+
+    def values(t: float) -> list[float]:
+        return [lo if lg == -math.inf else min(hi, max(lo, math.exp(min(t + lg, 700.0)))) for lg in logs]
+
+    finite = [lg for lg in logs if lg > -math.inf]
+    a, b = math.log(lo) - max(finite) - 1, math.log(hi) - min(finite) + 1
+    for _ in range(200):
+        mid = (a + b) / 2
+        if sum(w * v for w, v in zip(weights, values(mid), strict=True)) < total:
+            a = mid
+        else:
+            b = mid
+    return values(b)

@@ -80,6 +80,8 @@ def test_canonical_form_heads_and_round_trip() -> None:
     plain = TINY.model_config("transformer", (96, 32))
     spelled = TINY.model_config("transformer", (96, 32), block_widths=(32, 32))
     assert spelled == plain and spelled.block_widths == () and "block_widths" not in plain.to_dict()
+    for arch in ("titans", "hope_attention"):  # d_model everywhere is today's model in every family
+        assert TINY.model_config(arch, (96, 32), block_widths=(32, 32)) == TINY.model_config(arch, (96, 32))
     moved = TINY.model_config("gated_attention", (96, 32), block_widths=(64, 16), kv_heads=(2, 1))
     assert [moved.block_width(i) for i in range(2)] == [64, 16]
     assert [(moved.query_heads(i), moved.key_value_heads(i)) for i in range(2)] == [(4, 2), (1, 1)]
