@@ -86,10 +86,17 @@ Writer = Callable[[ExportInput], tuple[Any, list[str]]]
 
 
 def _mlp_widths_only(name: str, write: Writer) -> Writer:
-    """`write`, refusing in one line a model with per-layer attention heads (`attn_heads`,
-    `kv_heads`), which format `name` does not carry: its readers would build n_heads everywhere."""
+    """`write`, refusing in one line a model with per-layer block widths (`block_widths`) or
+    attention heads (`attn_heads`, `kv_heads`), which format `name` does not carry: its readers
+    would build d_model and n_heads in every layer."""
 
     def checked(x: ExportInput) -> tuple[Any, list[str]]:
+        if x.model.block_widths:
+            raise UserError(
+                f"export format {name!r} writes per-layer MLP widths only, not the model's per-layer block "
+                f"(residual-stream) widths (block_widths={list(x.model.block_widths)}); its readers build "
+                f"d_model={x.model.d_model} in every layer: export it as native"
+            )
         if not x.model.uniform_attention:
             raise UserError(
                 f"export format {name!r} writes per-layer MLP widths only, not the model's per-layer attention "

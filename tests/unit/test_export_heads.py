@@ -1,6 +1,7 @@
-"""Export of a model with per-layer attention heads: the native format carries them; every format
-that writes per-layer MLP widths only refuses in one line (its readers would build n_heads in
-every layer, a different model) instead of writing a config that silently drops them."""
+"""Export of a model with per-layer attention heads or block (residual-stream) widths: the native
+format carries them; every format that writes per-layer MLP widths only refuses in one line naming
+the axis (its readers would build n_heads and d_model in every layer, a different model) instead of
+writing a config that silently drops them."""
 
 from __future__ import annotations
 
@@ -34,3 +35,21 @@ def test_native_carries_the_heads() -> None:
     assert FORMATS["native"].decode(doc) == WIDTHS and notes == []
     uniform, _ = FORMATS["native"].write(_input())
     assert "attn_heads" not in uniform["model"]  # as native files were before per-layer heads
+
+
+@pytest.mark.parametrize("name", [n for n in FORMATS if n != "native"])
+def test_formats_without_per_layer_block_widths_refuse_them(name: str) -> None:
+    """A model with per-layer residual widths (heads following them) is refused naming that axis."""
+    with pytest.raises(
+        UserError, match=r"^[^\n]*per-layer block \(residual-stream\) widths[^\n]*export it as native$"
+    ) as err:
+        FORMATS[name].write(_input(block_widths=(256, 128, 64, 256)))
+    assert f"'{name}'" in str(err.value) and "block_widths=[256, 128, 64, 256]" in str(err.value)
+
+
+def test_native_carries_the_block_widths() -> None:
+    doc, notes = FORMATS["native"].write(_input(block_widths=(256, 128, 64, 256), kv_heads=(4, 2, 1, 2)))
+    assert doc["model"]["block_widths"] == [256, 128, 64, 256] and doc["model"]["kv_heads"] == [4, 2, 1, 2]
+    assert FORMATS["native"].decode(doc) == WIDTHS and notes == []
+    uniform, _ = FORMATS["native"].write(_input())
+    assert "block_widths" not in uniform["model"]  # as native files were before block widths
