@@ -356,7 +356,8 @@ def estimate_training_bytes(model_cfg: Any, batch_size: int, seq_len: int, dtype
 
     - parameters: embedding (and an untied head), per layer 4 d^2 (attention; with per-layer
       heads H_l, G_l of size D: d (H_l + 2 G_l) D + H_l D d) + 3 d w_l (SwiGLU MLP of width w_l)
-      + 2 d (norms); 16 bytes each in float32 master weights, gradients and the two AdamW moments
+      + 2 d (norms), with block l's own width b_l for d where it has one (`block_widths`);
+      16 bytes each in float32 master weights, gradients and the two AdamW moments
       (mixed precision keeps float32 masters, so `dtype` does not lower it);
     - activations kept for backward, in `dtype`: per layer and token about 8 d (norms and
       residual 4 d, q, k, v and the attention output 4 d, or (2 H_l + 2 G_l) D with per-layer
@@ -367,33 +368,37 @@ def estimate_training_bytes(model_cfg: Any, batch_size: int, seq_len: int, dtype
     return 16 * _param_count(model_cfg) + _activation_bytes(model_cfg, batch_size, seq_len, dtype)
 
 
-def _layer_heads(model_cfg: Any) -> list[tuple[int, int, int]]:
-    """(query heads, key/value heads, head size) of every layer: the config's per-layer heads
-    (`ModelConfig.query_heads` / `key_value_heads`) where it has them, else n_heads (uniform)."""
+def _layer_heads(model_cfg: Any) -> list[tuple[int, int, int, int]]:
+    """(query heads, key/value heads, head size, block width) of every layer: the config's
+    per-layer heads (`ModelConfig.query_heads` / `key_value_heads`) and block widths
+    (`ModelConfig.block_width`) where it has them, else n_heads and d_model (uniform)."""
     d, layers = int(model_cfg.d_model), len(model_cfg.mlp_widths)
     heads = int(getattr(model_cfg, "n_heads", 1))
     query = getattr(model_cfg, "query_heads", None)
     kv = getattr(model_cfg, "key_value_heads", None)
+    block = getattr(model_cfg, "block_width", None)
+    widths = [int(block(layer)) for layer in range(layers)] if callable(block) else [d] * layers
     if not callable(query) or not callable(kv):
-        return [(heads, heads, d // heads)] * layers
-    return [(int(query(layer)), int(kv(layer)), d // heads) for layer in range(layers)]
+        return [(heads, heads, d // heads, w) for w in widths]
+    return [(int(query(layer)), int(kv(layer)), d // heads, widths[layer]) for layer in range(layers)]
 
 
 def _param_count(model_cfg: Any) -> int:
     """Parameters common to every architecture (see `estimate_training_bytes`): an under-count."""
     d, vocab = int(model_cfg.d_model), int(model_cfg.vocab_size)
     tied = bool(getattr(model_cfg, "tie_embeddings", True))
-    attention = sum(d * (h + 2 * g) * size + h * size * d for h, g, size in _layer_heads(model_cfg))
-    return vocab * d * (1 if tied else 2) + attention + sum(3 * d * int(w) + 2 * d for w in model_cfg.mlp_widths) + d
+    layers = zip(_layer_heads(model_cfg), model_cfg.mlp_widths, strict=True)
+    blocks = sum(b * (h + 2 * g) * size + h * size * b + 3 * b * int(w) + 2 * b for (h, g, size, b), w in layers)
+    return vocab * d * (1 if tied else 2) + blocks + d
 
 
 def _activation_bytes(model_cfg: Any, batch_size: int, seq_len: int, dtype: str) -> int:
     """Activations one forward+backward keeps, and the float32 logits and their gradient."""
-    d, vocab = int(model_cfg.d_model), int(model_cfg.vocab_size)
+    vocab = int(model_cfg.vocab_size)
     act = _DTYPE_BYTES.get(dtype, 4)
     per_layer = [
-        4 * d + (2 * h + 2 * g) * size + 3 * int(w) + h * int(seq_len)
-        for (h, g, size), w in zip(_layer_heads(model_cfg), model_cfg.mlp_widths, strict=True)
+        4 * b + (2 * h + 2 * g) * size + 3 * int(w) + h * int(seq_len)
+        for (h, g, size, b), w in zip(_layer_heads(model_cfg), model_cfg.mlp_widths, strict=True)
     ]
     per_token = sum(per_layer) * act + 2 * vocab * 4
     return int(batch_size) * int(seq_len) * per_token

@@ -41,3 +41,18 @@ def test_the_estimate_follows_the_heads() -> None:
     params = 256 * d + sum(4 * d * d + 3 * d * w + 2 * d for w in WIDTHS) + d
     activations = 8 * seq * (sum(8 * d + 3 * w + 4 * seq for w in WIDTHS) * 4 + 2 * 256 * 4)
     assert sizes[1] == 16 * params + activations
+
+
+@pytest.mark.parametrize("arch", ["transformer", "gated_attention"])
+def test_the_estimate_follows_block_widths(arch: str) -> None:
+    """Per-layer block widths: each layer's parameters and activations at its own width, so the
+    estimate stays an under-count (exact for the Transformer) when blocks narrow and follows them."""
+    narrow = P.model_config(arch, WIDTHS, block_widths=(64, 48, 32, 16, 32, 64))
+    wide = P.model_config(arch, WIDTHS, block_widths=(128, 96, 64, 64, 96, 128))
+    uniform = P.model_config(arch, WIDTHS)
+    for cfg in (narrow, wide):
+        assert _params_in_estimate(cfg) <= count_params(cfg).total
+        if arch == "transformer":
+            assert _params_in_estimate(cfg) == count_params(cfg).total
+    sizes = [estimate_training_bytes(c, 8, 128) for c in (narrow, uniform, wide)]
+    assert sizes[0] < sizes[1] < sizes[2]
