@@ -284,8 +284,8 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
             train(model_cfg, train_cfg, cfg.data, report=report, checkpoint_dir=work, progress=on_step)
     except Exception as exc:  # recorded as failed; the search goes on
         reason = f"{type(exc).__name__}: {exc}"
-        last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
-        where = f" ({Path(last[0].filename).name}:{last[0].lineno})" if last else ""
+        frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+        where = f" ({Path(frame[0].filename).name}:{frame[0].lineno})" if frame else ""
         tune.report(
             {
                 "failed": 1,
