@@ -35,7 +35,7 @@ SMALL_SHAPE: dict[str, int] = {
 
 def small_preset() -> Any:
     """The `Preset` of `SMALL_SHAPE` (named "bench-small")."""
-    from tlmsearch.presets import preset
+    from tlmsearch.configs.presets import preset
 
     return preset("cpu-s").replace(name="bench-small", **SMALL_SHAPE)
 

@@ -52,8 +52,8 @@ def run_trial(seed: int, profile_name: str, init: str, steps: int, dry: bool) ->
     """Train one (seed, profile, init mode) trial on the small search model; its final metrics."""
     import torch
 
-    import tlmsearch.trainer as trainer
-    from tlmsearch.config import DataConfig, TrainConfig
+    import tlmsearch.training.trainer as trainer
+    from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.profiles import profile
 
     torch.set_num_threads(1)
@@ -120,8 +120,8 @@ def run_twin(row: dict[str, Any]) -> dict[str, Any]:
     """Train the stream-init twin of a keyed row read by `keyed_rows`."""
     import torch
 
-    from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
-    from tlmsearch.trainer import train
+    from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
+    from tlmsearch.training.trainer import train
 
     torch.set_num_threads(1)
     c = row["configs"]

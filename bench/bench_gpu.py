@@ -7,7 +7,7 @@ fractional GPUs pack several trials onto one device.
 `families` trains each architecture with the trainer's own optimizer and loss on random
 tokens (throughput does not depend on the text): a few warm-up steps (compilation happens
 there), then timed steps between CUDA synchronisations. MFU is reported against the
-device's measured bf16 matmul peak (`tlmsearch.hardware.matmul_peak`) and against the
+device's measured bf16 matmul peak (`tlmsearch.training.hardware.matmul_peak`) and against the
 vendor's dense bf16 figure for the named GPU. Families are interleaved per repeat.
 
 `packing` reads two search run directories trained with the same settings, one with
@@ -45,10 +45,10 @@ def time_family(arch: str, preset_name: str, *, batch: int, steps: int, warmup: 
     import torch
     import torch.nn.functional as F
 
-    from tlmsearch.config import TrainConfig
+    from tlmsearch.configs.base import TrainConfig
+    from tlmsearch.configs.presets import preset
     from tlmsearch.models import build_model, flops_per_token
-    from tlmsearch.presets import preset
-    from tlmsearch.trainer import make_optimizer
+    from tlmsearch.training.trainer import make_optimizer
 
     model_cfg = preset(preset_name).model_config(arch, vocab_size=vocab)
     dev = torch.device(device)
@@ -100,8 +100,8 @@ def time_family(arch: str, preset_name: str, *, batch: int, steps: int, warmup: 
 def families(args: argparse.Namespace) -> None:
     import torch
 
-    from tlmsearch.architectures import ARCHITECTURE_NAMES
-    from tlmsearch.hardware import device_name, matmul_peak, measure_matmul_peak
+    from tlmsearch.configs.architectures import ARCHITECTURE_NAMES
+    from tlmsearch.training.hardware import device_name, matmul_peak, measure_matmul_peak
 
     dev = torch.device(args.device)
     name = device_name(dev)

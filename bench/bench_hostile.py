@@ -462,9 +462,9 @@ def _make_shapes(folder: Path) -> None:
 
 
 def _make_runs(folder: Path) -> None:
-    from tlmsearch.config import DataConfig, TrainConfig
+    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.configs.search import SearchConfig
     from tlmsearch.rundir.records import RecordLog
-    from tlmsearch.search_config import SearchConfig
     from tlmsearch.tuning.recorder import build_record
 
     cfg = SearchConfig(

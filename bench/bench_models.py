@@ -33,10 +33,10 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from tlmsearch.config import ARCHITECTURE_NAMES
+from tlmsearch.configs.base import ARCHITECTURE_NAMES
+from tlmsearch.configs.presets import preset
 from tlmsearch.models import build_model, count_params, flops_per_token
 from tlmsearch.models.common import autograd_scans
-from tlmsearch.presets import preset
 
 
 class _FreeMemoryScan:

@@ -94,14 +94,14 @@ BATCH, LR, EMA_HORIZON = 16, 2e-3, 0.1  # the EMA averages over about the last t
 
 
 def _shape(dry: bool) -> Any:
-    from tlmsearch.presets import preset
+    from tlmsearch.configs.presets import preset
 
     p = preset("cpu-xs")
     return p.replace(n_layers=3, d_model=32, seq_len=32, base_width=64) if dry else p
 
 
 def _data_config(cell: Cell, dry: bool, root: Path) -> Any:
-    from tlmsearch.config import DataConfig
+    from tlmsearch.configs.base import DataConfig
 
     corpus = "pydoc" if dry else "shakespeare"
     if cell.data == "shakespeare":
@@ -113,7 +113,7 @@ def _tenth_corpus(corpus: str, root: Path) -> Path:
     """A token folder with the first tenth of `corpus`'s training tokens and all its validation."""
     import numpy as np
 
-    from tlmsearch.config import DataConfig
+    from tlmsearch.configs.base import DataConfig
     from tlmsearch.data import prepare
 
     folder = root / f"{REPEAT_DIR.name}-{corpus}"
@@ -138,11 +138,11 @@ def run_one(cell_name: str, profile_name: str, seed: int, dry: bool, root: str) 
 
     import torch
 
-    from tlmsearch.config import TrainConfig
+    from tlmsearch.configs.base import TrainConfig
     from tlmsearch.data import gather, prepare, tile_windows, val_windows
     from tlmsearch.models import build_model, count_params
     from tlmsearch.profiles import profile
-    from tlmsearch.trainer import CHECKPOINT_FILE, resolve_vocab, train, val_nats
+    from tlmsearch.training.trainer import CHECKPOINT_FILE, resolve_vocab, train, val_nats
 
     torch.set_num_threads(1)
     cell, shape = CELLS[cell_name], _shape(dry)

@@ -2,7 +2,7 @@
 
 M members of one architecture and shape (seeds 0..M-1, profiles alternating uniform and the
 cosine taper 1.5x -> 0.5x, so the pack pads) are trained twice, interleaved: once packed
-(`tlmsearch.pack.train_pack`, one process, one forward for all), once separately (`trainer.train`
+(`tlmsearch.training.pack.train_pack`, one process, one forward for all), once separately (`trainer.train`
 for each member in turn, one process). Printed per cell (shape, threads, members): members per
 second of each and their ratio, from wall time (build, training, evaluation: what a trial costs)
 and from training time only (the steps: what packing changes). A separate member's cost does not
@@ -31,7 +31,7 @@ SHAPES: dict[str, tuple[int, int]] = {"tiny": (30, 8), "cpu-xs": (10, 8), "cpu-s
 
 
 def shape_preset(name: str) -> Any:
-    from tlmsearch.presets import preset
+    from tlmsearch.configs.presets import preset
 
     if name == "gpu-20m":  # 6 x (4 d^2 + 3 d f) = 19.0 M non-embedding parameters
         return preset("cpu-s").replace(name="gpu-20m", d_model=512, n_layers=6, n_heads=8, base_width=1376)
@@ -39,9 +39,9 @@ def shape_preset(name: str) -> Any:
 
 
 def make_members(shape: str, m: int, args: argparse.Namespace) -> list[Any]:
-    from tlmsearch.config import TrainConfig
-    from tlmsearch.pack import Member
+    from tlmsearch.configs.base import TrainConfig
     from tlmsearch.profiles import profile
+    from tlmsearch.training.pack import Member
 
     p = shape_preset(shape)
     budget = p.budget()
@@ -67,7 +67,7 @@ def make_members(shape: str, m: int, args: argparse.Namespace) -> list[Any]:
 
 def run_packed(members: list[Any], data_cfg: Any) -> tuple[float, float]:
     """(wall seconds, training seconds) of the pack."""
-    from tlmsearch.pack import train_pack
+    from tlmsearch.training.pack import train_pack
 
     t0 = time.perf_counter()
     outcomes = train_pack(members, data_cfg)
@@ -81,7 +81,7 @@ def run_packed(members: list[Any], data_cfg: Any) -> tuple[float, float]:
 
 def run_separate(members: list[Any], data_cfg: Any) -> tuple[float, float]:
     """(wall seconds, training seconds) of the members trained one after another."""
-    from tlmsearch.trainer import train
+    from tlmsearch.training.trainer import train
 
     wall = train_s = 0.0
     for m in members:
@@ -93,7 +93,7 @@ def run_separate(members: list[Any], data_cfg: Any) -> tuple[float, float]:
 
 
 def cell(shape: str, threads: int, m: int, args: argparse.Namespace, data_cfg: Any) -> dict[str, Any]:
-    from tlmsearch.hardware import thread_count
+    from tlmsearch.training.hardware import thread_count
 
     members = make_members(shape, m, args)
     alone = members[: max(1, min(m, args.separate_max))]
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default=str(DATA_DIR / "pack-latest.json"))
     args = ap.parse_args(argv)
 
-    from tlmsearch.config import DataConfig
+    from tlmsearch.configs.base import DataConfig
     from tlmsearch.data import prepare
 
     data_cfg = DataConfig(corpus=args.corpus)

@@ -80,10 +80,10 @@ def _worker(threads: int, jobs: Any, results: Any) -> None:
     import torch
 
     torch.set_num_threads(threads)
-    from tlmsearch.config import DataConfig, TrainConfig
-    from tlmsearch.presets import preset
+    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.configs.presets import preset
     from tlmsearch.profiles import ProfileSpec
-    from tlmsearch.trainer import train
+    from tlmsearch.training.trainer import train
 
     def run(job: dict[str, Any]) -> dict[str, Any]:
         p = preset("cpu-s").replace(**job["shape"]) if job["shape"] else preset("cpu-s")
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     info = print_header("bench_parallel: 2 concurrent 1-thread trials vs the same trials one after another, 2 threads")
-    from tlmsearch.config import DataConfig
+    from tlmsearch.configs.base import DataConfig
     from tlmsearch.data import prepare
 
     prepare(DataConfig(corpus=args.corpus))

@@ -51,10 +51,10 @@ def run_one(profile_name: str, seed: int, lr: float, parametrization: str, dry: 
 
     import torch
 
-    from tlmsearch.config import DataConfig, TrainConfig
-    from tlmsearch.presets import preset
+    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.configs.presets import preset
     from tlmsearch.profiles import profile
-    from tlmsearch.trainer import resolve_vocab, train
+    from tlmsearch.training.trainer import resolve_vocab, train
 
     torch.set_num_threads(1)
     shape = preset("cpu-xs")

@@ -151,8 +151,8 @@ def summarise(trials: Sequence[Trial], floor: float) -> list[dict[str, Any]]:
 
 
 def search_config(args: argparse.Namespace, sampler: str, scheduler: str, seed: int, runs_dir: str) -> Any:
-    from tlmsearch.config import DataConfig, TrainConfig
-    from tlmsearch.search_config import SearchConfig
+    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.configs.search import SearchConfig
 
     if args.dry:
         model = {"d_model": 32, "n_layers": 4, "n_heads": 2, "seq_len": 32, "base_width": 64, "multiple_of": 8}
@@ -194,8 +194,8 @@ def run_search(args: argparse.Namespace, sampler: str, scheduler: str, seed: int
 
 def refusal(sampler: str, scheduler: str) -> str | None:
     """The tool's one-line refusal of this combination, or None when it is allowed."""
+    from tlmsearch.configs.search import SearchConfig, check_sampler_scheduler
     from tlmsearch.errors import ConfigError
-    from tlmsearch.search_config import SearchConfig, check_sampler_scheduler
 
     try:
         check_sampler_scheduler(SearchConfig(sampler=sampler, scheduler=scheduler))

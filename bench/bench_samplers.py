@@ -164,7 +164,7 @@ def trials_to_target(values: Sequence[float], target: float) -> int | None:
 
 def make_sampler(name: str, seed: int, trials: int) -> Any:
     """The sampler exactly as `tlmsearch.search` builds it for `SearchConfig(sampler=name, seed=seed)`."""
-    from tlmsearch.search_config import SearchConfig
+    from tlmsearch.configs.search import SearchConfig
     from tlmsearch.tuning.searcher import make_sampler as engine_sampler
 
     return engine_sampler(SearchConfig(sampler=name, seed=seed, trials=trials))
@@ -273,8 +273,8 @@ def _record_point(args: tuple[float, float, dict[str, Any], dict[str, Any]]) -> 
     """One real training run at grid point (a, b) (runs in a worker process, one thread)."""
     import torch
 
-    from tlmsearch.config import DataConfig, TrainConfig
-    from tlmsearch.trainer import train
+    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.training.trainer import train
 
     a, b, train_kw, data_kw = args
     torch.set_num_threads(int(train_kw.get("threads", 1)))
@@ -297,7 +297,7 @@ def record(path: Path, points: int, workers: int, steps: int | None) -> None:
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    from tlmsearch.config import DataConfig
+    from tlmsearch.configs.base import DataConfig
     from tlmsearch.data import prepare
     from tlmsearch.rundir import environment
 

@@ -18,12 +18,12 @@ import time
 import torch
 import torch.nn.functional as F
 
-from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.presets import preset
 from tlmsearch.data import gather, prepare
-from tlmsearch.hardware import matmul_peak, resolve_device, thread_count
 from tlmsearch.models import build_model, flops_per_token
-from tlmsearch.presets import preset
-from tlmsearch.trainer import make_optimizer, train
+from tlmsearch.training.hardware import matmul_peak, resolve_device, thread_count
+from tlmsearch.training.trainer import make_optimizer, train
 
 
 def bare_loop(model_cfg: ModelConfig, cfg: TrainConfig, data_cfg: DataConfig) -> float:

@@ -1,1 +1,1 @@
-"""Built-in search spaces, one module each (see `tlmsearch.spaces` for the module protocol)."""
+"""Built-in search spaces, one module each (see `tlmsearch.profiles.spaces` for the module protocol)."""

@@ -18,11 +18,11 @@ _EXPORTS: dict[str, str] = {
     "ConfigError": "tlmsearch.errors",
     "DataError": "tlmsearch.errors",
     # configs
-    "Config": "tlmsearch.config",
-    "ArchOptions": "tlmsearch.config",
-    "ModelConfig": "tlmsearch.config",
-    "TrainConfig": "tlmsearch.config",
-    "DataConfig": "tlmsearch.config",
+    "Config": "tlmsearch.configs.base",
+    "ArchOptions": "tlmsearch.configs.base",
+    "ModelConfig": "tlmsearch.configs.base",
+    "TrainConfig": "tlmsearch.configs.base",
+    "DataConfig": "tlmsearch.configs.base",
     # width profiles (pure)
     "Budget": "tlmsearch.profiles",
     "ProfileSpec": "tlmsearch.profiles",
@@ -33,15 +33,15 @@ _EXPORTS: dict[str, str] = {
     # models
     "ARCHITECTURES": "tlmsearch.models",
     "build_model": "tlmsearch.models",
-    "preset": "tlmsearch.presets",
-    "PRESETS": "tlmsearch.presets",
+    "preset": "tlmsearch.configs.presets",
+    "PRESETS": "tlmsearch.configs.presets",
     # training
-    "train": "tlmsearch.trainer",
-    "TrainResult": "tlmsearch.trainer",
-    "TrainingDiverged": "tlmsearch.trainer",
-    "TrainingInterrupted": "tlmsearch.trainer",
+    "train": "tlmsearch.training.trainer",
+    "TrainResult": "tlmsearch.training.trainer",
+    "TrainingDiverged": "tlmsearch.training.trainer",
+    "TrainingInterrupted": "tlmsearch.training.trainer",
     # search and analysis
-    "SearchConfig": "tlmsearch.search_config",
+    "SearchConfig": "tlmsearch.configs.search",
     "search": "tlmsearch.api",
     "load": "tlmsearch.api",
     "resume": "tlmsearch.api",
@@ -52,16 +52,16 @@ _EXPORTS: dict[str, str] = {
     "study": "tlmsearch.api",
     "resume_study": "tlmsearch.api",
     "StudyResult": "tlmsearch.api",
-    "StudyConfig": "tlmsearch.study_config",
+    "StudyConfig": "tlmsearch.configs.study",
     "ladder": "tlmsearch.api",
     "resume_ladder": "tlmsearch.api",
     "LadderResult": "tlmsearch.api",
     "LadderConfig": "tlmsearch.ladders.config",
-    "write_report": "tlmsearch.report",
-    "export_run": "tlmsearch.export",
+    "write_report": "tlmsearch.report.run",
+    "export_run": "tlmsearch.export.schedule",
     # costing a study (pure)
-    "PlanConfig": "tlmsearch.planning",
-    "plan": "tlmsearch.planning",
+    "PlanConfig": "tlmsearch.costs.plan",
+    "plan": "tlmsearch.costs.plan",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -95,16 +95,16 @@ if TYPE_CHECKING:  # pragma: no cover
         search,
         study,
     )
-    from tlmsearch.config import ArchOptions, Config, DataConfig, ModelConfig, TrainConfig  # noqa: F401
+    from tlmsearch.configs.base import ArchOptions, Config, DataConfig, ModelConfig, TrainConfig  # noqa: F401
+    from tlmsearch.configs.presets import PRESETS, preset  # noqa: F401
+    from tlmsearch.configs.search import SearchConfig  # noqa: F401
+    from tlmsearch.configs.study import StudyConfig  # noqa: F401
+    from tlmsearch.costs.plan import PlanConfig, plan  # noqa: F401
     from tlmsearch.errors import ConfigError, DataError, UserError  # noqa: F401
-    from tlmsearch.export import export_run  # noqa: F401
+    from tlmsearch.export.schedule import export_run  # noqa: F401
     from tlmsearch.ladders.config import LadderConfig  # noqa: F401
     from tlmsearch.models import ARCHITECTURES, build_model  # noqa: F401
-    from tlmsearch.planning import PlanConfig, plan  # noqa: F401
-    from tlmsearch.presets import PRESETS, preset  # noqa: F401
     from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, profile, project_to_budget, shape_stats  # noqa: F401
-    from tlmsearch.report import write_report  # noqa: F401
-    from tlmsearch.search_config import SearchConfig  # noqa: F401
-    from tlmsearch.study_config import StudyConfig  # noqa: F401
-    from tlmsearch.trainer import TrainingDiverged, TrainingInterrupted, TrainResult, train  # noqa: F401
+    from tlmsearch.report.run import write_report  # noqa: F401
+    from tlmsearch.training.trainer import TrainingDiverged, TrainingInterrupted, TrainResult, train  # noqa: F401
     from tlmsearch.tuning.verify import verify  # noqa: F401

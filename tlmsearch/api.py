@@ -17,17 +17,17 @@ from typing import Any
 from tlmsearch import rundir
 from tlmsearch.analysis.summary import run_verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
+from tlmsearch.configs.search import SearchConfig
+from tlmsearch.configs.study import StudyConfig
 from tlmsearch.errors import UserError
-from tlmsearch.export import Export, export_run
+from tlmsearch.export.schedule import Export, export_run
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.report import write_ladder_report
-from tlmsearch.report import write_report
+from tlmsearch.report.run import write_report
 from tlmsearch.rundir.io import read_json_object, read_verify
 from tlmsearch.rundir.records import read_records
-from tlmsearch.search_config import SearchConfig
-from tlmsearch.study_config import StudyConfig
-from tlmsearch.study_files import set_phase
-from tlmsearch.study_report import study_summary, write_study_report
+from tlmsearch.studies.files import set_phase
+from tlmsearch.studies.report import study_summary, write_study_report
 from tlmsearch.tuning import runner
 from tlmsearch.tuning import study as study_runner
 from tlmsearch.tuning.compare import CompareOptions, CompareResult
@@ -76,13 +76,13 @@ class Study(rundir.Study):
         return run_verdicts(self.records, plan, margin=margin, alpha=alpha, arch=self.config.arch, method=method)
 
     def report(self, out_dir: str | Path | None = None, **kwargs: Any) -> dict[str, Path]:
-        """Write report.html, summary.md, summary.json (`tlmsearch.report.write_report`)."""
+        """Write report.html, summary.md, summary.json (`tlmsearch.report.run.write_report`)."""
         return write_report(self.run_dir, out_dir, **kwargs)
 
     def export(
         self, fmt: str = "native", trial: str = "best", out_dir: str | Path | None = None, **kwargs: Any
     ) -> Export:
-        """Export a trial's widths (`tlmsearch.export.export_run`); returns the `Export`."""
+        """Export a trial's widths (`tlmsearch.export.schedule.export_run`); returns the `Export`."""
         return export_run(self, trial, fmt, out_dir, **kwargs)[0]
 
 

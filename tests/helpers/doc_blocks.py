@@ -52,8 +52,8 @@ def _millions(n: int) -> str:
 
 
 def presets_table() -> str:
+    from tlmsearch.configs.presets import PRESETS
     from tlmsearch.models.counts import count_params
-    from tlmsearch.presets import PRESETS
 
     rows = []
     for p in PRESETS.values():
@@ -87,7 +87,7 @@ def corpora_table() -> str:
 
 
 def formats_table() -> str:
-    from tlmsearch.export_formats import FORMATS
+    from tlmsearch.export.formats import FORMATS
 
     rows = [[f"`{f.name}`", f"`{f.filename}`", f.description, f.exact_rule] for f in FORMATS.values()]
     return _table(["format", "file", "what it is", "reader's widths"], rows)
@@ -106,9 +106,9 @@ def commands_table() -> str:
 def defaults_table() -> str:
     from tlmsearch.analysis.verdict import DEFAULT_ALPHA, DEFAULT_MARGIN
     from tlmsearch.cli import quickstart, verify
-    from tlmsearch.config import TrainConfig, deciding_train
-    from tlmsearch.search_config import SearchConfig
-    from tlmsearch.study_config import StudyConfig
+    from tlmsearch.configs.base import TrainConfig, deciding_train
+    from tlmsearch.configs.search import SearchConfig
+    from tlmsearch.configs.study import StudyConfig
 
     cfg = SearchConfig()
     screen, plain = cfg.train, TrainConfig()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tlmsearch.config import DataConfig, TrainConfig
-from tlmsearch.study_config import StudyConfig
+from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.configs.study import StudyConfig
 
 
 def tiny_study(tmp_path: Path, **changes: object) -> StudyConfig:

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.usefixtures("ray_session")
 
 def _tiny_search(runs: Path) -> Path:
     import tlmsearch
-    from tlmsearch.config import DataConfig, TrainConfig
+    from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.tuning import SearchConfig
 
     cfg = SearchConfig(

@@ -171,7 +171,7 @@ def cluster() -> Iterator[LocalCluster]:
 
 
 def _config(name: str, runs_dir: Path, **changes: Any) -> Any:
-    from tlmsearch.config import DataConfig, TrainConfig
+    from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.tuning import SearchConfig
 
     train = TrainConfig(steps=changes.pop("steps", 120), eval_interval=changes.pop("eval_interval", 40), eval_windows=4)

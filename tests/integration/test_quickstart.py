@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tlmsearch.presets import preset
+from tlmsearch.configs.presets import preset
 from tlmsearch.profiles import ProfileSpec, profile
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.data import prepare
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.tuning import FixedTrial, SearchConfig, load, run_fixed, search

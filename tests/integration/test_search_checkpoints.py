@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.tuning import FixedTrial, SearchConfig, run_fixed, search
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.configs.search import SearchConfig, load_run_config
 from tlmsearch.rundir.records import read_records
-from tlmsearch.search_config import SearchConfig, load_run_config
 
 pytestmark = pytest.mark.slow
 
@@ -122,8 +122,8 @@ def test_a_study_calibrates_each_architecture_by_default(tmp_path: Path, ray_ses
 
     from tlmsearch.api import study
     from tlmsearch.cli.study import study_progress
-    from tlmsearch.study_config import StudyConfig
-    from tlmsearch.study_report import study_summary
+    from tlmsearch.configs.study import StudyConfig
+    from tlmsearch.studies.report import study_summary
 
     cfg = tiny_study(tmp_path, archs=("transformer",), trials=2, noise_seeds=0, controls=())
     cfg = cfg.replace(lr_calibration=StudyConfig().lr_calibration)  # the default: auto

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from cli_runs import kill_group, read_lines, reaped, wait_for_first_record
 
-from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.configs.search import SearchConfig
 from tlmsearch.rundir.records import read_records
-from tlmsearch.search_config import SearchConfig
 
 pytestmark = pytest.mark.slow
 

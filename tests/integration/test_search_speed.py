@@ -11,8 +11,8 @@ import optuna
 import pytest
 
 from tlmsearch.analysis.summary import summarize
-from tlmsearch.config import DataConfig, TrainConfig
-from tlmsearch.report import quality_figure
+from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.report.run import quality_figure
 from tlmsearch.rundir.records import SEARCH_KINDS
 from tlmsearch.tuning import SearchConfig, search
 from tlmsearch.tuning.searcher import STUDY_NAME, open_storage

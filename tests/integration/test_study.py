@@ -16,10 +16,10 @@ from study_fakes import tiny_study
 
 from tlmsearch.analysis.crossarch import COSINE, one_shape_answer, paper_gains, transfer_matrix
 from tlmsearch.analysis.plan import CONTROLS
+from tlmsearch.configs.study import GROUP_CONTROLS, STUDY_CONTROLS, StudyConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.records import read_records
-from tlmsearch.study_config import GROUP_CONTROLS, STUDY_CONTROLS, StudyConfig
-from tlmsearch.study_cost import estimate, trials_per_arch
+from tlmsearch.studies.cost import estimate, trials_per_arch
 
 tiny = tiny_study  # the shared tiny two-architecture study (tests/helpers/study_fakes.py)
 
@@ -155,7 +155,7 @@ def test_study_end_to_end_two_architectures(reference: Path) -> None:
             assert cell is not None and ("is_cosine" in cell or cell["n"] == 2 or arch == row["source"])
     state = json.loads((run / "study_state.json").read_text())["phases"]
     assert all(p["status"] == "done" for p in state.values()) and len(state) == 2 * 2 + 2 + 1
-    from tlmsearch.study_report import shortener
+    from tlmsearch.studies.report import shortener
 
     short = shortener(s)  # the report writes profile numbers to 3 significant digits
     assert "transformer" in (run / "report.html").read_text() and short(s["answer"]) in (run / "summary.md").read_text()
@@ -183,7 +183,7 @@ def test_study_end_to_end_two_architectures(reference: Path) -> None:
     # and they did overlap: the second search started before the first verification ended
     assert state["gated_attention/search"]["started"] < state["transformer/verify"]["at"]
     # the README's table of this study, from its summary.json
-    from tlmsearch.study_readme import check_readme, read_summary, readme_block, readme_table
+    from tlmsearch.studies.readme import check_readme, read_summary, readme_block, readme_table
 
     table = readme_table(read_summary(run))
     for arch, v in s["verdicts"].items():

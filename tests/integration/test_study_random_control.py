@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.configs.search import load_run_config
+from tlmsearch.configs.study import StudyConfig
 from tlmsearch.rundir.records import read_records
-from tlmsearch.search_config import load_run_config
-from tlmsearch.study_config import StudyConfig
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("ray_session")]
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from tlmsearch.config import ARCHITECTURE_NAMES, DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.base import ARCHITECTURE_NAMES, DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.presets import preset
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import ARCHITECTURES, build_model, count_params, flops_per_token, mlp_hidden_sizes
-from tlmsearch.presets import preset
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository root
 TOY = "tests.integration.toy_arch:SPEC"
@@ -66,7 +66,7 @@ def test_a_fresh_process_finds_the_toy_from_a_saved_search_config(tmp_path: Path
     cfg = SearchConfig(name="toy", arch=TOY, preset="tiny")
     saved = cfg.save(tmp_path / "search.yaml")
     script = (
-        "from tlmsearch.tuning import SearchConfig; from tlmsearch.presets import preset; "
+        "from tlmsearch.tuning import SearchConfig; from tlmsearch.configs.presets import preset; "
         "from tlmsearch.models import count_params; "
         f"c = SearchConfig.load({str(saved)!r}); "
         "print(c.arch, count_params(preset(c.preset).model_config(c.arch)).total)"

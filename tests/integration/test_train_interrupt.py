@@ -110,7 +110,7 @@ def test_duration() -> None:
 
 def test_finished_run_keeps_no_checkpoint_unless_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TLMSEARCH_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr("tlmsearch.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
+    monkeypatch.setattr("tlmsearch.training.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
     quick = [*ARGS[:4], "--steps", "6", "--eval-interval", "3", "--threads", "1", "--runs-dir", str(tmp_path)]
     assert main(["train", *quick, "--name", "a"]) == 0
     assert main(["train", *quick, "--name", "b", "--keep-checkpoint"]) == 0

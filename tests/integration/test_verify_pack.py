@@ -31,8 +31,8 @@ TIMES = {"tokens_per_s", "mfu", "elapsed_s", "wall_s", "train_time_s"}
 
 def _tiny_search(runs: Path) -> Path:
     import tlmsearch
-    from tlmsearch.config import DataConfig, TrainConfig
-    from tlmsearch.search_config import SearchConfig
+    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.configs.search import SearchConfig
 
     cfg = SearchConfig(
         name="tiny",

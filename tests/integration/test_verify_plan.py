@@ -165,8 +165,8 @@ def test_an_unfinished_verify_gives_no_verdict_anywhere(tmp_path: Path, capsys: 
     verdict in the summary, the report, the API or a study: one would decide on the pilot's seeds
     or on part of the plan. Once verify.json says complete, the deciding seeds decide as before."""
     import tlmsearch
-    from tlmsearch.study_config import StudyConfig
-    from tlmsearch.study_files import own_verdict
+    from tlmsearch.configs.study import StudyConfig
+    from tlmsearch.studies.files import own_verdict
 
     losses = _decided_losses()
     plan = {"steps": 40, "pilot_seeds": [1, 2, 3], "decision_seeds": list(range(4, 10)), "plan": None}
@@ -255,8 +255,8 @@ def test_verify_cli_refuses_bad_seed_options_in_one_line(
 
 def _tiny_search(runs: Path) -> Path:
     import tlmsearch
-    from tlmsearch.config import DataConfig, TrainConfig
-    from tlmsearch.search_config import SearchConfig
+    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.configs.search import SearchConfig
 
     cfg = SearchConfig(
         name="tiny",

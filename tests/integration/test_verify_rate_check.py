@@ -21,8 +21,8 @@ LR = 2e-3
 
 def _tiny_search(runs: Path) -> Path:
     import tlmsearch
-    from tlmsearch.config import DataConfig, TrainConfig
-    from tlmsearch.search_config import SearchConfig
+    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.configs.search import SearchConfig
 
     cfg = SearchConfig(
         name="tiny", runs_dir=str(runs), arch="transformer", preset="tiny", space="knots", sampler="random",

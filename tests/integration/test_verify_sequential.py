@@ -14,8 +14,8 @@ from tlmsearch.rundir.layout import VERIFY
 
 def _tiny_search(runs: Path) -> Path:
     import tlmsearch
-    from tlmsearch.config import DataConfig, TrainConfig
-    from tlmsearch.search_config import SearchConfig
+    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.configs.search import SearchConfig
 
     cfg = SearchConfig(
         name="tiny",

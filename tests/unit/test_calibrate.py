@@ -1,4 +1,4 @@
-"""The timing half of the estimates (`tlmsearch.calibrate`): a fake clock, injected rates."""
+"""The timing half of the estimates (`tlmsearch.costs.calibrate`): a fake clock, injected rates."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-import tlmsearch.calibrate as cal
-from tlmsearch.config import DataConfig, TrainConfig
-from tlmsearch.estimate import Rate, eval_share
-from tlmsearch.presets import preset
-from tlmsearch.rates import rate_shape, record_rate
+import tlmsearch.costs.calibrate as cal
+from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.configs.presets import preset
+from tlmsearch.costs.estimate import Rate, eval_share
+from tlmsearch.costs.rates import rate_shape, record_rate
 
 
 @pytest.fixture
@@ -18,7 +18,9 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple:
     monkeypatch.setenv("TLMSEARCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(cal, "_TIMED", {})  # no calibration of another test is reused
     monkeypatch.setattr(cal, "current_load", lambda cores: 0.0)  # a quiet machine unless a test says otherwise
-    monkeypatch.setattr("tlmsearch.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)  # tested apart
+    monkeypatch.setattr(
+        "tlmsearch.training.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11
+    )  # tested apart
     model = preset("tiny").model_config("transformer")
     train = TrainConfig(steps=200, batch_size=4, eval_interval=50, eval_windows=8, threads=1, device="cpu")
     return model, train, DataConfig(corpus="pydoc")
@@ -36,7 +38,7 @@ def test_calibration_times_a_few_real_steps_on_the_given_clock(setup: tuple) -> 
 
 
 def test_a_recorded_rate_is_used_without_timing(setup: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tlmsearch.trainer import resolve_vocab
+    from tlmsearch.training.trainer import resolve_vocab
 
     model, train, data = setup
     record_rate(data.cache_path(), rate_shape(resolve_vocab(model, data).to_dict(), train.to_dict(), "cpu"), 0.25, 1.0,
@@ -67,7 +69,7 @@ def test_runs_sharing_the_cores_slow_a_calibrated_rate(setup: tuple, monkeypatch
 
 
 def test_load_slowdown_is_the_core_share_and_widens_with_load() -> None:
-    from tlmsearch.estimate import load_slowdown
+    from tlmsearch.costs.estimate import load_slowdown
 
     assert load_slowdown(1, 1, 2, 0.0) == (1.0, 1.0)  # one run, as timed
     assert load_slowdown(2, 1, 2, 0.0) == (1.0, 1.0)  # two runs of one thread on two cores: no sharing

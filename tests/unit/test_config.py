@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tlmsearch.config import ArchOptions, ModelConfig
+from tlmsearch.configs.base import ArchOptions, ModelConfig
 from tlmsearch.errors import ConfigError
 
 

@@ -1,10 +1,10 @@
-"""The estimate arithmetic (`tlmsearch.estimate`): injected rates, no clock, no files."""
+"""The estimate arithmetic (`tlmsearch.costs.estimate`): injected rates, no clock, no files."""
 
 from __future__ import annotations
 
 import pytest
 
-from tlmsearch.estimate import (
+from tlmsearch.costs.estimate import (
     Estimate,
     Rate,
     Work,

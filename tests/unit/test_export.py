@@ -9,9 +9,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tlmsearch.config import ModelConfig
+from tlmsearch.configs.base import ModelConfig
 from tlmsearch.errors import UserError
-from tlmsearch.export import FORMATS, decode, export, make_divisible
+from tlmsearch.export.schedule import FORMATS, decode, export, make_divisible
 
 
 def _model(widths: list[int], d_model: int = 64) -> ModelConfig:
@@ -99,8 +99,8 @@ def test_gemma3n_export_from_file(tmp_path) -> None:
 
 
 def test_native_is_a_model_config() -> None:
-    from tlmsearch.config import DataConfig, TrainConfig
-    from tlmsearch.runconfig import RunConfig
+    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.configs.run import RunConfig
 
     ex = export(_model(WIDTHS), "native", train={"steps": 10}, data={"corpus": "pydoc"}, source={"trial_id": "t"})
     doc = yaml.safe_load(ex.text)

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from tlmsearch.configs.presets import preset
 from tlmsearch.errors import UserError
-from tlmsearch.export_formats import FORMATS, ExportInput
-from tlmsearch.presets import preset
+from tlmsearch.export.formats import FORMATS, ExportInput
 
 WIDTHS = (256, 256, 512, 512)
 

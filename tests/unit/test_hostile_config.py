@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from tlmsearch.config import ArchOptions, DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.base import ArchOptions, DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.presets import preset
+from tlmsearch.configs.run import ModelSpec, RunConfig
+from tlmsearch.configs.search import SearchConfig
 from tlmsearch.errors import ConfigError
-from tlmsearch.presets import preset
-from tlmsearch.runconfig import ModelSpec, RunConfig
-from tlmsearch.search_config import SearchConfig
 
 TINY: dict[str, Any] = dict(arch="transformer", d_model=32, n_layers=2, n_heads=2, mlp_widths=(64, 64), seq_len=32)
 

@@ -22,7 +22,7 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(autouse=True)
 def _env(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TLMSEARCH_CACHE", str(cache))
-    monkeypatch.setattr("tlmsearch.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
+    monkeypatch.setattr("tlmsearch.training.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
 
 
 def _train(tmp_path: Path, *extra: str, name: str = "r") -> int:
@@ -206,7 +206,7 @@ def test_failure_after_the_dir_exists_removes_only_an_untrained_dir(
     def fails_before_training(*args: Any, **kwargs: Any) -> Any:
         raise DataError("corpus vanished")
 
-    monkeypatch.setattr("tlmsearch.trainer.train", fails_before_training)
+    monkeypatch.setattr("tlmsearch.training.trainer.train", fails_before_training)
     _refused(capsys, _train(tmp_path, name="gone"), "corpus vanished")
     assert not (tmp_path / "runs" / "gone").exists()
 
@@ -215,7 +215,7 @@ def test_failure_after_the_dir_exists_removes_only_an_untrained_dir(
         (Path(checkpoint_dir) / "checkpoint.pt").write_bytes(b"x")
         raise DataError("corpus vanished")
 
-    monkeypatch.setattr("tlmsearch.trainer.train", fails_after_a_checkpoint)
+    monkeypatch.setattr("tlmsearch.training.trainer.train", fails_after_a_checkpoint)
     _refused(capsys, _train(tmp_path, name="kept"), "corpus vanished")
     assert (tmp_path / "runs" / "kept" / "checkpoint" / "checkpoint.pt").is_file()  # a result: kept
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from tlmsearch.cli import main
-from tlmsearch.config import DataConfig
+from tlmsearch.configs.base import DataConfig
+from tlmsearch.configs.presets import preset
+from tlmsearch.costs.rates import rate_for, rate_shape, rates_file, record_rate
 from tlmsearch.data import TokenData, check_windows, prepare
 from tlmsearch.errors import DataError
-from tlmsearch.presets import preset
-from tlmsearch.rates import rate_for, rate_shape, rates_file, record_rate
 
 QUICK = ["--preset", "tiny", "--corpus", "pydoc", "--steps", "2", "--eval-interval", "2", "--threads", "1"]
 MODEL = preset("tiny").model_config("transformer").to_dict()
@@ -27,7 +27,7 @@ TRAIN = {"batch_size": 16, "grad_accum": 1, "eval_interval": 50, "eval_windows":
 def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cache = tmp_path / "cache"
     monkeypatch.setenv("TLMSEARCH_CACHE", str(cache))
-    monkeypatch.setattr("tlmsearch.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
+    monkeypatch.setattr("tlmsearch.training.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
     return cache
 
 
@@ -228,7 +228,7 @@ def test_search_refuses_a_corpus_too_small_for_seq_len_before_ray(
         raise AssertionError("Ray was started for a corpus too small for seq_len")
 
     monkeypatch.setattr("tlmsearch.tuning.runner.ensure_ray", no_ray)
-    monkeypatch.setattr("tlmsearch.hardware.matmul_peak", lambda *a, **k: 1e11)
+    monkeypatch.setattr("tlmsearch.training.hardware.matmul_peak", lambda *a, **k: 1e11)
     runs = tmp_path / "sruns"
     args = ["search", "--preset", "cpu-xs", "--runs-dir", str(runs), "--steps", "2", "--trials", "2"]
     args += ["--noise-seeds", "0", "--quiet", "--name", "small", "--corpus", f"text:{_small_corpus(tmp_path)}"]

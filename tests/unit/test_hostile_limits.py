@@ -13,10 +13,10 @@ from analysis_fakes import search_records, write_run
 from tlmsearch.analysis.stats import METHODS
 from tlmsearch.cli import main
 from tlmsearch.cli._options import INTERVALS
+from tlmsearch.configs.validate import MAX_SEEDS, MAX_TOP, MIN_SEEDS
 from tlmsearch.errors import UserError
 from tlmsearch.rundir import load
 from tlmsearch.tuning.verify import MAX_TOP_K, check_verify_options
-from tlmsearch.validate import MAX_SEEDS, MAX_TOP, MIN_SEEDS
 
 
 def refused(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
@@ -92,7 +92,7 @@ def test_export_refuses_a_record_whose_widths_do_not_fit_its_budget(
 def test_export_refuses_a_record_whose_widths_and_model_differ(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tlmsearch.presets import preset
+    from tlmsearch.configs.presets import preset
 
     records = search_records()
     best = min((r for r in records if r["status"] == "complete"), key=lambda r: r["metrics"]["val_loss"])

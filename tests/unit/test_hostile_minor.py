@@ -14,9 +14,9 @@ from analysis_fakes import search_records, write_run
 
 import tlmsearch
 from tlmsearch.cli import main
+from tlmsearch.configs.search import SearchConfig, load_run_config
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.search_config import SearchConfig, load_run_config
 
 SEARCH = ["search", "--preset", "tiny", "--corpus", "pydoc", "--steps", "2", "--trials", "2"]
 SEARCH += ["--noise-seeds", "0", "--dry-run", "--quiet"]

@@ -17,7 +17,7 @@ from analysis_fakes import search_records, verify_records, write_run
 from tlmsearch.cli import main
 from tlmsearch.errors import UserError
 from tlmsearch.rundir.io import write_text
-from tlmsearch.study_files import STUDY_STATE, study_damage
+from tlmsearch.studies.files import STUDY_STATE, study_damage
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "runs" / "reference" / "study"

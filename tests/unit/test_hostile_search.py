@@ -12,13 +12,13 @@ from analysis_fakes import search_records, write_run
 
 import tlmsearch
 from tlmsearch.cli import main
-from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.configs.search import SearchConfig
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.profiles import ProfileSpec
+from tlmsearch.profiles.spaces import builtin_spaces, load_space
 from tlmsearch.rundir import records as records_module
 from tlmsearch.rundir.records import SEARCH_KINDS, RecordLog, damage_note, read_records, read_records_checked
-from tlmsearch.search_config import SearchConfig
-from tlmsearch.spaces import builtin_spaces, load_space
 from tlmsearch.tuning import searcher
 from tlmsearch.tuning.recorder import build_record
 from tlmsearch.tuning.searcher import DefineProfile
@@ -233,7 +233,7 @@ CFG = SearchConfig(
 
 
 def _record(trial_id: str, profile: str, number: int, loss: float) -> Any:
-    from tlmsearch.resolve import trial_shape
+    from tlmsearch.configs.resolve import trial_shape
 
     budget, _, model = trial_shape(CFG, ProfileSpec.parse(profile))
     trained = {"model": model.to_dict(), "train": CFG.train.to_dict(), "data": CFG.data.to_dict()}

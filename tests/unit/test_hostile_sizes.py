@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from tlmsearch.cli import main
-from tlmsearch.config import MODEL_INT_BOUNDS
+from tlmsearch.configs.base import MODEL_INT_BOUNDS
+from tlmsearch.configs.presets import preset
+from tlmsearch.configs.validate import MAX_LAYERS, estimate_timing_bytes, estimate_training_bytes
 from tlmsearch.errors import ConfigError
-from tlmsearch.presets import preset
-from tlmsearch.validate import MAX_LAYERS, estimate_timing_bytes, estimate_training_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,7 +65,7 @@ def nothing_built(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("a model was built before the memory check")
 
     monkeypatch.setattr("tlmsearch.models.build_model", refuse)  # imported when used, or at the top:
-    monkeypatch.setattr("tlmsearch.throughput.build_model", refuse, raising=False)
+    monkeypatch.setattr("tlmsearch.costs.throughput.build_model", refuse, raising=False)
 
 
 @pytest.mark.parametrize("batch", ["4096", "64"])
@@ -73,8 +73,8 @@ def test_profiles_throughput_refuses_models_that_cannot_fit_before_building_them
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, nothing_built: None, batch: str
 ) -> None:
     machine = lambda: 16 * 2**30  # noqa: E731 - a 16 GiB machine
-    monkeypatch.setattr("tlmsearch.validate.available_memory_bytes", machine)
-    monkeypatch.setattr("tlmsearch.throughput.available_memory_bytes", machine, raising=False)
+    monkeypatch.setattr("tlmsearch.configs.validate.available_memory_bytes", machine)
+    monkeypatch.setattr("tlmsearch.costs.throughput.available_memory_bytes", machine, raising=False)
     code = main(["profiles", "--preset", "1.3b", "--throughput", "--batch-size", batch, "--repeats", "1"])
     err = capsys.readouterr().err
     assert code == 2, err

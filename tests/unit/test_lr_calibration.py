@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from analysis_fakes import record, write_run
 
-from tlmsearch.errors import ConfigError
-from tlmsearch.lr_calibration import (
+from tlmsearch.configs.lr_calibration import (
     AUTO_FACTORS,
     LrCalibration,
     after_explicit_lr,
@@ -24,6 +23,9 @@ from tlmsearch.lr_calibration import (
     resolved_setting,
     short_text,
 )
+from tlmsearch.configs.search import SearchConfig, load_run_config
+from tlmsearch.configs.study import StudyConfig
+from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.lr import (
     at_search_rate,
     calibration_rates,
@@ -36,8 +38,6 @@ from tlmsearch.rundir.lr import (
     write_lr_calibration,
 )
 from tlmsearch.rundir.records import KINDS, LR_KIND, TrialRecord
-from tlmsearch.search_config import SearchConfig, load_run_config
-from tlmsearch.study_config import StudyConfig
 
 NAN = math.nan
 
@@ -162,7 +162,7 @@ def test_resolve_writes_the_grid_out() -> None:
 
 
 def _pydoc():  # type: ignore[no-untyped-def]
-    from tlmsearch.config import DataConfig
+    from tlmsearch.configs.base import DataConfig
 
     return DataConfig(corpus="pydoc")
 
@@ -293,7 +293,7 @@ def test_search_and_study_flags_and_the_explicit_lr_rule() -> None:
 def test_the_study_cost_counts_the_calibration_trials(tmp_path: Path) -> None:
     from study_fakes import tiny_study
 
-    from tlmsearch.study_cost import phase_trials
+    from tlmsearch.studies.cost import phase_trials
 
     off = tiny_study(tmp_path)
     assert off.lr_calibration == "off"  # the shared tiny study opts out, for speed
@@ -304,7 +304,7 @@ def test_the_study_cost_counts_the_calibration_trials(tmp_path: Path) -> None:
 def test_a_study_yaml_written_before_calibration_reads_as_off(tmp_path: Path) -> None:
     from study_fakes import tiny_study
 
-    from tlmsearch.study_files import STUDY_CONFIG, load_config
+    from tlmsearch.studies.files import STUDY_CONFIG, load_config
 
     tiny_study(tmp_path, lr_calibration="auto").save(tmp_path / STUDY_CONFIG)
     assert load_config(tmp_path).lr_calibration == "auto"

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from tlmsearch.config import ARCHITECTURE_NAMES
+from tlmsearch.configs.base import ARCHITECTURE_NAMES
+from tlmsearch.configs.presets import preset
+from tlmsearch.configs.validate import estimate_training_bytes
 from tlmsearch.models import count_params
-from tlmsearch.presets import preset
-from tlmsearch.validate import estimate_training_bytes
 
 P = preset("cpu-xs")  # d 64, 6 layers, 4 heads of 16
 WIDTHS = (288, 256, 192, 160, 128, 128)

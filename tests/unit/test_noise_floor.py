@@ -12,6 +12,7 @@ from analysis_fakes import record, write_run
 
 from tlmsearch import plots
 from tlmsearch.analysis.summary import summarize
+from tlmsearch.configs.search import SearchConfig, load_run_config
 from tlmsearch.errors import ConfigError
 from tlmsearch.noise_floor import (
     TIE_SDS,
@@ -33,7 +34,6 @@ from tlmsearch.rundir.noise import (
 )
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.rundir.study import load
-from tlmsearch.search_config import SearchConfig, load_run_config
 
 # ----------------------------------------------------------------------------- pure maths
 
@@ -197,7 +197,7 @@ def test_best_status_and_summary_show_gaps_in_floor_units(tmp_path: Path, capsys
 def test_report_writes_the_floor_to_summary_json_and_md(tmp_path: Path) -> None:
     import json
 
-    from tlmsearch.report import write_report
+    from tlmsearch.report.run import write_report
 
     run = _noisy_run(tmp_path)
     paths = write_report(run)

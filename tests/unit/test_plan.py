@@ -10,10 +10,10 @@ import sys
 import pytest
 
 from tlmsearch.cli import main
+from tlmsearch.configs.presets import preset
+from tlmsearch.costs.plan import PlanConfig, plan, slots_for, steps_for
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import count_params, flops_per_token
-from tlmsearch.planning import PlanConfig, plan, slots_for, steps_for
-from tlmsearch.presets import preset
 
 
 def test_figures_match_analytic_flops_and_arithmetic() -> None:

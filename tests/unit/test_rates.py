@@ -1,12 +1,12 @@
-"""The rate cache (`tlmsearch.rates`) and what trials add to it (`tuning.recorder.remember_rate`)."""
+"""The rate cache (`tlmsearch.costs.rates`) and what trials add to it (`tuning.recorder.remember_rate`)."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
 
-from tlmsearch.presets import preset
-from tlmsearch.rates import KEEP, rate_for, rate_shape, rates_file, record_rate, run_rate
+from tlmsearch.configs.presets import preset
+from tlmsearch.costs.rates import KEEP, rate_for, rate_shape, rates_file, record_rate, run_rate
 from tlmsearch.rundir.records import TrialRecord
 
 MODEL = preset("tiny").model_config("transformer").to_dict()

@@ -14,7 +14,7 @@ from tlmsearch import plots
 from tlmsearch.analysis.collect import profile_results
 from tlmsearch.analysis.summary import summarize, verdicts
 from tlmsearch.errors import UserError
-from tlmsearch.report import FIGURES, write_report
+from tlmsearch.report.run import FIGURES, write_report
 
 
 def test_pareto_data_single_budget_uses_throughput() -> None:

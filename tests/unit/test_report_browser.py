@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from analysis_fakes import search_records, verify_records, write_run
 
-from tlmsearch.report import FIGURES, write_report
+from tlmsearch.report.run import FIGURES, write_report
 
 sync_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -12,7 +12,7 @@ from analysis_fakes import search_records, verify_records, write_run
 
 from tlmsearch.plots.bundle import BASIC_JS, basic_version, fits_basic, plotly_script
 from tlmsearch.plots.figures import scale_axis
-from tlmsearch.report import FIGURES, write_report
+from tlmsearch.report.run import FIGURES, write_report
 
 go = pytest.importorskip("plotly.graph_objects")
 MAX_BYTES = 1_500_000

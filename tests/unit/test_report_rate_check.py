@@ -121,10 +121,10 @@ def test_plot_data_and_markdown_of_a_check_dict() -> None:
 
 
 def test_a_study_reports_each_architectures_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tlmsearch.config import DataConfig
-    from tlmsearch.study_config import StudyConfig
-    from tlmsearch.study_files import STUDY_CONFIG, STUDY_STATE
-    from tlmsearch.study_report import write_study_report
+    from tlmsearch.configs.base import DataConfig
+    from tlmsearch.configs.study import StudyConfig
+    from tlmsearch.studies.files import STUDY_CONFIG, STUDY_STATE
+    from tlmsearch.studies.report import write_study_report
 
     study = tmp_path / "st"
     arch = _run(study, "transformer")

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.presets import preset
+from tlmsearch.configs.run import ModelSpec, RunConfig
 from tlmsearch.errors import ConfigError
-from tlmsearch.presets import preset
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.runconfig import ModelSpec, RunConfig
 
 
 def full() -> RunConfig:
@@ -86,7 +86,7 @@ def test_empty_sections_and_bad_files(tmp_path: Path) -> None:
 
 
 def test_native_export_is_the_same_document() -> None:
-    from tlmsearch.export import export
+    from tlmsearch.export.schedule import export
 
     cfg = full()
     ex = export(cfg.model, "native", train=cfg.train.to_dict(), data=cfg.data.to_dict(), source=cfg.meta)

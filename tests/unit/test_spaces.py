@@ -9,7 +9,7 @@ import pytest
 
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import Budget, ProfileSpec
-from tlmsearch.spaces import builtin_spaces, load_space
+from tlmsearch.profiles.spaces import builtin_spaces, load_space
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 BUDGET = Budget(12, 512, multiple_of=32)

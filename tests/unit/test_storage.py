@@ -1,4 +1,4 @@
-"""`tlmsearch.storage`: the trial storage's text checks and names (pure)."""
+"""`tlmsearch.configs.storage`: the trial storage's text checks and names (pure)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tlmsearch.configs.search import SearchConfig
+from tlmsearch.configs.storage import check_storage, is_uri, join, local_path, normalise, parent, scheme, trial_root
 from tlmsearch.errors import ConfigError
-from tlmsearch.search_config import SearchConfig
-from tlmsearch.storage import check_storage, is_uri, join, local_path, normalise, parent, scheme, trial_root
 
 
 @pytest.mark.parametrize(
@@ -69,7 +69,7 @@ def test_join_parent_and_local_path() -> None:
 
 
 def test_a_study_gives_each_of_its_runs_a_folder_below_its_storage() -> None:
-    from tlmsearch.study_config import StudyConfig
+    from tlmsearch.configs.study import StudyConfig
 
     cfg = StudyConfig(name="across", storage="s3://bucket/tlm", gpus_per_trial=0.25)
     search = cfg.search_config("titans")

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from study_fakes import tiny_study
 
-from tlmsearch.config import DataConfig
-from tlmsearch.study_cost import (
+from tlmsearch.configs.base import DataConfig
+from tlmsearch.studies.cost import (
     calibrate,
     calibrate_arch,
     estimate,
@@ -65,7 +65,7 @@ def test_no_hours_without_seconds_and_a_note_says_why(tmp_path: Path) -> None:
 
 def test_calibration_times_real_steps_and_skips_shapes_too_big(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # the measured matmul peak is tested on its own; keep this test quick
-    for where in ("tlmsearch.hardware.matmul_peak", "tlmsearch.trainer.matmul_peak"):
+    for where in ("tlmsearch.training.hardware.matmul_peak", "tlmsearch.training.trainer.matmul_peak"):
         monkeypatch.setattr(where, lambda device, dtype, cache_dir=None: 1e11)
     cfg = tiny(tmp_path, archs=("transformer",), data=DataConfig(corpus="pydoc", cache_dir=str(tmp_path / "cache")))
     skipped = calibrate_arch(cfg, "transformer", budget_s=0.0)
@@ -112,9 +112,9 @@ def test_verification_at_the_deciding_length_counts_as_longer_trials(tmp_path: P
     which are scaled to a search trial's steps."""
     from analysis_fakes import record
 
-    from tlmsearch.config import screening_train
+    from tlmsearch.configs.base import screening_train
     from tlmsearch.rundir.records import RecordLog, TrialRecord
-    from tlmsearch.study_cost import _trial, phase_weights, weighted_trials
+    from tlmsearch.studies.cost import _trial, phase_weights, weighted_trials
 
     screening = tiny(tmp_path, train=screening_train(eval_interval=50, batch_size=4, eval_windows=4))
     weights = phase_weights(screening, "transformer")

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from analysis_fakes import record, write_run
 
-from tlmsearch.config import DataConfig, TrainConfig
-from tlmsearch.study_config import StudyConfig
-from tlmsearch.study_cost import COST_FILE
-from tlmsearch.study_files import STUDY_CONFIG, STUDY_STATE
-from tlmsearch.study_progress import LiveView, current_line, snapshot, study_line
+from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.configs.study import StudyConfig
+from tlmsearch.studies.cost import COST_FILE
+from tlmsearch.studies.files import STUDY_CONFIG, STUDY_STATE
+from tlmsearch.studies.progress import LiveView, current_line, snapshot, study_line
 
 
 def _study(tmp_path: Path, phases: dict[str, str]) -> Path:
@@ -141,7 +141,7 @@ def test_the_study_hands_verify_an_announce_that_notes_the_plan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import tlmsearch.tuning.verify as verify_module
-    from tlmsearch.study_files import load_config
+    from tlmsearch.studies.files import load_config
     from tlmsearch.tuning.study import _verify
 
     study = _study(tmp_path, {"transformer/search": "done"})
@@ -178,7 +178,7 @@ def test_a_damaged_state_file_says_how_to_rebuild_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str
 ) -> None:
     from tlmsearch.cli import main
-    from tlmsearch.study_cost import read_calibration
+    from tlmsearch.studies.cost import read_calibration
 
     study = _study(tmp_path, {"transformer/search": "done"})
     _searched(study, "transformer", 4)

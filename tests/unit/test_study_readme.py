@@ -10,12 +10,12 @@ import pytest
 from analysis_fakes import search_records, verify_records, write_run
 
 from tlmsearch.cli import main
-from tlmsearch.config import DataConfig
+from tlmsearch.configs.base import DataConfig
+from tlmsearch.configs.study import StudyConfig
 from tlmsearch.errors import UserError
-from tlmsearch.study_config import StudyConfig
-from tlmsearch.study_files import STUDY_CONFIG
-from tlmsearch.study_readme import check_readme, read_summary, readme_block, readme_blocks, readme_table
-from tlmsearch.study_report import write_study_report
+from tlmsearch.studies.files import STUDY_CONFIG
+from tlmsearch.studies.readme import check_readme, read_summary, readme_block, readme_blocks, readme_table
+from tlmsearch.studies.report import write_study_report
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = "runs/reference/study"
@@ -92,7 +92,7 @@ def test_profile_numbers_read_short_unless_that_would_merge_two_profiles(tmp_pat
     from analysis_fakes import record
 
     from tlmsearch.analysis.collect import brief_text
-    from tlmsearch.study_report import shortener
+    from tlmsearch.studies.report import shortener
 
     assert brief_text(f"{LONG} gains +1.53% [-4.00%, +7.38%]") == "knots:k0=1.91,k1=0.653 gains +1.53% [-4.00%, +7.38%]"
     assert brief_text("cosine:start=1.5,end=0.5 k0=2.5e-05 x=0.12345678e-3") == (
@@ -116,7 +116,7 @@ def test_profile_numbers_read_short_unless_that_would_merge_two_profiles(tmp_pat
 
 
 def test_a_verification_still_running_has_no_verdict_in_the_study_report(tmp_path: Path) -> None:
-    from tlmsearch.study_files import set_phase
+    from tlmsearch.studies.files import set_phase
 
     study = _study(tmp_path)
     assert read_summary(study)["verdicts"]["transformer"]["n_seeds"] == 3

@@ -6,9 +6,8 @@ import math
 
 import pytest
 
-from tlmsearch.config import ModelConfig
-from tlmsearch.errors import ConfigError
-from tlmsearch.throughput import (
+from tlmsearch.configs.base import ModelConfig
+from tlmsearch.costs.throughput import (
     AA_NAME,
     ThroughputConfig,
     measure,
@@ -18,6 +17,7 @@ from tlmsearch.throughput import (
     time_rounds,
     trial_metrics,
 )
+from tlmsearch.errors import ConfigError
 
 
 class FakeMachine:

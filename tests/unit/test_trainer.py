@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.presets import preset
 from tlmsearch.data import prepare, val_windows
 from tlmsearch.errors import ConfigError
-from tlmsearch.presets import preset
-from tlmsearch.trainer import TrainingDiverged, TrainResult, lr_at, resolve_vocab, train
+from tlmsearch.training.trainer import TrainingDiverged, TrainResult, lr_at, resolve_vocab, train
 
 REPORT_KEYS = {"val_loss", "val_ppl", "val_bpb", "train_loss", "tokens_per_s", "lr", "step", "tokens", "elapsed_s"}
 FINAL_KEYS = {
@@ -25,7 +25,7 @@ FINAL_KEYS = {
 def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TLMSEARCH_CACHE", str(tmp_path / "cache"))
     # the measured matmul peak is tested on its own; keep these tests quick
-    monkeypatch.setattr("tlmsearch.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
+    monkeypatch.setattr("tlmsearch.training.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
 
 
 def tiny(widths: tuple[int, ...] = (96, 32)) -> ModelConfig:
@@ -143,7 +143,7 @@ def test_bits_per_byte_with_bpe_counts_bytes() -> None:
 
 
 def test_injected_nan_raises_divergence(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tlmsearch.trainer as trainer
+    import tlmsearch.training.trainer as trainer
 
     real_build = trainer.build_model
 
@@ -213,7 +213,7 @@ def test_cuda_bf16_run() -> None:
 
 
 def test_measured_peak_is_cached(tmp_path: Path) -> None:
-    from tlmsearch import hardware
+    from tlmsearch.training import hardware
 
     dev = torch.device("cpu")
     with hardware.thread_count(1):
@@ -227,7 +227,7 @@ def test_batched_finiteness_check_finds_the_first_bad_step() -> None:
     # the check used on accelerators, where reading every step's loss would synchronise
     from types import SimpleNamespace
 
-    from tlmsearch.trainer import _Run
+    from tlmsearch.training.trainer import _Run
 
     run = SimpleNamespace(losses=torch.tensor([2.0, 1.5, float("inf"), float("nan")]))
     _Run._check_finite(run, 0, 2)  # type: ignore[arg-type]
@@ -304,7 +304,7 @@ def test_ema_is_the_result_and_the_last_weights_are_reported_beside_it() -> None
 def test_ema_by_hand_matches_the_trainers_average(monkeypatch: pytest.MonkeyPatch) -> None:
     """After optimizer step t (0-based) the average becomes d_t * ema + (1 - d_t) * weights with
     d_t = min(ema_decay, (1 + t) / (10 + t)); before the first step it is the initial weights."""
-    from tlmsearch import trainer as trainer_mod
+    from tlmsearch.training import trainer as trainer_mod
 
     checked: list[int] = []
     expected: list[torch.Tensor] = []

@@ -15,18 +15,18 @@ from pathlib import Path
 import pytest
 
 from tlmsearch.cli import build_parser, main
-from tlmsearch.config import (
+from tlmsearch.configs.base import (
     DataConfig,
     TrainConfig,
     steps_for_tokens_per_param,
     trial_length_text,
     with_tokens_per_param,
 )
+from tlmsearch.configs.resolve import trial_shape
+from tlmsearch.configs.search import SearchConfig
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.models import count_params
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import trial_shape
-from tlmsearch.search_config import SearchConfig
 from tlmsearch.tuning.trainable import resolve_trial_length, trial_length_line
 
 TINY = ["--preset", "tiny", "--corpus", "pydoc"]
@@ -178,7 +178,7 @@ def test_verify_derives_from_the_search_or_the_flags() -> None:
 def test_compare_and_study_take_the_flag() -> None:
     from tlmsearch.cli.compare import compare_arguments
     from tlmsearch.cli.study import build_config as study_config
-    from tlmsearch.study_cost import steps_equivalent
+    from tlmsearch.studies.cost import steps_equivalent
     from tlmsearch.tuning.compare import compare
 
     kw = compare_arguments(build_parser().parse_args(["compare", "--families", "uniform", "--tokens-per-param", "6"]))
@@ -201,7 +201,7 @@ def test_compare_and_study_take_the_flag() -> None:
         assert steps[arch] == math.ceil(6 * n / per_step)
         assert steps_equivalent(study, arch) >= steps[arch]  # the cost estimate counts the derived steps
     assert steps["transformer"] != steps["titans"]
-    from tlmsearch.study_cost import estimate
+    from tlmsearch.studies.cost import estimate
 
     text = estimate(study, n_slots=1, calibration={}).text()  # each arch's trial length, in its own line
     for arch in study.archs:
@@ -212,7 +212,7 @@ def test_compare_and_study_take_the_flag() -> None:
 
 def test_plan_prices_tokens_per_param(capsys: pytest.CaptureFixture[str]) -> None:
     from tlmsearch.cli.plan import config_from_args
-    from tlmsearch.planning import plan
+    from tlmsearch.costs.plan import plan
 
     result = plan(config_from_args(build_parser().parse_args(["plan", "--tokens-per-param", "20", "--trials", "4"])))
     arch = result.archs[0]
@@ -231,7 +231,7 @@ def test_help_says_which_parameters_count(command: str) -> None:
 
 def test_train_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """A tiny run of 0.25 tokens per parameter: the line printed, the steps run, the regime recorded."""
-    monkeypatch.setattr("tlmsearch.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
+    monkeypatch.setattr("tlmsearch.training.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
     runs = tmp_path / "runs"
     argv = ["train", *TINY, "--tokens-per-param", "0.25", "--threads", "1", "--runs-dir", str(runs)]
     assert main([*argv, "--name", "tpp", "--json"]) == 0
@@ -267,7 +267,7 @@ def test_quickstart_takes_tokens_per_param(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_the_study_report_and_readme_state_the_trial_length() -> None:
-    from tlmsearch.study_report import length_text
+    from tlmsearch.studies.report import length_text
 
     assert length_text({"steps": 300}) == "300 steps"  # a summary written before the field: its steps
     assert length_text({"steps": 300, "tokens_per_param": 0.0}) == "300 steps"

@@ -10,8 +10,8 @@ import pytest
 from session_cache import SessionCache
 
 from tlmsearch.cli import main
-from tlmsearch.config import DataConfig
-from tlmsearch.rates import rates_file
+from tlmsearch.configs.base import DataConfig
+from tlmsearch.costs.rates import rates_file
 
 
 def _lines(path: Path) -> set[str]:
@@ -30,7 +30,7 @@ def test_the_default_cache_is_the_sessions(session_cache: SessionCache) -> None:
 def test_a_run_records_its_rate_in_the_session_cache_only(
     session_cache: SessionCache, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("tlmsearch.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
+    monkeypatch.setattr("tlmsearch.training.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
     ours, users = rates_file(session_cache.session), rates_file(session_cache.user)
     before = _lines(ours)
     argv = ["train", "--preset", "tiny", "--corpus", "pydoc", "--steps", "6", "--eval-interval", "3"]

@@ -7,7 +7,7 @@ margin (`decision` decides, `verdict` assembles, `headline` words it), the seed 
 fronts (`front`; the maths is `tlmsearch.pareto`) and the run's answer as plain data
 (`summary`). Nothing here trains or
 writes files: re-evaluation and comparisons train in `tlmsearch.tuning`, reports are
-`tlmsearch.report`'s.
+`tlmsearch.report.run`'s.
 """
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from tlmsearch.analysis.collect import baseline_name, label
+from tlmsearch.configs.search import OBJECTIVE_METRICS, OBJECTIVES
 from tlmsearch.pareto import pareto_front
 from tlmsearch.rundir.records import SEARCH_KINDS, as_records, finished
-from tlmsearch.search_config import OBJECTIVE_METRICS, OBJECTIVES
 
 
 def front_axis(records: Any, objectives: Sequence[str], kinds: Sequence[str] = SEARCH_KINDS) -> str | None:

@@ -21,9 +21,13 @@ from tlmsearch.analysis.collect import profile_results
 from tlmsearch.analysis.planning import SeedPlan, at_least, plan_seeds
 from tlmsearch.analysis.stats import MIN_BOOTSTRAP_SEEDS
 from tlmsearch.analysis.verdict import COSINE, find
+from tlmsearch.configs.validate import (  # in validate: the configs check seed counts too
+    MAX_SEEDS,
+    MIN_SEEDS,
+    check_seed_count,
+)
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.records import as_records
-from tlmsearch.validate import MAX_SEEDS, MIN_SEEDS, check_seed_count  # in validate: the configs check seed counts too
 
 DEFAULT_PILOT_SEEDS = 3
 DEFAULT_MAX_SEEDS = 20

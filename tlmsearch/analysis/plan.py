@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tlmsearch.analysis.collect import label, profile_baseline, profile_label, ranked
-from tlmsearch.config import TRAIN_FIELDS_ADDED
+from tlmsearch.configs.base import TRAIN_FIELDS_ADDED
 from tlmsearch.profiles import ProfileSpec, expand_profile_sets
 from tlmsearch.rundir.records import finished
 

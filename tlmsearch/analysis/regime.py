@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tlmsearch.config import DECIDE_TOKENS_PER_PARAM, SCREEN_TOKENS_PER_PARAM
+from tlmsearch.configs.base import DECIDE_TOKENS_PER_PARAM, SCREEN_TOKENS_PER_PARAM
 from tlmsearch.rundir.records import TrialRecord, as_records
 
 DECISION, SCREENING, EARLY, UNKNOWN = "decision", "screening", "early training", "unknown"

@@ -1,7 +1,7 @@
 """`tlmsearch profiles --throughput`: the profiles' models timed fairly, side by side.
 
 Each profile's model (the --preset's shape and --arch, the profile's widths) is built on this
-machine and timed by `tlmsearch.throughput.measure`: forward+backward and inference of one
+machine and timed by `tlmsearch.costs.throughput.measure`: forward+backward and inference of one
 batch, every model once per round in rotated order, --repeats rounds, relative to the uniform
 profile (added when not given) timed in the same rounds, with an A/A copy of it for the noise
 floor. Printed per mode: a ranking by median speed against uniform, its range over rounds, the
@@ -34,10 +34,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def check_args(args: argparse.Namespace) -> None:
     """The --throughput flags (and --arch), refused in one line before anything is printed."""
-    from tlmsearch.architectures import ARCHITECTURE_NAMES
-    from tlmsearch.config import check_choice
+    from tlmsearch.configs.architectures import ARCHITECTURE_NAMES
+    from tlmsearch.configs.base import check_choice
+    from tlmsearch.configs.validate import check_int
     from tlmsearch.errors import ConfigError
-    from tlmsearch.validate import check_int
 
     if not args.preset:
         raise ConfigError("--throughput needs --preset: the timed models take its shape")
@@ -53,8 +53,8 @@ def check_args(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace, budget: Any, specs: list[Any]) -> int:
-    from tlmsearch.presets import preset
-    from tlmsearch.throughput import ThroughputConfig, measure, rankings
+    from tlmsearch.configs.presets import preset
+    from tlmsearch.costs.throughput import ThroughputConfig, measure, rankings
 
     check_args(args)
     pre = preset(args.preset)

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from tlmsearch.estimate import duration
+from tlmsearch.costs.estimate import duration
 
 CALIBRATION_STEPS = 5  # steps timed before the estimate (the very first one warms up and is skipped)
 CALIBRATION_MIN_S = 1.0  # ... and at least this long, so tiny steps are not timed on noise

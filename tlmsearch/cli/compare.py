@@ -14,7 +14,7 @@ from tlmsearch.cli._config_args import (
 )
 from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
 from tlmsearch.cli.verify import print_verdicts
-from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, TrainConfig
 
 HELP = "controlled comparison: train fixed profiles with several seeds, then the verdict and report"
 DESCRIPTION = """\

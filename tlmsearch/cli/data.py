@@ -8,9 +8,9 @@ import time
 from typing import Any
 
 from tlmsearch.cli._config_args import parse_tokenizer
-from tlmsearch.config import DataConfig
+from tlmsearch.configs.base import DataConfig
+from tlmsearch.configs.validate import writable_dir
 from tlmsearch.errors import ConfigError
-from tlmsearch.validate import writable_dir
 
 HELP = "list the training corpora, or prepare one ahead of time"
 DESCRIPTION = """\

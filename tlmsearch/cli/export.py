@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from tlmsearch.errors import UserError
-from tlmsearch.export_formats import FORMATS, get_format
+from tlmsearch.export.formats import FORMATS, get_format
 
 # the formats whose export reads --divisor (`ExportInput.divisor`)
 DIVISOR_FORMATS: tuple[str, ...] = ("openelm",)
@@ -56,7 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.cli._damage import damage_noted, writable_run_dir
-    from tlmsearch.export import export_run  # reads run directories: not needed for --help
+    from tlmsearch.export.schedule import export_run  # reads run directories: not needed for --help
 
     get_format(args.fmt)  # one line naming the allowed formats
     if args.divisor is not None and args.fmt not in DIVISOR_FORMATS:

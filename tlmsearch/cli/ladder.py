@@ -38,7 +38,7 @@ _SKIP = ("seeds", "seed", "train", "data")
 
 
 def _ladder_flags(p: argparse.ArgumentParser, *, training: bool) -> None:
-    from tlmsearch.config import DataConfig, TrainConfig
+    from tlmsearch.configs.base import DataConfig, TrainConfig
 
     p.add_argument("--config", metavar="FILE", help="LadderConfig as YAML/JSON (e.g. a ladder's ladder.yaml)")
     g = p.add_argument_group("ladder (LadderConfig)")
@@ -87,7 +87,7 @@ def build_config(args: argparse.Namespace) -> LadderConfig:
     base = LadderConfig.from_dict(read_yaml(args.config), where=args.config) if args.config else None
     data: dict[str, Any] = {**(base.to_dict() if base else {}), **config_overrides(args, "ladder")}
     if args.seeds is not None:
-        from tlmsearch.validate import check_seed_count
+        from tlmsearch.configs.validate import check_seed_count
 
         seeds = args.seeds if args.seeds == "auto" else int(args.seeds) if args.seeds.isdigit() else args.seeds
         data["seeds"] = 0 if seeds == "auto" else check_seed_count("--seeds", seeds, auto=True)
@@ -121,7 +121,7 @@ def best_profile(run_dir: str, arch: str) -> str:
     from tlmsearch.analysis.summary import run_verdicts
     from tlmsearch.rundir.io import read_verify
     from tlmsearch.rundir.study import load
-    from tlmsearch.study_files import is_study
+    from tlmsearch.studies.files import is_study
 
     path = Path(run_dir) / arch if is_study(run_dir) else Path(run_dir)
     study = load(path)

@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tlmsearch.planning import PlanConfig
+    from tlmsearch.costs.plan import PlanConfig
 
 HELP = "cost a study before running it: tokens, FLOPs, GPU-hours and wall time on N GPUs"
 DESCRIPTION = """\
@@ -48,8 +48,8 @@ def _count(text: str) -> int:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from tlmsearch.config import ARCHITECTURE_NAMES
-    from tlmsearch.planning import GPUS
+    from tlmsearch.configs.base import ARCHITECTURE_NAMES
+    from tlmsearch.costs.plan import GPUS
 
     g = p.add_argument_group("model")
     g.add_argument("--preset", help="model shape preset, e.g. 170m, 340m, 760m, 1.3b (default 170m)")
@@ -98,8 +98,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def config_from_args(args: argparse.Namespace) -> PlanConfig:
     """The `PlanConfig` the flags describe (unset flags keep the defaults)."""
     from tlmsearch.cli._config_args import parse_names
+    from tlmsearch.costs.plan import PlanConfig
     from tlmsearch.errors import ConfigError
-    from tlmsearch.planning import PlanConfig
 
     for steps, tokens in (("steps", "tokens"), ("verify_steps", "verify_tokens")):
         if getattr(args, steps) is not None and getattr(args, tokens) is not None:
@@ -121,7 +121,7 @@ def config_from_args(args: argparse.Namespace) -> PlanConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tlmsearch.planning import format_plan, plan
+    from tlmsearch.costs.plan import format_plan, plan
 
     result = plan(config_from_args(args))
     print(json.dumps(result.to_dict(), indent=2) if args.json else format_plan(result))

@@ -8,12 +8,12 @@ import sys
 from typing import Any
 
 from tlmsearch.cli import _profiles_throughput as throughput
-from tlmsearch.config import ARCHITECTURE_NAMES, check_choice
+from tlmsearch.configs.base import ARCHITECTURE_NAMES, check_choice
+from tlmsearch.configs.presets import preset
+from tlmsearch.configs.validate import MAX_LAYERS, MAX_WIDTH, check_int, writable_file
 from tlmsearch.errors import ConfigError
-from tlmsearch.presets import preset
 from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, expand_profile_sets, shape_stats
-from tlmsearch.spaces import builtin_spaces, load_space, prior_fractions
-from tlmsearch.validate import MAX_LAYERS, MAX_WIDTH, check_int, writable_file
+from tlmsearch.profiles.spaces import builtin_spaces, load_space, prior_fractions
 
 HELP = "show per-layer MLP widths of profile families under one exact budget"
 DESCRIPTION = """\

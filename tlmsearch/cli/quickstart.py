@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 from tlmsearch.errors import UserError
 
 if TYPE_CHECKING:
-    from tlmsearch.config import DataConfig
-    from tlmsearch.search_config import SearchConfig
+    from tlmsearch.configs.base import DataConfig
+    from tlmsearch.configs.search import SearchConfig
 
 HELP = "run the whole loop (search with baselines, verify, report) on a small model in minutes"
 DESCRIPTION = """\
@@ -75,8 +75,8 @@ def _search_minimums(args: argparse.Namespace) -> tuple[tuple[str, int, int, str
 def _steps(args: argparse.Namespace, data: DataConfig) -> tuple[int, float]:
     """(steps per trial, tokens per parameter): --steps, or the steps --tokens-per-param gives on the
     quickstart's model (the search resolves the same number again), or the default."""
-    from tlmsearch.config import TrainConfig, check_positive
-    from tlmsearch.search_config import SearchConfig
+    from tlmsearch.configs.base import TrainConfig, check_positive
+    from tlmsearch.configs.search import SearchConfig
     from tlmsearch.tuning.trainable import resolve_trial_length
 
     tpp = args.tokens_per_param
@@ -106,8 +106,8 @@ def _check_minimums(checks: tuple[tuple[str, int, int, str], ...]) -> None:
 
 def quickstart_config(args: argparse.Namespace) -> SearchConfig:
     """The SearchConfig of the quickstart's search (evaluations every third of the steps)."""
-    from tlmsearch.config import DataConfig, TrainConfig
-    from tlmsearch.search_config import SearchConfig
+    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.configs.search import SearchConfig
 
     _check_minimums(_search_minimums(args))
     data = DataConfig(corpus=args.corpus)
@@ -160,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
         print(what, flush=True)
     else:
         from tlmsearch.analysis.plan import CONTROLS
-        from tlmsearch.estimate import plan_line
+        from tlmsearch.costs.estimate import plan_line
         from tlmsearch.tuning.announce import search_and_verify, verify_runs
 
         found = search_and_verify(cfg, verify_runs(args.top_k, args.seeds, len(CONTROLS)))

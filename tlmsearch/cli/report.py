@@ -35,19 +35,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.ladders.files import is_ladder
-    from tlmsearch.study_files import is_study
+    from tlmsearch.studies.files import is_study
 
     if is_ladder(args.run_dir):  # a ladder decides at the margin and alpha in its ladder.yaml
         from tlmsearch.ladders.report import write_ladder_report
 
         return _fixed_levels_report(args, "ladder", write_ladder_report)
     if is_study(args.run_dir):  # a study decides at the margin and alpha in its study.yaml
-        from tlmsearch.study_report import write_study_report
+        from tlmsearch.studies.report import write_study_report
 
         return _fixed_levels_report(args, "study", write_study_report)
     from tlmsearch.cli._damage import damage_noted, writable_run_dir
-    from tlmsearch.report import write_report  # not needed for --help
-    from tlmsearch.validate import writable_dir
+    from tlmsearch.configs.validate import writable_dir
+    from tlmsearch.report.run import write_report  # not needed for --help
 
     margin, alpha = verdict_levels(args)
     if args.out:

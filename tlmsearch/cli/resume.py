@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.ladders.files import is_ladder
-    from tlmsearch.study_files import is_study
+    from tlmsearch.studies.files import is_study
 
     if is_ladder(args.run_dir):  # a ladder (`tlmsearch ladder`): as `tlmsearch ladder resume`
         from tlmsearch.api import resume_ladder

@@ -17,9 +17,9 @@ from tlmsearch.cli._config_args import (
 )
 from tlmsearch.cli.status import EVERY_TRIAL_FAILED as EXIT_ALL_FAILED
 from tlmsearch.cli.status import exit_status, print_status
+from tlmsearch.configs.lr_calibration import after_explicit_lr
+from tlmsearch.configs.search import SAMPLERS, SCHEDULERS, SearchConfig, load_search_config
 from tlmsearch.errors import ConfigError
-from tlmsearch.lr_calibration import after_explicit_lr
-from tlmsearch.search_config import SAMPLERS, SCHEDULERS, SearchConfig, load_search_config
 
 DEFAULT = SearchConfig()
 # a search that ran but where no trial succeeded has no answer: scripts must see that

@@ -40,7 +40,7 @@ def own_kinds(study: Any) -> tuple[str, ...]:
 
 def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
     """The status of a study as plain data (what `--json` prints)."""
-    from tlmsearch.validate import check_top
+    from tlmsearch.configs.validate import check_top
 
     check_top("--top", top)  # -1 would list all but the worst; the bound of verify --top-k
     from tlmsearch.analysis.regime import record_values, regime_of
@@ -187,7 +187,7 @@ def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.ladders.files import is_ladder
-    from tlmsearch.study_files import is_study
+    from tlmsearch.studies.files import is_study
 
     if is_ladder(args.run_dir):  # a ladder: as `tlmsearch ladder status`
         from tlmsearch.cli.ladder import print_status as print_ladder_status

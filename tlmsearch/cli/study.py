@@ -16,9 +16,9 @@ from tlmsearch.cli._config_args import (
     training_overrides,
 )
 from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
+from tlmsearch.configs.lr_calibration import after_explicit_lr
+from tlmsearch.configs.study import DEFAULT_ARCHS, StudyConfig
 from tlmsearch.errors import ConfigError, UserError
-from tlmsearch.lr_calibration import after_explicit_lr
-from tlmsearch.study_config import DEFAULT_ARCHS, StudyConfig
 
 HELP = "search + verify every architecture, then transfer each one's best profile to the others"
 DESCRIPTION = """\
@@ -113,7 +113,7 @@ def build_config(args: argparse.Namespace) -> StudyConfig:
         if args.seeds == "auto":
             data["seeds"] = 0
         else:  # the rule of verify and plan (validate.check_seed_count)
-            from tlmsearch.validate import check_seed_count
+            from tlmsearch.configs.validate import check_seed_count
 
             seeds = int(args.seeds) if args.seeds.isdigit() else args.seeds
             data["seeds"] = check_seed_count("--seeds", seeds, auto=True)
@@ -134,16 +134,16 @@ def build_config(args: argparse.Namespace) -> StudyConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tlmsearch.study_cost import estimate
+    from tlmsearch.studies.cost import estimate
 
     if args.readme_table:
-        from tlmsearch.study_readme import checked_block, read_summary
+        from tlmsearch.studies.readme import checked_block, read_summary
 
         print(checked_block(read_summary(args.readme_table), args.readme_table))
         return 0
     cfg = build_config(args)
     if args.dry_run:
-        from tlmsearch.study_cost import calibrate_arch
+        from tlmsearch.studies.cost import calibrate_arch
 
         print(cfg.to_yaml(), end="")
         print(estimate(cfg, calibration={a: calibrate_arch(cfg, a) for a in cfg.archs}).text())
@@ -163,9 +163,9 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
     from pathlib import Path
 
     from tlmsearch.analysis.rate_check import short_text
-    from tlmsearch.study_files import damage_text, load_config, read_state, study_damage
-    from tlmsearch.study_progress import snapshot, study_line, time_left
-    from tlmsearch.study_report import arch_rate_check, floor_text, lr_short, study_summary
+    from tlmsearch.studies.files import damage_text, load_config, read_state, study_damage
+    from tlmsearch.studies.progress import snapshot, study_line, time_left
+    from tlmsearch.studies.report import arch_rate_check, floor_text, lr_short, study_summary
 
     cfg = load_config(study_dir)
     phases = read_state(study_dir)["phases"]
@@ -218,8 +218,8 @@ def study_progress(study_dir: Any, cfg: StudyConfig, phases: dict[str, Any]) -> 
     from pathlib import Path
 
     from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS, read_records
-    from tlmsearch.study_files import TRANSFER_KIND, random_dir, transfer_dir
-    from tlmsearch.study_report import arch_floor, arch_lr
+    from tlmsearch.studies.files import TRANSFER_KIND, random_dir, transfer_dir
+    from tlmsearch.studies.report import arch_floor, arch_lr
 
     rows = []
     for arch in cfg.archs:

@@ -1,6 +1,6 @@
 """`tlmsearch train`: one training run into `runs/<name>/`.
 
-Run config files (`--config FILE`, YAML or JSON) are `tlmsearch.runconfig.RunConfig`s: sections
+Run config files (`--config FILE`, YAML or JSON) are `tlmsearch.configs.run.RunConfig`s: sections
 model / train / data / meta; the model is a full ModelConfig or a preset + profile spec (see
 that module and docs/concepts.md, "Config files and shared flags"). `runs/<name>/config.yaml` and
 `tlmsearch export --format native` write the same format.
@@ -38,11 +38,11 @@ from tlmsearch.cli._config_args import (
     training_overrides,
 )
 from tlmsearch.cli._train_progress import TrainProgress
-from tlmsearch.config import ModelConfig, trial_length_text, with_tokens_per_param
+from tlmsearch.configs.base import ModelConfig, trial_length_text, with_tokens_per_param
+from tlmsearch.configs.run import ModelSpec, RunConfig
+from tlmsearch.configs.validate import check_training_fits, writable_dir
+from tlmsearch.costs.rates import rate_for, rate_shape, record_rate, run_rate
 from tlmsearch.errors import ConfigError
-from tlmsearch.rates import rate_for, rate_shape, record_rate, run_rate
-from tlmsearch.runconfig import ModelSpec, RunConfig
-from tlmsearch.validate import check_training_fits, writable_dir
 
 HELP = "train one model on real text and record its metrics in runs/<name>/"
 DESCRIPTION = """\
@@ -188,7 +188,7 @@ def _plan(model_cfg: Any, train_cfg: Any, run_dir: Path, start_step: int, cache_
     """What the run will do, in one line (printed before the first step)."""
     import torch
 
-    from tlmsearch.estimate import estimate, fixed_work, plan_line
+    from tlmsearch.costs.estimate import estimate, fixed_work, plan_line
     from tlmsearch.models import count_params
 
     threads = train_cfg.threads or torch.get_num_threads()
@@ -207,7 +207,7 @@ def _plan(model_cfg: Any, train_cfg: Any, run_dir: Path, start_step: int, cache_
 
 
 def _rate_shape(model_cfg: ModelConfig, train_cfg: Any) -> dict[str, Any]:
-    from tlmsearch.calibrate import device_of
+    from tlmsearch.costs.calibrate import device_of
 
     return rate_shape(model_cfg.to_dict(), train_cfg.to_dict(), device_of(train_cfg))
 
@@ -261,7 +261,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.name and (runs_dir / rundir.check_name(args.name)).exists():  # before the corpus is prepared
         raise ConfigError(f"run directory {runs_dir / args.name} already exists; choose another name")
 
-    from tlmsearch.trainer import check_run
+    from tlmsearch.training.trainer import check_run
 
     # every refusal that needs no training (device, corpus, vocabulary, memory) comes before the
     # run directory exists: a refused run leaves nothing behind and its name stays free
@@ -313,8 +313,8 @@ def _train_into(
 ) -> int:
     """Train into the (existing) run directory `run_dir` and report; the exit status."""
     from tlmsearch import rundir
-    from tlmsearch.hardware import resolve_device
-    from tlmsearch.trainer import TrainingDiverged, TrainingInterrupted, train
+    from tlmsearch.training.hardware import resolve_device
+    from tlmsearch.training.trainer import TrainingDiverged, TrainingInterrupted, train
 
     resolved = RunConfig(model=model_cfg, train=train_cfg, data=data_cfg, meta=meta)
     rundir.write_config(run_dir, resolved.to_dict())

@@ -206,7 +206,7 @@ def print_verdicts(verdicts: list, as_json: bool, rate_check: list | None = None
     """The verdicts, each with its learning-rate check when verify ran one (`rate_check`)."""
     checks = {c.group: c for c in rate_check or []}
     if as_json:
-        from tlmsearch.report import json_safe  # not needed for --help
+        from tlmsearch.report.run import json_safe  # not needed for --help
 
         docs = [
             v.to_dict() | ({"rate_check": checks[v.group].to_dict()} if v.group in checks else {}) for v in verdicts
@@ -254,7 +254,7 @@ def verify_controls(given: list[str] | None, base: tuple[str, ...] | list[str] |
 def study_defaults(args: argparse.Namespace) -> dict[str, Any]:
     """Fill the options not given from RUN_DIR's study (`study_files.verify_options`), else from
     DEFAULTS; returns the study's controls for `verify` ({} outside a study)."""
-    from tlmsearch.study_files import verify_options
+    from tlmsearch.studies.files import verify_options
 
     study = verify_options(args.run_dir)
     given = {k for k in DEFAULTS if getattr(args, k) is not None}
@@ -279,7 +279,7 @@ def study_defaults(args: argparse.Namespace) -> dict[str, Any]:
 
 def _update_study(arch_dir: Path, outcome: str, quiet: bool) -> None:
     """A finished verify phase of the study takes the new outcome (`tlmsearch status` shows it)."""
-    from tlmsearch.study_files import read_state, set_phase
+    from tlmsearch.studies.files import read_state, set_phase
 
     study_dir, key = arch_dir.parent, f"{arch_dir.name}/verify"
     if read_state(study_dir)["phases"].get(key, {}).get("status") != "done":
@@ -292,8 +292,8 @@ def _update_study(arch_dir: Path, outcome: str, quiet: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.analysis.pilot import check_plan_options, parse_seeds
     from tlmsearch.analysis.stats import check_method
-    from tlmsearch.pack.auto import check_pack
     from tlmsearch.rundir.io import check_run_files, require_dir
+    from tlmsearch.training.pack.auto import check_pack
     from tlmsearch.tuning.verify import check_rate_check, check_sequential_options, check_verify_options, verify
 
     check_run_files(require_dir(args.run_dir))  # missing, a link loop, a FIFO for a file: one line, before Ray
@@ -355,7 +355,7 @@ def run(args: argparse.Namespace) -> int:
     if not result.verdicts and not args.json:
         print("no verdict: no finished cosine re-evaluation (see trials.jsonl for failures)")
     if not args.no_report:
-        from tlmsearch.report import write_report
+        from tlmsearch.report.run import write_report
 
         paths = write_report(args.run_dir, margin=margin, alpha=alpha, method=args.interval)
         if not args.json:

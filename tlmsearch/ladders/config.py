@@ -13,13 +13,21 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tlmsearch.config import ARCHITECTURE_NAMES, Config, DataConfig, TrainConfig, check_choice, option, screening_train
+from tlmsearch.configs.base import (
+    ARCHITECTURE_NAMES,
+    Config,
+    DataConfig,
+    TrainConfig,
+    check_choice,
+    option,
+    screening_train,
+)
+from tlmsearch.configs.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
+from tlmsearch.configs.search import SearchConfig
+from tlmsearch.configs.validate import MAX_SEED, MAX_SEEDS, check_int
 from tlmsearch.errors import ConfigError
 from tlmsearch.ladders.points import PointSpec, parse_point, resolve_length, target_of
-from tlmsearch.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
 from tlmsearch.profiles import ProfileSpec, expand_profile_sets
-from tlmsearch.search_config import SearchConfig
-from tlmsearch.validate import MAX_SEED, MAX_SEEDS, check_int
 
 DEFAULT_PROFILES: tuple[str, ...] = ("literature",)
 MIN_POINTS = 2

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tlmsearch.configs.search import SearchConfig
 from tlmsearch.errors import UserError
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.gains import PointResult, point_result
@@ -25,7 +26,6 @@ from tlmsearch.ladders.points import PointSize, point_size, resolve_length
 from tlmsearch.rundir.io import read_json_object, read_verify, write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.records import read_records
-from tlmsearch.search_config import SearchConfig
 
 LADDER_CONFIG = "ladder.yaml"
 LADDER_STATE = "ladder_state.json"

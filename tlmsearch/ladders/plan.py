@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tlmsearch.configs.lr_calibration import grid
+from tlmsearch.costs.plan import GPUS
 from tlmsearch.errors import ConfigError
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.points import point_size
-from tlmsearch.lr_calibration import grid
-from tlmsearch.planning import GPUS
 from tlmsearch.profiles import ProfileSpec
 
 

@@ -1,6 +1,6 @@
 """The points of a ladder and the target it extrapolates to: shapes, lengths and training FLOPs.
 
-A point is written `SHAPE@TOKENS_PER_PARAM`: SHAPE is a preset name (`tlmsearch.presets`),
+A point is written `SHAPE@TOKENS_PER_PARAM`: SHAPE is a preset name (`tlmsearch.configs.presets`),
 optionally with shape overrides after a colon (`tiny:d_model=48,n_layers=3,base_width=96`), and
 TOKENS_PER_PARAM the training length in tokens per non-embedding parameter, e.g. `cpu-xs@20`.
 A point's training compute is the exact training FLOPs of one run (`models.counts`: every
@@ -19,12 +19,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from tlmsearch.config import with_tokens_per_param
+from tlmsearch.configs.base import with_tokens_per_param
+from tlmsearch.configs.presets import PRESETS, check_search_model
+from tlmsearch.configs.resolve import trial_shape
 from tlmsearch.errors import ConfigError
 from tlmsearch.models.counts import count_params, flops_per_token
-from tlmsearch.presets import PRESETS, check_search_model
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import trial_shape
 
 _COUNT = re.compile(r"^\s*(\d+(?:\.\d*)?(?:e\d+)?)\s*([kmbt]?)\s*$", re.IGNORECASE)
 _SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}

@@ -14,7 +14,7 @@ from typing import Any
 from tlmsearch.ladders.files import load_config, point_rows, target_tokens_per_param
 from tlmsearch.ladders.points import target_of
 from tlmsearch.ladders.summary import summarize_ladder
-from tlmsearch.report import json_safe
+from tlmsearch.report.run import json_safe
 from tlmsearch.rundir.io import write_json, write_text
 
 

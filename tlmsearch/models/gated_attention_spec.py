@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tlmsearch.architectures import ArchSpec, attention_flops, linear_flops
+from tlmsearch.configs.architectures import ArchSpec, attention_flops, linear_flops
 from tlmsearch.models.counts import attention_params, attention_width, block_width, qkv_width
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tlmsearch.config import ModelConfig
+    from tlmsearch.configs.base import ModelConfig
 
 
 def gate_width(cfg: ModelConfig, layer: int) -> int:

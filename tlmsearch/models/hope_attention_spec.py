@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tlmsearch.architectures import ArchSpec, chunks, linear_flops
+from tlmsearch.configs.architectures import ArchSpec, chunks, linear_flops
 from tlmsearch.errors import ConfigError
 from tlmsearch.models.counts import attention_params
 from tlmsearch.models.transformer_spec import attention_mixer_flops
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tlmsearch.config import ModelConfig
+    from tlmsearch.configs.base import ModelConfig
 
 
 def cms_level_widths(width: int, shares: tuple[float, ...], levels: int) -> tuple[int, ...]:

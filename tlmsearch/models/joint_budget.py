@@ -47,8 +47,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from tlmsearch.architectures import architecture
-from tlmsearch.config import ModelConfig
+from tlmsearch.configs.architectures import architecture
+from tlmsearch.configs.base import ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.models.counts import BACKWARD_FACTOR, block_width, count_params, forward_flops
 from tlmsearch.profiles.budget import Budget, project_to_total

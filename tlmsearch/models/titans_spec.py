@@ -30,11 +30,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tlmsearch.architectures import ArchSpec, attention_flops, chunks, linear_flops
+from tlmsearch.configs.architectures import ArchSpec, attention_flops, chunks, linear_flops
 from tlmsearch.models.counts import attention_params, attention_width, qkv_width
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tlmsearch.config import ModelConfig
+    from tlmsearch.configs.base import ModelConfig
 
 CONV_TAPS = 4  # width of the causal depthwise convolution on q, k, v
 

@@ -6,9 +6,9 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
-from tlmsearch.config import Config
+from tlmsearch.configs.base import Config
+from tlmsearch.configs.validate import MAX_LAYERS, MAX_WIDTH, check_int
 from tlmsearch.errors import ConfigError
-from tlmsearch.validate import MAX_LAYERS, MAX_WIDTH, check_int
 
 
 @dataclasses.dataclass(frozen=True)

@@ -12,6 +12,7 @@ reports or exports: those read and write run directories through it. No torch im
 
 from __future__ import annotations
 
+from tlmsearch.configs.search import check_name
 from tlmsearch.rundir.io import append_jsonl, read_jsonl, write_config, write_json, write_text
 from tlmsearch.rundir.layout import create_run_dir, default_name
 from tlmsearch.rundir.provenance import PACKAGES, environment, git_info, write_environment
@@ -27,7 +28,6 @@ from tlmsearch.rundir.records import (
     read_records,
 )
 from tlmsearch.rundir.study import Study, load, objective_value
-from tlmsearch.search_config import check_name
 
 __all__ = [
     "EVAL_KINDS", "KINDS", "PACKAGES", "SEARCH_KINDS", "STATUSES", "RecordLog", "Study", "TrialRecord",

@@ -17,9 +17,9 @@ from typing import Any
 
 import yaml
 
+from tlmsearch.configs.validate import file_present, load_yaml, read_text
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.rundir.layout import RUN_CONFIG, RUN_FILES, VERIFY
-from tlmsearch.validate import file_present, load_yaml, read_text
 
 
 def write_text(path: str | Path, text: str) -> Path:

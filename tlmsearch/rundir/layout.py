@@ -23,10 +23,10 @@ from __future__ import annotations
 import datetime as _dt
 from pathlib import Path
 
+from tlmsearch.configs.search import check_name
+from tlmsearch.configs.validate import writable_dir
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.lock import lock_held
-from tlmsearch.search_config import check_name
-from tlmsearch.validate import writable_dir
 
 SEARCH_CONFIG = "search.yaml"
 RUN_CONFIG = "config.yaml"

@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tlmsearch.configs.storage import is_uri, join
+from tlmsearch.configs.validate import file_present
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import ENVIRONMENT, FIXED_DIR, LOCATIONS, OPTUNA_LOG, SEARCH_CONFIG, TRIALS, TUNE_DIR
-from tlmsearch.storage import is_uri, join
-from tlmsearch.validate import file_present
 
 # what a folder key is called in the file, and its default place inside the run directory
 FOLDERS: dict[str, str] = {"tune": TUNE_DIR, "fixed": FIXED_DIR}

@@ -1,5 +1,5 @@
 """Which learning-rate calibration trials a search needs, and its calibration read from the
-records (plain data; the rule is `tlmsearch.lr_calibration`).
+records (plain data; the rule is `tlmsearch.configs.lr_calibration`).
 
 A calibration trial is uniform at the search's seed, at one rate of the grid the run's
 `search.yaml` names (`SearchConfig.lr_calibration`, written out as explicit rates when the
@@ -18,14 +18,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tlmsearch.configs.lr_calibration import OFF, LrCalibration, calibration_steps, grid, same_rate
+from tlmsearch.configs.resolve import default_base_width
+from tlmsearch.configs.search import SearchConfig, load_run_config
 from tlmsearch.errors import ConfigError
-from tlmsearch.lr_calibration import OFF, LrCalibration, calibration_steps, grid, same_rate
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import default_base_width
 from tlmsearch.rundir.io import read_json_object, write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.records import LR_KIND, TrialRecord
-from tlmsearch.search_config import SearchConfig, load_run_config
 
 LR_CALIBRATION = "lr_calibration.json"  # the calibration's grid, losses and chosen rate
 UNIFORM = str(ProfileSpec.parse("uniform"))

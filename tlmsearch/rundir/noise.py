@@ -17,13 +17,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from tlmsearch.configs.resolve import sweep_levels
+from tlmsearch.configs.search import SearchConfig
 from tlmsearch.noise_floor import NoiseFloor
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import sweep_levels
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import NOISE_FLOOR
 from tlmsearch.rundir.records import NOISE_KIND, TrialRecord
-from tlmsearch.search_config import SearchConfig
 
 UNIFORM = str(ProfileSpec.parse("uniform"))
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.config import Config, ModelConfig, check_choice
+from tlmsearch.configs.base import Config, ModelConfig, check_choice
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import cut_torn_tail, read_jsonl_checked

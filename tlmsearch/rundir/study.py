@@ -10,19 +10,19 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tlmsearch.config import ModelConfig
+from tlmsearch.configs.base import ModelConfig
+from tlmsearch.configs.lr_calibration import LrCalibration
+from tlmsearch.configs.resolve import search_model
+from tlmsearch.configs.search import OBJECTIVE_METRICS, OBJECTIVES, SearchConfig, load_run_config
+from tlmsearch.configs.validate import check_top, file_present
 from tlmsearch.errors import ConfigError
-from tlmsearch.lr_calibration import LrCalibration
 from tlmsearch.noise_floor import NoiseFloor, ranking_gaps
 from tlmsearch.pareto import pareto_front
-from tlmsearch.resolve import search_model
 from tlmsearch.rundir.io import require_dir
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.lr import run_calibration
 from tlmsearch.rundir.noise import noise_floor
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord, read_records
-from tlmsearch.search_config import OBJECTIVE_METRICS, OBJECTIVES, SearchConfig, load_run_config
-from tlmsearch.validate import check_top, file_present
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -77,7 +77,7 @@ class Study:
         return noise_floor(self.config, self.records)
 
     def lr_calibration(self) -> LrCalibration | None:
-        """The learning-rate calibration (`tlmsearch.lr_calibration`): the grid's losses and the
+        """The learning-rate calibration (`tlmsearch.configs.lr_calibration`): the grid's losses and the
         chosen rate, from the "lr" trials recorded so far; None for a search run without one."""
         return run_calibration(self.run_dir, self.config, self.records)
 

@@ -14,9 +14,9 @@ Run directories, records and `Study` are `tlmsearch.rundir`'s, re-exported here.
 
 from __future__ import annotations
 
+from tlmsearch.configs.search import SearchConfig
 from tlmsearch.rundir.records import TrialRecord, read_records
 from tlmsearch.rundir.study import Study, load
-from tlmsearch.search_config import SearchConfig
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.runner import resume, search
 

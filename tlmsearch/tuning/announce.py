@@ -6,7 +6,7 @@
 
 (one line; a trial length given in tokens per parameter adds the line before it that derives
 the step count, and a trial count too small for every baseline a note that names those left
-out). The arithmetic is `tlmsearch.estimate`'s, the rate `tlmsearch.calibrate`'s (recorded
+out). The arithmetic is `tlmsearch.costs.estimate`'s, the rate `tlmsearch.costs.calibrate`'s (recorded
 or timed now, before Ray starts). The line goes to stderr, beside the progress line, so a
 command's stdout (`--json`, `--dry-run`'s YAML) stays clean.
 """
@@ -17,14 +17,14 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from tlmsearch.calibrate import rate_or_reason
-from tlmsearch.estimate import Estimate, Work, estimate, fixed_work, plan_line, search_work
-from tlmsearch.presets import preset
+from tlmsearch.configs.presets import preset
+from tlmsearch.configs.resolve import trial_shape
+from tlmsearch.configs.search import SearchConfig
+from tlmsearch.costs.calibrate import rate_or_reason
+from tlmsearch.costs.estimate import Estimate, Work, estimate, fixed_work, plan_line, search_work
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import trial_shape
 from tlmsearch.rundir.lr import calibration_rates
 from tlmsearch.rundir.noise import noise_trial_seeds
-from tlmsearch.search_config import SearchConfig
 from tlmsearch.tuning.ray_session import ensure_ray
 from tlmsearch.tuning.resources import local_gpus
 from tlmsearch.tuning.trainable import trial_length_line, trial_train_config
@@ -33,7 +33,7 @@ from tlmsearch.tuning.trainable import trial_length_line, trial_train_config
 def slots(cfg: SearchConfig, cpus: float | None = None, gpus: float | None = None) -> int:
     """Trials at once: by CPUs (and GPUs) per trial on `cpus` CPUs (default: this machine's),
     capped by `max_concurrent`."""
-    from tlmsearch.hardware import cpu_count  # lazy: heavy (torch)
+    from tlmsearch.training.hardware import cpu_count  # lazy: heavy (torch)
 
     n = max(1, int((cpus if cpus is not None else cpu_count()) // cfg.cpus_per_trial))
     if cfg.gpus_per_trial > 0 and gpus is not None:

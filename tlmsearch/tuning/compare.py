@@ -24,17 +24,17 @@ from tlmsearch.analysis.pilot import check_seed_count
 from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
-from tlmsearch.config import TRAIN_INT_BOUNDS, DataConfig, TrainConfig
+from tlmsearch.configs.base import TRAIN_INT_BOUNDS, DataConfig, TrainConfig
+from tlmsearch.configs.search import SearchConfig
+from tlmsearch.configs.validate import check_int
 from tlmsearch.errors import UserError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import COMPARE, SEARCH_CONFIG, create_run_dir
 from tlmsearch.rundir.records import TrialRecord
-from tlmsearch.search_config import SearchConfig
 from tlmsearch.tuning.announce import announce, fixed_line
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.runner import resolve
-from tlmsearch.validate import check_int
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from tlmsearch.configs.search import SearchConfig
+from tlmsearch.configs.storage import normalise
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.locations import record_folder
 from tlmsearch.rundir.records import TrialRecord
-from tlmsearch.search_config import SearchConfig
-from tlmsearch.storage import normalise
 from tlmsearch.tuning.runner import fit_fixed, fixed_config, start_ray
 from tlmsearch.tuning.trial_storage import run_root
 

@@ -28,12 +28,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from tlmsearch.configs.resolve import trial_shape
+from tlmsearch.configs.search import OBJECTIVE_METRICS, SearchConfig
 from tlmsearch.models import count_params
-from tlmsearch.pack.auto import PackChoice, check_pack, choose, split
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import trial_shape
 from tlmsearch.rundir.records import RecordLog, TrialRecord
-from tlmsearch.search_config import OBJECTIVE_METRICS, SearchConfig
+from tlmsearch.training.pack.auto import PackChoice, check_pack, choose, split
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.resources import trial_device_kind
 from tlmsearch.tuning.runner import fixed_config, start_ray
@@ -211,8 +211,8 @@ def train_members(search: dict[str, Any], configs: list[dict[str, Any]]) -> list
     "started", "ended"} (a Ray task of `run_trials`; callable directly outside Ray)."""
     import torch
 
-    from tlmsearch.pack import Member, train_pack  # lazy: heavy (torch)
-    from tlmsearch.trainer import resolve_vocab  # lazy: heavy (torch)
+    from tlmsearch.training.pack import Member, train_pack  # lazy: heavy (torch)
+    from tlmsearch.training.trainer import resolve_vocab  # lazy: heavy (torch)
 
     cfg = SearchConfig.from_dict(search)
     trains = [trial_train_config(cfg, int(c["seed"])) for c in configs]

@@ -29,7 +29,7 @@ from typing import IO, Any
 
 from ray.tune import Callback
 
-from tlmsearch.estimate import duration
+from tlmsearch.costs.estimate import duration
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord
 from tlmsearch.tuning.recorder import RecordWriter, trial_config

@@ -29,14 +29,14 @@ from tlmsearch.analysis.collect import label
 from tlmsearch.analysis.plan import same_training
 from tlmsearch.analysis.rate_check import FACTORS, RateCheck, group_base_width, rate_candidate, rate_checks
 from tlmsearch.analysis.verdict import Verdict
+from tlmsearch.configs.lr_calibration import same_rate
+from tlmsearch.configs.search import SearchConfig
 from tlmsearch.errors import ConfigError
-from tlmsearch.lr_calibration import same_rate
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import read_verify, write_json
 from tlmsearch.rundir.layout import VERIFY
 from tlmsearch.rundir.lr import read_lr_calibration
 from tlmsearch.rundir.records import RATE_KIND, TrialRecord, read_records
-from tlmsearch.search_config import SearchConfig
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 
 ROLES = ("cosine", "candidate")

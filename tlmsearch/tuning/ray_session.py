@@ -79,7 +79,7 @@ def ensure_ray(address: str | None = None) -> None:
         if default_sigterm:
             _sigterm_as_sigint()
         return
-    from tlmsearch.hardware import cpu_count  # lazy: heavy (torch)
+    from tlmsearch.training.hardware import cpu_count  # lazy: heavy (torch)
 
     sweep_dead_scratch()
     scratch = Path(tempfile.mkdtemp(prefix=f"tlmsearch-run-{os.getpid()}-"))

@@ -10,12 +10,12 @@ from typing import Any
 from ray.tune import Callback
 
 from tlmsearch.analysis.plan import device_kind
+from tlmsearch.configs.resolve import budget_for
+from tlmsearch.configs.search import SearchConfig
+from tlmsearch.costs.rates import rate_shape, record_rate, run_rate
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec, shape_stats
-from tlmsearch.rates import rate_shape, record_rate, run_rate
-from tlmsearch.resolve import budget_for
 from tlmsearch.rundir.records import RecordLog, TrialRecord, read_records
-from tlmsearch.search_config import SearchConfig
 from tlmsearch.tuning.checkpoints import SPACE_ERROR, drop_trial_checkpoints, sampled_params
 from tlmsearch.tuning.searcher import mark_pruned
 
@@ -205,7 +205,7 @@ class RecordWriter(Callback):
 
 
 def remember_rate(record: TrialRecord, cache_dir: Path) -> bool:
-    """Add an ended trial's seconds per step to the rate cache (`tlmsearch.rates`); failed trials,
+    """Add an ended trial's seconds per step to the rate cache (`tlmsearch.costs.rates`); failed trials,
     records without their model, and restarted trials (their wall time mixes sessions) add nothing."""
     if record.status == "failed" or not record.model or not record.train or record.retries:
         return False

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from tlmsearch.configs.search import SearchConfig
 from tlmsearch.errors import ConfigError
-from tlmsearch.search_config import SearchConfig
 
 
 def local_gpus() -> int:
@@ -56,7 +56,7 @@ def check_resources(cfg: SearchConfig, address: str | None = None) -> None:
         nodes = [dict(n.get("Resources", {})) for n in ray.nodes() if n.get("Alive")]
         where = "the largest Ray node has"
     else:
-        from tlmsearch.hardware import cpu_count  # lazy: heavy (torch)
+        from tlmsearch.training.hardware import cpu_count  # lazy: heavy (torch)
 
         nodes, where = [{"CPU": float(cpu_count()), "GPU": float(local_gpus())}], "this machine has"
     problem = fit_problem(nodes, cfg.cpus_per_trial, cfg.gpus_per_trial, where)

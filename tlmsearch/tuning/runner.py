@@ -21,11 +21,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tlmsearch.configs.lr_calibration import resolved_setting, same_rate
+from tlmsearch.configs.resolve import budget_for, search_preset, sweep_widths, trial_shape
+from tlmsearch.configs.search import SearchConfig, check_fair_objectives, check_sampler_scheduler, load_run_config
+from tlmsearch.configs.storage import join as join_location
+from tlmsearch.configs.storage import normalise as normalise_storage
+from tlmsearch.configs.storage import parent as parent_location
+from tlmsearch.configs.validate import check_training_fits, writable_dir
 from tlmsearch.data import check_windows, prepare
 from tlmsearch.errors import ConfigError
-from tlmsearch.lr_calibration import resolved_setting, same_rate
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import budget_for, search_preset, sweep_widths, trial_shape
+from tlmsearch.profiles.spaces import load_space
 from tlmsearch.rundir.io import check_run_files
 from tlmsearch.rundir.layout import FIXED_DIR, OPTUNA_LOG, SEARCH_CONFIG, TUNE_DIR
 from tlmsearch.rundir.locations import folder as located
@@ -43,11 +49,6 @@ from tlmsearch.rundir.noise import UNIFORM, missing_noise_seeds, noise_base_widt
 from tlmsearch.rundir.provenance import write_environment
 from tlmsearch.rundir.records import LR_KIND, NOISE_KIND, SEARCH_KINDS, RecordLog, check_records, read_records
 from tlmsearch.rundir.study import Study, load
-from tlmsearch.search_config import SearchConfig, check_fair_objectives, check_sampler_scheduler, load_run_config
-from tlmsearch.spaces import load_space
-from tlmsearch.storage import join as join_location
-from tlmsearch.storage import normalise as normalise_storage
-from tlmsearch.storage import parent as parent_location
 from tlmsearch.tuning import interrupts
 from tlmsearch.tuning.announce import announce, search_line
 from tlmsearch.tuning.checkpoints import interrupted_trials
@@ -55,7 +56,6 @@ from tlmsearch.tuning.ray_session import empty_scratch, ensure_ray
 from tlmsearch.tuning.resources import check_resources
 from tlmsearch.tuning.trainable import resolve_trial_length, run_trial, trial_train_config
 from tlmsearch.tuning.trial_storage import check_shared, check_unused, check_writable, ray_node_runner, run_root
-from tlmsearch.validate import check_training_fits, writable_dir
 
 # ----------------------------------------------------------------------------- validation
 
@@ -101,7 +101,7 @@ def _check_sampler_dependencies(sampler: str) -> None:
 
 def prepare_local(cfg: SearchConfig) -> None:
     """Tokenize the corpus and measure the matmul peak once, before trials race to do it."""
-    from tlmsearch.hardware import matmul_peak, resolve_device, thread_count  # lazy: heavy (torch)
+    from tlmsearch.training.hardware import matmul_peak, resolve_device, thread_count  # lazy: heavy (torch)
 
     # every trial's windows fit the corpus' splits (else a one-line refusal before Ray starts)
     check_windows(prepare(cfg.data), trial_shape(cfg, ProfileSpec.parse("uniform"))[2].seq_len)
@@ -392,7 +392,7 @@ def run_lr_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -
     """Train the learning-rate calibration's missing rates (`tlmsearch.rundir.lr`) before the
     noise floor and the search: uniform at the search's seed, one fixed trial per rate, never
     stopped early and never told to the sampler, recorded once with kind "lr". Then choose the
-    rate from the records (`tlmsearch.lr_calibration.choose_rate`), write `lr_calibration.json`,
+    rate from the records (`tlmsearch.configs.lr_calibration.choose_rate`), write `lr_calibration.json`,
     and, when it differs, make it `train.lr` of the run's `search.yaml`. Returns the config every
     later trial trains with (`cfg` when calibration is off). Ray must be running."""
     rates = missing_rates(cfg, read_records(run_dir))

@@ -14,7 +14,7 @@
   samplers nor optuna-dashboard's Pareto front mistake it for a full-fidelity result. Optuna
   gives a PRUNED trial its last intermediate value as its value, and TPE ranks pruned trials
   by (deepest step, value at it). Samplers that learn only from COMPLETE trials (GP, CMA-ES,
-  NSGA-II) are refused with early stopping (`tlmsearch.search_config.check_sampler_scheduler`);
+  NSGA-II) are refused with early stopping (`tlmsearch.configs.search.check_sampler_scheduler`);
 - a trial whose training raised (reported with `failed`) is told as FAIL; so is one whose
   space failed to sample (its `sample` raised or returned no profile mid-search): it trains
   `SPACE_FAILED`, which fails at once, and the recorder gives the space's error as its reason;
@@ -40,13 +40,13 @@ from typing import TYPE_CHECKING, Any
 
 from ray.tune.search import Searcher
 
+from tlmsearch.configs.resolve import budget_for, search_preset, sweep_levels, sweep_widths
+from tlmsearch.configs.search import OBJECTIVE_METRICS, SearchConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import budget_for, search_preset, sweep_levels, sweep_widths
+from tlmsearch.profiles.spaces import SearchSpace, check_sample, load_space, sampled_text
 from tlmsearch.rundir.layout import OPTUNA_LOG
 from tlmsearch.rundir.records import TrialRecord
-from tlmsearch.search_config import OBJECTIVE_METRICS, SearchConfig
-from tlmsearch.spaces import SearchSpace, check_sample, load_space, sampled_text
 from tlmsearch.tuning.checkpoints import RESTORE, SPACE_ERROR, Interrupted, sampled_params
 
 if TYPE_CHECKING:  # pragma: no cover

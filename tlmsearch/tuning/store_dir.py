@@ -13,8 +13,8 @@ import fnmatch
 from pathlib import Path
 from typing import Any
 
+from tlmsearch.configs.storage import join
 from tlmsearch.errors import ConfigError
-from tlmsearch.storage import join
 
 
 def open_filesystem(location: str) -> tuple[Any, str]:

@@ -8,8 +8,8 @@ is written by `tlmsearch.api` once these phases are done).
       <arch>/               one search run directory per architecture (search + verify records)
       random-<arch>/        with random_control: the random-search companion of <arch>'s search
       transfer-<arch>/      the other architectures' best profiles and cosine re-trained on <arch>
-      cost.json             the calibration of the cost estimate (`tlmsearch.study_cost`)
-      report.html, summary.json, summary.md   the study report (`tlmsearch.study_report`)
+      cost.json             the calibration of the cost estimate (`tlmsearch.studies.cost`)
+      report.html, summary.json, summary.md   the study report (`tlmsearch.studies.report`)
 
 It is an orchestration layer over the public `runner.search` / `runner.resume`, `verify` and
 `run_fixed`: every phase is idempotent because those reuse finished records (a search resumes
@@ -22,7 +22,7 @@ Each architecture's search measures its own noise floor first (`StudyConfig.nois
 to the search: uniform with that many seeds at trial fidelity, `tlmsearch.rundir.noise`); it is
 part of the "<arch>/search" phase and resumes with it (a finished noise trial is never re-run).
 Before it, by default, the search calibrates its learning rate on uniform (`StudyConfig.
-lr_calibration`, `tlmsearch.lr_calibration`): the rate it chooses is `train.lr` of its
+lr_calibration`, `tlmsearch.configs.lr_calibration`): the rate it chooses is `train.lr` of its
 `search.yaml`, so its verification re-trains at it, and the random-search companion and the
 transfer trials on that architecture train at it too (`at_search_rate`).
 
@@ -42,16 +42,16 @@ from typing import Any
 from tlmsearch.analysis.collect import label
 from tlmsearch.analysis.crossarch import COSINE, best_profiles
 from tlmsearch.analysis.random_control import random_best
-from tlmsearch.config import deciding_train
+from tlmsearch.configs.base import deciding_train
+from tlmsearch.configs.storage import normalise
+from tlmsearch.configs.study import StudyConfig
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, create_run_dir
 from tlmsearch.rundir.lr import at_search_rate
 from tlmsearch.rundir.records import finished, read_records
-from tlmsearch.storage import normalise
-from tlmsearch.study_config import StudyConfig
-from tlmsearch.study_cost import calibrate, estimate
-from tlmsearch.study_files import (
+from tlmsearch.studies.cost import calibrate, estimate
+from tlmsearch.studies.files import (
     STUDY_CONFIG,
     STUDY_STATE,
     TRANSFER_KIND,
@@ -63,7 +63,7 @@ from tlmsearch.study_files import (
     transfer_seeds,
     verify_options,
 )
-from tlmsearch.study_progress import LiveView
+from tlmsearch.studies.progress import LiveView
 from tlmsearch.tuning import runner
 from tlmsearch.tuning import verify as verifying  # the module: tests replace verify.verify
 from tlmsearch.tuning.address import probe_address

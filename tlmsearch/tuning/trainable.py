@@ -13,13 +13,13 @@ a checkpoint (`checkpoints.RESTORE`: an earlier session's, of the same trial) st
 
 Every report also carries `trained`: the exact `ModelConfig` (after the tokenizer set its
 vocabulary), `TrainConfig`, `DataConfig` and budget of the trial, resolved once here by
-`tlmsearch.resolve.trial_shape`; the driver stores them in the trial record, so nothing
+`tlmsearch.configs.resolve.trial_shape`; the driver stores them in the trial record, so nothing
 downstream re-derives what a trial trained.
 
 When an objective is `train_speed` or `infer_speed`, the final evaluation also carries a
 micro-benchmark of the trial's model interleaved with the uniform reference (the uniform
 profile at the search's base width, the middle one in a budget sweep) on this worker
-(`speed_metrics`, `tlmsearch.throughput`): a trial stopped early has none, and is PRUNED.
+(`speed_metrics`, `tlmsearch.costs.throughput`): a trial stopped early has none, and is PRUNED.
 
 A trial whose training raises (divergence, a bad shape, anything) reports `failed=1` and the
 reason and then ends normally: the search goes on, the driver records the failure, and Ray's
@@ -37,13 +37,13 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.config import ModelConfig, TrainConfig, trial_length_text, with_tokens_per_param
+from tlmsearch.configs.base import ModelConfig, TrainConfig, trial_length_text, with_tokens_per_param
+from tlmsearch.configs.resolve import sweep_widths, trial_shape
+from tlmsearch.configs.search import OBJECTIVE_METRICS, SPEED_OBJECTIVES, SearchConfig
+from tlmsearch.costs.throughput import ThroughputConfig, trial_metrics
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import count_params
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import sweep_widths, trial_shape
-from tlmsearch.search_config import OBJECTIVE_METRICS, SPEED_OBJECTIVES, SearchConfig
-from tlmsearch.throughput import ThroughputConfig, trial_metrics
 from tlmsearch.tuning.checkpoints import CURVE_FILE, RESTORE, TRIAL_FILE
 
 PROGRESS_DIR = "progress"  # in the driver's scratch folder: one `<trial id>.json` per running trial
@@ -102,7 +102,7 @@ def speed_metrics(cfg: SearchConfig, train_cfg: TrainConfig, model_cfg: Any) -> 
     no objective asks for it."""
     if not set(cfg.objectives) & set(SPEED_OBJECTIVES):
         return {}
-    from tlmsearch.trainer import resolve_vocab  # lazy: heavy (numpy, torch)
+    from tlmsearch.training.trainer import resolve_vocab  # lazy: heavy (numpy, torch)
 
     reference = resolve_vocab(trial_shape(cfg, ProfileSpec.parse("uniform"))[2], cfg.data)
     device = train_cfg.device
@@ -143,7 +143,7 @@ def restore(checkpoint: Any, source: str | None, work: Path) -> list[dict[str, f
         return []
     from ray import tune
 
-    from tlmsearch.trainer import CHECKPOINT_FILE  # lazy: heavy (numpy, torch)
+    from tlmsearch.training.trainer import CHECKPOINT_FILE  # lazy: heavy (numpy, torch)
 
     try:
         with (checkpoint or tune.Checkpoint(str(source))).as_directory() as d:
@@ -170,7 +170,7 @@ def use_assigned_gpu(device: str) -> int | None:
         return None
     import torch
 
-    from tlmsearch.hardware import assigned_cuda_index  # lazy: heavy (torch)
+    from tlmsearch.training.hardware import assigned_cuda_index  # lazy: heavy (torch)
 
     index = assigned_cuda_index(_assigned_gpus(), os.environ.get("CUDA_VISIBLE_DEVICES"))
     if torch.cuda.is_available() and index < torch.cuda.device_count():
@@ -214,7 +214,7 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
     import torch
     from ray import tune
 
-    from tlmsearch.trainer import CHECKPOINT_FILE, resolve_vocab, train  # lazy: heavy (numpy, torch)
+    from tlmsearch.training.trainer import CHECKPOINT_FILE, resolve_vocab, train  # lazy: heavy (numpy, torch)
 
     cfg = SearchConfig.from_dict(search)
     config = config["item"] if "item" in config else config  # run_fixed's grid search

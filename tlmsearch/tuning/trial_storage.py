@@ -1,6 +1,6 @@
 """The trial storage of a run, and the checks that it can hold a search before any trial starts.
 
-A run's trial storage (see `tlmsearch.storage`) is its run directory, or the run's folder below
+A run's trial storage (see `tlmsearch.configs.storage`) is its run directory, or the run's folder below
 `SearchConfig.storage`. Before Ray starts, `check_writable` writes and deletes a marker file
 there (a path below a file, a read-only mount, an unknown bucket: one line, exit 2). On a Ray
 cluster, `check_shared` then proves that every alive node sees the same place: the driver writes
@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tlmsearch.configs.search import SearchConfig
+from tlmsearch.configs.storage import join, local_path, trial_root
+from tlmsearch.configs.validate import writable_dir
 from tlmsearch.errors import ConfigError
-from tlmsearch.search_config import SearchConfig
-from tlmsearch.storage import join, local_path, trial_root
 from tlmsearch.tuning.store_dir import StoreDir, open_filesystem
-from tlmsearch.validate import writable_dir
 
 MARKERS = ".tlmsearch-markers"  # folder of the marker files, inside the run's trial storage
 SHARED_TIMEOUT_S = 60.0

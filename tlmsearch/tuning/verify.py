@@ -41,16 +41,17 @@ from tlmsearch.analysis.sequential import MAX_LOOKS
 from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
-from tlmsearch.config import TRAIN_INT_BOUNDS, deciding_train
+from tlmsearch.configs.base import TRAIN_INT_BOUNDS, deciding_train
+from tlmsearch.configs.search import SearchConfig
+from tlmsearch.configs.storage import check_storage
+from tlmsearch.configs.validate import MAX_TOP, check_int
 from tlmsearch.errors import ConfigError, UserError
-from tlmsearch.pack.auto import check_pack
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import read_verify, write_json
 from tlmsearch.rundir.layout import VERIFY
 from tlmsearch.rundir.records import TrialRecord, finished
 from tlmsearch.rundir.study import Study, load
-from tlmsearch.search_config import SearchConfig
-from tlmsearch.storage import check_storage
+from tlmsearch.training.pack.auto import check_pack
 from tlmsearch.tuning.announce import announce as announce_plan
 from tlmsearch.tuning.announce import fixed_line
 from tlmsearch.tuning.fixed import FixedTrial
@@ -59,7 +60,6 @@ from tlmsearch.tuning.rate_check import run_rate_check
 from tlmsearch.tuning.resources import trial_device_kind
 from tlmsearch.tuning.trainable import resolve_trial_length, trial_train_config
 from tlmsearch.tuning.verify_sequential import run_sequential
-from tlmsearch.validate import MAX_TOP, check_int
 
 MAX_TOP_K = MAX_TOP  # the bound of every ranked count (status --top, Study.best): one definition
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from analysis_fakes import search_records, verify_records, write_run
 
 from tlmsearch.analysis.counts import records_in_words
-from tlmsearch.report import write_report
+from tlmsearch.report.run import write_report
 
 QUICKSTART = {  # the counts of a default quickstart
     "baseline/complete": 4, "noise/complete": 2, "sampled/complete": 1, "sampled/stopped": 3, "verify/complete": 10,

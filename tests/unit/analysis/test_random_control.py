@@ -10,11 +10,11 @@ from analysis_fakes import record
 
 from tlmsearch.analysis.plan import choose_profiles, plan
 from tlmsearch.analysis.random_control import RANDOM_BEST, control_summary, random_best
+from tlmsearch.configs.study import StudyConfig, companion_trials
 from tlmsearch.noise_floor import NoiseFloor
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.records import TrialRecord
-from tlmsearch.study_config import StudyConfig, companion_trials
-from tlmsearch.study_cost import trials_per_arch
+from tlmsearch.studies.cost import trials_per_arch
 
 
 def rec(tid: str, spec: str, loss: float, kind: str = "sampled", status: str = "complete") -> TrialRecord:

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from bench.bench_models import free_scans, train_step
+from tlmsearch.configs.presets import preset
 from tlmsearch.models import build_model, hope_attention, titans
-from tlmsearch.presets import preset
 
 
 @pytest.mark.parametrize("arch", ["titans", "hope_attention"])

@@ -15,8 +15,8 @@ def test_steps_for_is_a_multiple_of_the_evaluations() -> None:
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_ray_trial_trains_what_the_plain_loop_trains(threads: int) -> None:
+    from tlmsearch.configs.resolve import trial_shape
     from tlmsearch.profiles import ProfileSpec
-    from tlmsearch.resolve import trial_shape
     from tlmsearch.tuning.trainable import trial_train_config
 
     s = bo.Setup(shape=dict(bo.SMALL_SHAPE), batch_size=16, eval_windows=64, threads=threads, corpus="shakespeare")

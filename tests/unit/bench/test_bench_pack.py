@@ -30,7 +30,7 @@ def test_members_alternate_uniform_and_cosine_with_their_own_seeds() -> None:
 
 def test_a_toy_run_writes_every_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TLMSEARCH_CACHE", str(tmp_path / "cache"))
-    for where in ("tlmsearch.trainer", "tlmsearch.pack.engine"):
+    for where in ("tlmsearch.training.trainer", "tlmsearch.training.pack.engine"):
         monkeypatch.setattr(f"{where}.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
     out = tmp_path / "pack.json"
     argv = ["--presets", "tiny", "--members", "2", "1", "--threads", "1", "--steps", "2", "--repeats", "1"]

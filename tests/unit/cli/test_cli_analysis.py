@@ -60,7 +60,7 @@ def test_export_of_an_undecided_favourite_says_so_in_one_line(
 def test_undecided_note_names_what_the_verdicts_leave_open() -> None:
     from types import SimpleNamespace as V
 
-    from tlmsearch.export import undecided_note
+    from tlmsearch.export.schedule import undecided_note
 
     assert undecided_note([V(outcome="better", better="knots:k0=3")], "knots:k0=3") == ""
     assert "inconclusive" in undecided_note([V(outcome="inconclusive", better=None)], "knots:k0=3")

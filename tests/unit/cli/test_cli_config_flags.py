@@ -16,8 +16,8 @@ import pytest
 
 from tlmsearch.cli import build_parser
 from tlmsearch.cli.search import _NOT_DERIVED
-from tlmsearch.config import Config, DataConfig, TrainConfig
-from tlmsearch.search_config import SearchConfig
+from tlmsearch.configs.base import Config, DataConfig, TrainConfig
+from tlmsearch.configs.search import SearchConfig
 
 COMMANDS = ("train", "search", "compare", "verify")
 # valid non-default samples for free-text fields (a new one falls back to "sample")
@@ -139,7 +139,7 @@ def test_search_and_study_default_to_the_screening_trial() -> None:
     warmup-stable-decay rate and score the whole validation split; `--steps` replaces the length
     and keeps the rest; `train` keeps TrainConfig's plain defaults."""
     from tlmsearch.cli.study import build_config as study_config
-    from tlmsearch.config import ALL_WINDOWS
+    from tlmsearch.configs.base import ALL_WINDOWS
 
     def study(argv: list[str]) -> TrainConfig:
         cfg = study_config(build_parser().parse_args(["study", "--preset", "tiny", *argv]))
@@ -210,12 +210,13 @@ def test_help_path_imports_only_the_bottom_layer() -> None:
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     )
     counting = {"tlmsearch.models", "tlmsearch.models.counts"}
+    counting |= {"tlmsearch.export", "tlmsearch.export.formats"}  # the formats table: `export --format`'s choices
     above = {
         m
         for m in loaded
         if m.split(".")[1:2]
         and m.split(".")[1]
-        in ("analysis", "rundir", "report", "plots", "export", "tuning", "api", "trainer", "data", "models", "hardware")
+        in ("analysis", "rundir", "report", "plots", "export", "tuning", "api", "training", "data", "models")
         and m not in counting
         and not m.endswith("_spec")
     }

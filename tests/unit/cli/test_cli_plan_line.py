@@ -26,9 +26,9 @@ LINE = re.compile(
 def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TLMSEARCH_CACHE", str(tmp_path / "cache"))
     peak = lambda device, dtype, cache_dir=None: 1e11  # noqa: E731 - the measured peak is tested apart
-    monkeypatch.setattr("tlmsearch.trainer.matmul_peak", peak)
-    monkeypatch.setattr("tlmsearch.hardware.matmul_peak", peak)
-    monkeypatch.setattr("tlmsearch.calibrate.current_load", lambda cores: 0.0)  # the load's range: test_calibrate
+    monkeypatch.setattr("tlmsearch.training.trainer.matmul_peak", peak)
+    monkeypatch.setattr("tlmsearch.training.hardware.matmul_peak", peak)
+    monkeypatch.setattr("tlmsearch.costs.calibrate.current_load", lambda cores: 0.0)  # the load's range: test_calibrate
 
 
 def test_dry_run_prints_the_plan_line_with_an_estimate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -40,12 +40,12 @@ def test_dry_run_prints_the_plan_line_with_an_estimate(tmp_path: Path, capsys: p
 
 
 def test_recorded_rates_replace_the_calibration(tmp_path: Path) -> None:
-    from tlmsearch.config import DataConfig, TrainConfig
+    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.configs.resolve import trial_shape
+    from tlmsearch.configs.search import SearchConfig
+    from tlmsearch.costs.rates import rate_shape, record_rate
     from tlmsearch.profiles import ProfileSpec
-    from tlmsearch.rates import rate_shape, record_rate
-    from tlmsearch.resolve import trial_shape
-    from tlmsearch.search_config import SearchConfig
-    from tlmsearch.trainer import resolve_vocab
+    from tlmsearch.training.trainer import resolve_vocab
     from tlmsearch.tuning.announce import search_line
     from tlmsearch.tuning.trainable import trial_train_config
 
@@ -86,7 +86,7 @@ def test_a_search_without_baselines_says_so_plainly(tmp_path: Path, capsys: pyte
 def test_the_plan_line_says_the_load_it_expects(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("tlmsearch.calibrate.current_load", lambda cores: 1.7)  # read before anything is timed
+    monkeypatch.setattr("tlmsearch.costs.calibrate.current_load", lambda cores: 1.7)  # read before anything is timed
     assert main([*ARGS, "--runs-dir", str(tmp_path / "runs")]) == 0
     line = capsys.readouterr().err.strip().splitlines()[-1]
     assert re.search(

@@ -16,7 +16,7 @@ QUICK = ["--preset", "tiny", "--corpus", "pydoc", "--steps", "10", "--eval-inter
 @pytest.fixture(autouse=True)
 def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TLMSEARCH_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr("tlmsearch.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
+    monkeypatch.setattr("tlmsearch.training.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
 
 
 def _train(tmp_path: Path, *extra: str) -> int:
@@ -54,9 +54,9 @@ def test_resolved_config_reproduces_the_run(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_native_export_is_a_valid_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tlmsearch.config import DataConfig, TrainConfig
-    from tlmsearch.export import export
-    from tlmsearch.presets import preset
+    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.configs.presets import preset
+    from tlmsearch.export.schedule import export
 
     model = preset("tiny").model_config("transformer", (80, 48))
     exp = export(

@@ -281,7 +281,7 @@ def test_a_search_where_every_trial_failed_exits_with_the_documented_code(capsys
 def test_resume_of_damaged_records_is_one_line_before_ray(
     damage: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tlmsearch.config import DataConfig, TrainConfig
+    from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.tuning import SearchConfig, runner
     from tlmsearch.tuning.recorder import build_record
 

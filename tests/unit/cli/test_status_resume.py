@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tlmsearch.cli import main
-from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.rundir.records import RecordLog
 from tlmsearch.tuning import SearchConfig
 from tlmsearch.tuning.recorder import build_record

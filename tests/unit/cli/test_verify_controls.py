@@ -15,12 +15,12 @@ from analysis_fakes import search_records, write_run
 from tlmsearch.analysis.plan import CONTROLS
 from tlmsearch.cli import main
 from tlmsearch.cli.verify import verify_controls
-from tlmsearch.config import DataConfig
+from tlmsearch.configs.base import DataConfig
+from tlmsearch.configs.presets import preset
+from tlmsearch.configs.study import STUDY_CONTROLS, StudyConfig
 from tlmsearch.errors import ConfigError
-from tlmsearch.presets import preset
 from tlmsearch.profiles import LITERATURE, ProfileSpec
-from tlmsearch.study_config import STUDY_CONTROLS, StudyConfig
-from tlmsearch.study_files import STUDY_CONFIG
+from tlmsearch.studies.files import STUDY_CONFIG
 
 # the literature's shapes verify does not already re-train by default (the bowtie it does)
 NEW = tuple(t for t in LITERATURE if t not in CONTROLS)

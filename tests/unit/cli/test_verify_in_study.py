@@ -13,10 +13,10 @@ from analysis_fakes import search_records, write_run
 
 from tlmsearch.analysis.plan import CONTROLS
 from tlmsearch.cli import main
-from tlmsearch.config import DataConfig
+from tlmsearch.configs.base import DataConfig
+from tlmsearch.configs.study import STUDY_CONTROLS, StudyConfig
 from tlmsearch.errors import ConfigError
-from tlmsearch.study_config import STUDY_CONTROLS, StudyConfig
-from tlmsearch.study_files import STUDY_CONFIG, verify_options
+from tlmsearch.studies.files import STUDY_CONFIG, verify_options
 
 
 def _verify_kwargs(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str, Any]:
@@ -86,7 +86,7 @@ def test_verify_outside_a_study_keeps_its_defaults(tmp_path: Path, monkeypatch: 
 def test_a_verify_in_a_finished_study_phase_records_its_outcome(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tlmsearch.study_files import read_state, set_phase
+    from tlmsearch.studies.files import read_state, set_phase
 
     study = _study(tmp_path)
     verdict = SimpleNamespace(
@@ -144,7 +144,7 @@ def test_a_study_verifies_at_its_deciding_length_unless_told(tmp_path: Path, mon
     `verify_tokens_per_param` (default 20; 0 = the searches' length); `tlmsearch verify` in its
     architecture's folder does the same unless --steps or --tokens-per-param say otherwise; a
     study given in steps verifies at its steps."""
-    from tlmsearch.config import TrainConfig
+    from tlmsearch.configs.base import TrainConfig
 
     arch = _study(tmp_path) / "transformer"
     assert verify_options(arch)["train"] == {"tokens_per_param": 20.0}  # type: ignore[index]

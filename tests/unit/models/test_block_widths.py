@@ -24,10 +24,10 @@ from collections.abc import Mapping
 import pytest
 import torch
 
-from tlmsearch.config import ArchOptions, ModelConfig
+from tlmsearch.configs.base import ArchOptions, ModelConfig
+from tlmsearch.configs.presets import preset
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model, count_params
-from tlmsearch.presets import preset
 
 TINY = preset("tiny")  # d 32, 2 layers, 2 heads of 16, seq 32
 FAMILIES = {

@@ -14,9 +14,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tlmsearch.config import ARCHITECTURE_NAMES, ArchOptions, ModelConfig
+from tlmsearch.configs.base import ARCHITECTURE_NAMES, ArchOptions, ModelConfig
+from tlmsearch.configs.presets import preset
 from tlmsearch.models import build_model
-from tlmsearch.presets import preset
 
 SMALL_CHUNKS = ArchOptions(mem_chunk=8, cms_periods=(8, 0))  # several memory chunks in 32 tokens
 

@@ -24,9 +24,9 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode, conv_flop_count, get_shape
 
-from tlmsearch.config import ArchOptions, ModelConfig
+from tlmsearch.configs.base import ArchOptions, ModelConfig
+from tlmsearch.configs.presets import preset
 from tlmsearch.models import build_model, flops_per_token
-from tlmsearch.presets import preset
 
 aten = torch.ops.aten
 

@@ -24,11 +24,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tlmsearch.config import ARCHITECTURE_NAMES, ArchOptions, ModelConfig
+from tlmsearch.configs.base import ARCHITECTURE_NAMES, ArchOptions, ModelConfig
+from tlmsearch.configs.presets import preset
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model, count_params
 from tlmsearch.models.titans import gate_resampling
-from tlmsearch.presets import preset
 
 TINY = preset("tiny")  # d 32, 2 layers, 2 heads of 16, seq 32
 WIDTHS = (96, 32)

@@ -8,10 +8,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tlmsearch.config import ArchOptions, DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.base import ArchOptions, DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.presets import preset
 from tlmsearch.models import build_model
 from tlmsearch.models.common import causal_attention, inner_clip_fraction, masked_window_attention
-from tlmsearch.presets import preset
 
 # Stated targets for the safety clips at their defaults (Titans 2, Hope 1): fewer than 1% of token
 # updates clipped at initialisation on cpu-s (tested here), fewer than 5% after 300 training steps
@@ -96,7 +96,7 @@ def test_unclipped_inner_updates_stay_finite_at_a_high_learning_rate(arch: str) 
 
 
 def test_trainer_reports_the_clip_rate() -> None:
-    from tlmsearch.trainer import train
+    from tlmsearch.training.trainer import train
 
     cfg = preset("tiny").model_config("titans", options=ArchOptions(mem_chunk=8))
     result = train(cfg, TrainConfig(steps=2, eval_interval=1, eval_windows=2, batch_size=2), DataConfig(corpus="pydoc"))

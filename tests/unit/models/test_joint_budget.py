@@ -19,11 +19,11 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from tlmsearch.config import ArchOptions, ModelConfig
+from tlmsearch.configs.base import ArchOptions, ModelConfig
+from tlmsearch.configs.presets import preset
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model, count_params
 from tlmsearch.models.joint_budget import attention_delta, is_feasible, joint_config, mlp_step, mlp_units
-from tlmsearch.presets import preset
 from tlmsearch.profiles import Budget, profile, project_to_budget, relative_widths
 from tlmsearch.profiles.budget import project_to_total
 

@@ -22,12 +22,12 @@ import random
 import pytest
 import torch
 
-from tlmsearch.config import ModelConfig
+from tlmsearch.configs.base import ModelConfig
+from tlmsearch.configs.presets import preset
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model, count_params, flops_per_token
 from tlmsearch.models.counts import BACKWARD_FACTOR
 from tlmsearch.models.joint_budget import held_quantity, is_feasible, joint_config, weighted_widths
-from tlmsearch.presets import preset
 from tlmsearch.profiles import Budget, profile, relative_widths
 
 SAMPLES = 10_000

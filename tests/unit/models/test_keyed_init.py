@@ -11,12 +11,12 @@ import pytest
 import torch
 from torch import nn
 
-from tlmsearch.config import ARCHITECTURE_NAMES, ModelConfig
+from tlmsearch.configs.base import ARCHITECTURE_NAMES, ModelConfig
+from tlmsearch.configs.presets import preset
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model
 from tlmsearch.models.build import model_class
 from tlmsearch.models.keyed_init import TILE, KeyedInitError, keyed_normal, keyed_reinit, stable_seed
-from tlmsearch.presets import preset
 from tlmsearch.profiles import profile
 
 # 4 layers of the tiny shape; cosine 1.5x -> 0.5x gives (96, 80, 48, 32): widths cross a tile

@@ -10,12 +10,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tlmsearch.config import ARCHITECTURE_NAMES, ArchOptions, ModelConfig
+from tlmsearch.configs.base import ARCHITECTURE_NAMES, ArchOptions, ModelConfig
+from tlmsearch.configs.presets import preset
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import ARCHITECTURES, build_model, count_params, flops_per_token, mlp_hidden_sizes
 from tlmsearch.models.hope_attention import fast_swiglu_scan
 from tlmsearch.models.titans import memory_scan
-from tlmsearch.presets import preset
 
 TINY = preset("tiny")
 WIDTHS = (96, 32)  # a non-uniform profile of the tiny budget (2 x 64)

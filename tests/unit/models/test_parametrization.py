@@ -13,14 +13,14 @@ import pytest
 import torch
 from torch import nn
 
-from tlmsearch.config import ARCHITECTURE_NAMES, DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.base import ARCHITECTURE_NAMES, DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.presets import preset
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model, count_params
 from tlmsearch.models.build import weight_decay_split
 from tlmsearch.models.parametrization import lr_scales, width_multipliers
-from tlmsearch.presets import preset
 from tlmsearch.profiles import profile
-from tlmsearch.trainer import make_optimizer, train
+from tlmsearch.training.trainer import make_optimizer, train
 
 P4 = dataclasses.replace(preset("tiny"), n_layers=4)  # d_model 32, base width 64
 COSINE = profile("cosine", P4.budget())  # 1.5x -> 0.5x: (96, 80, 48, 32)
@@ -33,7 +33,7 @@ CPU = torch.device("cpu")
 def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     torch.set_num_threads(1)
     monkeypatch.setenv("TLMSEARCH_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr("tlmsearch.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
+    monkeypatch.setattr("tlmsearch.training.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)
 
 
 def quick(**kw: Any) -> TrainConfig:
@@ -162,7 +162,7 @@ def test_standard_reproduces_the_trainer_before_the_option_bit_for_bit() -> None
     assert new.state_dict()["param_groups"] == old.state_dict()["param_groups"]  # no lr_scale, same order
     now = train(mcfg(COSINE), quick(parametrization="standard"), PYDOC)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("tlmsearch.trainer.make_optimizer", _old_make_optimizer)
+        mp.setattr("tlmsearch.training.trainer.make_optimizer", _old_make_optimizer)
         before = train(mcfg(COSINE), quick(), PYDOC)
     assert [c["val_loss"] for c in now.curve] == [c["val_loss"] for c in before.curve]
     assert now.metrics["train_loss"] == before.metrics["train_loss"]

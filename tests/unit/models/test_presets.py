@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from tlmsearch.config import ARCHITECTURE_NAMES, ArchOptions
+from tlmsearch.configs.base import ARCHITECTURE_NAMES, ArchOptions
+from tlmsearch.configs.presets import PRESETS, Preset, preset
 from tlmsearch.errors import ConfigError
 from tlmsearch.models.counts import count_params, flops_per_token
-from tlmsearch.presets import PRESETS, Preset, preset
 
 
 def test_preset_names_and_lookup() -> None:
@@ -65,7 +65,8 @@ def test_presets_and_counts_do_not_import_torch() -> None:
     import sys
 
     code = (
-        "import sys; from tlmsearch.presets import preset; from tlmsearch.models import count_params, flops_per_token; "
+        "import sys; from tlmsearch.configs.presets import preset; "
+        "from tlmsearch.models import count_params, flops_per_token; "
         "c = preset('340m').model_config('titans'); count_params(c); flops_per_token(c); "
         "assert 'torch' not in sys.modules"
     )

@@ -7,11 +7,11 @@ import pytest
 import torch
 from torch import nn
 
-from tlmsearch.config import ARCHITECTURE_NAMES, TrainConfig
+from tlmsearch.configs.base import ARCHITECTURE_NAMES, TrainConfig
+from tlmsearch.configs.presets import preset
 from tlmsearch.models import build_model
 from tlmsearch.models.build import weight_decay_split
-from tlmsearch.presets import preset
-from tlmsearch.trainer import make_optimizer
+from tlmsearch.training.trainer import make_optimizer
 
 
 def tiny_model(arch: str) -> nn.Module:

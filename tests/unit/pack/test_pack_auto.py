@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tlmsearch.config import TrainConfig
+from tlmsearch.configs.base import TrainConfig
+from tlmsearch.configs.presets import preset
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import count_params
-from tlmsearch.pack.auto import (
+from tlmsearch.training.pack.auto import (
     MAX_MEMBERS,
     MEASURED,
     MEASURED_MEMBERS,
@@ -19,7 +20,6 @@ from tlmsearch.pack.auto import (
     measured_faster,
     split,
 )
-from tlmsearch.presets import preset
 
 BENCH = Path(__file__).resolve().parents[3] / "bench" / "data"
 TINY, CPU_XS, CPU_S = (
@@ -97,8 +97,8 @@ def test_check_pack_refuses_in_one_line(bad: object) -> None:
 
 
 def test_a_verify_trial_of_tiny_packs_under_auto_at_one_thread() -> None:
-    from tlmsearch.config import DataConfig
-    from tlmsearch.search_config import SearchConfig
+    from tlmsearch.configs.base import DataConfig
+    from tlmsearch.configs.search import SearchConfig
     from tlmsearch.tuning.pack_trials import pack_choice
 
     cfg = SearchConfig(arch="transformer", preset="tiny", train=TrainConfig(steps=4), data=DataConfig(corpus="pydoc"))
@@ -109,7 +109,7 @@ def test_a_verify_trial_of_tiny_packs_under_auto_at_one_thread() -> None:
 
 
 def test_a_study_sets_its_verifications_pack_and_an_old_study_reads_off() -> None:
-    from tlmsearch.study_config import StudyConfig
+    from tlmsearch.configs.study import StudyConfig
 
     assert StudyConfig().pack == "off" and StudyConfig(pack="auto").pack == "auto"
     raw = StudyConfig(pack="on").to_dict()

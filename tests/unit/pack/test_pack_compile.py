@@ -13,9 +13,9 @@ import shutil
 import pytest
 import torch
 
-from tlmsearch.config import DataConfig, TrainConfig
-from tlmsearch.pack import Member, Pack, train_pack
-from tlmsearch.presets import preset
+from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.configs.presets import preset
+from tlmsearch.training.pack import Member, Pack, train_pack
 
 PYDOC = DataConfig(corpus="pydoc")
 

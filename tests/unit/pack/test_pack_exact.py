@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.presets import preset
 from tlmsearch.data import gather, prepare, val_windows
 from tlmsearch.models import build_model
-from tlmsearch.pack import Member, Pack
-from tlmsearch.presets import preset
-from tlmsearch.trainer import CHECKPOINT_FILE, train
+from tlmsearch.training.pack import Member, Pack
+from tlmsearch.training.trainer import CHECKPOINT_FILE, train
 
 FAMILIES = ("transformer", "gated_attention", "hope_attention", "titans")
 PYDOC = DataConfig(corpus="pydoc")

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.configs.presets import preset
 from tlmsearch.errors import ConfigError
-from tlmsearch.pack import Member, Pack, check_members, train_pack
-from tlmsearch.presets import preset
-from tlmsearch.trainer import train
+from tlmsearch.training.pack import Member, Pack, check_members, train_pack
+from tlmsearch.training.trainer import train
 
 PYDOC = DataConfig(corpus="pydoc")
 

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import torch
 
-from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.configs.search import SearchConfig
 from tlmsearch.rundir.records import TrialRecord
-from tlmsearch.search_config import SearchConfig
 
 COSINE = "cosine:start=1.5,end=0.5"
 TIMES = {"tokens_per_s", "mfu", "elapsed_s", "wall_s", "train_time_s"}  # measured, not learned

@@ -5,7 +5,7 @@ from __future__ import annotations
 from analysis_fakes import search_records, verify_records, write_run
 
 from tlmsearch.profiles.spec import display_name
-from tlmsearch.report import write_report
+from tlmsearch.report.run import write_report
 from tlmsearch.rundir.records import read_records
 
 SAMPLED = "knots:k0=0.7826507194351919,k1=1.1061661495857118,k2=0.8755673899535843,mode=free,interp=pchip"

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tlmsearch.cli import main
-from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.errors import UserError
 from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, profile
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import optuna
 import pytest
 
+from tlmsearch.configs.presets import PRESETS
 from tlmsearch.errors import ConfigError
-from tlmsearch.presets import PRESETS
 from tlmsearch.profiles import Budget, ProfileSpec, shape_stats
-from tlmsearch.spaces import builtin_spaces, load_space, monotonicity, prior_fractions
+from tlmsearch.profiles.spaces import builtin_spaces, load_space, monotonicity, prior_fractions
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 DEFAULT_BASELINES = ["uniform", "cosine:start=1.5,end=0.5", "linear:start=1.5,end=0.5", "cosine:start=0.5,end=1.5"]

@@ -1,4 +1,4 @@
-"""The shared input checks of tlmsearch.validate: each refuses bad input in one named line."""
+"""The shared input checks of tlmsearch.configs.validate: each refuses bad input in one named line."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tlmsearch.config import ModelConfig
-from tlmsearch.errors import ConfigError
-from tlmsearch.validate import (
+from tlmsearch.configs.base import ModelConfig
+from tlmsearch.configs.validate import (
     MAX_SEED,
     available_memory_bytes,
     check_finite,
@@ -26,6 +25,7 @@ from tlmsearch.validate import (
     writable_dir,
     writable_file,
 )
+from tlmsearch.errors import ConfigError
 
 
 def one_line(exc: pytest.ExceptionInfo[ConfigError]) -> str:
@@ -217,7 +217,7 @@ def test_available_memory_is_positive_here() -> None:
 
 
 def test_check_training_fits_counts_the_evaluation_windows() -> None:
-    from tlmsearch.config import TrainConfig
+    from tlmsearch.configs.base import TrainConfig
 
     m = tiny_model()
     small = TrainConfig(batch_size=4, eval_windows=8)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.configs.resolve import trial_shape
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import trial_shape
 from tlmsearch.rundir.lock import run_lock
 from tlmsearch.rundir.records import RecordLog, damage_note, read_records, read_records_checked
 from tlmsearch.tuning import SearchConfig
@@ -46,7 +46,7 @@ def _run(tmp_path: Path, *records) -> Path:  # noqa: ANN002
 
 
 def test_export_of_a_crafted_trial_id_stays_in_the_run_directory(tmp_path: Path) -> None:
-    from tlmsearch.export import export_run
+    from tlmsearch.export.schedule import export_run
 
     run = _run(tmp_path, _record("../../.."), _record("/tmp/evil", 1))
     before = set(tmp_path.rglob("*")) | set(tmp_path.parent.iterdir())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.errors import UserError
 from tlmsearch.rundir.records import RecordLog
 from tlmsearch.tuning import SearchConfig, Study, TrialRecord, load, read_records
@@ -158,9 +158,9 @@ def test_progress_of_fixed_trials_counts_only_this_session() -> None:
 def test_record_stores_what_the_worker_trained_and_old_records_still_read(tmp_path: Path) -> None:
     """The record keeps the worker's exact ModelConfig/TrainConfig/DataConfig; export and
     `Study.model_of` read it, and a record written before records held it re-derives it."""
-    from tlmsearch.export import export_run
+    from tlmsearch.configs.resolve import trial_shape
+    from tlmsearch.export.schedule import export_run
     from tlmsearch.profiles import ProfileSpec
-    from tlmsearch.resolve import trial_shape
 
     budget, widths, model = trial_shape(CFG, ProfileSpec.parse("cosine"), 48)
     model = model.replace(vocab_size=97)  # what the tokenizer set in the worker: not the preset's

@@ -67,7 +67,7 @@ def test_cli_search_and_resume_with_a_dead_address_end_in_one_line(tmp_path: Pat
     lines = search.stderr.strip().splitlines()
     assert len(lines) == 1 and f"cannot reach the Ray cluster at {address}" in lines[0], search.stderr
     assert not (tmp_path / "x").exists()  # nothing created for a search that never started
-    from tlmsearch.search_config import SearchConfig
+    from tlmsearch.configs.search import SearchConfig
 
     run = tmp_path / "r"
     run.mkdir()

@@ -13,9 +13,9 @@ import pytest
 from analysis_fakes import record, write_run
 
 from tlmsearch.analysis.verdicts import verdicts
+from tlmsearch.configs.search import SearchConfig
 from tlmsearch.rundir.layout import VERIFY
 from tlmsearch.rundir.records import RecordLog, TrialRecord, read_records
-from tlmsearch.search_config import SearchConfig
 from tlmsearch.tuning import rate_check as module
 from tlmsearch.tuning.fixed import FixedTrial
 from tlmsearch.tuning.rate_check import rate_seeds, rate_source, run_rate_check

@@ -11,9 +11,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.configs.search import SearchConfig
 from tlmsearch.rundir.records import read_records
-from tlmsearch.search_config import SearchConfig
 from tlmsearch.tuning.recorder import RecordWriter
 
 CFG = SearchConfig(

@@ -8,12 +8,12 @@ from analysis_fakes import search_records
 
 from tlmsearch.analysis.front import front_axis, pareto_data
 from tlmsearch.analysis.summary import summarize
-from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.configs.resolve import trial_shape
+from tlmsearch.configs.search import check_fair_objectives
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import trial_shape
-from tlmsearch.search_config import check_fair_objectives
-from tlmsearch.trainer import resolve_vocab
+from tlmsearch.training.trainer import resolve_vocab
 from tlmsearch.tuning import SearchConfig
 from tlmsearch.tuning.trainable import speed_metrics, trial_train_config
 

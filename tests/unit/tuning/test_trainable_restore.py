@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from tlmsearch.trainer import CHECKPOINT_FILE
+from tlmsearch.training.trainer import CHECKPOINT_FILE
 from tlmsearch.tuning.trainable import CURVE_FILE, restored_curve
 
 CURVE = [{"step": 10.0, "val_loss": 4.5}, {"step": 20.0, "val_loss": 4.1}]

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from tlmsearch.config import DataConfig, TrainConfig
-from tlmsearch.hardware import assigned_cuda_index
-from tlmsearch.search_config import SearchConfig
+from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.configs.search import SearchConfig
+from tlmsearch.training.hardware import assigned_cuda_index
 from tlmsearch.tuning.recorder import build_record
 from tlmsearch.tuning.trainable import run_trial, trial_train_config
 
@@ -73,7 +73,7 @@ def fake_ray_gpu(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     import torch
     from ray import tune
 
-    import tlmsearch.trainer as trainer
+    import tlmsearch.training.trainer as trainer
 
     seen: dict[str, Any] = {"reports": [], "set_device": [], "threads": []}
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")

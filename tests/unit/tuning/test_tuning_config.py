@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from tlmsearch.cli import main
-from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.configs.resolve import default_base_width, sweep_levels, sweep_widths, trial_shape
 from tlmsearch.errors import ConfigError
-from tlmsearch.resolve import default_base_width, sweep_levels, sweep_widths, trial_shape
 from tlmsearch.tuning import SearchConfig
 from tlmsearch.tuning.runner import resolve
 
@@ -124,7 +124,7 @@ def test_cli_invalid_config_is_one_line_exit_2(
 
     if "--gpus-per-trial" in flags and torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
-    from tlmsearch.hardware import cpu_count
+    from tlmsearch.training.hardware import cpu_count
 
     if flags[-2:] == ["--cpus-per-trial", "64"] and cpu_count() >= 64:
         pytest.skip("this machine has 64 CPUs")

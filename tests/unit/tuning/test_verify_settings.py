@@ -5,9 +5,9 @@ from __future__ import annotations
 from analysis_fakes import record, search_records
 
 from tlmsearch.analysis.plan import plan, same_training
-from tlmsearch.config import DataConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.configs.search import SearchConfig
 from tlmsearch.rundir.records import TrialRecord
-from tlmsearch.search_config import SearchConfig
 from tlmsearch.tuning.resources import trial_device_kind
 from tlmsearch.tuning.verify import retrain_config
 

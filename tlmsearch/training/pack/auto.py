@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from tlmsearch.configs.study import PACK_MODES
 from tlmsearch.errors import ConfigError
-from tlmsearch.study_config import PACK_MODES
 
 # (device kind, threads per trial, dtype) -> ((non-embedding parameters, packed/separate ratio of
 # training time), ...) ascending in size; each measured with MEASURED_MEMBERS members

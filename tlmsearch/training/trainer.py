@@ -44,15 +44,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tlmsearch.config import ALL_WINDOWS, TRAIN_FIELDS_ADDED, DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.base import ALL_WINDOWS, TRAIN_FIELDS_ADDED, DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.validate import check_training_fits
 from tlmsearch.data import TokenData, check_windows, gather, prepare, tile_windows, train_starts, val_windows
 from tlmsearch.errors import ConfigError
-from tlmsearch.hardware import matmul_peak, resolve_device, thread_count, torch_dtype
 from tlmsearch.models import build_model, count_params, flops_per_token
 from tlmsearch.models.build import weight_decay_split
 from tlmsearch.models.common import inner_clip_fraction
 from tlmsearch.models.parametrization import lr_scales
-from tlmsearch.validate import check_training_fits
+from tlmsearch.training.hardware import matmul_peak, resolve_device, thread_count, torch_dtype
 
 Report = Callable[[int, dict[str, float]], None]
 CHECKPOINT_FILE = "checkpoint.pt"

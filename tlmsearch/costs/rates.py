@@ -17,7 +17,7 @@ Who writes: each finished `tlmsearch train` and each ended search/verify/compare
 seconds at its last evaluation over its steps, `overhead_s` the rest of its wall time (model
 build, data, Ray's start of the trial). Trials measured while several share the machine carry
 that sharing in their rate, which is what a search with the same concurrency will see.
-Who reads: `tlmsearch.estimate`'s callers, through `rate_for`, over the newest `KEEP` lines of
+Who reads: `tlmsearch.costs.estimate`'s callers, through `rate_for`, over the newest `KEEP` lines of
 a key. The file is a cache: a damaged line (cut short, not UTF-8, not JSON, a figure that is
 not a positive number) is skipped, with one short warning per file and process on stderr; the
 file is never rewritten or deleted, and a new line starts on a line of its own even after a
@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.estimate import Rate
+from tlmsearch.costs.estimate import Rate
 
 RATES_FILE = "step-rates.jsonl"
 KEEP = 20  # newest measurements of a key that make its range

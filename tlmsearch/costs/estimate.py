@@ -3,8 +3,8 @@
 Every long command (`train`, `search`, `verify`, `compare`, `resume`, `quickstart`, `study`)
 states before it spends compute what it will run and how long that should take. The time comes
 from a `Rate`: wall seconds per optimizer step (evaluations included) and start-up seconds per
-run, either recorded by earlier runs of the same shape on this machine (`tlmsearch.rates`) or
-timed just now on a few steps (`tlmsearch.calibrate`). This module only does the arithmetic, so
+run, either recorded by earlier runs of the same shape on this machine (`tlmsearch.costs.rates`) or
+timed just now on a few steps (`tlmsearch.costs.calibrate`). This module only does the arithmetic, so
 it is tested with injected rates; nothing here reads a clock or a file.
 
 The estimate is a range, never a point:

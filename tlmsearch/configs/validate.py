@@ -405,7 +405,7 @@ def _activation_bytes(model_cfg: Any, batch_size: int, seq_len: int, dtype: str)
 
 
 def estimate_timing_bytes(model_cfgs: Any, batch_size: int, dtype: str = "float32") -> int:
-    """Approximate peak bytes of timing `model_cfgs` side by side (`tlmsearch.throughput`): every
+    """Approximate peak bytes of timing `model_cfgs` side by side (`tlmsearch.costs.throughput`): every
     model's float32 weights stay built at once, and the one being timed adds its gradients and
     the activations of one forward+backward of (batch_size, seq_len). An under-estimate, like
     `estimate_training_bytes`, so a refusal based on it is never wrong."""

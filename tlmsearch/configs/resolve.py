@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tlmsearch.config import DataConfig, ModelConfig
+from tlmsearch.configs.base import DataConfig, ModelConfig
+from tlmsearch.configs.presets import Preset, model_fields, shaped_preset
+from tlmsearch.configs.search import SearchConfig
 from tlmsearch.errors import ConfigError
-from tlmsearch.presets import Preset, model_fields, shaped_preset
 from tlmsearch.profiles import Budget, ProfileSpec
-from tlmsearch.search_config import SearchConfig
 
 
 def resolve_model(

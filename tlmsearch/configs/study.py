@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tlmsearch.config import (
+from tlmsearch.configs.base import (
     ARCHITECTURE_NAMES,
     DECIDE_TOKENS_PER_PARAM,
     Config,
@@ -24,15 +24,15 @@ from tlmsearch.config import (
     option,
     screening_train,
 )
+from tlmsearch.configs.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
+from tlmsearch.configs.search import DEFAULT_BASELINES, SAMPLERS, SCHEDULERS, SearchConfig, check_name
+from tlmsearch.configs.storage import check_storage, join
+from tlmsearch.configs.validate import MAX_SEEDS
 from tlmsearch.errors import ConfigError
-from tlmsearch.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
 from tlmsearch.profiles import ProfileSpec, expand_profile_sets
-from tlmsearch.search_config import DEFAULT_BASELINES, SAMPLERS, SCHEDULERS, SearchConfig, check_name
-from tlmsearch.storage import check_storage, join
-from tlmsearch.validate import MAX_SEEDS
 
 PHASE_ORDERS = ("overlap", "sequential")
-PACK_MODES = ("auto", "on", "off")  # verify --pack (the rule behind auto: tlmsearch.pack.auto)
+PACK_MODES = ("auto", "on", "off")  # verify --pack (the rule behind auto: tlmsearch.training.pack.auto)
 # the learning-rate check's paired seeds per rate in a study (verify's own default is off): at a paired
 # sd of 0.011 nats (bench/README 14, 5 tokens per parameter under wsd) its 98.3% intervals are
 # +-0.016 nats wide at 6 seeds (+-0.027 at 4), for 2 profiles x 2 rates x 6 = 24 runs an architecture

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Self
 
-from tlmsearch.config import (
+from tlmsearch.configs.base import (
     ARCHITECTURE_NAMES,
     Config,
     DataConfig,
@@ -31,11 +31,11 @@ from tlmsearch.config import (
     check_choice,
     check_field_types,
 )
+from tlmsearch.configs.presets import Preset, check_override_values
+from tlmsearch.configs.resolve import resolve_model
+from tlmsearch.configs.validate import load_yaml, read_text
 from tlmsearch.errors import ConfigError
-from tlmsearch.presets import Preset, check_override_values
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import resolve_model
-from tlmsearch.validate import load_yaml, read_text
 
 SECTIONS: tuple[str, ...] = ("model", "train", "data", "meta")
 _SPEC_FIELDS: tuple[str, ...] = ("preset", "arch", "family", "base_width")
@@ -101,7 +101,7 @@ class ModelSpec(Config):
     def resolve(self) -> tuple[ModelConfig, dict[str, Any]]:
         """(the ModelConfig, meta naming preset/arch/family/base_width); widths exactly on budget.
 
-        The same resolver a search trial uses (`tlmsearch.resolve.resolve_model`).
+        The same resolver a search trial uses (`tlmsearch.configs.resolve.resolve_model`).
         """
         family = ProfileSpec.parse(self.family)
         budget, _, cfg = resolve_model(self.preset, self.arch, self.overrides, family, self.base_width or None)

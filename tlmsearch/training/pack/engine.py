@@ -39,17 +39,18 @@ import torch
 import torch.nn.functional as F
 from torch.func import functional_call, stack_module_state, vmap
 
-from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.validate import check_training_fits
 from tlmsearch.data import check_windows, gather, prepare, train_starts
 from tlmsearch.errors import ConfigError
-from tlmsearch.hardware import matmul_peak, resolve_device, thread_count
 from tlmsearch.models import build_model
 from tlmsearch.models.build import weight_decay_split
 from tlmsearch.models.common import autograd_scans
 from tlmsearch.models.parametrization import lr_scales
-from tlmsearch.pack.optim import PackedAdamW, clip_per_member
-from tlmsearch.pack.padding import mlp_paths, pad_members, unpad
-from tlmsearch.trainer import (
+from tlmsearch.training.hardware import matmul_peak, resolve_device, thread_count
+from tlmsearch.training.pack.optim import PackedAdamW, clip_per_member
+from tlmsearch.training.pack.padding import mlp_paths, pad_members, unpad
+from tlmsearch.training.trainer import (
     TrainingDiverged,
     TrainResult,
     at_least_fp32,
@@ -59,7 +60,6 @@ from tlmsearch.trainer import (
     static_metrics,
     val_sets,
 )
-from tlmsearch.validate import check_training_fits
 
 PackReport = Callable[[int, int, dict[str, float]], None]  # (member index, step, metrics)
 

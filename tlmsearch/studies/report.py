@@ -1,5 +1,5 @@
 """The report of a cross-architecture study: summary.json, summary.md and report.html in the
-study directory, rebuilt from its records alone (`tlmsearch.study_files`).
+study directory, rebuilt from its records alone (`tlmsearch.studies.files`).
 
 It shows each architecture's three-outcome verdict, the cross-architecture table (rows:
 profiles; columns: architectures; cells: gain over uniform and over cosine with intervals),
@@ -27,14 +27,14 @@ from tlmsearch.analysis.crossarch import (
 )
 from tlmsearch.analysis.random_control import control_summary
 from tlmsearch.analysis.rate_check import rate_checks
+from tlmsearch.configs.lr_calibration import short_text
 from tlmsearch.errors import UserError
-from tlmsearch.lr_calibration import short_text
 from tlmsearch.rundir.io import json_text, read_verify, refuse_folder, write_text
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.lr import run_calibration
 from tlmsearch.rundir.records import read_records
 from tlmsearch.rundir.study import load
-from tlmsearch.study_files import (
+from tlmsearch.studies.files import (
     damage_text,
     load_config,
     own_verdict,
@@ -123,7 +123,7 @@ def arch_floor(sub: Path) -> dict[str, Any] | None:
 
 def arch_lr(sub: Path) -> dict[str, Any] | None:
     """An architecture's learning rate as plain data: the rate its trials train at (`lr`) and its
-    calibration (`tlmsearch.lr_calibration`: grid, losses, chosen; None when it ran none); None
+    calibration (`tlmsearch.configs.lr_calibration`: grid, losses, chosen; None when it ran none); None
     before its search started."""
     if not (sub / SEARCH_CONFIG).is_file():
         return None

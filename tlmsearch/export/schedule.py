@@ -3,7 +3,7 @@
 Each format is written as a reader will read it, then decoded back with that reader's
 documented rule; when the rule cannot reproduce a width exactly the result says so and lists
 the widths the reader will build. The formats themselves (writers, readers' rules, file
-names) are one table, `tlmsearch.export_formats.FORMATS`. Pure Python: no torch, no
+names) are one table, `tlmsearch.export.formats.FORMATS`. Pure Python: no torch, no
 transformers.
 """
 
@@ -16,15 +16,15 @@ from typing import Any
 
 from tlmsearch.analysis.collect import label, profile_results
 from tlmsearch.analysis.summary import eval_kind, run_verdicts
-from tlmsearch.config import ModelConfig
+from tlmsearch.configs.base import ModelConfig
+from tlmsearch.configs.validate import confined, writable_dir
 from tlmsearch.errors import UserError
-from tlmsearch.export_formats import FORMATS, ExportInput, Format, decode, get_format, make_divisible
+from tlmsearch.export.formats import FORMATS, ExportInput, Format, decode, get_format, make_divisible
 from tlmsearch.profiles import Budget, ProfileSpec
 from tlmsearch.rundir.io import read_verify, require_dir
 from tlmsearch.rundir.layout import EXPORT_DIR
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished
 from tlmsearch.rundir.study import Study, load
-from tlmsearch.validate import confined, writable_dir
 
 __all__ = ["FORMATS", "Export", "Format", "decode", "export", "export_run", "make_divisible", "pick_trial"]
 

@@ -1,6 +1,6 @@
 """`report.html` (offline: plotly.js embedded), `summary.md` and `summary.json` for a run.
 
-from tlmsearch.report import write_report
+from tlmsearch.report.run import write_report
 paths = write_report("runs/my-search")   # {"html": ..., "markdown": ..., "json": ...}
 """
 
@@ -20,6 +20,7 @@ from tlmsearch.analysis.headline import describe_shape, level
 from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import run_verdicts, summarize
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
+from tlmsearch.configs.validate import file_present
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.noise_floor import NoiseFloor, floor_text, gap_text
 from tlmsearch.plots.bundle import plotly_script
@@ -29,7 +30,6 @@ from tlmsearch.rundir.io import read_verify, read_yaml, refuse_folder, require_d
 from tlmsearch.rundir.layout import CONFIG_FILES, REPORT_HTML, SEARCH_CONFIG, SUMMARY_JSON, SUMMARY_MD, TRIALS
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished, read_records
 from tlmsearch.rundir.study import load
-from tlmsearch.validate import file_present
 
 if TYPE_CHECKING:  # pragma: no cover
     import plotly.graph_objects as go

@@ -36,16 +36,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.config import TrainConfig, deciding_train, trial_length_text, with_tokens_per_param
+from tlmsearch.configs.base import TrainConfig, deciding_train, trial_length_text, with_tokens_per_param
+from tlmsearch.configs.resolve import trial_shape
+from tlmsearch.configs.study import StudyConfig
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.models.counts import count_params, flops_per_token, forward_flops
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.resolve import trial_shape
 from tlmsearch.rundir.io import read_json_object, write_json
 from tlmsearch.rundir.lr import calibration_rates
 from tlmsearch.rundir.noise import noise_trial_seeds
 from tlmsearch.rundir.records import read_records_polled
-from tlmsearch.study_config import StudyConfig
 
 COST_FILE = "cost.json"
 CALIBRATION_STEPS = 4  # timed steps after one warm-up step
@@ -246,7 +246,7 @@ def measured_seconds(study_dir: str | Path | None, arch: str, steps: int = 0) ->
 
 def slots(cfg: StudyConfig) -> int:
     """Trials that run at once on this machine."""
-    from tlmsearch.hardware import cpu_count  # lazy: heavy (torch)
+    from tlmsearch.training.hardware import cpu_count  # lazy: heavy (torch)
 
     n = max(1, int(cpu_count() // cfg.cpus_per_trial))
     return min(n, cfg.max_concurrent) if cfg.max_concurrent else n
@@ -258,8 +258,8 @@ def slots(cfg: StudyConfig) -> int:
 def calibrate_arch(cfg: StudyConfig, arch: str, *, budget_s: float = CALIBRATION_BUDGET_S) -> dict[str, Any]:
     """{"step_s": seconds per training step} of `arch`'s uniform trial, timed over a few real
     steps after a warm-up one; or {"step_s": None, "note": why not}."""
-    from tlmsearch.hardware import matmul_peak, resolve_device, thread_count  # lazy: heavy (torch)
-    from tlmsearch.trainer import train  # lazy: heavy (numpy, torch)
+    from tlmsearch.training.hardware import matmul_peak, resolve_device, thread_count  # lazy: heavy (torch)
+    from tlmsearch.training.trainer import train  # lazy: heavy (numpy, torch)
 
     search = cfg.search_config(arch)
     _, _, model = trial_shape(search, ProfileSpec.parse("uniform"))

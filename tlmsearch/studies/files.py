@@ -1,7 +1,7 @@
 """Reading a study directory (no training): its config, its phase state, and the verdicts its
 records give, per architecture and per transfer target.
 
-Both the orchestration (`tlmsearch.tuning.study`) and the report (`tlmsearch.study_report`) read
+Both the orchestration (`tlmsearch.tuning.study`) and the report (`tlmsearch.studies.report`) read
 a study through this module, so the report decides on exactly what the study decided on: each
 architecture's verification verdict on the seeds its last verify decided on (`verify.json`),
 each transfer verdict on the study's transfer seeds.
@@ -16,12 +16,12 @@ from typing import Any
 
 from tlmsearch.analysis.random_control import RANDOM_BEST, random_best
 from tlmsearch.analysis.summary import run_verdicts, verdicts
+from tlmsearch.configs.study import StudyConfig
+from tlmsearch.configs.validate import file_present
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.io import read_json_object, read_verify, read_yaml, write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, TRIALS
 from tlmsearch.rundir.records import LR_KIND, NOISE_KIND, SEARCH_KINDS, read_records
-from tlmsearch.study_config import StudyConfig
-from tlmsearch.validate import file_present
 
 STUDY_CONFIG = "study.yaml"
 STUDY_STATE = "study_state.json"

@@ -12,8 +12,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from tlmsearch import validate
-from tlmsearch.config import (
+from tlmsearch.configs import validate
+from tlmsearch.configs.base import (
     ARCHITECTURE_NAMES,
     Config,
     DataConfig,
@@ -24,17 +24,17 @@ from tlmsearch.config import (
     option,
     screening_train,
 )
+from tlmsearch.configs.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
+from tlmsearch.configs.presets import check_search_model, shaped_preset
+from tlmsearch.configs.storage import check_storage
+from tlmsearch.configs.validate import MAX_SEED, check_int, load_yaml, read_text
 from tlmsearch.errors import ConfigError
-from tlmsearch.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
-from tlmsearch.presets import check_search_model, shaped_preset
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.storage import check_storage
-from tlmsearch.validate import MAX_SEED, check_int, load_yaml, read_text
 
 SAMPLERS: tuple[str, ...] = ("tpe", "gp", "nsga2", "cmaes", "random", "qmc")
 SCHEDULERS: tuple[str, ...] = ("asha", "hyperband", "none")
 # objective -> direction; "params" is the model's total parameter count (budget sweeps);
-# "train_speed" / "infer_speed" are measured by `tlmsearch.throughput` at the end of each trial
+# "train_speed" / "infer_speed" are measured by `tlmsearch.costs.throughput` at the end of each trial
 # (forward+backward / inference, interleaved with the uniform reference on the trial's worker)
 OBJECTIVES: dict[str, str] = {
     "val_loss": "min",
@@ -54,7 +54,7 @@ OBJECTIVE_METRICS: dict[str, str] = {
 # what a new search may optimise: tokens_per_s stays in OBJECTIVES only so that old runs load
 # (`check_fair_objectives` refuses it for a search), so error messages list these
 SEARCH_OBJECTIVES: tuple[str, ...] = tuple(o for o in OBJECTIVES if o != "tokens_per_s")
-# objectives measured by the micro-benchmark of `tlmsearch.throughput` at the end of a trial
+# objectives measured by the micro-benchmark of `tlmsearch.costs.throughput` at the end of a trial
 SPEED_OBJECTIVES: tuple[str, ...] = ("train_speed", "infer_speed")
 # the default grace: the first rung after this fraction of a trial's steps (see SearchConfig.grace)
 GRACE_FRACTION = 1 / 3
@@ -99,7 +99,7 @@ def check_fair_objectives(cfg: SearchConfig) -> None:
     a sampler given that objective optimises machine load. Speed is an objective only as
     `train_speed` / `infer_speed`: a separate micro-benchmark at the end of each trial, the
     trial's model interleaved with the uniform reference on the same worker, repeated, the
-    median ratio (`tlmsearch.throughput`). Loading an old run with `tokens_per_s` still works.
+    median ratio (`tlmsearch.costs.throughput`). Loading an old run with `tokens_per_s` still works.
     """
     if "tokens_per_s" in cfg.objectives:
         raise ConfigError(
@@ -171,7 +171,7 @@ class SearchConfig(Config):
     )
     lr_calibration: str = option(
         "off",
-        SETTING_HELP + ". Off by default for a search, on (auto) for a study: see tlmsearch.lr_calibration",
+        SETTING_HELP + ". Off by default for a search, on (auto) for a study: see tlmsearch.configs.lr_calibration",
     )
     lr_calibration_fraction: float = option(1.0, FRACTION_HELP)
     baselines: tuple[str, ...] = DEFAULT_BASELINES

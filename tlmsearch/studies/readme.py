@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.errors import UserError
-from tlmsearch.study_files import STUDY_CONFIG, is_study
-from tlmsearch.study_report import length_text, shortener, tables
+from tlmsearch.studies.files import STUDY_CONFIG, is_study
+from tlmsearch.studies.report import length_text, shortener, tables
 
 START = "<!-- study-table {path} -->"
 END = "<!-- /study-table -->"

@@ -16,7 +16,7 @@ profiles spread `n_layers * base_width` units over the layers.
 
 A config's `model` mapping overrides a preset's shape fields and ModelConfig fields: the keys
 and values are checked here (`check_override_values`, `check_search_model`) and a preset is
-shaped by them (`shaped_preset`); `tlmsearch.resolve` turns them into a trial's model.
+shaped by them (`shaped_preset`); `tlmsearch.configs.resolve` turns them into a trial's model.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
-from tlmsearch.config import (
+from tlmsearch.configs.base import (
     MODEL_INT_BOUNDS,
     ArchOptions,
     Config,
@@ -35,9 +35,9 @@ from tlmsearch.config import (
     check_positive,
     check_value,
 )
+from tlmsearch.configs.validate import MAX_WIDTH, check_int
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import Budget
-from tlmsearch.validate import MAX_WIDTH, check_int
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

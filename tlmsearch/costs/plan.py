@@ -46,7 +46,7 @@ import dataclasses
 import math
 from typing import Any, NamedTuple
 
-from tlmsearch.config import (
+from tlmsearch.configs.base import (
     ARCHITECTURE_NAMES,
     Config,
     TrainConfig,
@@ -54,10 +54,10 @@ from tlmsearch.config import (
     check_positive,
     steps_for_tokens_per_param,
 )
+from tlmsearch.configs.presets import preset
+from tlmsearch.configs.validate import check_seed_count
 from tlmsearch.errors import ConfigError
 from tlmsearch.models.counts import count_params, flops_per_token
-from tlmsearch.presets import preset
-from tlmsearch.validate import check_seed_count
 
 BYTES_PER_PARAM_STATIC = 16  # fp32 weights + fp32 gradients + two fp32 AdamW moments
 EVAL_FLOPS_SHARE = 1.0 / 3.0  # a forward pass is ~1/3 of a training step's FLOPs per token

@@ -8,7 +8,7 @@ running study (`LiveView`) and `tlmsearch status runs/<study>` print the same li
 (one line). A verification's total is a range until it is done: its planned seeds stop between
 the pilot and the cap. "best" is the best single trial during a search, then the best mean
 val_loss of the verified profiles; once the verification is done, its outcome. The time left
-comes from `tlmsearch.study_cost` (seconds per trial measured in the study, else calibrated).
+comes from `tlmsearch.studies.cost` (seconds per trial measured in the study, else calibrated).
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from tlmsearch.analysis.collect import brief_label, label
+from tlmsearch.configs.search import load_search_config
+from tlmsearch.configs.study import StudyConfig
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.records import LR_KIND, NOISE_KIND, SEARCH_KINDS, finished, read_records_polled
-from tlmsearch.search_config import load_search_config
-from tlmsearch.study_config import StudyConfig
-from tlmsearch.study_cost import estimate, phase_trials, phase_weights, remaining_seconds, weighted_trials
-from tlmsearch.study_files import TRANSFER_KIND, load_config, read_state, transfer_dir
+from tlmsearch.studies.cost import estimate, phase_trials, phase_weights, remaining_seconds, weighted_trials
+from tlmsearch.studies.files import TRANSFER_KIND, load_config, read_state, transfer_dir
 
 ORDER = ("search", "verify", "transfer")
 

@@ -2,7 +2,7 @@
 
 `rate_or_reason` answers the question every long command asks before it starts: how many
 seconds does a step of this run shape take here? First from the rates recorded by earlier runs
-of the same shape on this machine (`tlmsearch.rates`); otherwise by training a few steps of
+of the same shape on this machine (`tlmsearch.costs.rates`); otherwise by training a few steps of
 the model in this process (`calibrate`, about a second at small shapes, capped at
 `MAX_SECONDS`), the first step untimed (it warms up). A step that the analytic FLOPs and this
 machine's measured matmul peak say is long on a CPU is not timed at all: the answer is then a
@@ -21,10 +21,10 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
-from tlmsearch.estimate import Rate, eval_share, load_slowdown
+from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.costs.estimate import Rate, eval_share, load_slowdown
+from tlmsearch.costs.rates import rate_for, rate_key, rate_shape
 from tlmsearch.models.counts import flops_per_token
-from tlmsearch.rates import rate_for, rate_key, rate_shape
 
 STEPS = 6  # timed after the warm-up step, at most
 MAX_SECONDS = 3.0  # the calibration stops after this long, with what it timed
@@ -35,14 +35,14 @@ _TIMED: dict[str, Rate] = {}  # calibrations of this process, by rate key
 
 def device_of(train: TrainConfig) -> str:
     """ "cpu" or "cuda": where a run of `train` trains on this machine."""
-    from tlmsearch.hardware import resolve_device  # lazy: heavy (torch)
+    from tlmsearch.training.hardware import resolve_device  # lazy: heavy (torch)
 
     return resolve_device(train.device).type
 
 
 def predicted_step_s(model: ModelConfig, train: TrainConfig, data: DataConfig) -> float:
     """A step's seconds from its analytic FLOPs at `CPU_SHARE_OF_PEAK` of the measured peak."""
-    from tlmsearch.hardware import matmul_peak, resolve_device, thread_count  # lazy: heavy (torch)
+    from tlmsearch.training.hardware import matmul_peak, resolve_device, thread_count  # lazy: heavy (torch)
 
     tokens = train.batch_size * train.grad_accum * model.seq_len
     with thread_count(train.threads):
@@ -54,8 +54,8 @@ def calibrate(
     model: ModelConfig, train: TrainConfig, data: DataConfig, clock: Callable[[], float] = time.perf_counter
 ) -> Rate:
     """Train up to 1 + `STEPS` steps of `model` here and time them (see the module docstring)."""
-    from tlmsearch.trainer import TrainingInterrupted  # lazy: heavy (numpy, torch)
-    from tlmsearch.trainer import train as run_training  # lazy: heavy (numpy, torch)
+    from tlmsearch.training.trainer import TrainingInterrupted  # lazy: heavy (numpy, torch)
+    from tlmsearch.training.trainer import train as run_training  # lazy: heavy (numpy, torch)
 
     steps = 1 + STEPS
     short = replace(train, steps=steps, warmup_steps=0, eval_interval=steps, eval_windows=1, checkpoint_interval=0)
@@ -104,8 +104,8 @@ def rate_or_reason(
     """The rate of a run of (`model`, `train`) here, or why there is none (see the module
     docstring); `slots` runs at once on `cores` cores (0: this machine's) beside `load` runnable
     threads of other work (None: `current_load`, read before the timing)."""
-    from tlmsearch.hardware import cpu_count  # lazy: heavy (torch)
-    from tlmsearch.trainer import resolve_vocab  # lazy: heavy (numpy, torch)
+    from tlmsearch.training.hardware import cpu_count  # lazy: heavy (torch)
+    from tlmsearch.training.trainer import resolve_vocab  # lazy: heavy (numpy, torch)
 
     model = resolve_vocab(model, data)
     device = device_of(train)

@@ -2,7 +2,7 @@
 
 A format is a writer (model + widths -> the document a reader reads, plus notes), the reader's
 documented rule for the widths it builds from that document (`decode`), when that rule is
-exact, and how the document is serialized. `tlmsearch.export` writes and checks every format
+exact, and how the document is serialized. `tlmsearch.export.schedule` writes and checks every format
 through this table and the CLI's `--format` choices and help read it, so a new format is one
 `Format(...)` row here (docs/cli.md prints the table from it).
 
@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 from functools import reduce
 from typing import Any, NamedTuple
 
-from tlmsearch.config import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.run import RunConfig
 from tlmsearch.errors import UserError
-from tlmsearch.runconfig import RunConfig
 
 
 @dataclass(frozen=True)

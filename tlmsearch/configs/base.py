@@ -19,10 +19,10 @@ from typing import Any, Self, TypeVar, Union, get_args, get_origin
 
 # The architecture registry (torch-free; it imports nothing from this module). ARCHITECTURE_NAMES,
 # the registered families' names (a live view), is re-exported for the CLI and search configs.
-from tlmsearch.architectures import ARCHITECTURE_NAMES as ARCHITECTURE_NAMES
-from tlmsearch.architectures import ARCHITECTURES, architecture
+from tlmsearch.configs.architectures import ARCHITECTURE_NAMES as ARCHITECTURE_NAMES
+from tlmsearch.configs.architectures import ARCHITECTURES, architecture
+from tlmsearch.configs.validate import MAX_LAYERS, MAX_SEED, MAX_WIDTH, check_int, load_yaml, read_text
 from tlmsearch.errors import ConfigError
-from tlmsearch.validate import MAX_LAYERS, MAX_SEED, MAX_WIDTH, check_int, load_yaml, read_text
 
 C = TypeVar("C", bound="Config")
 

@@ -1,0 +1,1 @@
+"""Export of a run's per-layer width schedule to training-config formats."""

@@ -1,0 +1,1 @@
+"""A run's report: report.html, summary.md and summary.json."""
