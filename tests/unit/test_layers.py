@@ -18,6 +18,11 @@ frozen `configs.base.Config`s checked with `configs.validate`, while the search 
 configs name profiles), models the data's, and ladders/ the studies'. A new top-level module
 fails `test_every_package_has_a_layer...` until it is placed.
 
+The picture of the house is the same graph read package by package (`package_edges`): the top
+level holds at most `MAX_ROOMS` modules and packages (`rooms`), and the longest chain of imports
+between them is at most `MAX_FLOORS` packages long (`floors`; two packages of one layer that
+import each other, configs/ and profiles/, count as one floor).
+
 Function-level imports of the package's own modules (the import runs when the function is
 called, not when the module is imported) are allowed without comment in the command line only
 (`cli/`, `__main__`): each command imports what it needs inside the command, so that the
@@ -80,6 +85,8 @@ LAYERS: dict[str, int] = {package: layer for layer, (_, packages) in enumerate(D
 FORBIDDEN = {
     ("tlmsearch.tuning", f"tlmsearch.{p}") for p in ("report", "plots", "export", "studies.report", "studies.readme")
 }
+MAX_ROOMS = 25  # modules and packages at the top of tlmsearch/ (issue 28: a hall, not a flat maze)
+MAX_FLOORS = 12  # the longest chain of package-level imports, __main__ to the leaves
 # where a function-level import of our own modules needs no stated reason (see the docstring)
 DEFERRING = ("cli", "__main__")
 
@@ -325,6 +332,40 @@ def _heavy_reason_problems(graph: Graph, mod: str, found: list[Import], reason: 
     return problems or ([] if named else [f"'{reason}' names no library"])
 
 
+def package_edges(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The picture of the house: each top-level module or package -> those it imports ("" is
+    tlmsearch/__init__.py)."""
+    picture: dict[str, set[str]] = {}
+    for mod, targets in edges.items():
+        src = package_of(mod)
+        picture.setdefault(src, set()).update(package_of(t) for t in targets if package_of(t) != src)
+    return picture
+
+
+def floors(picture: dict[str, set[str]]) -> int:
+    """The most packages on one chain of imports of `picture`, the packages of a cycle (which the
+    layers allow within one layer only) counted as one floor."""
+    merged = {p: frozenset(c) for c in cycles(picture) for p in c}
+    height: dict[frozenset[str], int] = {}
+
+    def node(p: str) -> frozenset[str]:
+        return merged.get(p, frozenset({p}))
+
+    def up(n: frozenset[str]) -> int:
+        if n not in height:
+            below = {node(t) for p in n for t in picture.get(p, ())} - {n}
+            height[n] = 1 + max((up(b) for b in below), default=0)
+        return height[n]
+
+    return max((up(node(p)) for p in picture), default=0)
+
+
+def rooms(root: Path) -> list[str]:
+    """The top level of the package at `root`: its modules (`__init__`, `__main__` included) and packages."""
+    packages = [f"{p.name}/" for p in root.iterdir() if (p / "__init__.py").is_file()]
+    return sorted([p.name for p in root.glob("*.py")] + packages)
+
+
 def unplaced_packages(root: Path) -> tuple[list[str], list[str]]:
     """(packages of the tree that `DOMAINS` does not place, names in `DOMAINS` that the tree lacks)."""
     found = {package_of(m) for m in build_graph(root).modules}
@@ -361,6 +402,20 @@ def test_no_upward_import() -> None:
 
 def test_function_level_imports_state_their_reason() -> None:
     assert unexplained_lazy_imports(_package()) == []
+
+
+def test_the_top_level_is_a_few_domains_on_a_few_floors() -> None:
+    found = rooms(ROOT)
+    assert len(found) <= MAX_ROOMS, f"{len(found)} rooms at the top of tlmsearch/: {found}"
+    picture = package_edges(_package().edges)
+    assert floors(picture) <= MAX_FLOORS, picture
+
+
+def test_no_top_level_name_hides_a_public_name() -> None:
+    """Importing tlmsearch.<name>.x binds tlmsearch.<name> to the package: a package `train/`
+    would replace the function `tlmsearch.train` (hence `training/`, `studies/`, `tuning/`)."""
+    names = {room.removesuffix("/").removesuffix(".py") for room in rooms(ROOT)}
+    assert names & set(tlmsearch.__all__) == set()
 
 
 # --- the checker can fail -------------------------------------------------------------------
@@ -450,6 +505,24 @@ def test_the_layers_hold_on_a_made_up_graph() -> None:
     ]
 
 
+def test_the_picture_counts_rooms_and_floors(tmp_path: Path) -> None:
+    edges = {
+        "tlmsearch.a.x": {"tlmsearch.b.y"}, "tlmsearch.b.y": {"tlmsearch.c"}, "tlmsearch.c": set(),
+        "tlmsearch.b.z": {"tlmsearch.d", "tlmsearch.b.y"}, "tlmsearch.d": {"tlmsearch.b.y"},
+    }  # fmt: skip
+    picture = package_edges(edges)
+    assert picture == {"a": {"b"}, "b": {"c", "d"}, "c": set(), "d": {"b"}}
+    assert floors(picture) == 3  # a, then b and d (a cycle: one floor), then c
+    assert floors({"a": {"b"}, "b": {"c"}, "c": set(), "d": {"c"}}) == 3
+    root = _copy(tmp_path)
+    before = rooms(root), floors(package_edges(build_graph(root).edges))
+    (root / "planted_e.py").write_text("from tlmsearch import __main__  # noqa\n")  # one floor above the top
+    (root / "planted_f").mkdir()
+    (root / "planted_f" / "__init__.py").write_text("")
+    assert rooms(root) == sorted([*before[0], "planted_e.py", "planted_f/"])
+    assert floors(package_edges(build_graph(root).edges)) == before[1] + 1
+
+
 if __name__ == "__main__":  # pragma: no cover - `python tests/unit/test_layers.py` prints the picture
     g = build_graph(ROOT)
     e = g.edges
@@ -463,3 +536,7 @@ if __name__ == "__main__":  # pragma: no cover - `python tests/unit/test_layers.
         print(f"{title} ({len(found)}):", *found, sep="\n  ")
     lazy = [i for items in g.imports.values() for i in items if i.where == IN_FUNCTION]
     print(f"function-level own imports in all: {len({(i.source, i.line) for i in lazy})}")
+    picture = package_edges(e)
+    print(f"top level: {len(rooms(ROOT))} rooms (at most {MAX_ROOMS}), {floors(picture)} floors (at most {MAX_FLOORS})")
+    for package in sorted(picture, key=lambda p: (LAYERS.get(p, -1), p)):
+        print(f"  {package or '__init__'} -> {', '.join(sorted(t or '__init__' for t in picture[package]))}")
