@@ -21,7 +21,7 @@ from tlmsearch.configs.search import SearchConfig
 from tlmsearch.errors import UserError
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.gains import PointResult, point_result
-from tlmsearch.ladders.plan import ladder_costs
+from tlmsearch.ladders.plan import ladder_costs, profile_count
 from tlmsearch.ladders.points import PointSize, point_size, resolve_length
 from tlmsearch.rundir.io import read_json_object, read_verify, write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG
@@ -85,20 +85,26 @@ def point_rows(
 
 
 def time_left(ladder_dir: str | Path, cfg: LadderConfig | None = None) -> dict[str, Any]:
-    """Runs done and planned (the fewest a planned seed count asks for), and the run time left:
-    the planned runs not yet recorded times each point's FLOPs, at the seconds per FLOP its
-    full-length runs took so far (summed over runs: trials that train at once divide it)."""
+    """Runs done and planned, and the run time left: the planned runs not yet recorded times
+    each point's FLOPs, at the seconds per FLOP its full-length runs took so far (summed over
+    runs: trials that train at once divide it). A point's planned runs are its verification's
+    seeds once they are planned (`verify.json`: pilot and deciding seeds), else the fewest its
+    seed setting asks for, and never fewer than it has run."""
     cfg = cfg or load_config(ladder_dir)
     costs = ladder_costs(cfg)
+    profiles, first_seeds = profile_count(cfg), cfg.seeds or cfg.pilot_seeds
     done = planned = 0
     seconds = flops = left = 0.0
     for spec, cost in zip(cfg.specs, costs, strict=True):
         sub = Path(ladder_dir) / spec.name
         recs = [r for r in (read_records(sub) if sub.is_dir() else []) if r.kind in ("lr", "baseline", "verify")]
         ended = [r for r in recs if r.status in ("complete", "stopped")]
+        doc = read_verify(sub) if sub.is_dir() else {}
+        seeds = len(doc.get("pilot_seeds", [])) + len(doc.get("decision_seeds", []))
+        runs = cost.runs_low + profiles * max(0, seeds - first_seeds)
         done += len(ended)
-        planned += cost.runs_low
-        left += max(0, cost.runs_low - len(ended)) * cost.compute
+        planned += max(runs, len(ended))
+        left += max(0, runs - len(ended)) * cost.compute
         full = [r for r in ended if r.kind != "lr" and r.wall_s > 0]
         seconds += sum(r.wall_s for r in full)
         flops += len(full) * cost.compute
