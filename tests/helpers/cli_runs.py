@@ -46,3 +46,27 @@ def reaped(proc: subprocess.Popen) -> Iterator[subprocess.Popen]:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def tiny_search(runs: Path) -> Path:
+    """A finished 2-trial search of the tiny Transformer on pydoc (6 steps, 2 baselines): what verify tests verify."""
+    import tlmsearch
+    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.configs.search import SearchConfig
+
+    cfg = SearchConfig(
+        name="tiny",
+        runs_dir=str(runs),
+        arch="transformer",
+        preset="tiny",
+        space="knots",
+        sampler="random",
+        scheduler="none",
+        trials=2,
+        noise_seeds=0,
+        max_concurrent=2,
+        baselines=("uniform", "cosine:start=1.5,end=0.5"),
+        train=TrainConfig(steps=6, warmup_steps=2, eval_interval=3, eval_windows=4, batch_size=4),
+        data=DataConfig(corpus="pydoc"),
+    )
+    return tlmsearch.search(cfg, progress=False).run_dir

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runs import tiny_search
 
 from tlmsearch.cli import main
 
@@ -27,29 +28,6 @@ ROOT = Path(__file__).resolve().parents[2]
 VERIFY = ["--seeds", "2", "--top-k", "1", "--no-report", "--quiet"]
 TOL = 2e-5  # float32: a member's numbers against the trial alone (tests/unit/pack/test_pack_records.py)
 TIMES = {"tokens_per_s", "mfu", "elapsed_s", "wall_s", "train_time_s"}
-
-
-def _tiny_search(runs: Path) -> Path:
-    import tlmsearch
-    from tlmsearch.configs.base import DataConfig, TrainConfig
-    from tlmsearch.configs.search import SearchConfig
-
-    cfg = SearchConfig(
-        name="tiny",
-        runs_dir=str(runs),
-        arch="transformer",
-        preset="tiny",
-        space="knots",
-        sampler="random",
-        scheduler="none",
-        trials=2,
-        noise_seeds=0,
-        max_concurrent=2,
-        baselines=("uniform", "cosine:start=1.5,end=0.5"),
-        train=TrainConfig(steps=6, warmup_steps=2, eval_interval=3, eval_windows=4, batch_size=4),
-        data=DataConfig(corpus="pydoc"),
-    )
-    return tlmsearch.search(cfg, progress=False).run_dir
 
 
 def _verified(run: Path) -> list[dict[str, Any]]:
@@ -63,7 +41,7 @@ def _key(r: dict[str, Any]) -> tuple[str, int]:
 
 @pytest.fixture(scope="module")
 def searched(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _tiny_search(tmp_path_factory.mktemp("pack") / "runs")
+    return tiny_search(tmp_path_factory.mktemp("pack") / "runs")
 
 
 def test_verify_pack_on_gives_the_records_of_pack_off(searched: Path, tmp_path: Path) -> None:

@@ -7,32 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_runs import tiny_search
 
 from tlmsearch.cli import main
 from tlmsearch.rundir.layout import VERIFY
-
-
-def _tiny_search(runs: Path) -> Path:
-    import tlmsearch
-    from tlmsearch.configs.base import DataConfig, TrainConfig
-    from tlmsearch.configs.search import SearchConfig
-
-    cfg = SearchConfig(
-        name="tiny",
-        runs_dir=str(runs),
-        arch="transformer",
-        preset="tiny",
-        space="knots",
-        sampler="random",
-        scheduler="none",
-        trials=2,
-        noise_seeds=0,
-        max_concurrent=2,
-        baselines=("uniform", "cosine:start=1.5,end=0.5"),
-        train=TrainConfig(steps=6, warmup_steps=2, eval_interval=3, eval_windows=4, batch_size=4),
-        data=DataConfig(corpus="pydoc"),
-    )
-    return tlmsearch.search(cfg, progress=False).run_dir
 
 
 @pytest.mark.parametrize(
@@ -57,7 +35,7 @@ def test_verify_refuses_bad_sequential_options(
 def test_verify_looks_trains_in_stages_and_says_it_was_sequential(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    run = _tiny_search(tmp_path / "runs")
+    run = tiny_search(tmp_path / "runs")
     assert main(["verify", str(run), "--top-k", "1", "--seeds", "4", "--looks", "2", "--no-report"]) == 0
     out = capsys.readouterr().out
     assert "group-sequential: 2 looks at 2, 4 seeds per profile" in out, out
