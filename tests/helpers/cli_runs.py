@@ -48,8 +48,8 @@ def reaped(proc: subprocess.Popen) -> Iterator[subprocess.Popen]:
             proc.wait()
 
 
-def tiny_search(runs: Path) -> Path:
-    """A finished 2-trial search of the tiny Transformer on pydoc (6 steps, 2 baselines): what verify tests verify."""
+def tiny_search(runs: Path, trials: int = 2) -> Path:
+    """A finished search of `trials` trials of the tiny Transformer on pydoc (6 steps, 2 baselines)."""
     import tlmsearch
     from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.configs.search import SearchConfig
@@ -62,7 +62,7 @@ def tiny_search(runs: Path) -> Path:
         space="knots",
         sampler="random",
         scheduler="none",
-        trials=2,
+        trials=trials,
         noise_seeds=0,
         max_concurrent=2,
         baselines=("uniform", "cosine:start=1.5,end=0.5"),

@@ -9,38 +9,16 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cli_runs import tiny_search
 
 from tlmsearch.cli import main
 
 pytestmark = pytest.mark.usefixtures("ray_session")
 
 
-def _tiny_search(runs: Path) -> Path:
-    import tlmsearch
-    from tlmsearch.configs.base import DataConfig, TrainConfig
-    from tlmsearch.tuning import SearchConfig
-
-    cfg = SearchConfig(
-        name="tiny",
-        runs_dir=str(runs),
-        arch="transformer",
-        preset="tiny",
-        space="knots",
-        sampler="random",
-        scheduler="none",
-        trials=3,
-        noise_seeds=0,
-        max_concurrent=2,
-        baselines=("uniform", "cosine:start=1.5,end=0.5"),
-        train=TrainConfig(steps=6, warmup_steps=2, eval_interval=3, eval_windows=4, batch_size=4),
-        data=DataConfig(corpus="pydoc"),
-    )
-    return tlmsearch.search(cfg, progress=False).run_dir
-
-
 @pytest.mark.slow
 def test_search_verify_report_export_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    run = _tiny_search(tmp_path / "runs")
+    run = tiny_search(tmp_path / "runs", trials=3)
     assert main(["verify", str(run), "--top-k", "1", "--seeds", "2"]) == 0
     out = capsys.readouterr().out
     outcomes = ("better", "near_optimal", "inconclusive")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from analysis_fakes import record, search_records, write_run
+from cli_runs import tiny_search
 
 from tlmsearch.analysis.pilot import (
     check_plan_options,
@@ -253,34 +254,11 @@ def test_verify_cli_refuses_bad_seed_options_in_one_line(
     assert not (run / VERIFY).exists() and not (run / "fixed").exists()  # nothing started
 
 
-def _tiny_search(runs: Path) -> Path:
-    import tlmsearch
-    from tlmsearch.configs.base import DataConfig, TrainConfig
-    from tlmsearch.configs.search import SearchConfig
-
-    cfg = SearchConfig(
-        name="tiny",
-        runs_dir=str(runs),
-        arch="transformer",
-        preset="tiny",
-        space="knots",
-        sampler="random",
-        scheduler="none",
-        trials=3,
-        noise_seeds=0,
-        max_concurrent=2,
-        baselines=("uniform", "cosine:start=1.5,end=0.5"),
-        train=TrainConfig(steps=6, warmup_steps=2, eval_interval=3, eval_windows=4, batch_size=4),
-        data=DataConfig(corpus="pydoc"),
-    )
-    return tlmsearch.search(cfg, progress=False).run_dir
-
-
 @pytest.mark.slow
 def test_verify_auto_plans_prints_runs_and_decides_on_fresh_seeds(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    run = _tiny_search(tmp_path / "runs")
+    run = tiny_search(tmp_path / "runs", trials=3)
     assert main(["verify", str(run), "--top-k", "1", "--pilot-seeds", "2", "--max-seeds", "5", "--no-report"]) == 0
     out = capsys.readouterr().out
     plan_at, verdict_at = out.find("verify plan: "), out.find("[")
@@ -318,7 +296,7 @@ def test_while_the_deciding_seeds_train_there_is_no_verdict(tmp_path: Path) -> N
     names the deciding seeds with complete false and nothing reports a verdict."""
     import tlmsearch
 
-    run = _tiny_search(tmp_path / "runs")
+    run = tiny_search(tmp_path / "runs", trials=3)
     seen: dict[str, object] = {}
 
     def announce(text: str) -> None:  # called after the pilot, before the fresh seeds train
