@@ -17,7 +17,8 @@ every block against its source, so a changed default, count or record shows ther
     python tests/helpers/doc_blocks.py            # rewrite every block of README.md and docs/*.md
     python tests/helpers/doc_blocks.py --check    # name the blocks that differ; exit status 1 if any
 
-(The README's study table has markers of its own: `tlmsearch study --readme-table`.)
+(The record tables have markers of their own: `tlmsearch study --readme-table` for the study in
+docs/concepts.md, `tlmsearch ladder report --readme-table` for the README's ladder.)
 """
 
 from __future__ import annotations

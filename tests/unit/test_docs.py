@@ -31,7 +31,8 @@ SPAN = re.compile(r"`([^`\n]+(?:\n[^`\n]+)?)`")
 COMMAND = re.compile(r"(?<![\w./\-'\[])tlmsearch ([a-z][\w-]*)")
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 NAME = re.compile(r"(?<![\w/.\-])tlmsearch(?:\.[A-Za-z_]\w*)+")
-STUDY_TABLE = re.compile(r"^<!-- study-table .*?^<!-- /study-table -->$", re.M | re.S)
+# the study's and the ladder's tables, generated from their records and checked against them
+RECORD_TABLE = re.compile(r"^<!-- (study|ladder)-table .*?^<!-- /\1-table -->$", re.M | re.S)
 # programs other than tlmsearch whose flags the documents quote in code
 FOREIGN = ("python", "pip", "ruff", "mypy", "ray", "srun", "sbatch", "scontrol", "kubectl", "optuna-dashboard")
 SEPARATORS = re.compile(r"&&|\|\||;|\||(?<!\S)#|&\s*$", re.M)
@@ -55,8 +56,18 @@ def parsers() -> dict[str, frozenset[str]]:
     sub = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
     out = {"": frozenset(o for a in top._actions for o in a.option_strings)}
     for name, parser in sub.choices.items():
-        out[name] = frozenset(o for a in parser._actions for o in a.option_strings)
+        out[name] = frozenset(_flags_of(parser))
     return out
+
+
+def _flags_of(parser: argparse.ArgumentParser) -> set[str]:
+    """A parser's flags and those of its actions' own parsers (`ladder report --readme-table`)."""
+    flags = {o for a in parser._actions for o in a.option_strings}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                flags |= _flags_of(child)
+    return flags
 
 
 def _all_flags(known: dict[str, frozenset[str]]) -> frozenset[str]:
@@ -64,10 +75,10 @@ def _all_flags(known: dict[str, frozenset[str]]) -> frozenset[str]:
 
 
 def _without_generated(text: str) -> str:
-    """The text with every generated block's body and the study table removed (their figures are
+    """The text with every generated block's body and the record tables removed (their figures are
     checked against their sources instead); a block's source line stays."""
     text = BLOCK.sub(lambda m: f"<!-- generated: {m['source']} -->", text)
-    return STUDY_TABLE.sub("", text)
+    return RECORD_TABLE.sub("", text)
 
 
 def _code(text: str) -> tuple[list[str], str]:

@@ -68,10 +68,10 @@ def test_the_command_prints_the_block(tmp_path: Path, capsys: pytest.CaptureFixt
     not (ROOT / REFERENCE / "summary.json").is_file(),
     reason=f"the reference study is not committed yet ({REFERENCE}/summary.json, issue 17)",
 )
-def test_the_readme_agrees_with_the_committed_reference_study() -> None:
+def test_the_docs_agree_with_the_committed_reference_study() -> None:
     summary = read_summary(ROOT / REFERENCE)
-    problems = check_readme((ROOT / "README.md").read_text(), summary, REFERENCE)
-    assert problems == [], "README differs from the study; regenerate with `tlmsearch study --readme-table "
+    problems = check_readme((ROOT / "docs" / "concepts.md").read_text(), summary, REFERENCE)
+    assert problems == [], "docs/concepts.md differs from the study; regenerate with `tlmsearch study --readme-table "
     f"{REFERENCE}`:\n" + "\n".join(problems)
 
 

@@ -26,6 +26,7 @@ actions:
   resume  continue an interrupted ladder: finished runs are never trained again
   status  each point's phases, runs so far and verdict
   report  write summary.json, summary.md and report.html from the records
+          (--readme-table: print the README's table of the ladder instead)
   plan    price a ladder: runs, FLOPs, GPU-hours (and CPU-hours at --cpu-flops)
 
 examples:
@@ -70,6 +71,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         q = sub.add_parser(name, help=text)
         q.add_argument("ladder_dir", metavar="LADDER_DIR")
         q.add_argument("--json", action="store_true", help="machine-readable output")
+        if name == "report":
+            q.add_argument(
+                "--readme-table", action="store_true",
+                help="print the README's table of the ladder (markers included) from its records; writes nothing",
+            )  # fmt: skip
     pl = sub.add_parser("plan", help="price a ladder before running it")
     _ladder_flags(pl, training=True)
     pl.add_argument("--gpu", default="h100-sxm", help="GPU model for GPU-hours (default h100-sxm)")
@@ -149,6 +155,12 @@ def run(args: argparse.Namespace) -> int:
         from tlmsearch.ladders.files import load_config
 
         load_config(args.ladder_dir)  # not a ladder: one line
+        if args.action == "report" and args.readme_table:
+            from tlmsearch.ladders.readme import readme_block
+            from tlmsearch.ladders.report import ladder_summary
+
+            print(readme_block(ladder_summary(args.ladder_dir), str(args.ladder_dir).rstrip("/")))
+            return 0
         if args.action == "report":
             from tlmsearch.ladders.report import write_ladder_report
 

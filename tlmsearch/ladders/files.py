@@ -25,6 +25,7 @@ from tlmsearch.ladders.plan import ladder_costs, profile_count
 from tlmsearch.ladders.points import PointSize, point_size, resolve_length
 from tlmsearch.rundir.io import read_json_object, read_verify, write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG
+from tlmsearch.rundir.lr import read_lr_calibration
 from tlmsearch.rundir.records import read_records
 
 LADDER_CONFIG = "ladder.yaml"
@@ -66,7 +67,8 @@ def point_rows(
     ladder_dir: str | Path, cfg: LadderConfig | None = None
 ) -> tuple[list[tuple[str, PointSize, PointResult, float]], dict[str, float | None]]:
     """Every point's (name, size, result, planned tokens per parameter), in the ladder's order,
-    and the learning rate each point trained at (None before its search config exists)."""
+    and the learning rate each point trained at (None before its search config exists, and while
+    its learning-rate calibration has not chosen one)."""
     ladder_dir = Path(ladder_dir)
     cfg = cfg or load_config(ladder_dir)
     rows = []
@@ -76,7 +78,8 @@ def point_rows(
         saved = sub / SEARCH_CONFIG
         point_cfg = SearchConfig.load(saved) if saved.is_file() else cfg.point_config(spec, str(ladder_dir))
         point_cfg = resolve_length(point_cfg)
-        lrs[spec.name] = point_cfg.train.lr if saved.is_file() else None
+        calibrating = point_cfg.lr_calibration != "off" and read_lr_calibration(sub) is None
+        lrs[spec.name] = point_cfg.train.lr if saved.is_file() and not calibrating else None
         records = read_records(sub) if sub.is_dir() else []
         plan = read_verify(sub) if sub.is_dir() else {}
         result = point_result(records, plan, margin=cfg.margin, alpha=cfg.alpha, arch=cfg.arch)

@@ -1,6 +1,7 @@
-"""The README's table of a study, produced from the study's `summary.json`, never typed by hand.
+"""The documents' table of a study, produced from the study's `summary.json`, never typed by hand.
 
-The README holds a study's results between two markers:
+A document (docs/concepts.md for the reference study) holds a study's results between two
+markers (`tlmsearch.report.blocks`):
 
     <!-- study-table runs/reference/study -->
     ... what `readme_table(summary)` renders ...
@@ -8,24 +9,22 @@ The README holds a study's results between two markers:
 
 `tlmsearch study --readme-table runs/reference/study` prints that block (markers included) from
 the study's records; `check_readme` says where a README's block and a study's summary disagree
-(a test runs it on the committed reference study, so the README cannot drift from the records).
+(a test runs it on the committed reference study, so the document cannot drift from the records).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from tlmsearch.errors import UserError
+from tlmsearch.report.blocks import TableBlock
 from tlmsearch.studies.files import STUDY_CONFIG, is_study
 from tlmsearch.studies.report import length_text, shortener, tables
 
-START = "<!-- study-table {path} -->"
-END = "<!-- /study-table -->"
-_BLOCK = re.compile(r"<!-- study-table (?P<path>\S+) -->\n(?P<body>.*?)\n<!-- /study-table -->", re.DOTALL)
+MARKERS = TableBlock("study-table", "study")
 # the README shows the verdicts, the cross-architecture gains and the transfer matrix (the
 # per-layer widths stay in the study's own report)
 SHOWN = 3
@@ -121,25 +120,14 @@ def readme_table(summary: Mapping[str, Any]) -> str:
 
 def readme_block(summary: Mapping[str, Any], path: str) -> str:
     """`readme_table` between the markers, naming the study directory `path`."""
-    return f"{START.format(path=path)}\n{readme_table(summary)}\n{END}"
+    return MARKERS.block(readme_table(summary), path)
 
 
 def readme_blocks(text: str) -> dict[str, str]:
     """{study path: block body} of every study table in a README's text."""
-    return {m["path"]: m["body"] for m in _BLOCK.finditer(text)}
+    return MARKERS.blocks(text)
 
 
 def check_readme(text: str, summary: Mapping[str, Any], path: str) -> list[str]:
     """Where the README's block for `path` differs from the summary ([] when they agree)."""
-    blocks = readme_blocks(text)
-    if path not in blocks:
-        return [f"the README has no study table for {path} (expected {START.format(path=path)})"]
-    want, have = readme_table(summary).splitlines(), blocks[path].splitlines()
-    problems = [
-        f"line {i + 1}: README has {h!r}, the study says {w!r}"
-        for i, (h, w) in enumerate(zip(have, want, strict=False))
-        if h != w
-    ]
-    if len(have) != len(want):
-        problems.append(f"the README's table has {len(have)} lines, the study's {len(want)}")
-    return problems
+    return MARKERS.check(text, readme_table(summary), path)
