@@ -94,13 +94,18 @@ def add_config_arguments(
     skip: Iterable[str] = (),
     names: Mapping[str, str] | None = None,
     default_text: Mapping[str, str] | None = None,
+    helps: Mapping[str, str] | None = None,
+    types: Mapping[str, Callable[[str], Any]] | None = None,
 ) -> list[str]:
     """One flag per field of the dataclass `cls`; returns the field names given a flag.
 
     Values land in `args` under `"<section>.<field>"` (None when not given); read them back
     with `config_overrides(args, section)`. `names` renames a field's flag (field -> "--flag");
     `default_text` (field -> text, "*" for every other field) replaces the dataclass default in
-    the help, where something else supplies the default (e.g. the search a command re-trains).
+    the help, where something else supplies the default (e.g. the search a command re-trains);
+    `helps` (field -> text) replaces a field's help where a command reads it differently (a
+    study's search settings, `tlmsearch.configs.study.SEARCH_HELP`); `types` (field -> callable)
+    replaces a field's parser (e.g. a whole number also written 30e9).
     Fields whose type no flag can express (mappings, nested configs) are left to KEY=VALUE.
     """
     names = dict(names or {})
@@ -112,7 +117,9 @@ def add_config_arguments(
         kind = _kind(hints[field.name])
         if kind is None:
             continue
-        help_text = str(field.metadata.get("help", "")).replace("%", "%%")
+        help_text = str((helps or {}).get(field.name) or field.metadata.get("help", "")).replace("%", "%%")
+        if field.name in (types or {}):
+            kind["type"] = (types or {})[field.name]
         choices = tuple(field.metadata.get("choices", ()))
         if choices:
             kind["choices"] = choices

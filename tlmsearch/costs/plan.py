@@ -52,6 +52,7 @@ from tlmsearch.configs.base import (
     TrainConfig,
     check_choice,
     check_positive,
+    option,
     steps_for_tokens_per_param,
 )
 from tlmsearch.configs.presets import preset
@@ -88,29 +89,31 @@ _TRAIN = TrainConfig()
 class PlanConfig(Config):
     """A study to cost. Steps may be given as tokens instead (`tokens` > 0 overrides `steps`)."""
 
-    preset: str = "170m"
-    archs: tuple[str, ...] = ("transformer",)
-    model: dict[str, int] = dataclasses.field(default_factory=dict)  # shape overrides (SHAPE_FIELDS)
-    base_width: int = 0  # MLP width per layer; 0 = the preset's
-    tie_embeddings: bool = True
-    trials: int = 32  # search trials (baselines included), costed at full length
-    steps: int = _TRAIN.steps  # optimizer steps of a search trial
-    tokens: int = 0  # tokens of a search trial; > 0 sets steps = ceil(tokens / tokens_per_step)
-    # tokens per non-embedding parameter of every run (search and verification); > 0 sets the steps
-    # of each architecture from its own count (`config.steps_for_tokens_per_param`)
-    tokens_per_param: float = 0.0
-    verify_profiles: int = 9  # profiles re-trained with seeds (verify: top 5 + 4 baselines)
-    seeds: int = 3  # seeds per verified profile
-    verify_steps: int = 0  # steps of a verification run; 0 = steps
-    verify_tokens: int = 0  # tokens of a verification run; > 0 overrides verify_steps
-    batch_size: int = _TRAIN.batch_size  # sequences per micro-batch
-    grad_accum: int = _TRAIN.grad_accum  # micro-batches per step
-    eval_interval: int = _TRAIN.eval_interval
-    eval_windows: int = _TRAIN.eval_windows
-    gpu: str = "h100-sxm"
-    mfu: float = 0.4
-    gpus: int = 8  # GPUs in the cluster
-    gpus_per_trial: float = 1.0  # < 1 packs trials on a GPU; > 1 must be a whole number
+    preset: str = option("170m", "model shape preset, e.g. 170m, 340m, 760m, 1.3b")
+    archs: tuple[str, ...] = ("transformer",)  # flag: --arch a,b (comma-separated)
+    model: dict[str, int] = dataclasses.field(default_factory=dict)  # shape overrides (SHAPE_FIELDS): --layers ...
+    base_width: int = option(0, "MLP width per layer; 0 = the preset's")
+    tie_embeddings: bool = True  # flag: --untied
+    trials: int = option(32, "search trials, baselines included, costed at full length; 0 = no search")
+    steps: int = option(_TRAIN.steps, "optimizer steps of a search trial")
+    tokens: int = option(0, "tokens of a search trial instead of --steps, not with it (e.g. 2e8); 0 = use --steps")
+    tokens_per_param: float = option(
+        0.0,
+        "every run's length in tokens per NON-EMBEDDING parameter, each architecture's steps from its own count, "
+        "instead of --steps/--tokens and --verify-steps/--verify-tokens (e.g. 20); 0 = off",
+    )
+    verify_profiles: int = option(9, "profiles re-trained with seeds (verify: top 5 + 4 baselines)")
+    seeds: int = option(3, "seeds per verified profile")
+    verify_steps: int = option(0, "steps of a verification run; 0 = --steps")
+    verify_tokens: int = option(0, "tokens of a verification run instead of --verify-steps, not with it")
+    batch_size: int = option(_TRAIN.batch_size, "sequences per micro-batch")
+    grad_accum: int = option(_TRAIN.grad_accum, "micro-batches per step")
+    eval_interval: int = option(_TRAIN.eval_interval, "steps between evaluations")
+    eval_windows: int = option(_TRAIN.eval_windows, "validation windows per evaluation")
+    gpu: str = option("h100-sxm", "GPU model", choices=tuple(GPUS))
+    mfu: float = option(0.4, "share of the dense BF16 peak a trial sustains")
+    gpus: int = option(8, "GPUs in the cluster")
+    gpus_per_trial: float = option(1.0, "GPUs per trial; 0.25 packs four trials per GPU; above 1 a whole number")
 
     def __post_init__(self) -> None:
         preset(self.preset)  # a ConfigError naming the presets
