@@ -106,8 +106,9 @@ def commands_table() -> str:
 
 def defaults_table() -> str:
     from tlmsearch.analysis.verdict import DEFAULT_ALPHA, DEFAULT_MARGIN
-    from tlmsearch.cli import quickstart, verify
+    from tlmsearch.cli import verify
     from tlmsearch.configs.base import TrainConfig, deciding_train
+    from tlmsearch.configs.quickstart import QuickstartConfig
     from tlmsearch.configs.search import SearchConfig
     from tlmsearch.configs.study import StudyConfig
 
@@ -121,7 +122,7 @@ def defaults_table() -> str:
     def validation(t: TrainConfig) -> str:
         return "the whole split" if t.final_eval_windows == -1 else f"{t.eval_windows} windows"
 
-    q = quickstart.DEFAULTS
+    q = QuickstartConfig()
     rows = [
         ["search, study", "preset, architecture", "--preset, --arch", f"`{cfg.preset}`, `{cfg.arch}`"],
         ["search", "trials (the baselines first)", "--trials", str(cfg.trials)],
@@ -146,7 +147,7 @@ def defaults_table() -> str:
         ["study", "learning-rate check: paired seeds (0: off; a bare verify: off)", "--rate-check",
          str(StudyConfig().rate_check)],
         ["quickstart", "trials, steps, verify seeds, top-k", "--trials, --steps, --seeds, --top-k",
-         f"{q['trials']}, {q['steps']}, {q['seeds']}, {q['top_k']}"],
+         f"{q.trials}, {q.steps}, {q.seeds}, {q.top_k}"],
     ]  # fmt: skip
     return _table(["command", "setting", "flag", "default"], rows)
 
