@@ -434,7 +434,7 @@ def _append(path: Path, text: str) -> None:
 def test_a_planted_cycle_is_caught(tmp_path: Path) -> None:
     """errors, the bottom of every layer, imports the search runner: a cycle and an upward edge."""
     root = _copy(tmp_path)
-    before = cycles(build_graph(root).edges)
+    before = cycles(_package().edges)  # the copy's graph before the plant is the package's (built once)
     _append(root / "errors.py", "from tlmsearch.tuning.runner import search  # noqa")
     edges = build_graph(root).edges
     assert "tlmsearch.tuning.runner" in edges["tlmsearch.errors"]
@@ -515,7 +515,7 @@ def test_the_picture_counts_rooms_and_floors(tmp_path: Path) -> None:
     assert floors(picture) == 3  # a, then b and d (a cycle: one floor), then c
     assert floors({"a": {"b"}, "b": {"c"}, "c": set(), "d": {"c"}}) == 3
     root = _copy(tmp_path)
-    before = rooms(root), floors(package_edges(build_graph(root).edges))
+    before = rooms(root), floors(package_edges(_package().edges))  # the copy's, before the plants
     (root / "planted_e.py").write_text("from tlmsearch import __main__  # noqa\n")  # one floor above the top
     (root / "planted_f").mkdir()
     (root / "planted_f" / "__init__.py").write_text("")
