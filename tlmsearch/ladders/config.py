@@ -24,6 +24,7 @@ from tlmsearch.configs.base import (
 )
 from tlmsearch.configs.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
 from tlmsearch.configs.search import SearchConfig
+from tlmsearch.configs.study import PACK_MODES
 from tlmsearch.configs.validate import MAX_SEED, MAX_SEEDS, check_int
 from tlmsearch.errors import ConfigError
 from tlmsearch.ladders.points import PointSpec, parse_point, resolve_length, target_of
@@ -74,6 +75,12 @@ class LadderConfig(Config):
         SETTING_HELP + "; at every point, on uniform, before its profiles (one rate for all sizes is a confound)",
     )
     lr_calibration_fraction: float = option(1.0, FRACTION_HELP)
+    pack: str = option(
+        "off",
+        "each point's verification trials of one shape trained side by side in one process: auto (where "
+        "bench_pack measured packs faster), on or off",
+        choices=PACK_MODES,
+    )
     # every point's training (its length: the point's): the regime of a decision, warmup-stable-decay and the
     # result on the whole validation split (`config.screening_train`, bench/README 14), length left to the points
     train: TrainConfig = dataclasses.field(default_factory=ladder_train)
@@ -81,6 +88,7 @@ class LadderConfig(Config):
 
     def __post_init__(self) -> None:
         check_choice("arch", self.arch, ARCHITECTURE_NAMES)
+        check_choice("pack", self.pack, PACK_MODES)
         if len(self.points) < MIN_POINTS:
             raise ConfigError(
                 f"points: a ladder needs at least {MIN_POINTS} points to fit a trend; {len(self.points)} given"

@@ -89,6 +89,7 @@ def run_ladder(ladder_dir: str | Path, *, address: str | None = None, progress: 
                 announce=say,
                 controls=cfg.controls,
                 named_controls={"best": _spec_dict(cfg.best)} if cfg.best else None,
+                pack=cfg.pack,
             )
             set_phase(ladder_dir, key, "done")
             if result.new_records:  # trained here: its FLOPs measure this machine's rate
