@@ -1,12 +1,16 @@
 """What the killed-and-resumed CLI search tests share: reading a run's records, waiting for a
-driver subprocess to record its first trial, and killing the driver as a crash would."""
+driver subprocess to record its first trial, and killing the driver as a crash would; and the
+verify tests' finished tiny search, trained once a process and handed out as copies."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,8 +52,27 @@ def reaped(proc: subprocess.Popen) -> Iterator[subprocess.Popen]:
             proc.wait()
 
 
+_FINISHED: dict[int, Path] = {}  # trials -> this process's pristine finished tiny search
+
+
 def tiny_search(runs: Path, trials: int = 2) -> Path:
-    """A finished search of `trials` trials of the tiny Transformer on pydoc (6 steps, 2 baselines)."""
+    """A finished search of `trials` trials of the tiny Transformer on pydoc (6 steps, 2 baselines),
+    as `runs/tiny`.
+
+    The search trains once per process and `trials` (a folder removed when the process exits);
+    every later call gets a copy of that finished run directory, which the tests then verify,
+    report or damage as their own. A copy is a whole run (copied and moved runs resume in place:
+    integration/test_resume_kill.py), so only the training is shared, several seconds a call."""
+    if trials not in _FINISHED:
+        home = Path(tempfile.mkdtemp(prefix="tlm-tiny-"))
+        atexit.register(shutil.rmtree, home, ignore_errors=True)
+        _FINISHED[trials] = _search_tiny(home, trials)
+    run = runs / "tiny"
+    shutil.copytree(_FINISHED[trials], run, symlinks=True)
+    return run
+
+
+def _search_tiny(runs: Path, trials: int) -> Path:
     import tlmsearch
     from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.configs.search import SearchConfig
