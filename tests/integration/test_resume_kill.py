@@ -159,10 +159,24 @@ KILL_POINTS: dict[str, Callable[[], Callable[[Path], bool]]] = {
 }
 
 
+@pytest.fixture(scope="module")
+def killed_at_first_record(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One search SIGKILLed right after its first record, left as the kill left it: the
+    first-record case and the copied/moved case each resume their own copy of it (a search
+    started and killed once instead of twice)."""
+    runs = tmp_path_factory.mktemp("killed")
+    assert _search_killed_when(runs, "run", KILL_POINTS["first-record"]())
+    return runs / "run"
+
+
 @pytest.mark.parametrize("point", list(KILL_POINTS))
-def test_sigkill_then_resume_records_every_trial_once(tmp_path: Path, point: str) -> None:
-    killed = _search_killed_when(tmp_path, "run", KILL_POINTS[point]())
-    run = tmp_path / "run"
+def test_sigkill_then_resume_records_every_trial_once(
+    tmp_path: Path, point: str, request: pytest.FixtureRequest
+) -> None:
+    if point == "first-record":  # the shared killed search (it was killed: the fixture checks)
+        killed, run = True, _copy(request.getfixturevalue("killed_at_first_record"), tmp_path)
+    else:
+        killed, run = _search_killed_when(tmp_path, "run", KILL_POINTS[point]()), tmp_path / "run"
     done = _resume(run)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
@@ -204,14 +218,14 @@ def _files(root: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
 
 
-def test_copied_and_moved_run_directories_resume_in_place(tmp_path: Path) -> None:
-    assert _search_killed_when(tmp_path, "a", KILL_POINTS["first-record"]())
+def test_copied_and_moved_run_directories_resume_in_place(killed_at_first_record: Path, tmp_path: Path) -> None:
     a, b, c = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    shutil.copytree(killed_at_first_record, a, symlinks=True)  # a killed search, as the kill left it
     shutil.copytree(a, b, symlinks=True)
-    original = _files(a)
+    original, killed = _files(a), _files(killed_at_first_record)
     done = _resume(b)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert _files(a) == original  # nothing written to the original
+    assert _files(a) == original and _files(killed_at_first_record) == killed  # nothing written to the originals
     _check_whole(b)
     a.rename(c)
     done = _resume(c)
