@@ -157,10 +157,12 @@ def study(
     """Run a cross-architecture study (`tlmsearch.tuning.study`): per architecture a search and
     a verification with planned seeds, then the transfer check and the study report.
 
-    `cfg` or `StudyConfig` fields as keywords, e.g. `tlmsearch.study(archs=("transformer",
-    "titans"), preset="cpu-s", trials=16)`. Interrupted studies continue with `resume_study`.
+    `cfg` or its settings as flat keywords, the study's own and its searches' side by side (as the
+    CLI's flags), e.g. `tlmsearch.study(archs=("transformer", "titans"), preset="cpu-s", trials=16)`;
+    a search setting sets the `search` template's field (`StudyConfig.from_flat`). Interrupted
+    studies continue with `resume_study`.
     """
-    cfg = cfg.replace(**fields) if cfg is not None else StudyConfig.from_dict(fields)
+    cfg = cfg.with_fields(**fields) if cfg is not None else StudyConfig.from_flat(fields)
     return _finish_study(study_runner.start_study(cfg, address=address, progress=progress), progress)
 
 

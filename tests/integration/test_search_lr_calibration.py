@@ -126,8 +126,8 @@ def test_a_study_calibrates_each_architecture_by_default(tmp_path: Path, ray_ses
     from tlmsearch.studies.report import study_summary
 
     cfg = tiny_study(tmp_path, archs=("transformer",), trials=2, noise_seeds=0, controls=())
-    cfg = cfg.replace(lr_calibration=StudyConfig().lr_calibration)  # the default: auto
-    assert cfg.lr_calibration == "auto"
+    cfg = cfg.with_fields(lr_calibration=StudyConfig().search.lr_calibration)  # the default: auto
+    assert cfg.search.lr_calibration == "auto"
     run = study(cfg, progress=False).run_dir
     records = read_records(run / "transformer")
     assert len([r for r in records if r.kind == "lr"]) == 5

@@ -22,12 +22,12 @@ def test_random_control_is_searched_then_verified_as_random_best(tmp_path: Path)
     from tlmsearch.analysis.collect import label
     from tlmsearch.cli import main
 
-    cfg = StudyConfig(
+    cfg = StudyConfig.from_flat(dict(
         name="rc", runs_dir=str(tmp_path), archs=("transformer",), preset="tiny", model={"n_layers": 4},
         trials=6, top_k=1, seeds=2, controls=(), scheduler="none", noise_seeds=0, random_control=True,
         train=TrainConfig(steps=10, eval_interval=5, warmup_steps=2, batch_size=4, eval_windows=4),
         data=DataConfig(corpus="pydoc"),
-    )  # fmt: skip
+    ))  # fmt: skip
     run = study(cfg, progress=False).run_dir
     main_recs, rnd = read_records(run / "transformer"), read_records(run / "random-transformer")
     # the companion: 2 random profiles (6 trials minus the 4 baselines it shares), same seed and steps

@@ -131,17 +131,19 @@ def cfg(**changes: object) -> SearchConfig:
 
 def test_search_option_defaults_off_study_option_defaults_auto() -> None:
     assert SearchConfig().lr_calibration == "off" and SearchConfig().lr_calibration_fraction == 1.0
-    assert StudyConfig().lr_calibration == "auto"
-    study = StudyConfig(archs=("transformer",), trials=6, random_control=True, lr_calibration="1e-3,2e-3,4e-3,8e-3")
+    assert StudyConfig().search.lr_calibration == "auto"
+    study = StudyConfig.from_flat(
+        dict(archs=("transformer",), trials=6, random_control=True, lr_calibration="1e-3,2e-3,4e-3,8e-3")
+    )
     assert study.search_config("transformer").lr_calibration == "0.001,0.002,0.004,0.008"
-    assert study.replace(lr_calibration_fraction=0.5).search_config("transformer").lr_calibration_fraction == 0.5
+    assert study.with_fields(lr_calibration_fraction=0.5).search_config("transformer").lr_calibration_fraction == 0.5
     rnd = study.random_config("transformer")
     assert rnd is not None and rnd.lr_calibration == "off"  # the main search's rate serves it
     for bad in ({"lr_calibration": "3"}, {"lr_calibration_fraction": 0.0}, {"lr_calibration_fraction": 1.5}):
         with pytest.raises(ConfigError, match="lr_calibration"):
             cfg(**bad)
     with pytest.raises(ConfigError, match="lr_calibration"):
-        StudyConfig(lr_calibration="sometimes")
+        StudyConfig.from_flat(dict(lr_calibration="sometimes"))
     assert SearchConfig.from_dict(cfg(lr_calibration="auto").to_dict()) == cfg(lr_calibration="auto")
 
 
@@ -278,11 +280,11 @@ def test_search_and_study_flags_and_the_explicit_lr_rule() -> None:
         == 0.5
     )
     assert parsed(search_cli, ["--lr-calibration", "1e-3,2e-3,4e-3,8e-3"]).lr_calibration == "0.001,0.002,0.004,0.008"
-    assert parsed(study_cli, []).lr_calibration == "auto"  # a study calibrates by default
-    assert parsed(study_cli, ["--lr", "1e-3"]).lr_calibration == "off"  # an explicit rate: no calibration
-    assert parsed(study_cli, ["--train", "lr=1e-3"]).lr_calibration == "off"
+    assert parsed(study_cli, []).search.lr_calibration == "auto"  # a study calibrates by default
+    assert parsed(study_cli, ["--lr", "1e-3"]).search.lr_calibration == "off"  # an explicit rate: no calibration
+    assert parsed(study_cli, ["--train", "lr=1e-3"]).search.lr_calibration == "off"
     both = parsed(study_cli, ["--lr", "1e-3", "--lr-calibration", "auto"])
-    assert both.lr_calibration == "auto" and both.train.lr == 1e-3  # asked for: the grid centres on --lr
+    assert both.search.lr_calibration == "auto" and both.search.train.lr == 1e-3  # asked for: the grid centres on --lr
     with pytest.raises(ConfigError, match="lr_calibration"):
         parsed(search_cli, ["--lr-calibration", "1e-3,2e-3"])
     help_text = argparse.ArgumentParser()
@@ -296,7 +298,7 @@ def test_the_study_cost_counts_the_calibration_trials(tmp_path: Path) -> None:
     from tlmsearch.studies.cost import phase_trials
 
     off = tiny_study(tmp_path)
-    assert off.lr_calibration == "off"  # the shared tiny study opts out, for speed
+    assert off.search.lr_calibration == "off"  # the shared tiny study opts out, for speed
     on = tiny_study(tmp_path, lr_calibration="auto")
     assert phase_trials(on)["search"][0] == phase_trials(off)["search"][0] + 5
 
@@ -307,7 +309,7 @@ def test_a_study_yaml_written_before_calibration_reads_as_off(tmp_path: Path) ->
     from tlmsearch.studies.files import STUDY_CONFIG, load_config
 
     tiny_study(tmp_path, lr_calibration="auto").save(tmp_path / STUDY_CONFIG)
-    assert load_config(tmp_path).lr_calibration == "auto"
+    assert load_config(tmp_path).search.lr_calibration == "auto"
     path = tmp_path / STUDY_CONFIG
     path.write_text("\n".join(line for line in path.read_text().splitlines() if "lr_calibration:" not in line) + "\n")
-    assert load_config(tmp_path).lr_calibration == "off"  # that study ran none: a resume adds none
+    assert load_config(tmp_path).search.lr_calibration == "off"  # that study ran none: a resume adds none

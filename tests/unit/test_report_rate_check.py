@@ -128,8 +128,8 @@ def test_a_study_reports_each_architectures_check(tmp_path: Path, capsys: pytest
 
     study = tmp_path / "st"
     arch = _run(study, "transformer")
-    StudyConfig(name="st", archs=("transformer",), preset="tiny", model={"n_layers": 4}, seeds=5,
-                data=DataConfig(corpus="pydoc")).save(study / STUDY_CONFIG)  # fmt: skip
+    StudyConfig.from_flat(dict(name="st", archs=("transformer",), preset="tiny", model={"n_layers": 4}, seeds=5,
+                data=DataConfig(corpus="pydoc"))).save(study / STUDY_CONFIG)  # fmt: skip
     phases = {"transformer/search": "done", "transformer/verify": "done", "transfer/transformer": "pending"}
     (study / STUDY_STATE).write_text(json.dumps({"phases": {k: {"status": v} for k, v in phases.items()}}))
     write_study_report(study)

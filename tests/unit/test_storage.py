@@ -71,13 +71,13 @@ def test_join_parent_and_local_path() -> None:
 def test_a_study_gives_each_of_its_runs_a_folder_below_its_storage() -> None:
     from tlmsearch.configs.study import StudyConfig
 
-    cfg = StudyConfig(name="across", storage="s3://bucket/tlm", gpus_per_trial=0.25)
+    cfg = StudyConfig.from_flat(dict(name="across", storage="s3://bucket/tlm", gpus_per_trial=0.25))
     search = cfg.search_config("titans")
     assert search.storage == "s3://bucket/tlm/across" and search.gpus_per_trial == 0.25
     assert StudyConfig().search_config("titans").storage == ""
     assert StudyConfig.from_dict(cfg.to_dict()) == cfg
     with pytest.raises(ConfigError, match="storage='ftp://x': unsupported URI scheme"):
-        StudyConfig(storage="ftp://x")
+        StudyConfig.from_flat(dict(storage="ftp://x"))
 
 
 @pytest.mark.parametrize("command", ["compare", "verify", "study"])

@@ -28,7 +28,7 @@ def test_phase_counts_add_up_to_the_trials_of_an_architecture(tmp_path: Path) ->
     # 4 search trials and the noise floor's 2 extra uniform seeds (3 by default, one is the baseline)
     assert phase_trials(cfg) == {"search": (6, 6), "verify": (8, 8), "transfer": (0, 4)}
     assert trials_per_arch(cfg) == (14, 18)
-    assert phase_trials(cfg.replace(noise_seeds=0))["search"] == (4, 4)
+    assert phase_trials(cfg.with_fields(noise_seeds=0))["search"] == (4, 4)
     planned = phase_trials(cfg.replace(seeds=0))["verify"]  # pilot + 2 .. the cap, 4 profiles
     assert planned == (4 * 5, 4 * 5)
     assert phase_trials(cfg.replace(seeds=0, max_seeds=12))["verify"] == (20, 48)

@@ -18,13 +18,13 @@ from tlmsearch.studies.progress import LiveView, current_line, snapshot, study_l
 
 
 def _study(tmp_path: Path, phases: dict[str, str]) -> Path:
-    cfg = StudyConfig(
+    cfg = StudyConfig.from_flat(dict(
         name="st", runs_dir=str(tmp_path), archs=("transformer", "gated_attention"), preset="tiny",
         model={"n_layers": 4}, trials=4, top_k=1, seeds=2, transfer_seeds=2, scheduler="none",
         controls=("groups:third=early",), max_seeds=5, lr_calibration="off", rate_check=0,
         train=TrainConfig(steps=40, eval_interval=10, warmup_steps=2, batch_size=4, eval_windows=4),
         data=DataConfig(corpus="pydoc"),
-    )  # fmt: skip
+    ))  # fmt: skip
     study = tmp_path / "st"
     study.mkdir()
     cfg.save(study / STUDY_CONFIG)

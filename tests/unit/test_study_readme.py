@@ -25,8 +25,8 @@ def _study(tmp_path: Path) -> Path:
     """A study of one architecture whose verification records are synthetic (no training)."""
     study = tmp_path / "st"
     study.mkdir()
-    StudyConfig(name="st", archs=("transformer",), preset="tiny", model={"n_layers": 4}, seeds=3,
-                data=DataConfig(corpus="pydoc")).save(study / STUDY_CONFIG)  # fmt: skip
+    StudyConfig.from_flat(dict(name="st", archs=("transformer",), preset="tiny", model={"n_layers": 4}, seeds=3,
+                data=DataConfig(corpus="pydoc"))).save(study / STUDY_CONFIG)  # fmt: skip
     write_run(study / "transformer", search_records() + verify_records(seeds=3, winner_gain=0.05))
     (study / "transformer" / "verify.json").write_text(json.dumps({"decision_seeds": [0, 1, 2], "pilot_seeds": []}))
     write_study_report(study)

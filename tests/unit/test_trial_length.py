@@ -192,7 +192,7 @@ def test_compare_and_study_take_the_flag() -> None:
 
     args = ["study", "--archs", "transformer,titans", "--preset", "tiny", "--tokens-per-param", "6"]
     study = study_config(build_parser().parse_args(args))
-    assert study.train.tokens_per_param == 6
+    assert study.search.train.tokens_per_param == 6
     steps = {}
     for arch in study.archs:  # each architecture its own count, so its own step count
         search = resolve_trial_length(study.search_config(arch))

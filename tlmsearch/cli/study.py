@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from typing import Any
 
 from tlmsearch.cli._config_args import (
@@ -17,7 +18,8 @@ from tlmsearch.cli._config_args import (
 )
 from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
 from tlmsearch.configs.lr_calibration import after_explicit_lr
-from tlmsearch.configs.study import DEFAULT_ARCHS, StudyConfig
+from tlmsearch.configs.search import SearchConfig
+from tlmsearch.configs.study import DEFAULT_ARCHS, SEARCH_FIELDS, SEARCH_HELP, STUDY_SEARCH_DEFAULTS, StudyConfig
 from tlmsearch.errors import ConfigError, UserError
 
 HELP = "search + verify every architecture, then transfer each one's best profile to the others"
@@ -80,6 +82,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p)
     g = p.add_argument_group("study (StudyConfig)")
     add_config_arguments(g, StudyConfig, section="study", skip=_NOT_DERIVED)
+    # the search settings a study sets for every architecture (its `search` template), under their
+    # own names as before the template existed, with the study's help and defaults
+    not_study = [f.name for f in dataclasses.fields(SearchConfig) if f.name not in SEARCH_FIELDS]
+    add_config_arguments(
+        g, SearchConfig, section="study", skip=(*_NOT_DERIVED, *not_study), helps=SEARCH_HELP,
+        default_text={k: str(v) for k, v in STUDY_SEARCH_DEFAULTS.items()},
+    )  # fmt: skip
     g.add_argument("--seeds", metavar="auto|N", help="verification seeds: auto (default: planned) or N >= 2")
     add_verdict_arguments(p, intervals=("t",))  # a planned verification has few seeds: no bootstrap
     add_training_arguments(p, default_text=screening_default_text())
@@ -101,7 +110,8 @@ def build_config(args: argparse.Namespace) -> StudyConfig:
     if args.config and not read_yaml(args.config):  # else an empty file would silently mean every default
         raise UserError(f"{args.config}: holds no settings (an empty or null YAML document)")
     base = StudyConfig.from_dict(read_yaml(args.config), where=args.config) if args.config else StudyConfig()
-    data: dict[str, Any] = {**base.to_dict(), **config_overrides(args, "study")}
+    # flat, as the flags name them: the study's own fields and its search settings side by side
+    data: dict[str, Any] = {**base.flat_dict(), **config_overrides(args, "study")}
     if args.archs is not None:  # "" names no architecture: refused below, never the default
         data["archs"] = parse_names(args.archs, "--archs", "transformer,titans")
     for field in ("preset", "base_width"):
@@ -130,7 +140,7 @@ def build_config(args: argparse.Namespace) -> StudyConfig:
     given = "lr_calibration" in config_overrides(args, "study")
     data["lr_calibration"] = after_explicit_lr(data["lr_calibration"], "lr" in train, given)
     data["data"] = {**data["data"], **data_overrides}
-    return StudyConfig.from_dict(data)
+    return StudyConfig.from_flat(data)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -185,7 +195,7 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
     print(f"study {cfg.name} ({study_dir}): {', '.join(cfg.archs)}")
     for r in rows:
         print(
-            f"  {r['arch']:<16} search {r['search']:<8} {r['search_trials']}/{cfg.trials} trials  "
+            f"  {r['arch']:<16} search {r['search']:<8} {r['search_trials']}/{cfg.search.trials} trials  "
             f"verify {r['verify']:<8} {r['verify_trials']} runs  transfer {r['transfer']:<8} "
             f"{r['transfer_trials']} runs  lr {lr_short(r['lr'])}  noise floor {floor_text(r['noise_floor'])}  "
             f"{r['outcome'] or ''}"

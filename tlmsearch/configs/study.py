@@ -3,30 +3,31 @@
 A study asks the paper's question of several architectures at once: for each, a search, then a
 verification of the search's best profiles beside the baselines with planned seeds (the
 three-outcome verdict), then a transfer check of each architecture's best profile on the
-others. It sits on the bottom layer beside `SearchConfig`, from which every per-architecture
-search is derived (`search_config`), so that the CLI, the orchestration and the report all read
-the same plain data.
+others. It sits on the bottom layer beside `SearchConfig` and holds one, `search`: the template every
+architecture's search is derived from (`search_config` sets its name, arch and run folder), so a
+search setting is declared, defaulted and checked once, in `SearchConfig`. The study's own fields
+are only what the verification, the transfer and the report need. The CLI and the Python API
+still take the search settings as flat names (`--trials`, `tlmsearch.study(trials=...)`):
+`flat_dict` and `from_flat` translate between those and the nested layout of `study.yaml`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Self
 
 from tlmsearch.configs.base import (
     ARCHITECTURE_NAMES,
     DECIDE_TOKENS_PER_PARAM,
     Config,
-    DataConfig,
-    TrainConfig,
     check_choice,
     check_positive,
     option,
-    screening_train,
 )
-from tlmsearch.configs.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
-from tlmsearch.configs.search import DEFAULT_BASELINES, SAMPLERS, SCHEDULERS, SearchConfig, check_name
-from tlmsearch.configs.storage import check_storage, join
+from tlmsearch.configs.lr_calibration import SETTING_HELP
+from tlmsearch.configs.search import SearchConfig, check_name
+from tlmsearch.configs.storage import join
 from tlmsearch.configs.validate import MAX_SEEDS
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec, expand_profile_sets
@@ -58,24 +59,111 @@ def companion_trials(trials: int, baselines: tuple[str, ...]) -> int:
     return max(0, trials - min(len(baselines), trials))
 
 
+# The search settings a study sets once for every architecture's search: the fields of its
+# `search` template (and of study.yaml's `search:` section). The rest of SearchConfig keeps its
+# defaults in a study (one fixed budget, val_loss alone, the default baselines, ...), and name,
+# arch and runs_dir are set per architecture by `StudyConfig.search_config`.
+SEARCH_FIELDS: tuple[str, ...] = (
+    "preset",
+    "model",
+    "base_width",
+    "space",
+    "sampler",
+    "scheduler",
+    "trials",
+    "cpus_per_trial",
+    "gpus_per_trial",
+    "storage",
+    "keep_checkpoints",
+    "max_concurrent",
+    "seed",
+    "noise_seeds",
+    "lr_calibration",
+    "lr_calibration_fraction",
+    "train",
+    "data",
+)
+PER_ARCH_FIELDS: tuple[str, ...] = ("name", "arch", "runs_dir")  # set by `StudyConfig.search_config`
+# where a study's default differs from a plain search's: the knots space (a profile shape free
+# enough to tell architectures apart), half the trials (a search per architecture), and the
+# learning-rate calibration on (each architecture trains at its own rate)
+STUDY_SEARCH_DEFAULTS: dict[str, Any] = {"space": "knots", "trials": 16, "lr_calibration": "auto"}
+# the help of a search setting's `tlmsearch study` flag where a study reads it differently from a
+# search (the others keep SearchConfig's help)
+SEARCH_HELP: dict[str, str] = {
+    "space": "search space of every architecture's search",
+    "scheduler": "early stopping of the searches",
+    "trials": "search trials per architecture, baselines included",
+    "cpus_per_trial": "CPUs per trial",
+    "storage": "where trial checkpoints go: a filesystem path or URI (s3://, gs://, file://...) every node "
+    "reaches; empty = the study directory (one machine)",
+    "keep_checkpoints": "keep each trial's checkpoints after it ends; by default deleted once the trial is recorded",
+    "seed": "sampler seed and training seed of the searches (verification seeds follow it)",
+    "noise_seeds": "noise floor of each search: uniform with this many seeds at trial fidelity before it; 0 = off",
+    "lr_calibration": SETTING_HELP + ". Each architecture's search calibrates its own rate (on by default in a study)",
+}
+FLAT_LAYOUT_VERSION = "0.1.0"  # the last tlmsearch whose study.yaml held the search settings at its top level
+
+
+def study_search(**fields: Any) -> SearchConfig:
+    """A study's search template: SearchConfig with the study's defaults (`STUDY_SEARCH_DEFAULTS`),
+    then `fields` (search settings, `SEARCH_FIELDS`)."""
+    return SearchConfig(**{**STUDY_SEARCH_DEFAULTS, **fields})
+
+
+def _search_section(search: SearchConfig) -> dict[str, Any]:
+    """The `search:` section of study.yaml: the template's study settings, in SEARCH_FIELDS order."""
+    data = search.to_dict()
+    return {name: data[name] for name in SEARCH_FIELDS}
+
+
+def _check_layout(data: Mapping[str, Any], where: str) -> None:
+    """Refuse study data in the flat layout of tlmsearch <= 0.1.0 (search settings at the top level),
+    in one line saying what to do, rather than reading it as some other study."""
+    flat = [name for name in SEARCH_FIELDS if name in data]
+    if flat:
+        raise ConfigError(
+            f"{where or 'StudyConfig'}: {', '.join(flat)} at the top level is the flat study layout written by "
+            f"tlmsearch {FLAT_LAYOUT_VERSION}; since then a study's search settings sit in its `search:` section: "
+            f"move {'it' if len(flat) == 1 else 'them'} under `search:` (allowed there: {', '.join(SEARCH_FIELDS)})"
+        )
+    section = data.get("search")
+    if isinstance(section, Mapping):
+        extra = [str(k) for k in section if k not in SEARCH_FIELDS]
+        if extra:
+            raise ConfigError(
+                f"{where + '.' if where else ''}search: {', '.join(extra)} cannot be set in a study (name, arch and "
+                f"runs_dir are set per architecture; the rest keep the search defaults); allowed: "
+                f"{', '.join(SEARCH_FIELDS)}"
+            )
+
+
+def nest(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Flat study settings (`tlmsearch.study(trials=8, top_k=2)`, the CLI's flags) in the nested
+    layout: the search settings (`SEARCH_FIELDS`) moved into `search` (over a `search` given too)."""
+    out = {k: v for k, v in fields.items() if k not in SEARCH_FIELDS}
+    moved = {k: v for k, v in fields.items() if k in SEARCH_FIELDS}
+    if moved:
+        given = out.get("search")
+        if isinstance(given, SearchConfig):
+            given = _search_section(given)
+        out["search"] = {**(given if isinstance(given, Mapping) else {}), **moved}
+    return out
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class StudyConfig(Config):
     """One search + verification per architecture, then a transfer check across them.
 
-    Every architecture trains the same preset, budget, steps and data, so profiles (as
-    `ProfileSpec`s, i.e. shapes) carry over between them exactly.
+    Every architecture trains the same preset, budget, steps and data (the `search` template's), so
+    profiles (as `ProfileSpec`s, i.e. shapes) carry over between them exactly.
     """
 
     name: str = option("", "study name: the study directory is RUNS_DIR/NAME; empty = study-<time>")
     runs_dir: str = option("runs", "parent folder of run directories")
     archs: tuple[str, ...] = option(DEFAULT_ARCHS, "architectures, in the order they are studied")
-    preset: str = option("cpu-s", "model shape preset")
-    model: dict[str, Any] = dataclasses.field(default_factory=dict)  # preset shape overrides
-    base_width: int = option(0, "fixed budget: MLP width per layer; 0 = the preset's")
-    space: str = option("knots", "search space of every architecture's search")
-    sampler: str = option("tpe", "Optuna sampler", choices=SAMPLERS)
-    scheduler: str = option("asha", "early stopping of the searches", choices=SCHEDULERS)
-    trials: int = option(16, "search trials per architecture, baselines included")
+    # the template of every architecture's search (its `SEARCH_FIELDS`; the rest at their defaults)
+    search: SearchConfig = dataclasses.field(default_factory=study_search)
     top_k: int = option(3, "distinct best search profiles each verification re-trains")
     controls: tuple[str, ...] = option(
         STUDY_CONTROLS,
@@ -94,35 +182,16 @@ class StudyConfig(Config):
     )
     margin: float = option(0.01, "perplexity gain over cosine that matters, declared before the data")
     alpha: float = option(0.05, "level of each claim of a verdict")
-    cpus_per_trial: float = option(1.0, "CPUs per trial")
-    gpus_per_trial: float = option(0.0, "GPUs per trial; fractions share one GPU between trials")
-    storage: str = option(
-        "",
-        "where trial checkpoints go: a filesystem path or URI (s3://, gs://, file://...) every node reaches; "
-        "empty = the study directory (one machine)",
-    )
-    keep_checkpoints: bool = option(
-        False, "keep each trial's checkpoints after it ends; by default deleted once the trial is recorded"
-    )
-    max_concurrent: int = option(0, "trials at once; 0 = as many as the resources allow")
     phase_order: str = option(
         "overlap", "phases: overlap (the next search trains beside the last verification) or sequential",
         choices=PHASE_ORDERS,
     )  # fmt: skip
-    seed: int = option(0, "sampler seed and training seed of the searches (verification seeds follow it)")
     random_control: bool = option(
         False,
         "per architecture, a companion search with the random sampler (same trials, seed, fidelity; the "
         "baselines shared, not re-trained) whose best profile verify re-trains as the control 'random-best'; "
         "off by default: it nearly doubles the search cost",
     )
-    noise_seeds: int = option(
-        3, "noise floor of each search: uniform with this many seeds at trial fidelity before it; 0 = off"
-    )
-    lr_calibration: str = option(
-        "auto", SETTING_HELP + ". Each architecture's search calibrates its own rate (on by default in a study)"
-    )
-    lr_calibration_fraction: float = option(1.0, FRACTION_HELP)
     rate_check: int = option(
         RATE_CHECK_SEEDS,
         "learning-rate check of each verification: cosine and the best candidate re-trained at half and twice the "
@@ -134,24 +203,25 @@ class StudyConfig(Config):
         "packs faster), on or off",
         choices=PACK_MODES,
     )
-    train: TrainConfig = dataclasses.field(default_factory=screening_train)  # 5 tokens/param, wsd, whole split
-    data: DataConfig = dataclasses.field(default_factory=DataConfig)
 
     def __post_init__(self) -> None:
+        if isinstance(self.search, Mapping):  # the Python API: a section as study.yaml holds it
+            object.__setattr__(self, "search", _template(self.search, "search"))
+        if not isinstance(self.search, SearchConfig):
+            raise ConfigError(f"search must be a SearchConfig or a mapping of {', '.join(SEARCH_FIELDS)}")
+        self._check_template()
         if not self.archs:
             raise ConfigError(f"archs must name at least one of: {', '.join(ARCHITECTURE_NAMES)}")
         for arch in self.archs:
             check_choice("archs", arch, ARCHITECTURE_NAMES)
         if len(set(self.archs)) != len(self.archs):
             raise ConfigError(f"archs={list(self.archs)} repeats an architecture")
-        check_choice("sampler", self.sampler, SAMPLERS)
-        check_choice("scheduler", self.scheduler, SCHEDULERS)
         check_choice("phase_order", self.phase_order, PHASE_ORDERS)
         check_choice("pack", self.pack, PACK_MODES)
-        for field in ("trials", "top_k", "transfer_seeds", "cpus_per_trial"):
+        for field in ("top_k", "transfer_seeds"):
             check_positive(field, getattr(self, field))
         check_positive("verify_tokens_per_param", self.verify_tokens_per_param, allow_zero=True)
-        for field in ("seeds", "base_width", "max_concurrent", "seed", "gpus_per_trial", "rate_check"):
+        for field in ("seeds", "rate_check"):
             check_positive(field, getattr(self, field), allow_zero=True)
         for field in ("seeds", "pilot_seeds", "max_seeds", "transfer_seeds", "rate_check"):
             if getattr(self, field) > MAX_SEEDS:
@@ -172,13 +242,58 @@ class StudyConfig(Config):
             raise ConfigError(f"alpha={self.alpha} must lie in (0, 0.5)")
         if self.name:
             check_name(self.name)
-        check_storage(self.storage)
         # set names ("literature": the literature's shapes) stand for their profiles, written out
         object.__setattr__(self, "controls", expand_profile_sets(self.controls))
         for text in self.controls:
             ProfileSpec.parse(text)  # raises ConfigError naming the bad profile
-        object.__setattr__(self, "lr_calibration", parse_setting(self.lr_calibration))
         self.search_config(self.archs[0])  # every derived search must be valid too
+
+    def _check_template(self) -> None:
+        """Refuse a template that sets what a study sets per architecture or keeps at its default
+        (the search settings themselves were checked by SearchConfig)."""
+        for f in dataclasses.fields(SearchConfig):
+            if f.name in SEARCH_FIELDS or not f.init:
+                continue
+            value = getattr(self.search, f.name)
+            if value != f.default:
+                why = "per architecture" if f.name in PER_ARCH_FIELDS else f"to the search default {f.default!r}"
+                raise ConfigError(
+                    f"search.{f.name}={value!r}: a study sets it {why}; a study's search settings are "
+                    f"{', '.join(SEARCH_FIELDS)}"
+                )
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, where: str = "") -> Self:
+        """`Config.from_dict` of the nested layout: a `search:` section's missing settings take the
+        study's defaults (`study_search`), not a plain search's; the flat layout is refused."""
+        if isinstance(data, Mapping):
+            _check_layout(data, where)
+            if isinstance(data.get("search"), Mapping):
+                section = f"{where}.search" if where else "search"
+                data = {**data, "search": _template(data["search"], section)}
+        return super().from_dict(data, where=where)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data in the nested layout, the `search:` section holding the study's search settings."""
+        data = super().to_dict()
+        data["search"] = _search_section(self.search)
+        return data
+
+    @classmethod
+    def from_flat(cls, fields: Mapping[str, Any], *, where: str = "") -> Self:
+        """From flat settings, as the CLI and `tlmsearch.study(...)` name them (`nest`)."""
+        return cls.from_dict(nest(fields), where=where)
+
+    def flat_dict(self) -> dict[str, Any]:
+        """The study's own settings and its search settings side by side (`from_flat` reads it back;
+        summary.json's `config`)."""
+        data = self.to_dict()
+        search = data.pop("search")
+        return {**data, **search}
+
+    def with_fields(self, **fields: Any) -> Self:
+        """This study with flat `fields` changed (a search setting changes the template)."""
+        return self.from_flat({**self.flat_dict(), **fields})
 
     @property
     def verify_seeds(self) -> int | str:
@@ -199,29 +314,19 @@ class StudyConfig(Config):
         )
 
     def search_config(self, arch: str, runs_dir: str = "") -> SearchConfig:
-        """The search of `arch` inside the study directory `runs_dir` (named after the arch)."""
-        return SearchConfig(
+        """The search of `arch` inside the study directory `runs_dir` (named after the arch): the
+        template with its name, arch and run folder set."""
+        storage = self.search.storage
+        return self.search.replace(
             name=arch,
             runs_dir=runs_dir or self.runs_dir,
             arch=arch,
-            preset=self.preset,
-            model=dict(self.model),
-            base_width=self.base_width,
-            space=self.space,
-            sampler=self.sampler,
-            scheduler=self.scheduler,
-            trials=self.trials,
-            cpus_per_trial=self.cpus_per_trial,
-            gpus_per_trial=self.gpus_per_trial,
             # every run of the study gets its folder below <storage>/<study name>/
-            storage=join(self.storage, self.name or "study") if self.storage else "",
-            keep_checkpoints=self.keep_checkpoints,
-            max_concurrent=self.max_concurrent,
-            seed=self.seed,
-            noise_seeds=self.noise_seeds,
-            lr_calibration=self.lr_calibration,
-            lr_calibration_fraction=self.lr_calibration_fraction,
-            baselines=DEFAULT_BASELINES,
-            train=self.train,
-            data=self.data,
+            storage=join(storage, self.name or "study") if storage else "",
         )
+
+
+def _template(section: Mapping[str, Any], where: str) -> SearchConfig:
+    """A `search:` section as the study's template: its settings over the study's defaults."""
+    defaults = _search_section(study_search())
+    return SearchConfig.from_dict({**defaults, **section}, where=where)

@@ -160,7 +160,7 @@ def phase_trials(cfg: StudyConfig) -> dict[str, tuple[int, int]]:
         rate = 4 * cfg.rate_check
         verify = (verify[0] + rate, verify[1] + rate + 2 * max(0, cfg.rate_check - (cfg.seeds or 2)))
     transfer = (0, len(cfg.archs) * cfg.transfer_seeds) if len(cfg.archs) > 1 else (0, 0)
-    search = cfg.trials + len(noise_trial_seeds(cfg.search_config(cfg.archs[0])))  # the floor's extra seeds
+    search = cfg.search.trials + len(noise_trial_seeds(cfg.search_config(cfg.archs[0])))  # the floor's extra seeds
     search += len(calibration_rates(cfg.search_config(cfg.archs[0])))  # the learning-rate calibration's rates
     companion = cfg.random_config(cfg.archs[0]) if cfg.random_control else None
     search += companion.trials if companion is not None else 0  # the random-search control
@@ -209,14 +209,14 @@ def _trial(cfg: StudyConfig, arch: str, deciding: bool = False) -> tuple[Any, Tr
     verification's when `deciding`), its steps derived from a trial length in tokens per
     parameter (each architecture has its own non-embedding count)."""
     _, _, model = trial_shape(cfg.search_config(arch), ProfileSpec.parse("uniform"))
-    train = deciding_train(cfg.train, cfg.verify_tokens_per_param) if deciding else cfg.train
+    train = deciding_train(cfg.search.train, cfg.verify_tokens_per_param) if deciding else cfg.search.train
     return model, with_tokens_per_param(train, count_params(model).non_embedding, model.seq_len)
 
 
 def trial_length(cfg: StudyConfig, arch: str) -> str:
     """'2 tokens per parameter of 20.6K non-embedding parameters = 41.3K tokens = 81 steps of 512
     tokens' for `arch`'s trials ("" when the study gives its steps directly)."""
-    if not cfg.train.tokens_per_param:
+    if not cfg.search.train.tokens_per_param:
         return ""
     model, train = _trial(cfg, arch)
     tokens = train.tokens_per_step * model.seq_len
@@ -248,8 +248,8 @@ def slots(cfg: StudyConfig) -> int:
     """Trials that run at once on this machine."""
     from tlmsearch.training.hardware import cpu_count  # lazy: heavy (torch)
 
-    n = max(1, int(cpu_count() // cfg.cpus_per_trial))
-    return min(n, cfg.max_concurrent) if cfg.max_concurrent else n
+    n = max(1, int(cpu_count() // cfg.search.cpus_per_trial))
+    return min(n, cfg.search.max_concurrent) if cfg.search.max_concurrent else n
 
 
 # ----------------------------------------------------------------------------- calibration
@@ -265,11 +265,11 @@ def calibrate_arch(cfg: StudyConfig, arch: str, *, budget_s: float = CALIBRATION
     _, _, model = trial_shape(search, ProfileSpec.parse("uniform"))
     # as a study's trial trains (`tuning.trainable.trial_train_config`): CPU, one thread per CPU asked
     threads = search.train.threads or max(1, int(search.cpus_per_trial))
-    base = search.train.replace(seed=cfg.seed, threads=threads, device="cpu")
+    base = search.train.replace(seed=search.seed, threads=threads, device="cpu")
     steps = CALIBRATION_STEPS + 1
     tokens = base.batch_size * base.grad_accum * model.seq_len
     with thread_count(base.threads):
-        peak = matmul_peak(resolve_device("cpu"), base.dtype, cfg.data.cache_path())
+        peak = matmul_peak(resolve_device("cpu"), base.dtype, search.data.cache_path())
     predicted = steps * tokens * flops_per_token(model) / peak
     if predicted > budget_s:
         return {
@@ -279,7 +279,7 @@ def calibrate_arch(cfg: StudyConfig, arch: str, *, budget_s: float = CALIBRATION
     tcfg = base.replace(steps=steps, eval_interval=steps, eval_windows=1, warmup_steps=0, checkpoint_interval=0)
     stamps: list[float] = []
     try:
-        train(model, tcfg, cfg.data, progress=lambda step: stamps.append(time.perf_counter()))
+        train(model, tcfg, search.data, progress=lambda step: stamps.append(time.perf_counter()))
     except (UserError, MemoryError) as exc:
         return {"step_s": None, "note": f"does not train here ({str(exc).splitlines()[0][:120]})"}
     if len(stamps) < 2:

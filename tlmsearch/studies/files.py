@@ -48,9 +48,10 @@ def load_config(study_dir: str | Path) -> StudyConfig:
     if not path.is_file():
         raise ConfigError(f"{study_dir} is not a study directory (no {STUDY_CONFIG})")
     raw = read_yaml(path)
-    cfg = StudyConfig.from_dict(raw, where=str(path))
-    if "lr_calibration" not in raw:  # written before the calibration existed: that study ran none
-        cfg = cfg.replace(lr_calibration="off")
+    cfg = StudyConfig.from_dict(raw, where=str(path))  # the flat layout of tlmsearch 0.1.0: one line
+    search = raw.get("search") if isinstance(raw, dict) else None
+    if isinstance(search, dict) and "lr_calibration" not in search:  # written before the calibration: none ran
+        cfg = cfg.replace(search=cfg.search.replace(lr_calibration="off"))
     if "rate_check" not in raw:  # written before verify's learning-rate check existed: it ran none
         cfg = cfg.replace(rate_check=0)
     if "verify_tokens_per_param" not in raw:  # written before the deciding length: it verified at the searches'
@@ -189,8 +190,8 @@ def verify_options(run_dir: str | Path) -> dict[str, Any] | None:
         if found is not None:
             named[RANDOM_BEST] = dict(found.profile)
     options: dict[str, Any] = {}
-    if cfg.train.tokens_per_param:  # the deciding length (`config.deciding_train`), or the searches' with 0
-        options["train"] = {"tokens_per_param": max(cfg.train.tokens_per_param, cfg.verify_tokens_per_param)}
+    if cfg.search.train.tokens_per_param:  # the deciding length (`config.deciding_train`), or the searches' with 0
+        options["train"] = {"tokens_per_param": max(cfg.search.train.tokens_per_param, cfg.verify_tokens_per_param)}
     return options | {
         "top_k": cfg.top_k,
         "seeds": cfg.verify_seeds,
@@ -207,7 +208,7 @@ def verify_options(run_dir: str | Path) -> dict[str, Any] | None:
 
 def transfer_seeds(cfg: StudyConfig) -> list[int]:
     """Fresh seeds for the transfer, after every seed a search or a planned verification uses."""
-    first = cfg.seed + cfg.max_seeds + 1
+    first = cfg.search.seed + cfg.max_seeds + 1
     return [first + i for i in range(cfg.transfer_seeds)]
 
 

@@ -60,7 +60,7 @@ def study_summary(study_dir: str | Path) -> dict[str, Any]:
     outcomes = {a: str(v["outcome"]) for a, v in own.items()}
     return {
         "study": cfg.name,
-        "config": cfg.to_dict(),
+        "config": cfg.flat_dict(),  # flat, as the flags name the settings (the readers index it so)
         "phases": phases,
         "verdicts": {
             a: {

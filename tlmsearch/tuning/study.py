@@ -18,11 +18,11 @@ trains only the (profile, seed) pairs that have no finished record), so `resume_
 kill anywhere re-runs the phase that was running and trains nothing twice. The state file only
 says where the study is (for `status` and for choosing resume over a fresh search).
 
-Each architecture's search measures its own noise floor first (`StudyConfig.noise_seeds`, passed
-to the search: uniform with that many seeds at trial fidelity, `tlmsearch.rundir.noise`); it is
+Each architecture's search measures its own noise floor first (`noise_seeds` of the study's search
+template, `StudyConfig.search`: uniform with that many seeds at trial fidelity, `tlmsearch.rundir.noise`); it is
 part of the "<arch>/search" phase and resumes with it (a finished noise trial is never re-run).
-Before it, by default, the search calibrates its learning rate on uniform (`StudyConfig.
-lr_calibration`, `tlmsearch.configs.lr_calibration`): the rate it chooses is `train.lr` of its
+Before it, by default, the search calibrates its learning rate on uniform (the template's
+`lr_calibration`, `tlmsearch.configs.lr_calibration`): the rate it chooses is `train.lr` of its
 `search.yaml`, so its verification re-trains at it, and the random-search companion and the
 transfer trials on that architecture train at it too (`at_search_rate`).
 
@@ -92,7 +92,8 @@ def start_study(cfg: StudyConfig, *, address: str | None = None, progress: bool 
     if address:  # an unreachable cluster: one line before the directory and the calibration
         probe_address(address)
     study_dir = create_run_dir(cfg.runs_dir, cfg.name or None, prefix="study").resolve()
-    cfg = cfg.replace(name=study_dir.name, storage=normalise(cfg.storage))  # absolute: a resume may run elsewhere
+    storage = normalise(cfg.search.storage)  # absolute: a resume may run elsewhere
+    cfg = cfg.replace(name=study_dir.name, search=cfg.search.replace(storage=storage))
     cfg.save(study_dir / STUDY_CONFIG)
     write_json(study_dir / STUDY_STATE, {"phases": {k: {"status": "pending"} for k in _phases(cfg)}})
     calibration = calibrate(cfg, study_dir)  # a few timed steps per architecture, kept in cost.json

@@ -33,24 +33,26 @@ def test_companion_trains_the_trials_minus_the_shared_baselines() -> None:
     assert companion_trials(16, ("a", "b", "c", "d")) == 12
     assert companion_trials(4, ("a", "b", "c", "d")) == 0 and companion_trials(2, ("a", "b", "c", "d")) == 0
     assert companion_trials(3, ()) == 3
-    cfg = StudyConfig(archs=("transformer",), trials=6, seed=7, random_control=True)
+    cfg = StudyConfig.from_flat(dict(archs=("transformer",), trials=6, seed=7, random_control=True))
     main, rnd = cfg.search_config("transformer"), cfg.random_config("transformer")
     assert rnd is not None and rnd.sampler == "random" and rnd.trials == 2 and rnd.baselines == ()
     assert rnd.seed == main.seed == 7 and rnd.train == main.train and rnd.scheduler == main.scheduler
     assert rnd.noise_seeds == 0 and rnd.name == "random-transformer"
-    assert StudyConfig(archs=("transformer",), trials=4).random_config("transformer") is None
+    assert StudyConfig.from_flat(dict(archs=("transformer",), trials=4)).random_config("transformer") is None
 
 
 def test_cost_counts_the_companion_and_the_extra_verified_profile() -> None:
-    off = StudyConfig(
-        archs=("transformer",),
-        trials=6,
-        top_k=1,
-        seeds=2,
-        noise_seeds=0,
-        controls=(),
-        lr_calibration="off",
-        rate_check=0,
+    off = StudyConfig.from_flat(
+        dict(
+            archs=("transformer",),
+            trials=6,
+            top_k=1,
+            seeds=2,
+            noise_seeds=0,
+            controls=(),
+            lr_calibration="off",
+            rate_check=0,
+        )
     )
     on = off.replace(random_control=True)
     assert trials_per_arch(off) == (6 + 3 * 2,) * 2  # the search, then top-1, cosine, uniform x 2 seeds

@@ -145,7 +145,7 @@ def test_search_and_study_default_to_the_screening_trial() -> None:
         cfg = study_config(build_parser().parse_args(["study", "--preset", "tiny", *argv]))
         text = " ".join(build_parser()._subparsers._group_actions[0].choices["study"].format_help().split())
         assert "(default: derived from --tokens-per-param 5)" in text
-        return cfg.train
+        return cfg.search.train
 
     for resolved in (lambda argv: resolve("search", argv)[0], study):
         train = resolved([])

@@ -20,7 +20,7 @@ def test_search_study_compare_and_quickstart_carry_the_flag(given: bool) -> None
     parser = build_parser()
     assert search_config(parser.parse_args(["search", "--preset", "tiny", *flag])).keep_checkpoints is given
     study = study_config(parser.parse_args(["study", "--preset", "tiny", *flag]))
-    assert study.keep_checkpoints is given and study.search_config("transformer").keep_checkpoints is given
+    assert study.search.keep_checkpoints is given and study.search_config("transformer").keep_checkpoints is given
     kw = compare_arguments(parser.parse_args(["compare", "--families", "uniform", *flag]))
     assert CompareOptions.of(**kw).keep_checkpoints is given
     assert quickstart_config(parser.parse_args(["quickstart", "--name", "q", *flag])).keep_checkpoints is given

@@ -55,7 +55,7 @@ def test_verify_controls_adds_the_literature_to_the_default_controls(
 def test_verify_controls_in_a_study_add_to_the_studys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     study = tmp_path / "st"
     study.mkdir()
-    StudyConfig(name="st", archs=("transformer",), preset="tiny", data=DataConfig(corpus="pydoc")).save(
+    StudyConfig.from_flat(dict(name="st", archs=("transformer",), preset="tiny", data=DataConfig(corpus="pydoc"))).save(
         study / STUDY_CONFIG
     )
     write_run(study / "transformer", search_records())

@@ -44,8 +44,8 @@ def _verify_kwargs(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str
 def _study(tmp_path: Path) -> Path:
     study = tmp_path / "st"
     study.mkdir()
-    cfg = StudyConfig(name="st", archs=("transformer",), preset="tiny", model={"n_layers": 4}, top_k=2,
-                      max_seeds=8, pilot_seeds=3, margin=0.02, alpha=0.1, data=DataConfig(corpus="pydoc"))  # fmt: skip
+    cfg = StudyConfig.from_flat(dict(name="st", archs=("transformer",), preset="tiny", model={"n_layers": 4}, top_k=2,
+                      max_seeds=8, pilot_seeds=3, margin=0.02, alpha=0.1, data=DataConfig(corpus="pydoc")))  # fmt: skip
     cfg.save(study / STUDY_CONFIG)
     write_run(study / "transformer", search_records())
     return study
@@ -157,7 +157,7 @@ def test_a_study_verifies_at_its_deciding_length_unless_told(tmp_path: Path, mon
     cfg = StudyConfig.load(arch.parent / STUDY_CONFIG)
     cfg.replace(verify_tokens_per_param=0.0).save(arch.parent / STUDY_CONFIG)
     assert verify_options(arch)["train"] == {"tokens_per_param": 5.0}  # type: ignore[index]
-    cfg.replace(train=TrainConfig(steps=40)).save(arch.parent / STUDY_CONFIG)
+    cfg.with_fields(train=TrainConfig(steps=40)).save(arch.parent / STUDY_CONFIG)
     assert "train" not in verify_options(arch)  # type: ignore[operator]
     cfg.save(arch.parent / STUDY_CONFIG)  # screening at 5, written before the deciding length existed:
     raw = (arch.parent / STUDY_CONFIG).read_text()
