@@ -174,7 +174,9 @@ def _config(name: str, runs_dir: Path, **changes: Any) -> Any:
     from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.tuning import SearchConfig
 
-    train = TrainConfig(steps=changes.pop("steps", 120), eval_interval=changes.pop("eval_interval", 40), eval_windows=4)
+    # 40 steps: where trials ran and where their checkpoints went need whole trials, not long ones
+    # (the node-kill test asks for its own, long enough to be caught mid-trial)
+    train = TrainConfig(steps=changes.pop("steps", 40), eval_interval=changes.pop("eval_interval", 20), eval_windows=4)
     fields: dict[str, Any] = {"trials": 4, "noise_seeds": 0, **changes}
     return SearchConfig(
         name=name, runs_dir=str(runs_dir), preset="tiny", sampler="random", scheduler="none", space="knots",
