@@ -313,7 +313,9 @@ class ProfileSearch(Searcher):
         if len(self.objectives) > 1 or result.get("failed"):
             return
         metric = self.objectives[0]
-        points = [(c.get("step"), c.get(metric)) for c in (result.get(OUTCOME) or {}).get("curve") or []]
+        # Tune flattens nested results for searchers ("outcome/curve"); a direct call passes them nested
+        curve = result.get(f"{OUTCOME}/curve") or (result.get(OUTCOME) or {}).get("curve") or []
+        points = [(c.get("step"), c.get(metric)) for c in curve]
         points.append((result.get("step"), result.get(metric)))
         with warnings.catch_warnings():  # a resumed trial re-reports steps Optuna already has
             warnings.filterwarnings("ignore", message=".*is already reported")
