@@ -2,10 +2,11 @@
 
     budget, widths, model = trial_shape(cfg, ProfileSpec.parse("cosine"), base_width=None)
 
-The worker calls it once per trial (then sets the tokenizer's vocabulary) and returns the exact
-`ModelConfig` it trained, which the trial record stores; the driver validates baselines with it
-before Ray starts, and `export` falls back to it only for records written before records
-carried their model. Pure: presets and profiles only, no torch.
+The driver resolves each trial once through it (`tlmsearch.configs.trial.trial_spec`, which
+then sets the tokenizer's vocabulary and carries the exact `ModelConfig` to the worker and into
+the record); the driver also validates baselines with it before Ray starts, and `export` falls
+back to it only for records written before records carried their model. Pure: presets and
+profiles only, no torch.
 """
 
 from __future__ import annotations
@@ -94,5 +95,5 @@ def trial_shape(
     cfg: SearchConfig, spec: ProfileSpec, base_width: int | None = None
 ) -> tuple[Budget, tuple[int, ...], ModelConfig]:
     """The budget, the exact-sum widths and the model one trial of search `cfg` trains (before
-    the tokenizer sets `vocab_size`: the worker does that, and records the result)."""
+    the tokenizer sets `vocab_size`: `configs.trial.trial_spec` does that)."""
     return resolve_model(cfg.preset, cfg.arch, cfg.model, spec, base_width or default_base_width(cfg), cfg.data)

@@ -21,21 +21,25 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+# the Tune config keys that are ours (the trial's spec among them) live with the spec
+from tlmsearch.configs.trial import OWN_KEYS as OWN_KEYS
+from tlmsearch.configs.trial import RESTORE as RESTORE
+from tlmsearch.configs.trial import SPACE_ERROR as SPACE_ERROR
+from tlmsearch.configs.trial import SPEC
+from tlmsearch.configs.trial import sampled_params as sampled_params
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.tuning.store_dir import StoreDir
 
 CHECKPOINTS = "checkpoint_*"
-TRIAL_FILE = "trial.json"  # in every checkpoint of a search trial: its Tune config
+TRIAL_FILE = "trial.json"  # in every checkpoint of a search trial: its Tune config, less its spec
 CURVE_FILE = "curve.json"  # in every checkpoint: the curve up to its step
-RESTORE = "restore"  # Tune config key: the checkpoint a resumed trial starts from
-SPACE_ERROR = "space_error"  # Tune config key: why the space failed to sample this trial
-# Tune config keys that are ours; the others are the params Optuna asked (the record's `params`)
-OWN_KEYS = frozenset({"profile", "baseline", "number", "kind", "seed", "index", SPACE_ERROR, RESTORE})
 
 
-def sampled_params(config: dict[str, Any]) -> dict[str, Any]:
-    """The Optuna params in a trial's Tune config."""
-    return {k: v for k, v in config.items() if k not in OWN_KEYS}
+def identity_config(config: dict[str, Any]) -> dict[str, Any]:
+    """What a checkpoint's `TRIAL_FILE` holds of a trial's Tune config: its small identity keys,
+    not the checkpoint it started from nor its spec (a resume builds the spec again, so a
+    checkpoint written before trials carried specs resumes the same way)."""
+    return {k: v for k, v in config.items() if k not in (RESTORE, SPEC)}
 
 
 def trial_key(config: dict[str, Any]) -> str:

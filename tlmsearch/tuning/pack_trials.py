@@ -8,10 +8,13 @@ at most how many members a pack), trains the packed groups as Ray tasks holding 
 resources each (`cpus_per_trial`, `gpus_per_trial`), at least as many packs as Ray runs
 trials at once (`pack.auto.split`), and the rest as separate trials (`run_fixed`, today's path).
 
-Each member becomes one record in `trials.jsonl`, built by `recorder.build_record` from the
-same result a Ray trial reports (curve, trained configs, parameter counts, placement), so a
-packed record has exactly the fields of an unpacked one; its numbers are those of the trial
-trained alone, up to summation order (float64: ~1e-15; float32: see tests/unit/pack). Its
+Each member is a `TrialSpec` resolved on the driver (`specs.spec_of`, as a separate trial's
+is); a pack's Ray task gets the members' specs and trains exactly them, and returns each
+member's `TrialOutcome` (curve, final metrics with parameter counts, placement), the one a Ray
+trial reports. Each member becomes one record in `trials.jsonl`, `recorder.record_of(spec,
+outcome)` as for a separate trial, so a packed record has exactly the fields of an unpacked
+one; its numbers are those of the trial trained alone, up to summation order (float64: ~1e-15;
+float32: see tests/unit/pack). Its
 throughput metrics are its own tokens over the pack's training time and its `wall_s` the
 pack's. The driver appends each member's record as soon as its pack returns, member by member:
 a driver killed midway leaves the members recorded so far, `verify` run again reuses them (its
@@ -20,16 +23,15 @@ plan skips recorded trials) and packs only the members not recorded. Packs keep 
 
 from __future__ import annotations
 
-import os
 import time
-import traceback
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from tlmsearch.configs.resolve import trial_shape
-from tlmsearch.configs.search import OBJECTIVE_METRICS, SearchConfig
+from tlmsearch.configs.search import SearchConfig
+from tlmsearch.configs.trial import TrialOutcome, TrialSpec
 from tlmsearch.models import count_params
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.records import RecordLog, TrialRecord
@@ -37,8 +39,9 @@ from tlmsearch.training.pack.auto import PackChoice, check_pack, choose, split
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.resources import trial_device_kind
 from tlmsearch.tuning.runner import fixed_config, start_ray
+from tlmsearch.tuning.specs import spec_of
 from tlmsearch.tuning.trainable import _placement as ray_placement
-from tlmsearch.tuning.trainable import speed_metrics, trial_train_config, use_assigned_gpu
+from tlmsearch.tuning.trainable import failure_reason, param_counts, speed_metrics, trial_train_config, use_assigned_gpu
 
 
 def pack_choice(cfg: SearchConfig, mode: str, members: int, base_width: int | None = None) -> PackChoice:
@@ -134,7 +137,7 @@ def _run_packs(
 ) -> dict[int, TrialRecord]:
     import ray
 
-    from tlmsearch.tuning.recorder import build_record  # lazy: imports ray.tune
+    from tlmsearch.tuning.recorder import record_of  # lazy: imports ray.tune
 
     start_ray(cfg, address)
     slots = _slots(cfg)
@@ -148,6 +151,7 @@ def _run_packs(
             start += size
         if progress:
             (say or _print)(f"{kind}: {len(index)} trials as {len(sizes)} packs ({choice.reason})")
+    specs = {i: spec_of(cfg, _config(items[i], kind, i)) for index, _ in groups for i in index}  # resolved once
     log = RecordLog(run_dir)
     out: dict[int, TrialRecord] = {}
     stamp = uuid.uuid4().hex[:5]
@@ -156,13 +160,16 @@ def _run_packs(
         while queue or pending:
             while queue and len(pending) < slots:  # as many packs at once as trials would run (max_concurrent)
                 members = queue.pop(0)
-                configs = [_config(items[i], kind, i) for i in members]
-                pending[task.remote(cfg.to_dict(), configs)] = members
+                pending[task.remote([specs[i].to_dict() for i in members])] = members
             done, _ = ray.wait(list(pending), num_returns=1)
             members = pending.pop(done[0])
             for i, got in zip(members, ray.get(done[0]), strict=True):  # member by member: a kill keeps these
-                record = build_record(
-                    cfg, f"{stamp}_{i:05d}", got["config"], got["result"], started=got["started"], ended=got["ended"]
+                record = record_of(
+                    specs[i],
+                    TrialOutcome.from_dict(got["outcome"]),
+                    trial_id=f"{stamp}_{i:05d}",
+                    started=got["started"],
+                    ended=got["ended"],
                 )
                 if log.append(record):
                     out[i] = record
@@ -195,84 +202,64 @@ def _config(item: FixedTrial, kind: str, index: int) -> dict[str, Any]:
     )
 
 
-def _placement(cfg: SearchConfig, device: str) -> dict[str, Any]:
-    """Where the pack trains: as a Ray trial records it (`trainable`), or this process outside Ray."""
+def _placement(asked: dict[str, float], device: str) -> dict[str, Any]:
+    """Where the pack trains: as a Ray trial records it (`trainable`), or this process outside Ray
+    (`asked`: the resources its specs ask for)."""
     import ray
 
     if ray.is_initialized():
-        return ray_placement(cfg, device)
-    resources = {"CPU": float(cfg.cpus_per_trial)} | ({"GPU": float(cfg.gpus_per_trial)} if cfg.gpus_per_trial else {})
-    return {"node": None, "devices": ["cpu"] if device != "cuda" else ["cuda"], "resources": resources}
+        return ray_placement(asked, device)
+    return {"node": None, "devices": ["cpu"] if device != "cuda" else ["cuda"], "resources": dict(asked)}
 
 
-def train_members(search: dict[str, Any], configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Train the fixed trials `configs` (Tune configs, `runner.fixed_config`) of search `search`
-    as one pack; per member {"config", "result": what its Ray trial would have reported last,
-    "started", "ended"} (a Ray task of `run_trials`; callable directly outside Ray)."""
+def train_members(specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Train the fixed trials `specs` (`TrialSpec` dicts, resolved on the driver by
+    `specs.with_spec`) as one pack; per member {"outcome": its `TrialOutcome` dict, what its Ray
+    trial would have reported last, "started", "ended"} (a Ray task of `run_trials`; callable
+    directly outside Ray). Nothing is resolved here: each member trains its spec's model and
+    TrainConfig on its spec's data."""
     import torch
 
     from tlmsearch.training.pack import Member, train_pack  # lazy: heavy (torch)
-    from tlmsearch.training.trainer import resolve_vocab  # lazy: heavy (torch)
 
-    cfg = SearchConfig.from_dict(search)
-    trains = [trial_train_config(cfg, int(c["seed"])) for c in configs]
-    if "lr" in configs[0]:
-        trains = [t.replace(lr=float(c["lr"])) for t, c in zip(trains, configs, strict=True)]
-    torch.set_num_threads(trains[0].threads)
-    use_assigned_gpu(trains[0].device)
-    where = _placement(cfg, trains[0].device)
+    trials = [TrialSpec.from_dict(s) for s in specs]
+    first = trials[0].train
+    torch.set_num_threads(first.threads)
+    use_assigned_gpu(first.device)
+    where = _placement(trials[0].resources, first.device)
     started = time.time()
-    members: list[Member] = []
-    static: list[dict[str, Any]] = []
-    curves: list[list[dict[str, float]]] = [[] for _ in configs]
-    failed: dict[int, str] = {}
+    curves: list[list[dict[str, Any]]] = [[] for _ in trials]
+    failed: dict[int, str] = {i: t.error for i, t in enumerate(trials) if t.error}
+    ready = [i for i, t in enumerate(trials) if t.model is not None]
+
+    def report(k: int, step: int, metrics: dict[str, float]) -> None:
+        spec = trials[ready[k]]
+        if step >= spec.train.steps and spec.model is not None:
+            metrics = {**metrics, **speed_metrics(spec.train, spec.model, spec.reference)}
+        curves[ready[k]].append(dict(metrics))
+
     try:
-        for c, t in zip(configs, trains, strict=True):
-            budget, _, model = trial_shape(cfg, ProfileSpec.parse(c["profile"]), c.get("base_width"))
-            model = resolve_vocab(model, cfg.data)
-            counts = count_params(model)
-            static.append(
-                {
-                    "trained": {
-                        "model": model.to_dict(),
-                        "train": t.to_dict(),
-                        "data": cfg.data.to_dict(),
-                        "budget": budget.to_dict(),
-                    },
-                    "params_total": float(counts.total),
-                    "params_non_embedding": float(counts.non_embedding),
-                    "params_mlp": float(counts.mlp),
-                }
-            )
-            members.append(Member(model=model, train=t))
-
-        def report(i: int, step: int, metrics: dict[str, float]) -> None:
-            if step >= trains[i].steps:
-                metrics = {**metrics, **speed_metrics(cfg, trains[i], members[i].model)}
-            curves[i].append(dict(metrics))
-
-        outcomes = train_pack(members, cfg.data, report=report)
-        for i, outcome in enumerate(outcomes):
-            if outcome.diverged is not None:
-                failed[i] = f"TrainingDiverged: {outcome.diverged}"
+        if ready:
+            members = [Member(model=trials[i].model, train=trials[i].train) for i in ready]  # type: ignore[arg-type]
+            for k, outcome in enumerate(train_pack(members, trials[ready[0]].data, report=report)):
+                if outcome.diverged is not None:
+                    failed[ready[k]] = f"TrainingDiverged: {outcome.diverged}"
     except Exception as exc:  # every member fails with the pack's reason, as a Ray trial records one
-        last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
-        where_raised = f" ({os.path.basename(last[0].filename)}:{last[0].lineno})" if last else ""
-        failed = {i: f"{type(exc).__name__}: {exc}{where_raised}" for i in range(len(configs))}
+        failed.update({i: failure_reason(exc) for i in ready})
     ended = time.time()
     out = []
-    for i, c in enumerate(configs):
+    for i, spec in enumerate(trials):
         curve = curves[i]
-        result: dict[str, Any] = {**where, "step": int(curve[-1]["step"]) if curve else 0, "curve": list(curve)}
-        if i < len(static):
-            result.update(static[i])
-        if curve:
-            result.update(curve[-1])
-            result["step"] = int(curve[-1]["step"])
-        for key, source in OBJECTIVE_METRICS.items():
-            if source in result:
-                result[key] = result[source]
-        if i in failed:
-            result.update(failed=1, reason=failed[i])
-        out.append({"config": c, "result": result, "started": started, "ended": ended})
+        metrics = dict(curve[-1]) if curve else {}
+        if i not in failed and spec.model is not None:
+            metrics.update(param_counts(spec.model))
+        ending = TrialOutcome(
+            status="failed" if i in failed else "ended",
+            reason=failed.get(i),
+            steps=int(curve[-1]["step"]) if curve else 0,
+            curve=tuple(curve),
+            metrics=metrics,
+            **where,
+        )
+        out.append({"outcome": ending.to_dict(), "started": started, "ended": ended})
     return out

@@ -1,4 +1,11 @@
-"""Driver-side Tune callback that appends a `TrialRecord` as each trial ends."""
+"""Driver-side Tune callback that appends a `TrialRecord` as each trial ends.
+
+A record is `record_of(spec, outcome, ...)`: what the trial trained (its `TrialSpec`, resolved
+on the driver and carried in its Tune config) and how it ended (the `TrialOutcome` its worker's
+last report carries); nothing is derived again here. A trial Ray ended without any report (a
+dead worker) has an empty outcome and fails with Ray's error; its record still holds the
+spec's model, widths, budget, train and data.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +17,14 @@ from typing import Any
 from ray.tune import Callback
 
 from tlmsearch.analysis.plan import device_kind
-from tlmsearch.configs.resolve import budget_for
 from tlmsearch.configs.search import SearchConfig
+from tlmsearch.configs.trial import OUTCOME, SPEC, TrialOutcome, TrialSpec, trial_spec
 from tlmsearch.costs.rates import rate_shape, record_rate, run_rate
-from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec, shape_stats
 from tlmsearch.rundir.records import RecordLog, TrialRecord, read_records
-from tlmsearch.tuning.checkpoints import SPACE_ERROR, drop_trial_checkpoints, sampled_params
+from tlmsearch.tuning.checkpoints import drop_trial_checkpoints
 from tlmsearch.tuning.searcher import mark_pruned
+from tlmsearch.tuning.specs import spec_of
 
 _STATIC_KEYS = ("params_total", "params_non_embedding", "params_mlp")
 
@@ -31,6 +38,76 @@ def _iso(t: float | None) -> str | None:
     return dt.datetime.fromtimestamp(t, dt.UTC).isoformat(timespec="milliseconds") if t else None
 
 
+def outcome_of(result: dict[str, Any] | None) -> TrialOutcome:
+    """The typed outcome a worker's report carries; without one (Ray ended the trial before its
+    first report) an empty one: stopped at step 0, or failed with Ray's error (`record_of`)."""
+    data = (result or {}).get(OUTCOME)
+    return TrialOutcome.from_dict(data) if data else TrialOutcome()
+
+
+def record_of(
+    spec: TrialSpec,
+    outcome: TrialOutcome,
+    *,
+    trial_id: str,
+    started: float | None = None,
+    ended: float | None = None,
+    retries: int = 0,
+    error: str | None = None,
+) -> TrialRecord:
+    """The record of one ended trial: its spec and its outcome; `error` is Ray's (a trial that
+    errored in Ray, not in training). A spec that could not train gives its own reason."""
+    ended = ended or time.time()
+    max_steps = spec.train.steps
+    if spec.error or error or outcome.status == "failed":
+        status, reason = "failed", spec.error or error or str(outcome.reason)
+    elif outcome.steps >= max_steps:
+        status, reason = "complete", None
+    else:
+        status, reason = "stopped", f"stopped early at step {outcome.steps} of {max_steps}"
+    try:
+        profile = ProfileSpec.parse(spec.profile).to_dict() if spec.profile else {}
+    except ValueError:  # a profile text that no longer parses (a family since removed)
+        profile = {}
+    widths = spec.widths
+    return TrialRecord(
+        trial_id=trial_id,
+        number=spec.number,
+        kind=spec.kind,
+        baseline=spec.baseline,
+        status=status,
+        reason=reason,
+        params=dict(spec.params),
+        profile=profile,
+        widths=widths,
+        budget=spec.budget.to_dict(),
+        shape=shape_stats(widths).to_dict() if widths else {},
+        seed=spec.seed,
+        steps=outcome.steps,
+        max_steps=max_steps,
+        full_fidelity=status == "complete" and outcome.steps == max_steps,
+        curve=tuple(dict(c) for c in outcome.curve),
+        metrics=dict(outcome.metrics),
+        started_at=_iso(started),
+        ended_at=_iso(ended),
+        wall_s=round(ended - started, 3) if started else 0.0,
+        model=spec.model.to_dict() if spec.model is not None else {},
+        train=spec.train.to_dict(),
+        data=spec.data.to_dict(),
+        node=outcome.node,
+        devices=outcome.devices,
+        resources=dict(outcome.resources),
+        retries=int(retries),
+    )
+
+
+def started_at(result: dict[str, Any] | None, started: float | None, ended: float) -> float | None:
+    """When a trial started: as this driver saw it, else from Tune's `time_total_s`."""
+    if started is None and result and "time_total_s" in result:
+        return ended - float(result["time_total_s"])
+    return started
+
+
 def build_record(
     cfg: SearchConfig,
     trial_id: str,
@@ -42,75 +119,45 @@ def build_record(
     ended: float | None = None,
     retries: int = 0,
 ) -> TrialRecord:
-    """The record of one ended trial from its Tune config and its last reported result.
-
-    The model, widths and budget are the ones the worker reported it trained (`trained`);
-    only a trial that failed before it resolved its model has them derived here.
-    """
-    result = result or {}
-    ended = ended or time.time()
-    space_error = config.get(SPACE_ERROR)
-    try:
-        spec: ProfileSpec | None = ProfileSpec.parse(str(config.get("profile", "")))
-    except ConfigError as exc:  # no profile (the space failed to sample one): the trial failed on it too
-        spec, error = None, error or str(space_error or exc)
-    if space_error:  # what the trial trained is no profile: the space's error is the reason
-        error = str(space_error)
+    """A record from a Tune config and a flat result in the form workers reported before they
+    carried a `TrialOutcome` (`step`, `curve`, `failed`, `reason`, placement, counts, and
+    optionally `trained`): for tests and benchmarks that make records without training. The
+    spec is the config's own, or resolved here with the preset's vocabulary."""
+    result = dict(result or {})
+    spec = TrialSpec.from_dict(config[SPEC]) if SPEC in config else trial_spec(cfg, config)
     trained = dict(result.get("trained") or {})
-    model = dict(trained.get("model") or {})
-    widths: tuple[int, ...] = ()
-    if model:
-        budget = dict(trained["budget"])
-        widths = tuple(int(w) for w in model["mlp_widths"])
+    if trained.get("model"):
+        spec = spec.replace(
+            model=spec.model.from_dict(trained["model"]) if spec.model else None,
+            train=spec.train.from_dict(trained.get("train") or spec.train.to_dict()),
+            data=spec.data.from_dict(trained.get("data") or spec.data.to_dict()),
+            budget=spec.budget.from_dict(trained.get("budget") or spec.budget.to_dict()),
+        )
+    if OUTCOME in result:
+        outcome = outcome_of(result)
     else:
-        budget = budget_for(cfg, config.get("base_width")).to_dict()
-        try:
-            widths = spec.widths(budget_for(cfg, config.get("base_width"))) if spec else ()
-        except ValueError:  # a profile the budget cannot hold: the trial failed on it too
-            widths = ()
-    shape = shape_stats(widths).to_dict() if widths else {}
-    curve = [dict(c) for c in result.get("curve") or []]
-    steps = int(result.get("step", 0) or 0)
-    max_steps = cfg.train.steps
-    if error or result.get("failed"):
-        status, reason = "failed", error or str(result.get("reason"))
-    elif steps >= max_steps:
-        status, reason = "complete", None
-    else:
-        status, reason = "stopped", f"stopped early at step {steps} of {max_steps}"
-    metrics = dict(curve[-1]) if curve else {}
-    metrics.update({k: float(result[k]) for k in _STATIC_KEYS if k in result})
-    if started is None and "time_total_s" in result:
-        started = ended - float(result["time_total_s"])
-    kind = config.get("kind") or ("baseline" if config.get("baseline") else "sampled")
-    return TrialRecord(
+        curve = tuple(dict(c) for c in result.get("curve") or ())
+        metrics = dict(curve[-1]) if curve else {}
+        metrics.update({k: float(result[k]) for k in _STATIC_KEYS if k in result})
+        outcome = TrialOutcome(
+            status="failed" if result.get("failed") else "running",
+            reason=str(result.get("reason")) if result.get("failed") else None,
+            steps=int(result.get("step", 0) or 0),
+            curve=curve,
+            metrics=metrics,
+            node=str(result["node"]) if result.get("node") else None,
+            devices=tuple(str(d) for d in result.get("devices") or ()),
+            resources={str(k): float(v) for k, v in (result.get("resources") or {}).items()},
+        )
+    ended = ended or time.time()
+    return record_of(
+        spec,
+        outcome,
         trial_id=trial_id,
-        number=int(config.get("number", -1)),
-        kind=kind,
-        baseline=config.get("baseline"),
-        status=status,
-        reason=reason,
-        params=sampled_params(config),
-        profile=spec.to_dict() if spec else {},
-        widths=widths,
-        budget=budget,
-        shape=shape,
-        seed=int(config.get("seed", cfg.seed)),
-        steps=steps,
-        max_steps=max_steps,
-        full_fidelity=status == "complete" and steps == max_steps,
-        curve=tuple(curve),
-        metrics=metrics,
-        started_at=_iso(started),
-        ended_at=_iso(ended),
-        wall_s=round(ended - started, 3) if started else 0.0,
-        model=model,
-        train=dict(trained.get("train") or {}),
-        data=dict(trained.get("data") or {}),
-        node=str(result["node"]) if result.get("node") else None,
-        devices=tuple(str(d) for d in result.get("devices") or ()),
-        resources={str(k): float(v) for k, v in (result.get("resources") or {}).items()},
-        retries=int(retries),
+        started=started_at(result, started, ended),
+        ended=ended,
+        retries=retries,
+        error=error,
     )
 
 
@@ -185,14 +232,17 @@ class RecordWriter(Callback):
 
     def _write(self, trial: Any, error: str | None, reason: str | None = None) -> None:
         config = trial_config(trial.config)
-        record = build_record(
-            self.cfg,
-            trial.trial_id,
-            config,
-            dict(trial.last_result or {}),
-            error=error,
-            started=self._started.pop(trial.trial_id, None),
+        spec = TrialSpec.from_dict(config[SPEC]) if SPEC in config else spec_of(self.cfg, config)
+        result = dict(trial.last_result or {})
+        ended = time.time()
+        record = record_of(
+            spec,
+            outcome_of(result),
+            trial_id=trial.trial_id,
+            started=started_at(result, self._started.pop(trial.trial_id, None), ended),
+            ended=ended,
             retries=_retries(trial),
+            error=error,
         )
         if reason and record.status == "stopped":
             record = record.replace(reason=f"{reason} at step {record.steps} of {record.max_steps}")

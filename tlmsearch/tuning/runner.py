@@ -54,6 +54,7 @@ from tlmsearch.tuning.announce import announce, search_line
 from tlmsearch.tuning.checkpoints import interrupted_trials
 from tlmsearch.tuning.ray_session import empty_scratch, ensure_ray
 from tlmsearch.tuning.resources import check_resources
+from tlmsearch.tuning.specs import with_spec
 from tlmsearch.tuning.trainable import resolve_trial_length, run_trial, trial_train_config
 from tlmsearch.tuning.trial_storage import check_shared, check_unused, check_writable, ray_node_runner, run_root
 
@@ -137,11 +138,16 @@ def trainable_for(cfg: SearchConfig, name: str | None = None) -> Any:
     """The Tune trainable of `cfg`'s trials, registered under `name` (default: one of its own,
     `run_trial-<run name>`). Tune looks trainables up by name in a registry shared by the whole
     Ray job, so two Tuners running at once in one driver (a study's overlapping phases) must not
-    share a name, or one would train the other's configuration."""
+    share a name, or one would train the other's configuration.
+
+    The trainable takes nothing but the trial's Tune config: each config carries its resolved
+    `TrialSpec` (`tuning.specs.with_spec`), so the search config does not cross Ray."""
     from ray import tune
 
-    fn = tune.with_parameters(run_trial, search=cfg.to_dict())
-    fn.__name__ = name or f"{TRAINABLE}-{cfg.name}"
+    def fn(config: dict[str, Any]) -> None:
+        run_trial(config)
+
+    fn.__name__ = fn.__qualname__ = name or f"{TRAINABLE}-{cfg.name}"
     resources = {"cpu": cfg.cpus_per_trial, "gpu": cfg.gpus_per_trial}
     return tune.with_resources(fn, resources)
 
@@ -316,6 +322,7 @@ def fixed_tuner(
     from tlmsearch.tuning.progress import ProgressView  # lazy: heavy (ray)
     from tlmsearch.tuning.recorder import RecordWriter  # lazy: heavy (ray)
 
+    configs = [with_spec(cfg, c) for c in configs]  # each trial resolved once, here (`configs.trial`)
     writer = RecordWriter(run_dir, cfg)
     callbacks: list = [writer] + (
         [ProgressView(f"{cfg.name} {kind}", len(configs), writer, kinds=None)] if progress else []

@@ -18,7 +18,9 @@
 - a trial whose training raised (reported with `failed`) is told as FAIL; so is one whose
   space failed to sample (its `sample` raised or returned no profile mid-search): it trains
   `SPACE_FAILED`, which fails at once, and the recorder gives the space's error as its reason;
-- each trial's Tune config carries the Optuna params it was asked, so its record holds them
+- each trial's Tune config carries its resolved `TrialSpec` (`tuning.specs.with_spec`, built
+  here as the trial is suggested: the worker trains exactly it) and the Optuna params it was
+  asked, so its record holds them
   (`params`), and a resumed search re-tells the study from `trials.jsonl` alone
   (`Past`): the journal `optuna.log` is written anew from the records, and the trials a
   stopped driver left unfinished resume first, from their checkpoints, under their numbers.
@@ -42,12 +44,14 @@ from ray.tune.search import Searcher
 
 from tlmsearch.configs.resolve import budget_for, search_preset, sweep_levels, sweep_widths
 from tlmsearch.configs.search import OBJECTIVE_METRICS, SearchConfig
+from tlmsearch.configs.trial import OUTCOME
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.profiles.spaces import SearchSpace, check_sample, load_space, sampled_text
 from tlmsearch.rundir.layout import OPTUNA_LOG
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.tuning.checkpoints import RESTORE, SPACE_ERROR, Interrupted, sampled_params
+from tlmsearch.tuning.specs import with_spec
 
 if TYPE_CHECKING:  # pragma: no cover
     import optuna
@@ -282,7 +286,7 @@ class ProfileSearch(Searcher):
             return dict(self.outside[trial_id])
         if self.resumed:
             interrupted, trial = self.resumed.pop(0)
-            config = {**interrupted.config, RESTORE: interrupted.checkpoint}
+            config = with_spec(self.cfg, {**interrupted.config, RESTORE: interrupted.checkpoint})
             if trial is None:
                 self.outside[trial_id] = config
             else:
@@ -291,13 +295,13 @@ class ProfileSearch(Searcher):
         if self.pending:
             name, point, config = self.pending.pop(0)
             if point is None:
-                self.outside[trial_id] = config
-                return dict(config)
+                self.outside[trial_id] = with_spec(self.cfg, config)
+                return dict(self.outside[trial_id])
             study.enqueue_trial(point, user_attrs={"baseline": name}, skip_if_exists=False)
         trial = study.ask()
         self.trials[trial_id] = trial
         config = self.define(trial)  # asks Optuna first: then `trial.params` holds what it asked
-        return {**trial.params, **config}
+        return with_spec(self.cfg, {**trial.params, **config})
 
     def on_trial_result(self, trial_id: str, result: dict[str, Any]) -> None:
         if trial_id in self.trials and trial_id not in self.told:
@@ -309,7 +313,9 @@ class ProfileSearch(Searcher):
         if len(self.objectives) > 1 or result.get("failed"):
             return
         metric = self.objectives[0]
-        points = [(c.get("step"), c.get(metric)) for c in result.get("curve") or []]
+        # Tune flattens nested results for searchers ("outcome/curve"); a direct call passes them nested
+        curve = result.get(f"{OUTCOME}/curve") or (result.get(OUTCOME) or {}).get("curve") or []
+        points = [(c.get("step"), c.get(metric)) for c in curve]
         points.append((result.get("step"), result.get(metric)))
         with warnings.catch_warnings():  # a resumed trial re-reports steps Optuna already has
             warnings.filterwarnings("ignore", message=".*is already reported")

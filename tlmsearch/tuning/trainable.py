@@ -1,29 +1,34 @@
 """The function Ray Tune runs in each trial: one real training run of one width profile.
 
-The trial's Tune config holds `profile` (a ProfileSpec text) and optionally `base_width`
-(budget sweeps), `seed`, `baseline`, `number`, `kind` and `lr` (a learning-rate calibration
-trial's rate, replacing `train.lr`); the search config arrives through
-`tune.with_parameters`. Every evaluation of `tlmsearch.train` is forwarded to
-`ray.tune.report` (flat metrics for the scheduler and the searcher, plus the curve so far)
-together with the trainer's checkpoint whenever it wrote a new one (every evaluation by
-default; `train.checkpoint_interval` spaces them out for big models), so an interrupted trial
-resumes from its last checkpoint. Each checkpoint also holds the trial's own config
-(`checkpoints.TRIAL_FILE`), by which a resumed search finds it again; a trial whose config names
-a checkpoint (`checkpoints.RESTORE`: an earlier session's, of the same trial) starts from that one.
+The trial's Tune config holds its `TrialSpec` under `SPEC` (`tlmsearch.configs.trial`), built by
+the driver (`tuning.specs.with_spec`): the exact model (vocabulary set), TrainConfig (seed,
+threads, device, a calibration trial's rate), DataConfig and budget. The worker trains exactly
+that spec and resolves nothing itself: no search config crosses Ray. Beside the spec, the
+config holds the trial's small identity keys (`profile`, `number`, `baseline`, `seed`, the
+Optuna params, ...), read by Tune, Optuna, the scheduler and the checkpoints.
 
-Every report also carries `trained`: the exact `ModelConfig` (after the tokenizer set its
-vocabulary), `TrainConfig`, `DataConfig` and budget of the trial, resolved once here by
-`tlmsearch.configs.resolve.trial_shape`; the driver stores them in the trial record, so nothing
-downstream re-derives what a trial trained.
+Every evaluation of `tlmsearch.train` is forwarded to `ray.tune.report`: flat metrics for the
+scheduler and the searcher (`step`, the objectives, the parameter counts, the placement) and,
+in one key (`OUTCOME`), the trial's `TrialOutcome` so far (status, curve, final metrics, node,
+devices, resources), which the driver reads back typed and turns into the record
+(`recorder.record_of`) with the spec. The trainer's checkpoint goes with the report whenever it
+wrote a new one (every evaluation by default; `train.checkpoint_interval` spaces them out for
+big models), so an interrupted trial resumes from its last checkpoint. Each checkpoint also
+holds the trial's identity (`checkpoints.TRIAL_FILE`), by which a resumed search finds it again;
+a trial whose config names a checkpoint (`checkpoints.RESTORE`: an earlier session's, of the
+same trial) starts from that one.
 
-When an objective is `train_speed` or `infer_speed`, the final evaluation also carries a
-micro-benchmark of the trial's model interleaved with the uniform reference (the uniform
-profile at the search's base width, the middle one in a budget sweep) on this worker
-(`speed_metrics`, `tlmsearch.costs.throughput`): a trial stopped early has none, and is PRUNED.
+When an objective is `train_speed` or `infer_speed`, the spec carries the uniform reference
+model (the uniform profile at the search's base width, the middle one in a budget sweep), and
+the final evaluation also carries a micro-benchmark of the trial's model interleaved with it on
+this worker (`speed_metrics`, `tlmsearch.costs.throughput`): a trial stopped early has none,
+and is PRUNED.
 
-A trial whose training raises (divergence, a bad shape, anything) reports `failed=1` and the
-reason and then ends normally: the search goes on, the driver records the failure, and Ray's
-retries (`max_failures`) stay reserved for infrastructure failures (a dead worker).
+A trial whose training raises (divergence, a bad shape, anything), or whose spec could not be
+resolved (`TrialSpec.error`: a profile the budget cannot hold, a space that failed to sample),
+reports `failed=1` and the reason and then ends normally: the search goes on, the driver
+records the failure, and Ray's retries (`max_failures`) stay reserved for infrastructure
+failures (a dead worker).
 """
 
 from __future__ import annotations
@@ -39,25 +44,18 @@ from typing import Any
 
 from tlmsearch.configs.base import ModelConfig, TrainConfig, trial_length_text, with_tokens_per_param
 from tlmsearch.configs.resolve import sweep_widths, trial_shape
-from tlmsearch.configs.search import OBJECTIVE_METRICS, SPEED_OBJECTIVES, SearchConfig
+from tlmsearch.configs.search import OBJECTIVE_METRICS, SearchConfig
+from tlmsearch.configs.trial import OUTCOME, SPEC, TrialOutcome, TrialSpec
+from tlmsearch.configs.trial import trial_train_config as trial_train_config  # the driver's, re-exported
 from tlmsearch.costs.throughput import ThroughputConfig, trial_metrics
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import count_params
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.tuning.checkpoints import CURVE_FILE, RESTORE, TRIAL_FILE
+from tlmsearch.tuning.checkpoints import CURVE_FILE, RESTORE, TRIAL_FILE, identity_config
 
 PROGRESS_DIR = "progress"  # in the driver's scratch folder: one `<trial id>.json` per running trial
 PROGRESS_EVERY_S = 5.0  # a trial writes its step at most this often
 TRIAL_TMP_ENV = "TLMSEARCH_TRIAL_TMP"  # the driver's scratch folder for trial folders (see tuning.runner)
-
-
-def trial_train_config(cfg: SearchConfig, seed: int) -> TrainConfig:
-    """The TrainConfig of one trial: threads = CPUs per trial unless set; CUDA with bf16 for GPU trials."""
-    threads = cfg.train.threads or max(1, int(cfg.cpus_per_trial))
-    changes: dict[str, Any] = {"seed": seed, "threads": threads}
-    if cfg.gpus_per_trial > 0:
-        changes.update(device="cuda", dtype="bfloat16")
-    return cfg.train.replace(**changes)
 
 
 def resolve_trial_length(cfg: SearchConfig) -> SearchConfig:
@@ -97,14 +95,11 @@ def trial_length_line(cfg: SearchConfig, what: str = "") -> str | None:
     return f"{what or cfg.name or 'trial length'}: {text}"
 
 
-def speed_metrics(cfg: SearchConfig, train_cfg: TrainConfig, model_cfg: Any) -> dict[str, float]:
-    """The trial's measured speed against the uniform reference (see the module doc); {} when
-    no objective asks for it."""
-    if not set(cfg.objectives) & set(SPEED_OBJECTIVES):
+def speed_metrics(train_cfg: TrainConfig, model_cfg: ModelConfig, reference: ModelConfig | None) -> dict[str, float]:
+    """The trial's measured speed against the uniform `reference` its spec carries (see the
+    module doc); {} when no objective asks for it (the spec then carries no reference)."""
+    if reference is None:
         return {}
-    from tlmsearch.training.trainer import resolve_vocab  # lazy: heavy (numpy, torch)
-
-    reference = resolve_vocab(trial_shape(cfg, ProfileSpec.parse("uniform"))[2], cfg.data)
     device = train_cfg.device
     if device == "auto":
         import torch
@@ -178,7 +173,7 @@ def use_assigned_gpu(device: str) -> int | None:
     return index
 
 
-def _placement(cfg: SearchConfig, device: str) -> dict[str, Any]:
+def _placement(asked: dict[str, float], device: str) -> dict[str, Any]:
     """The Ray node this trial runs on, the devices it was given and the resources Ray reserved
     for it (recorded per trial; a GPU fraction such as 0.25 appears as {"GPU": 0.25}).
 
@@ -202,43 +197,64 @@ def _placement(cfg: SearchConfig, device: str) -> dict[str, Any]:
         resources = {str(k): float(v) for k, v in ctx.get_assigned_resources().items() if k in ("CPU", "GPU")}
     except Exception:  # noqa: BLE001 - e.g. outside a Ray worker
         resources = {}
-    if not resources:  # what the trial asked Ray for
-        resources = {"CPU": float(cfg.cpus_per_trial)}
-        if cfg.gpus_per_trial:
-            resources["GPU"] = float(cfg.gpus_per_trial)
+    if not resources:  # what the trial asked Ray for (its spec's resources)
+        resources = dict(asked)
     return {"node": ctx.get_node_id(), "devices": devices or ["cpu"], "resources": resources}
 
 
-def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
-    """Ray Tune function trainable (bind `search` with `tune.with_parameters`)."""
+def failure_reason(exc: BaseException) -> str:
+    """'<Type>: <message> (<file>:<line>)' of an exception a trial raised (its record's reason)."""
+    frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    where = f" ({Path(frame[0].filename).name}:{frame[0].lineno})" if frame else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def param_counts(model: ModelConfig) -> dict[str, float]:
+    """The parameter counts every report (and the record's metrics) carries."""
+    counts = count_params(model)
+    return {
+        "params_total": float(counts.total),
+        "params_non_embedding": float(counts.non_embedding),
+        "params_mlp": float(counts.mlp),
+    }
+
+
+def run_trial(config: dict[str, Any]) -> None:
+    """Ray Tune function trainable: train the `TrialSpec` in `config[SPEC]` (see the module doc)."""
     import torch
     from ray import tune
 
-    from tlmsearch.training.trainer import CHECKPOINT_FILE, resolve_vocab, train  # lazy: heavy (numpy, torch)
+    from tlmsearch.training.trainer import CHECKPOINT_FILE, train  # lazy: heavy (numpy, torch)
 
-    cfg = SearchConfig.from_dict(search)
     config = config["item"] if "item" in config else config  # run_fixed's grid search
-    train_cfg = trial_train_config(cfg, int(config.get("seed", cfg.seed)))
-    if "lr" in config:  # a learning-rate calibration trial (`tlmsearch.rundir.lr`): its rate of the grid
-        train_cfg = train_cfg.replace(lr=float(config["lr"]))
+    spec = TrialSpec.from_dict(config[SPEC])
+    train_cfg = spec.train
     torch.set_num_threads(train_cfg.threads)  # the CPUs Ray gave the trial (or train.threads)
     use_assigned_gpu(train_cfg.device)
     scratch = os.environ.get(TRIAL_TMP_ENV, "")
     work = Path(tempfile.mkdtemp(prefix="tlmsearch-trial-", dir=scratch if os.path.isdir(scratch) else None))
     curve = restore(tune.get_checkpoint(), config.get(RESTORE), work)
-    identity = json.dumps({k: v for k, v in config.items() if k != RESTORE})
-    static: dict[str, Any] = dict(_placement(cfg, train_cfg.device))
-    trained: dict[str, Any] = {}  # what this trial trains, exactly (see the module docstring)
+    identity = json.dumps(identity_config(config))
+    where = _placement(spec.resources, train_cfg.device)
+    static: dict[str, Any] = {**where, **(param_counts(spec.model) if spec.model is not None else {})}
+    counts = {k: v for k, v in static.items() if k.startswith("params_")}
     saved = [_mtime(work / CHECKPOINT_FILE)]
 
+    def outcome(status: str, steps: int, metrics: dict[str, Any], reason: str | None = None) -> dict[str, Any]:
+        return TrialOutcome(
+            status=status, reason=reason, steps=steps, curve=tuple(curve), metrics=metrics, **where
+        ).to_dict()
+
     def report(step: int, metrics: dict[str, float]) -> None:
-        if step >= train_cfg.steps and "model" in trained:
-            metrics = {**metrics, **speed_metrics(cfg, train_cfg, ModelConfig.from_dict(trained["model"]))}
+        if step >= train_cfg.steps and spec.model is not None:
+            metrics = {**metrics, **speed_metrics(train_cfg, spec.model, spec.reference)}
         curve.append(dict(metrics))
-        flat = {**static, **metrics, "step": int(step), "curve": list(curve), "trained": trained}
+        flat = {**static, **metrics, "step": int(step)}
         for key, source in OBJECTIVE_METRICS.items():
             if source in flat:
                 flat[key] = flat[source]
+        status = "ended" if step >= train_cfg.steps else "running"
+        flat[OUTCOME] = outcome(status, int(step), {**metrics, **counts})
         checkpoint = None
         if _mtime(work / CHECKPOINT_FILE) != saved[0]:  # the trainer wrote a new one (train.checkpoint_interval)
             saved[0] = _mtime(work / CHECKPOINT_FILE)
@@ -264,42 +280,29 @@ def run_trial(config: dict[str, Any], search: dict[str, Any]) -> None:
         write_progress(step_file, step, train_cfg.steps, s_per_step, tokens_per_step[0])
 
     try:
-        spec = ProfileSpec.parse(config["profile"])
-        budget, _, model_cfg = trial_shape(cfg, spec, config.get("base_width"))
-        model_cfg = resolve_vocab(model_cfg, cfg.data)
-        trained.update(
-            model=model_cfg.to_dict(), train=train_cfg.to_dict(), data=cfg.data.to_dict(), budget=budget.to_dict()
-        )
-        counts = count_params(model_cfg)
-        static.update(
-            params_total=float(counts.total),
-            params_non_embedding=float(counts.non_embedding),
-            params_mlp=float(counts.mlp),
-        )
-        tokens_per_step[0] = train_cfg.batch_size * train_cfg.grad_accum * model_cfg.seq_len
+        if spec.model is None:  # resolved on the driver and found untrainable: fail with its reason
+            raise _Unresolved(spec.error or "the trial has no model")
+        tokens_per_step[0] = train_cfg.batch_size * train_cfg.grad_accum * spec.model.seq_len
         if curve and int(curve[-1]["step"]) >= train_cfg.steps:  # it ended before its driver recorded it
             last = curve.pop()
             report(int(last["step"]), last)  # its result again (its checkpoint is its last evaluation)
         else:
-            train(model_cfg, train_cfg, cfg.data, report=report, checkpoint_dir=work, progress=on_step)
+            train(spec.model, train_cfg, spec.data, report=report, checkpoint_dir=work, progress=on_step)
     except Exception as exc:  # recorded as failed; the search goes on
-        reason = f"{type(exc).__name__}: {exc}"
-        frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
-        where = f" ({Path(frame[0].filename).name}:{frame[0].lineno})" if frame else ""
+        reason = str(exc) if isinstance(exc, _Unresolved) else failure_reason(exc)
+        step = int(curve[-1]["step"]) if curve else 0
+        metrics = dict(curve[-1]) if curve else {}
         tune.report(
-            {
-                "failed": 1,
-                "reason": reason + where,
-                "step": int(curve[-1]["step"]) if curve else 0,
-                "curve": list(curve),
-                "trained": trained,
-                **_placement(cfg, train_cfg.device),
-            }
+            {"failed": 1, "reason": reason, "step": step, **where, OUTCOME: outcome("failed", step, metrics, reason)}
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
         if step_file is not None:
             step_file.unlink(missing_ok=True)
+
+
+class _Unresolved(Exception):
+    """A spec the driver could not resolve (`TrialSpec.error`): its reason is the record's as is."""
 
 
 def progress_file(trial_id: str) -> Path | None:

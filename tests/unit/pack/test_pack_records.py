@@ -1,10 +1,11 @@
 """A packed verification trial's record against the same trial's record through Ray's trainable.
 
 `tuning.pack_trials.train_members` (what a pack's Ray task runs) and `trainable.run_trial` (what
-a Ray trial runs, here with Tune's reporting stubbed) train the same fixed trials; both records
-come from `recorder.build_record`. They have the same fields and the same values: in float64 the
-losses agree to 1e-10, in float32 to 2e-5 nats (summation order in vmap's batched matmuls);
-only times and throughputs differ.
+a Ray trial runs, here with Tune's reporting stubbed) train the same fixed trials, each given
+the same resolved `TrialSpec`; both records come from `recorder.record_of(spec, outcome)`.
+They have the same fields and the same values: in float64 the losses agree to 1e-10, in
+float32 to 2e-5 nats (summation order in vmap's batched matmuls); only times and throughputs
+differ.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import torch
 
 from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.search import SearchConfig
+from tlmsearch.configs.trial import SPEC, TrialOutcome, TrialSpec
 from tlmsearch.rundir.records import TrialRecord
 
 COSINE = "cosine:start=1.5,end=0.5"
@@ -37,20 +39,22 @@ def search_config() -> SearchConfig:
     )
 
 
-def configs() -> list[dict[str, Any]]:
+def configs(cfg: SearchConfig) -> list[dict[str, Any]]:
     from tlmsearch.tuning.runner import fixed_config
+    from tlmsearch.tuning.specs import with_spec
 
-    return [fixed_config(p, s, "verify", i, baseline=b) for i, (p, s, b) in enumerate(TRIALS)]
+    return [with_spec(cfg, fixed_config(p, s, "verify", i, baseline=b)) for i, (p, s, b) in enumerate(TRIALS)]
 
 
 def packed_records(cfg: SearchConfig) -> list[TrialRecord]:
     from tlmsearch.tuning.pack_trials import train_members
-    from tlmsearch.tuning.recorder import build_record
+    from tlmsearch.tuning.recorder import record_of
 
-    got = train_members(cfg.to_dict(), configs())
+    specs = [TrialSpec.from_dict(c[SPEC]) for c in configs(cfg)]
+    got = train_members([s.to_dict() for s in specs])
     return [
-        build_record(cfg, f"p_{i}", g["config"], g["result"], started=g["started"], ended=g["ended"])
-        for i, g in enumerate(got)
+        record_of(s, TrialOutcome.from_dict(g["outcome"]), trial_id=f"p_{i}", started=g["started"], ended=g["ended"])
+        for i, (s, g) in enumerate(zip(specs, got, strict=True))
     ]
 
 
@@ -61,7 +65,7 @@ def solo_records(cfg: SearchConfig, monkeypatch: pytest.MonkeyPatch) -> list[Tri
     from ray import tune
 
     from tlmsearch.tuning import trainable
-    from tlmsearch.tuning.recorder import build_record
+    from tlmsearch.tuning.recorder import outcome_of, record_of
 
     reports: list[dict[str, Any]] = []
 
@@ -73,13 +77,14 @@ def solo_records(cfg: SearchConfig, monkeypatch: pytest.MonkeyPatch) -> list[Tri
     monkeypatch.setattr(tune, "get_context", lambda: Context())
     monkeypatch.setattr(tune, "report", lambda metrics, checkpoint=None: reports.append(metrics))
     where = {"node": None, "devices": ["cpu"], "resources": {"CPU": 1.0}}
-    monkeypatch.setattr(trainable, "_placement", lambda cfg, device: dict(where))
+    monkeypatch.setattr(trainable, "_placement", lambda asked, device: dict(where))
     out = []
-    for i, config in enumerate(configs()):
+    for i, config in enumerate(configs(cfg)):
         reports.clear()
         started = time.time()
-        trainable.run_trial(config, cfg.to_dict())
-        out.append(build_record(cfg, f"s_{i}", config, reports[-1], started=started, ended=time.time()))
+        trainable.run_trial(config)
+        spec = TrialSpec.from_dict(config[SPEC])
+        out.append(record_of(spec, outcome_of(reports[-1]), trial_id=f"s_{i}", started=started, ended=time.time()))
     return out
 
 
@@ -115,16 +120,20 @@ def test_a_packed_record_equals_the_trial_trained_alone(
 
 def test_a_pack_that_fails_fails_every_member_with_its_reason() -> None:
     from tlmsearch.tuning.pack_trials import train_members
+    from tlmsearch.tuning.recorder import record_of
     from tlmsearch.tuning.runner import fixed_config
+    from tlmsearch.tuning.specs import spec_of
 
     cfg = search_config()
     items = [fixed_config("uniform", 1, "verify", 0, lr=1e-3), fixed_config(COSINE, 1, "verify", 1, lr=2e-3)]
-    got = train_members(cfg.to_dict(), items)  # two rates: members of no one pack
-    for g in got:
-        result = g["result"]
-        assert result["failed"] == 1 and result["step"] == 0 and result["curve"] == []
-        assert result["reason"].startswith("ConfigError: pack member 1 differs from member 0 in train.lr")
-        assert result["trained"]["train"]["lr"] in (1e-3, 2e-3)  # what it was to train, as a Ray trial records
+    specs = [spec_of(cfg, c) for c in items]
+    got = train_members([s.to_dict() for s in specs])  # two rates: members of no one pack
+    for spec, g in zip(specs, got, strict=True):
+        outcome = TrialOutcome.from_dict(g["outcome"])
+        assert outcome.status == "failed" and outcome.steps == 0 and outcome.curve == ()
+        assert str(outcome.reason).startswith("ConfigError: pack member 1 differs from member 0 in train.lr")
+        record = record_of(spec, outcome, trial_id="x")
+        assert record.status == "failed" and record.train["lr"] in (1e-3, 2e-3)  # what it was to train
 
 
 def test_separate_trials_records_are_matched_to_their_items() -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.search import SearchConfig
+from tlmsearch.configs.trial import OUTCOME, TrialOutcome
 from tlmsearch.rundir.records import read_records
 from tlmsearch.tuning.checkpoints import drop_checkpoints, drop_trial_checkpoints
 from tlmsearch.tuning.recorder import RecordWriter
@@ -35,7 +36,8 @@ def _folder(tune: Path, tid: str, checkpoints: int) -> Path:
 
 def _trial(tune: Path, tid: str, status: str, step: int, checkpoints: int = 3) -> Any:
     folder = _folder(tune, tid, checkpoints)
-    result = {"step": step, "curve": [{"step": step, "val_loss": 4.0}]}
+    curve = ({"step": step, "val_loss": 4.0},)
+    result = {"step": step, OUTCOME: TrialOutcome(status="running", steps=step, curve=curve).to_dict()}
     return SimpleNamespace(
         trial_id=tid, status=status, last_result=result, config={"profile": "uniform", "number": 0},
         run_metadata=SimpleNamespace(num_failures=0), get_error=lambda: None,

@@ -15,7 +15,8 @@ from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.training.trainer import resolve_vocab
 from tlmsearch.tuning import SearchConfig
-from tlmsearch.tuning.trainable import speed_metrics, trial_train_config
+from tlmsearch.tuning.specs import spec_of
+from tlmsearch.tuning.trainable import speed_metrics
 
 
 def tiny(**changes: object) -> SearchConfig:
@@ -44,9 +45,13 @@ def test_load_noise_tokens_per_s_is_still_refused_and_points_to_the_fair_ones() 
 def test_speed_is_measured_only_when_an_objective_asks_for_it() -> None:
     cfg = tiny()
     model = resolve_vocab(trial_shape(cfg, ProfileSpec.parse("cosine:start=1.5,end=0.5"))[2], cfg.data)
-    assert speed_metrics(cfg, trial_train_config(cfg, 0), model) == {}
+    spec = spec_of(cfg, {"profile": "cosine:start=1.5,end=0.5"})
+    assert spec.model == model and spec.reference is None  # the spec carries no reference to measure against
+    assert speed_metrics(spec.train, model, spec.reference) == {}
     cfg = tiny(objectives=("val_loss", "train_speed"))
-    got = speed_metrics(cfg, trial_train_config(cfg, 0), model)
+    spec = spec_of(cfg, {"profile": "cosine:start=1.5,end=0.5"})
+    assert spec.reference == resolve_vocab(trial_shape(cfg, ProfileSpec.parse("uniform"))[2], cfg.data)
+    got = speed_metrics(spec.train, model, spec.reference)
     assert got["train_speed_lo"] <= got["train_speed"] <= got["train_speed_hi"]
     assert {"infer_speed", "train_bench_tokens_per_s", "infer_bench_tokens_per_s"} <= set(got)
 

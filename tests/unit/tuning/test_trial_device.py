@@ -14,8 +14,10 @@ import pytest
 
 from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.search import SearchConfig
+from tlmsearch.configs.trial import SPEC, TrialSpec
 from tlmsearch.training.hardware import assigned_cuda_index
-from tlmsearch.tuning.recorder import build_record
+from tlmsearch.tuning.recorder import outcome_of, record_of
+from tlmsearch.tuning.specs import with_spec
 from tlmsearch.tuning.trainable import run_trial, trial_train_config
 
 
@@ -97,7 +99,8 @@ def fake_ray_gpu(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 def test_a_gpu_trial_uses_the_assigned_gpu_and_records_its_fraction(fake_ray_gpu: dict[str, Any]) -> None:
     search = cfg(cpus_per_trial=2, gpus_per_trial=0.25)
-    run_trial({"profile": "uniform", "seed": 4}, search=search.to_dict())
+    config = with_spec(search, {"profile": "uniform", "seed": 4, "kind": "sampled", "number": 0})
+    run_trial(config)
     seen = fake_ray_gpu
     assert seen["set_device"] == [0]  # Ray's GPU 3 is torch's cuda:0 under CUDA_VISIBLE_DEVICES=3
     assert seen["threads"] == [2]  # threads = the CPUs Ray gave the trial
@@ -105,7 +108,7 @@ def test_a_gpu_trial_uses_the_assigned_gpu_and_records_its_fraction(fake_ray_gpu
     last = seen["reports"][-1]
     assert last["node"] == "node-abc" and last["devices"] == ["GPU 3 (Fake H200)"]
     assert last["resources"] == {"CPU": 2.0, "GPU": 0.25}
-    record = build_record(search, "t1", {"profile": "uniform", "seed": 4, "kind": "sampled", "number": 0}, last)
+    record = record_of(TrialSpec.from_dict(config[SPEC]), outcome_of(last), trial_id="t1")
     assert record.node == "node-abc" and record.devices == ("GPU 3 (Fake H200)",)
     assert record.resources == {"CPU": 2.0, "GPU": 0.25} and record.status == "complete"
     assert type(record).from_dict(record.to_dict()) == record
@@ -118,7 +121,7 @@ def test_without_visible_devices_the_ray_id_is_torchs_index(
     import torch
 
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 8)
-    run_trial({"profile": "uniform"}, search=cfg(gpus_per_trial=1).to_dict())
+    run_trial(with_spec(cfg(gpus_per_trial=1), {"profile": "uniform"}))
     assert fake_ray_gpu["set_device"] == [3]
 
 
@@ -126,7 +129,7 @@ def test_a_cpu_trial_touches_no_gpu(fake_ray_gpu: dict[str, Any], monkeypatch: p
     import ray
 
     monkeypatch.setattr(ray, "get_runtime_context", lambda: FakeContext([], {}))  # nothing reported: the request
-    run_trial({"profile": "uniform"}, search=cfg(cpus_per_trial=1.5).to_dict())
+    run_trial(with_spec(cfg(cpus_per_trial=1.5), {"profile": "uniform"}))
     seen = fake_ray_gpu
     assert seen["set_device"] == [] and seen["threads"] == [1]
     last = seen["reports"][-1]
