@@ -10,6 +10,7 @@ space contains them (`encode`), and what cannot be built is refused in one line.
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -195,3 +196,40 @@ def test_bad_joint_texts_are_refused_in_one_line(text: str, words: list[str]) ->
     with pytest.raises(ConfigError) as info:
         ProfileSpec.parse(text)
     assert "\n" not in str(info.value) and all(w in str(info.value) for w in words), str(info.value)
+
+
+def test_heads_snap_to_the_nearest_balanceable_whole_heads() -> None:
+    """Brute force on preset tiny (2 layers): the resolved heads are, among all whole-head pairs
+    within the snap radius that the budget balances, the nearest to the targets (ties: fewer
+    heads in the earlier layers); where the rounded targets balance, they are the heads."""
+    from tlmsearch.models.joint_budget import SNAP_RADIUS, is_feasible
+    from tlmsearch.profiles.joint import head_targets
+
+    p = shaped_preset("tiny", {}, None)
+    budget = p.budget(base_width=p.base_width)
+    uniform = resolve_model("tiny", "transformer", {}, ProfileSpec.parse("uniform"))[2]
+    rng = random.Random(3)
+    for _ in range(40):
+        hs = rng.uniform(*space.HEADS_RANGE)
+        spec = ProfileSpec(
+            family="joint", params={"mode": "attention", "heads_start": hs, "heads_end": rng.uniform(0.5, 1.5)}
+        )
+        targets = head_targets(2, spec.resolved().params, uniform.n_heads)
+        centres = [max(1, math.floor(t + 0.5)) for t in targets]
+        near = [range(max(1, c - SNAP_RADIUS), c + SNAP_RADIUS + 1) for c in centres]
+        ok = [(h0, h1) for h0 in near[0] for h1 in near[1] if is_feasible(uniform, budget, [h0, h1])]
+        try:
+            model = resolve_model("tiny", "transformer", {}, spec)[2]
+        except ConfigError:
+            assert not ok, (spec, ok)
+            continue
+        best = min(ok, key=lambda h: (sum(abs(a - t) for a, t in zip(h, targets, strict=True)), h))
+        assert (model.query_heads(0), model.query_heads(1)) == best, (spec, targets, ok)
+    _, _, cpu = resolve_model("cpu-xs", "transformer", {}, ProfileSpec.parse(JOINT_POINTS[3]))
+    assert cpu.attn_heads == (6, 6, 5, 3, 2, 2)  # 4 x cosine 1.5 -> 0.5, rounded: it balances as it is
+
+
+def test_verify_takes_the_joint_points_as_controls() -> None:
+    from tlmsearch.cli.verify import verify_controls
+
+    assert verify_controls(["joint"], ["uniform"]) == ("uniform", *JOINT_POINTS)
