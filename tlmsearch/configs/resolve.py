@@ -7,18 +7,33 @@ then sets the tokenizer's vocabulary and carries the exact `ModelConfig` to the 
 the record); the driver also validates baselines with it before Ray starts, and `export` falls
 back to it only for records written before records carried their model. Pure: presets and
 profiles only, no torch.
+
+A joint profile (`joint:attention,...`, `joint:block,...`; `tlmsearch.profiles.joint`) moves the
+query heads or the block widths too: the resolver builds the budget's uniform model and hands it,
+with the profile's MLP shape and head / block targets, to the joint solve
+(`tlmsearch.models.joint_budget.resolve_joint`), which snaps the targets to whole heads and
+solves the MLP widths so that the model holds exactly the uniform model's non-embedding
+parameters. That solve needs the exact counts of models/, a layer above this one, so the
+resolver reaches it by its import path at run time, as `architectures.architecture` reaches an
+architecture family's spec (`_JOINT_SOLVE`). `joint:mlp,...` (and every other family) resolves
+exactly as before: the profile's widths on the budget.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from tlmsearch.configs.architectures import ARCHITECTURES, architecture
 from tlmsearch.configs.base import DataConfig, ModelConfig
 from tlmsearch.configs.presets import Preset, model_fields, shaped_preset
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.errors import ConfigError
-from tlmsearch.profiles import Budget, ProfileSpec
+from tlmsearch.profiles import Budget, ProfileSpec, joint
+
+# "module:function" of the joint solve (see the module docstring)
+_JOINT_SOLVE = "tlmsearch.models.joint_budget:resolve_joint"
 
 
 def resolve_model(
@@ -36,8 +51,45 @@ def resolve_model(
     """
     p = shaped_preset(preset_name, overrides, data)
     budget = p.budget(base_width=base_width or p.base_width)
+    if spec.family == joint.FAMILY:
+        params = spec.resolved().params
+        if joint.moves_more_than_mlp(params):
+            model = _joint_model(p, arch, budget, spec, overrides)
+            return budget, model.mlp_widths, model
     widths = spec.widths(budget)
     return budget, widths, _model(p, arch, widths, overrides)
+
+
+def _joint_model(p: Preset, arch: str, budget: Budget, spec: ProfileSpec, overrides: Mapping[str, Any]) -> ModelConfig:
+    """The model of a joint profile that moves heads or block widths: the uniform model of
+    `budget`, then the joint solve (one-line ConfigError when the budget cannot balance it)."""
+    params = spec.resolved().params
+    blocks = params["mode"] == "block"
+    if blocks and not architecture(arch).block_widths:
+        allowed = ", ".join(name for name in ARCHITECTURES if architecture(name).block_widths)
+        raise ConfigError(
+            f"profile {spec} moves the block width, which arch={arch!r} does not build (families with "
+            f"block widths: {allowed}); use joint:mlp or joint:attention, or one of those families"
+        )
+    uniform = _model(p, arch, budget.uniform(), overrides)
+    n, h = budget.n_layers, uniform.n_heads
+    solve = _joint_solve()
+    try:
+        return solve(
+            uniform,
+            budget,
+            joint.mlp_shape(n, params),
+            joint.head_targets(n, params, h),
+            joint.block_targets(n, params, h) if blocks else None,
+        )
+    except ConfigError as exc:
+        raise ConfigError(f"profile {spec} on {n} layers of base width {budget.base_width}: {exc}") from None
+
+
+def _joint_solve() -> Callable[..., ModelConfig]:
+    module, _, name = _JOINT_SOLVE.partition(":")
+    solve: Callable[..., ModelConfig] = getattr(importlib.import_module(module), name)
+    return solve
 
 
 def _model(p: Preset, arch: str, widths: tuple[int, ...], overrides: Mapping[str, Any]) -> ModelConfig:

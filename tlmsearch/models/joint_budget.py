@@ -44,6 +44,7 @@ shares), so it refuses `hold="flops"` in one line.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -61,10 +62,13 @@ __all__ = [
     "joint_config",
     "mlp_step",
     "mlp_units",
+    "resolve_joint",
     "weighted_widths",
 ]
 
 HOLDS = ("params", "flops")  # what a joint budget holds equal to the uniform model
+SNAP_RADIUS = 2  # whole heads each layer may move away from its rounded target to balance the budget
+SNAP_KEEP = 4  # head choices kept per residue while snapping: tried in order when one cannot be held
 
 
 def _check_uniform(uniform: ModelConfig, budget: Budget) -> None:
@@ -322,3 +326,89 @@ def _weighted_fill(raw: list[float], weights: Sequence[int], total: int, lo: int
         else:
             b = mid
     return values(b)
+
+
+def resolve_joint(
+    uniform: ModelConfig,
+    budget: Budget,
+    raw_widths: Sequence[float],
+    head_targets: Sequence[float],
+    block_targets: Sequence[float] | None = None,
+    *,
+    radius: int = SNAP_RADIUS,
+) -> ModelConfig:
+    """The whole per-layer architecture of a joint profile on `budget`, parameters held exactly:
+    real-valued targets snapped to whole heads the MLPs can balance, then `joint_config`.
+
+    How heads snap: the head size D = d_model / n_heads is fixed (the preset's); layer l gets a
+    whole number of query heads H_l >= 1 (with `block_targets`, of size-D heads of residual
+    width, w_l = D a_l, a_l >= 1, and the block's heads follow its width: H_l = a_l). Key/value
+    heads equal the query heads (no preset uses grouped-query attention, and the joint budget's
+    reference is the uniform multi-head model), so every kv count divides its query count. Only
+    some head vectors balance exactly (the attention's parameter change must be a whole number
+    of MLP steps), so the snap is the balanceable vector nearest the targets: each layer may move
+    up to `radius` heads from its rounded target, the vectors ranked by Σ_l |a_l - target_l|
+    (ties: the smaller heads, earlier layers first); the best `SNAP_KEEP` vectors of the right
+    residue (the MLP step's divisibility, decided layer by layer on the per-layer parameter
+    terms) are tried in that order against `joint_config`, and the first it balances is the
+    model. Deterministic: the same profile and budget give the same model on every machine.
+    None balancing (the targets ask for more attention than the MLPs can pay for): a
+    ConfigError in one line naming the targets and what to change."""
+    _check_uniform(uniform, budget)
+    n = uniform.n_layers
+    targets = list(block_targets) if block_targets is not None else list(head_targets)
+    if len(targets) != n or len(head_targets) != n:
+        raise ConfigError(f"joint targets have {len(targets)} layers; the budget has n_layers={n}")
+    blocks = block_targets is not None
+    choices = [_snap_choices(t, radius) for t in targets]
+    modulus = 3 * uniform.head_dim * budget.multiple_of if blocks else mlp_step(uniform, budget)
+    goal = (count_params(uniform).non_embedding - uniform.d_model) % modulus
+    states: dict[int, list[tuple[float, tuple[int, ...]]]] = {0: [(0.0, ())]}
+    for layer in range(n):
+        terms = [(a, away, _layer_params(uniform, layer, a, blocks) % modulus) for a, away in choices[layer]]
+        nxt: dict[int, list[tuple[float, tuple[int, ...]]]] = {}
+        for residue, partial in states.items():
+            for dist, picked in partial:
+                for a, away, term in terms:
+                    nxt.setdefault((residue + term) % modulus, []).append((dist + away, (*picked, a)))
+        states = {r: sorted(items)[:SNAP_KEEP] for r, items in nxt.items()}
+    what = "block widths (heads of size D)" if blocks else "query heads"
+    shown = ", ".join(f"{t:.3g}" for t in targets)
+    last = f"no {what} within {radius} heads of each target have a parameter change that MLP steps can balance"
+    for _, picked in states.get(goal, []):
+        heads = list(picked)
+        try:
+            if blocks:
+                return joint_config(uniform, budget, raw_widths, (), (), [uniform.head_dim * a for a in heads])
+            return joint_config(uniform, budget, raw_widths, heads)
+        except ConfigError as exc:
+            last = str(exc)
+    raise ConfigError(
+        f"joint profile: {what} near the targets [{shown}] cannot be balanced by the budget's MLP widths "
+        f"({last}); move the targets closer to uniform (heads_start/heads_end or ratio nearer 1)"
+    )
+
+
+def _snap_choices(target: float, radius: int) -> list[tuple[int, float]]:
+    """(whole heads, distance from `target`) within `radius` of the rounded target, at least 1,
+    nearest first (ties: fewer heads)."""
+    centre = max(1, math.floor(target + 0.5))
+    options = range(max(1, centre - radius), centre + radius + 1)
+    return sorted(((a, abs(a - target)) for a in options), key=lambda c: (c[1], c[0]))
+
+
+@functools.lru_cache(maxsize=65_536)
+def _layer_params(uniform: ModelConfig, layer: int, heads: int, blocks: bool) -> int:
+    """Non-MLP parameters of block `layer` of `uniform` with `heads` query heads (and, with
+    `blocks`, a residual width of that many heads): a family's block terms depend on its own
+    layer only, so the snap adds them layer by layer."""
+    n = uniform.n_layers
+    if blocks:
+        widths = [uniform.d_model] * n
+        widths[layer] = heads * uniform.head_dim
+        cfg = uniform.replace(block_widths=tuple(widths))
+    else:
+        query = [uniform.n_heads] * n
+        query[layer] = heads
+        cfg = uniform.replace(attn_heads=tuple(query))
+    return architecture(cfg.arch).block_params(cfg, layer)

@@ -8,7 +8,7 @@ Every `*_data` function takes a `Study` (anything with `.records`) or a list of 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tlmsearch.analysis.collect import baseline_name, label, ranked
@@ -26,6 +26,22 @@ class WidthSeries(NamedTuple):
     role: str  # "best" | "cosine" | "uniform"
     widths: list[int]
     value: float  # the record's final metric (nan for a computed reference)
+    # the other axes of a joint architecture (`joint` profiles), per layer; () at the preset's
+    heads: tuple[int, ...] = ()  # query heads
+    blocks: tuple[int, ...] = ()  # block (residual) widths
+
+
+def model_axes(model: Mapping[str, Any] | None) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(query heads, block widths) per layer of a record's `model` dict, each () where the model
+    keeps the preset's (no `attn_heads` / `block_widths`); a block's heads default to its width
+    over the head size, as `ModelConfig.query_heads` says."""
+    model = model or {}
+    blocks = tuple(int(w) for w in model.get("block_widths") or ())
+    heads = tuple(int(h) for h in model.get("attn_heads") or ())
+    if blocks and not heads:
+        head_dim = int(model["d_model"]) // int(model["n_heads"])
+        heads = tuple(w // head_dim for w in blocks)
+    return heads, blocks
 
 
 class WidthsData(NamedTuple):
@@ -39,14 +55,17 @@ def widths_data(
     """The `k` best finished trials' widths, with cosine and uniform of the same budget."""
     recs = ranked(as_records(source), metric_name, kinds)
     series: list[WidthSeries] = []
-    seen: set[tuple[int, ...]] = set()
+    seen: set[tuple[tuple[int, ...], ...]] = set()
     for r in recs:
         if len([s for s in series if s.role == "best"]) >= k:
             break
-        if tuple(r.widths) in seen or baseline_name(r) in ("cosine", "uniform"):
+        heads, blocks = model_axes(r.model)
+        key = (tuple(r.widths), heads, blocks)  # joint architectures with one MLP shape stay apart
+        if key in seen or baseline_name(r) in ("cosine", "uniform"):
             continue
-        seen.add(tuple(r.widths))
-        series.append(WidthSeries(f"#{r.trial_id} {label(r)}", "best", list(r.widths), r.metric(metric_name)))
+        seen.add(key)
+        value = r.metric(metric_name)
+        series.append(WidthSeries(f"#{r.trial_id} {label(r)}", "best", list(r.widths), value, heads, blocks))
     budget = recs[0].budget if recs else None
     for name in ("cosine", "uniform"):
         rec = next((r for r in recs if baseline_name(r) == name), None)

@@ -137,13 +137,44 @@ def profiles_figure(
 
 
 def plot_widths(source: Any, k: int = 3, kinds: Sequence[str] = SEARCH_KINDS) -> go.Figure:
+    """The best trials' MLP widths over cosine and uniform; for joint architectures also their
+    block widths (dash-dot, same axis: a width) and query heads (dotted, right axis)."""
     d = widths_data(source, k=k, kinds=kinds)
     names = [s.label + ("" if math.isnan(s.value) else f" ({s.value:.4f})") for s in d.series]
-    return profiles_figure(
+    joint = any(s.heads or s.blocks for s in d.series)
+    fig = profiles_figure(
         {n: s.widths for n, s in zip(names, d.series, strict=True)},
-        title="Width profiles of the best trials over cosine and uniform",
+        title="Width profiles of the best trials over cosine and uniform"
+        + ("; block widths dash-dot, query heads dotted (right axis)" if joint else ""),
         roles={n: s.role for n, s in zip(names, d.series, strict=True)},
     )
+    if joint:
+        _add_joint_axes(fig, names, d.series)
+    return fig
+
+
+def _add_joint_axes(fig: go.Figure, names: Sequence[str], series: Sequence[Any]) -> None:
+    """Block widths and query heads of the series that move them, beside their MLP widths."""
+    import plotly.graph_objects as go
+
+    for name, s in zip(names, series, strict=True):
+        axes = ((s.blocks, "block width", "y", "dashdot"), (s.heads, "query heads", "y2", "dot"))
+        for values, what, axis, dash in axes:
+            if values:
+                full = f"{name}: {what}"
+                fig.add_trace(
+                    go.Scatter(
+                        x=list(range(len(values))),
+                        y=list(values),
+                        mode="lines+markers",
+                        yaxis=axis,
+                        name=short_name(display_name(full)),
+                        line={"dash": dash, "width": 1},
+                        text=[full] * len(values),
+                        hovertemplate="%{text}<br>layer %{x}: %{y}<extra></extra>",
+                    )
+                )
+    fig.update_layout(yaxis2={"title": "query heads", "overlaying": "y", "side": "right", "rangemode": "tozero"})
 
 
 def plot_curves(source: Any, metric_name: str = "val_loss", kinds: Sequence[str] = SEARCH_KINDS) -> go.Figure:

@@ -14,12 +14,13 @@ budget has the same parameter count and FLOPs per token as the uniform model.
 
 from tlmsearch.profiles.budget import Budget, project_to_budget
 from tlmsearch.profiles.families import FAMILIES, Family, Param, profile, relative_widths, resolve_params
-from tlmsearch.profiles.literature import LITERATURE, PROFILE_SETS, expand_profile_sets
+from tlmsearch.profiles.literature import JOINT_POINTS, LITERATURE, PROFILE_SETS, expand_profile_sets
 from tlmsearch.profiles.shape import ShapeStats, shape_stats, spearman
 from tlmsearch.profiles.spec import ProfileSpec
 
 __all__ = [
     "FAMILIES",
+    "JOINT_POINTS",
     "LITERATURE",
     "PROFILE_SETS",
     "Budget",

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from tlmsearch.errors import ConfigError
+from tlmsearch.profiles import joint
 from tlmsearch.profiles.budget import Budget, project_to_budget
 from tlmsearch.profiles.interp import depths
 from tlmsearch.profiles.interp import mix as _mix
@@ -285,6 +286,15 @@ FAMILIES: dict[str, Family] = {
             "x their width at relative depth `position`",
             {"ratio": 0.3, "position": 0.75},
             _bowtie,
+        ),
+        Family(
+            joint.FAMILY,
+            "joint architecture: mode mlp (MLP cosine start -> end), attention (+ query heads cosine "
+            "heads_start -> heads_end) or block (+ block width bowtie to `ratio` at `position`); exact budget",
+            dict(joint.DEFAULTS),
+            joint.mlp_shape,
+            choices={"mode": joint.MODES},
+            check=joint.check,
         ),
     )
 }

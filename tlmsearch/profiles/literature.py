@@ -5,12 +5,13 @@ the check of its own parameters (`CHECKS`: one `ConfigError` naming the allowed 
 `resolve_params`, so a `ProfileSpec` with bad parameters is refused when it is parsed). Widths
 are relative: `project_to_budget` scales them to the budget's total, so "normalised to the
 budget" is the projection, and every profile here has exactly the parameters and FLOPs of the
-uniform model. Only the MLP is shaped: OpenELM and the Crown/Frame/Reverse variants also scale
-attention heads with depth, which tlmsearch keeps uniform (its question is the MLP's width
-over depth).
+uniform model. Only the MLP is shaped here: OpenELM and the Crown/Frame/Reverse variants also
+scale attention heads with depth, which these families keep uniform (their question is the
+MLP's width over depth); the `joint` family (`profiles.joint`) moves heads and block widths too.
 
 `LITERATURE` names them, with the bowtie, as one set that `tlmsearch verify --controls literature`,
-`tlmsearch compare --families literature` and `tlmsearch profiles --family literature` expand.
+`tlmsearch compare --families literature` and `tlmsearch profiles --family literature` expand;
+`JOINT_POINTS` (the set `joint`) names the joint baselines the same way.
 """
 
 from __future__ import annotations
@@ -134,7 +135,18 @@ LITERATURE: tuple[str, ...] = (
     "middle:fraction=0.7,ends=0",
     "bowtie:ratio=0.3,position=0.75",
 )
-PROFILE_SETS: dict[str, tuple[str, ...]] = {"literature": LITERATURE}
+# named points of the joint space (`joint` family, `search_spaces/joint.py`), one per question of
+# issue 30, each a profile text any command takes (`verify --controls joint` expands the set):
+# the uniform model; TLM's MLP-only cosine 1.5 -> 0.5; the ><former / Variable-Width Transformer
+# bowtie of the whole block width (0.3 x d_model at 0.75 of the depth, its published point); and
+# query heads tapered like TLM's MLP (1.5 -> 0.5 x n_heads) at uniform MLP shape
+JOINT_POINTS: tuple[str, ...] = (
+    "joint:mode=mlp",
+    "joint:mode=mlp,start=1.5,end=0.5",
+    "joint:mode=block,ratio=0.3,position=0.75",
+    "joint:mode=attention,heads_start=1.5,heads_end=0.5",
+)
+PROFILE_SETS: dict[str, tuple[str, ...]] = {"literature": LITERATURE, "joint": JOINT_POINTS}
 
 
 def expand_profile_sets(texts: Iterable[str]) -> tuple[str, ...]:
