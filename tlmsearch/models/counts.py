@@ -65,6 +65,11 @@ class ParamCounts(NamedTuple):
     mlp: int
     embedding: int
 
+    def metrics(self) -> dict[str, float]:
+        """The counts every trial reports and records (params_total, params_non_embedding, params_mlp)."""
+        return {"params_total": float(self.total), "params_non_embedding": float(self.non_embedding),
+                "params_mlp": float(self.mlp)}  # fmt: skip
+
 
 def block_width(cfg: ModelConfig, layer: int) -> int:
     """w_l: the residual width block `layer` reads and writes (d_model unless `block_widths`)."""

@@ -199,11 +199,8 @@ def val_nats(
 
 def static_metrics(model_cfg: ModelConfig) -> dict[str, float]:
     """The parameter counts and FLOPs per token of `model_cfg` (in every trial's final metrics)."""
-    counts = count_params(model_cfg)
     return {
-        "params_total": float(counts.total),
-        "params_non_embedding": float(counts.non_embedding),
-        "params_mlp": float(counts.mlp),
+        **count_params(model_cfg).metrics(),
         "flops_per_token": float(flops_per_token(model_cfg)),
     }
 

@@ -211,12 +211,7 @@ def failure_reason(exc: BaseException) -> str:
 
 def param_counts(model: ModelConfig) -> dict[str, float]:
     """The parameter counts every report (and the record's metrics) carries."""
-    counts = count_params(model)
-    return {
-        "params_total": float(counts.total),
-        "params_non_embedding": float(counts.non_embedding),
-        "params_mlp": float(counts.mlp),
-    }
+    return count_params(model).metrics()
 
 
 def run_trial(config: dict[str, Any]) -> None:
