@@ -142,10 +142,10 @@ def seed_noise_floor(records: Iterable[Any], steps: int, metric_name: str = "val
     A profile within this of the best cannot be told from the best with one training seed:
     the noise floor of a ranking of single-seed trials.
     """
-    by: dict[tuple[tuple[int, ...], int], dict[int, float]] = {}
+    by: dict[tuple[tuple[tuple[int, ...], ...], int], dict[int, float]] = {}
     for r in as_records(records):
         if r.finished(metric_name) and r.max_steps == steps:
-            by.setdefault((tuple(r.widths), r.base_width), {}).setdefault(r.seed, r.metric(metric_name))
+            by.setdefault((r.arch_key, r.base_width), {}).setdefault(r.seed, r.metric(metric_name))
     groups = [list(v.values()) for v in by.values() if len(v) >= 2]
     dof = sum(len(g) - 1 for g in groups)
     if not dof:

@@ -56,15 +56,15 @@ def choose_profiles(
     unverified. A fixed-budget search has one budget, and this is its top k.
     """
     chosen: list[tuple[dict[str, Any], int, str | None]] = []
-    seen: set[tuple[tuple[int, ...], int]] = set()
+    seen: set[tuple[tuple[tuple[int, ...], ...], int]] = set()
     per_budget: dict[int, int] = {}
     for r in ranked(records):
-        key = (tuple(r.widths), r.base_width)
+        key = (r.arch_key, r.base_width)  # joint architectures with one MLP shape are distinct
         if key in seen or per_budget.get(r.base_width, 0) >= top_k:
             continue
         seen.add(key)
         per_budget[r.base_width] = per_budget.get(r.base_width, 0) + 1
-        chosen.append((r.profile, key[1], None))
+        chosen.append((r.profile, r.base_width, None))
     for base in sorted({c[1] for c in chosen}):
         for name, prof in BASELINES.items():
             if not any(c[1] == base and _baseline_of(c[0]) == name for c in chosen):

@@ -93,6 +93,15 @@ class TrialRecord(Config):
         return int(self.budget.get("base_width", 0))
 
     @property
+    def arch_key(self) -> tuple[tuple[int, ...], ...]:
+        """What makes two records the same architecture of a budget: the MLP widths, and the
+        per-layer query heads, key/value heads and block widths of a joint profile (() where the
+        model keeps the preset's), so joint architectures with one MLP shape stay apart."""
+        m = self.model
+        axes = (m.get("attn_heads"), m.get("kv_heads"), m.get("block_widths"))
+        return (tuple(self.widths), *(tuple(int(v) for v in a or ()) for a in axes))
+
+    @property
     def budget_key(self) -> tuple[int, int]:
         """(n_layers, base width): the budget a record was trained under."""
         return int(self.budget.get("n_layers", len(self.widths))), self.base_width

@@ -6,6 +6,7 @@ from analysis_fakes import record
 
 from tlmsearch.analysis.plan import choose_profiles
 from tlmsearch.profiles import Budget
+from tlmsearch.rundir.records import TrialRecord
 
 SMALL, LARGE = Budget(n_layers=4, base_width=32, multiple_of=8), Budget(n_layers=4, base_width=128, multiple_of=8)
 
@@ -34,3 +35,20 @@ def test_one_budget_is_the_plain_top_k() -> None:
     recs = [record(f"t{i}", f"linear:start={s},end={2 - s}", 2.0 + i / 100) for i, s in enumerate(starts)]
     chosen = [p for p, _, name in choose_profiles(recs, top_k=3, controls=()) if name is None]
     assert [p["params"]["start"] for p in chosen] == [1.1, 1.3, 1.5]
+
+
+def test_joint_architectures_with_one_mlp_shape_are_distinct_candidates() -> None:
+    """Two joint architectures that share their MLP widths but move heads differently are two
+    candidates (keyed by TrialRecord.arch_key), while a repeat of one architecture is not."""
+    base = record("j1", "joint:mode=attention,heads_start=1.5,heads_end=0.5", 2.00)
+    same_mlp = record("j2", "joint:mode=attention,heads_start=0.5,heads_end=1.5", 2.01)
+    again = record("j3", "joint:mode=attention,heads_start=1.5,heads_end=0.5", 2.02)
+    widths = base["widths"]
+    recs = [
+        TrialRecord.from_dict({**base, "model": {"attn_heads": [3, 2, 2, 1]}}),
+        TrialRecord.from_dict({**same_mlp, "widths": widths, "model": {"attn_heads": [1, 2, 2, 3]}}),
+        TrialRecord.from_dict({**again, "widths": widths, "model": {"attn_heads": [3, 2, 2, 1]}}),
+    ]
+    assert recs[0].arch_key != recs[1].arch_key and recs[0].arch_key == recs[2].arch_key
+    chosen = [p for p, _, name in choose_profiles(recs, top_k=3, controls=()) if name is None]
+    assert [p["params"]["heads_start"] for p in chosen] == [1.5, 0.5]
