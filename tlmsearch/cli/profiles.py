@@ -12,7 +12,7 @@ from tlmsearch.configs.base import ARCHITECTURE_NAMES, check_choice
 from tlmsearch.configs.presets import preset
 from tlmsearch.configs.validate import MAX_LAYERS, MAX_WIDTH, check_int, writable_file
 from tlmsearch.errors import ConfigError
-from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, expand_profile_sets, shape_stats
+from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, expand_profile_sets, joint, shape_stats
 from tlmsearch.profiles.spaces import builtin_spaces, load_space, prior_fractions
 
 HELP = "show per-layer MLP widths of profile families under one exact budget"
@@ -102,6 +102,13 @@ def run(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     for spec in specs:
         rows.append(_row(spec, budget))
+    for spec in specs:
+        if spec.family == joint.FAMILY and joint.moves_more_than_mlp(spec.resolved().params):
+            print(
+                f"note: {spec} moves heads or block widths too: the widths shown are its MLP shape on this budget; "
+                "the trained model's MLP widths are solved with them on the preset's model (trials.jsonl's model)",
+                file=sys.stderr,
+            )
     if args.json:
         json.dump({"budget": {**budget.to_dict(), "total": budget.total}, "profiles": rows}, sys.stdout, indent=2)
         print()

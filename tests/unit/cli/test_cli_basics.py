@@ -96,3 +96,15 @@ def test_profiles_lists_spaces(capsys: pytest.CaptureFixture[str]) -> None:
     (taper,) = [line.split() for line in out.splitlines() if line.split()[:1] == ["taper"]]
     shares = [float(x.rstrip("%")) for x in taper[2:6]]
     assert sum(shares) == pytest.approx(100, abs=0.5) and min(shares[:3]) > 10  # mass on each kind of shape
+
+
+def test_profiles_says_when_a_joint_profile_moves_more_than_the_mlp(capsys) -> None:
+    """The widths `profiles` prints are a joint profile's MLP shape; for one that moves heads or
+    block widths too, a note on stderr says the trained MLP widths are solved with them."""
+    from tlmsearch.cli import main
+
+    assert main(["profiles", "--preset", "cpu-xs", "--family", "joint:mode=block,ratio=0.3,position=0.75"]) == 0
+    err = capsys.readouterr().err
+    assert "moves heads or block widths too" in err
+    assert main(["profiles", "--preset", "cpu-xs", "--family", "joint:mode=mlp,start=1.5,end=0.5"]) == 0
+    assert "moves heads" not in capsys.readouterr().err
