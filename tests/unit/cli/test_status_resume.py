@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from record_fakes import build_record
 
 from tlmsearch.cli import main
 from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.rundir.records import RecordLog
 from tlmsearch.tuning import SearchConfig
-from tlmsearch.tuning.recorder import build_record
 
 CFG = SearchConfig(
     name="r", preset="tiny", model={"n_layers": 4}, trials=6, space="families", scheduler="none", noise_seeds=0,

@@ -168,7 +168,7 @@ def _ran(cfg: SearchConfig, n: int) -> tuple[ProfileSearch, list[dict]]:
 
 
 def _record_of(cfg: SearchConfig, tid: str, config: dict, trial: optuna.trial.FrozenTrial) -> object:
-    from tlmsearch.tuning.recorder import build_record
+    from record_fakes import build_record
 
     curve = [{"step": s, "val_loss": v} for s, v in sorted(trial.intermediate_values.items())]
     step = max(trial.intermediate_values, default=0)
