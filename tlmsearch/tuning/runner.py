@@ -367,9 +367,6 @@ def fit_fixed(
     verify, compare, transfer and rate-check batches): train each of `configs` once
     (`fixed_tuner`), every ended trial recorded with `kind`; fewer records than configs after the
     fit (a Ctrl-C) ends it as in `fit_trials`. Returns the `RecordWriter` (`written`, `configs`)."""
-    from tlmsearch.tuning import progress as progress_view  # lazy: heavy (ray)
-
-    progress_view.ENABLED = progress
     tuner, writer = fixed_tuner(cfg, run_dir, root, configs, kind, progress)
     fit_trials(tuner, run_dir, len(configs), lambda: len(writer.written), cfg, resumable=resumable)
     return writer
@@ -440,10 +437,6 @@ def run_lr_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -
 def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = True) -> Study:
     """Run the search `cfg` describes in `<runs_dir>/<name>/` and return its `Study`."""
     interrupts.watch()  # a Ctrl-C from here on stops it (between Tune's fits too)
-    from tlmsearch.tuning import progress as progress_view  # lazy: heavy (ray)
-
-    progress_view.ENABLED = progress
-
     cfg = resolve(cfg)
     from tlmsearch.tuning.searcher import check_space_samples  # lazy: heavy (ray)
 
@@ -479,9 +472,6 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
     re-recording) finished trials: a new Tuner for what remains (`_new_tuner`); Tune's saved
     state is never read."""
     interrupts.watch()  # a Ctrl-C from here on stops it (between Tune's fits too)
-    from tlmsearch.tuning import progress as progress_view  # lazy: heavy (ray)
-
-    progress_view.ENABLED = progress
     run_dir = Path(run_dir).resolve()
     if not (run_dir / SEARCH_CONFIG).is_file():
         raise ConfigError(f"{run_dir} is not a search run directory (no {SEARCH_CONFIG})")
