@@ -21,12 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-# the Tune config keys that are ours (the trial's spec among them) live with the spec
-from tlmsearch.configs.trial import OWN_KEYS as OWN_KEYS
-from tlmsearch.configs.trial import RESTORE as RESTORE
-from tlmsearch.configs.trial import SPACE_ERROR as SPACE_ERROR
-from tlmsearch.configs.trial import SPEC
-from tlmsearch.configs.trial import sampled_params as sampled_params
+from tlmsearch.configs.trial import RESTORE, SPEC
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.tuning.store_dir import StoreDir
 

@@ -85,12 +85,11 @@ def ensure_ray(address: str | None = None) -> None:
     scratch = Path(tempfile.mkdtemp(prefix=f"tlmsearch-run-{os.getpid()}-"))
     os.environ[TRIAL_TMP_ENV] = str(scratch)  # the workers of a local Ray inherit it
     # address="local": a fresh instance of our own, never some other Ray found on the machine
-    ray.init(
+    context = ray.init(
         address="local", num_cpus=cpu_count(), num_gpus=local_gpus(), object_store_memory=OBJECT_STORE_BYTES, **quiet
     )
-    # private (Ray): the session folder `ray.init` made, deleted at exit; no public API names it
-    node = ray._private.worker._global_node
-    session = Path(node.get_session_dir_path()) if node is not None else None
+    folder = getattr(context, "address_info", {}).get("session_dir")  # the session folder, deleted at exit
+    session = Path(folder) if folder else None
     atexit.register(_clean_up, scratch, session)  # runs before Ray's own exit handler (registered earlier)
     if default_sigterm:
         _sigterm_as_sigint()

@@ -37,20 +37,19 @@ import math
 import sys
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ray.tune.search import Searcher
 
 from tlmsearch.configs.resolve import budget_for, search_preset, sweep_levels, sweep_widths
 from tlmsearch.configs.search import OBJECTIVE_METRICS, SearchConfig
-from tlmsearch.configs.trial import OUTCOME
+from tlmsearch.configs.trial import OUTCOME, RESTORE, SPACE_ERROR, sampled_params
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.profiles.spaces import SearchSpace, check_sample, load_space, sampled_text
 from tlmsearch.rundir.layout import OPTUNA_LOG
 from tlmsearch.rundir.records import TrialRecord
-from tlmsearch.tuning.checkpoints import RESTORE, SPACE_ERROR, Interrupted, sampled_params
+from tlmsearch.tuning.checkpoints import Interrupted
 from tlmsearch.tuning.specs import with_spec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -94,18 +93,6 @@ def open_storage(run_dir: str) -> optuna.storages.BaseStorage:
     from optuna.storages.journal import JournalFileBackend
 
     return JournalStorage(JournalFileBackend(f"{run_dir}/{OPTUNA_LOG}"))
-
-
-def open_study(run_dir: Path) -> optuna.Study | None:
-    """The search's study in `run_dir`'s journal (None when there is no journal or study yet)."""
-    import optuna
-
-    if not (run_dir / OPTUNA_LOG).is_file():
-        return None
-    try:
-        return optuna.load_study(study_name=STUDY_NAME, storage=open_storage(str(run_dir)))
-    except KeyError:  # the journal holds no study of that name (created, then killed)
-        return None
 
 
 class DefineProfile:

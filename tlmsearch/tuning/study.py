@@ -118,7 +118,8 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
         if not done(key):
             set_phase(study_dir, key, "running")
         # its seed plan (and a capped plan's warning) is printed as a line of its own
-        say = None if view is None else (lambda text: view.note(f"{arch}: {text}"))
+        note = None if view is None else view.note
+        say = None if note is None else (lambda text: note(f"{arch}: {text}"))
         result = _verify(study_dir / arch, address, announce=say)
         if result is not None:
             own[arch] = result

@@ -45,13 +45,13 @@ from typing import Any
 from tlmsearch.configs.base import ModelConfig, TrainConfig, trial_length_text, with_tokens_per_param
 from tlmsearch.configs.resolve import sweep_widths, trial_shape
 from tlmsearch.configs.search import OBJECTIVE_METRICS, SearchConfig
-from tlmsearch.configs.trial import OUTCOME, SPEC, TrialOutcome, TrialSpec
+from tlmsearch.configs.trial import OUTCOME, RESTORE, SPEC, TrialOutcome, TrialSpec
 from tlmsearch.configs.trial import trial_train_config as trial_train_config  # the driver's, re-exported
 from tlmsearch.costs.throughput import ThroughputConfig, trial_metrics
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import count_params
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.tuning.checkpoints import CURVE_FILE, RESTORE, TRIAL_FILE, identity_config
+from tlmsearch.tuning.checkpoints import CURVE_FILE, TRIAL_FILE, identity_config
 
 PROGRESS_DIR = "progress"  # in the driver's scratch folder: one `<trial id>.json` per running trial
 PROGRESS_EVERY_S = 5.0  # a trial writes its step at most this often

@@ -172,9 +172,3 @@ def ray_node_runner(probe: Callable[..., str], args: tuple[Any, ...], timeout_s:
         except Exception as exc:  # noqa: BLE001 - the task itself failed on that node
             out[label] = f"the check failed there ({type(exc).__name__}: {_first_line(exc)})"
     return out
-
-
-def alive_nodes() -> int:
-    import ray
-
-    return sum(bool(n.get("Alive")) for n in ray.nodes())

@@ -254,6 +254,8 @@ def verify(
     )
 
     device = trial_device_kind(cfg)
+    say = announce or (lambda text: print(text, flush=True))  # the plan lines: to `announce`, else printed
+    tell = say if announce is not None or progress else None  # those printed only with `progress`
 
     def reusable(r: TrialRecord) -> bool:
         return same_training(r, wanted_train, wanted_data, overridden, device)
@@ -282,7 +284,6 @@ def verify(
                 then = f"then {lo}-{hi} runs of the fresh seeds the planner asks for (2-{hi // profiles} a profile)"
             announce_plan(fixed_line, address, cfg, len(items), what, then=then, out=announce)
         t0 = time.monotonic()
-        say = announce if announce is not None else (lambda text: print(text, flush=True))
         new = run_trials(study.run_dir, cfg, items, "verify", pack=pack, address=address, progress=progress, say=say)
         return planned, new, time.monotonic() - t0
 
@@ -347,7 +348,7 @@ def verify(
             lr_given="lr" in (train or {}),
             address=address,
             progress=progress,
-            say=announce if announce is not None else (lambda text: print(text, flush=True)) if progress else None,
+            say=tell,
         )
         return replace(result, rate_check=checks)
 
@@ -370,7 +371,7 @@ def verify(
             mine=mine,
             record_plan=record_plan,
             want=wanted.update,
-            say=announce if announce is not None else (lambda text: print(text, flush=True)) if progress else None,
+            say=tell,
         )
         result = VerifyResult(
             Path(study.run_dir), seq.planned, seq.new, seq.verdicts, seq.seeds, seq.pilot, None, seq.summary
@@ -401,10 +402,8 @@ def verify(
             f"{estimate_text(runs, len(new), wall, statistics.fmean(times) if times else 0.0)}"
         )
         record_plan(pilot, decide_on, seed_plan, False)
-        if announce is not None:
-            announce(text)
-        elif progress:
-            print(text, flush=True)
+        if tell is not None:
+            tell(text)
         more, fresh, _ = train_seeds(decide_on)
         planned, new = planned + more, new + fresh
         wanted |= {p.label for p in more}
