@@ -20,19 +20,13 @@ from typing import IO, Any
 
 from ray.tune import Callback
 
-from tlmsearch.costs.estimate import duration
+from tlmsearch.costs.estimate import duration, elapsed_text
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord
 from tlmsearch.tuning.recorder import RecordWriter, trial_config
 from tlmsearch.tuning.trainable import read_progress
 
 PLAIN_EVERY_S = 30.0  # a plain line at least this often when the stream is not a terminal
-
-
-def fmt_elapsed(seconds: float) -> str:
-    m, s = divmod(int(seconds), 60)
-    h, m = divmod(m, 60)
-    return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s"
 
 
 @dataclass(frozen=True)
@@ -84,7 +78,7 @@ def summary_line(
     and the longest ETA instead, and is then cut to `width`."""
     counts = {s: sum(r.status == s for r in records) for s in ("complete", "stopped", "failed")}
     head = [
-        f"search {name}  {fmt_elapsed(elapsed)}",
+        f"search {name}  {elapsed_text(elapsed)}",
         f"{len(records)}/{total} ended: {counts['complete']} complete, {counts['stopped']} stopped, "
         f"{counts['failed']} failed",
     ]

@@ -50,7 +50,7 @@ from tlmsearch.rundir.provenance import write_environment
 from tlmsearch.rundir.records import LR_KIND, NOISE_KIND, SEARCH_KINDS, RecordLog, check_records, read_records
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.tuning import interrupts
-from tlmsearch.tuning.announce import announce, search_line
+from tlmsearch.tuning.announce import announce, search_line, slots
 from tlmsearch.tuning.checkpoints import interrupted_trials
 from tlmsearch.tuning.ray_session import empty_scratch, ensure_ray
 from tlmsearch.tuning.resources import check_resources
@@ -253,11 +253,7 @@ def _limit_pending(cfg: SearchConfig) -> None:
     at the same time, and the sampler does not ask far ahead of the results it learns from."""
     import ray
 
-    cpus = ray.cluster_resources().get("CPU", 1)
-    slots = max(1, int(cpus // cfg.cpus_per_trial))
-    if cfg.max_concurrent:
-        slots = min(slots, cfg.max_concurrent)
-    os.environ["TUNE_MAX_PENDING_TRIALS_PG"] = str(slots)
+    os.environ["TUNE_MAX_PENDING_TRIALS_PG"] = str(slots(cfg, ray.cluster_resources().get("CPU", 1.0)))
 
 
 def trial_dirname(trial: Any) -> str:

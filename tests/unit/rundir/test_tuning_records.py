@@ -142,6 +142,7 @@ def test_progress_of_fixed_trials_counts_only_this_session() -> None:
     from tlmsearch.tuning.progress import ProgressView
 
     class Writer:
+        cfg = CFG
         written: list = []
 
         def all_records(self) -> list:
