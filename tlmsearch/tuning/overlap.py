@@ -1,24 +1,14 @@
 """Run dependent tasks at once: each in its own thread as soon as the tasks it needs are done.
 
-A study (`tlmsearch.tuning.study`) is a small graph of phases: an architecture's verification
-needs its search, the transfers need every verification. Run one after another, each phase's
-last trials leave CPU slots idle (a verification with one trial left uses one core of two).
-`run_tasks` starts every phase whose prerequisites are done, so the next architecture's search
-trains beside the last one's verification; Ray's resources are the shared concurrency limit
-(a trial asks for `cpus_per_trial`, so no more trials run than the machine has slots).
-
-Each task is an ordinary call (`runner.search`, `verify`, `run_fixed`), fitting its own Tuner in
-its own thread. Tune installs its Ctrl-C handler only in the main thread, so a Tuner in another
-thread cannot be stopped the usual way; `tuners_in_threads` hands every Tuner started in a
-worker thread one shared event instead, and `run_tasks` sets it when the main thread is
-interrupted (Ctrl-C, SIGTERM) or a task fails: every Tuner then saves its state and stops as
-after a Ctrl-C, and the study resumes from there. It also serialises the writes to Tune's
-per-process trainable registry, which is not thread-safe, and each Tuner registers its
-trainable under a name of its own (`runner.trainable_for`).
-
-Results do not depend on this: a trial's record is a function of its profile, seed and config;
-only the wall time (and, within a search, which results the sampler has seen when it samples,
-as with any parallel search) depends on timing.
+A study (`tuning.study`) is a small graph of phases; run one after another, each phase's last
+trials leave CPU slots idle. `run_tasks` starts every phase whose prerequisites are done, so the
+next architecture's search trains beside the last one's verification, each an ordinary call
+fitting its own Tuner in its own thread; Ray's resources are the shared concurrency limit.
+Tune stops a fit on Ctrl-C in the main thread only: `tuners_in_threads` hands every Tuner in a
+worker thread one shared event instead, which `run_tasks` sets on a Ctrl-C, a SIGTERM or a
+failed task (every Tuner then stops as after a Ctrl-C, and the study resumes from there); it
+also serialises Tune's trainable registry, which is not thread-safe. Only wall time depends on
+the overlap: a trial's record is a function of its profile, seed and config.
 """
 
 from __future__ import annotations

@@ -1,21 +1,13 @@
 """verify's learning-rate check: cosine and the best candidate re-trained at half and twice the rate.
 
-After `verify` has decided, `run_rate_check` takes each verdict (one per budget), its candidate
-(`analysis.rate_check.rate_candidate`: the one shown better, else the best-ranked one that is
-not cosine) and cosine, and trains both at half and twice the rate the verification trained at
-(its `train.lr`: the run's calibrated rate once its calibration chose, the configured one
-otherwise, or verify's --lr), on `n` paired seeds: the first `n` of the verification's deciding
-seeds, continued past the last when it decided on fewer. At the base rate the pairs are the
-verification's own runs of those seeds; only a seed it lacks trains here, at the base rate. Every
-run goes through `run_fixed` with kind "ratecheck", its rate and its factor in the record's
-`params` ("lr", "lr_factor"), so trials.jsonl tells them from the verification's.
-
-`verify.json` gets a "rate_check" entry naming the trial id of every run (written before the
-runs train, with `complete` false, and again once they ended), from which the report, the
-summary and `status` rebuild the check (`analysis.rate_check.rate_checks`). Resume: a run with a
-finished record trained the same way (same settings, same rate, same steps) is never trained
-again, nor one whose training diverged (on CPU it would diverge again: the diverged run is part
-of the answer at that rate); other failures train again.
+`run_rate_check` takes each verdict's candidate (`analysis.rate_check.rate_candidate`) and
+cosine and trains both at half and twice the rate the verification trained at, on `n` paired
+seeds (the first of its deciding seeds, continued past the last when it decided on fewer),
+through `run_fixed` with kind "ratecheck" and the rate and its factor in `params`. At the base
+rate the pairs are the verification's own runs. `verify.json` gets a "rate_check" entry naming
+every run's trial id (written before they train, `complete` false, and again after), from which
+the report and `status` rebuild the check. A resume never trains again a run recorded finished
+the same way, nor one that diverged (it would diverge again: part of the answer at that rate).
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Start or join Ray for a search, keep it quiet, and clean up after it.
 
 A local Ray is this process's own: its trials keep their temporary folders in a scratch folder
-of this process (`TRIAL_TMP_ENV`, inherited by the workers), emptied after every `fit`, and at
-exit the process shuts Ray down and deletes the scratch folder and its Ray session folder, on
-every exit path that runs Python's exit handlers (normal end, error, Ctrl-C; SIGTERM is turned
-into Ctrl-C so Tune saves its state and stops the same way). Ray's and Optuna's own messages
-stay hidden unless `TLMSEARCH_VERBOSE=1` (the CLI's `--verbose`). Ray itself is imported inside
-the functions that start it: importing this module loads no Ray.
+(`TRIAL_TMP_ENV`, inherited by the workers) emptied after every `fit`; at exit (normal, error,
+Ctrl-C, or SIGTERM turned into Ctrl-C) Ray is shut down and the scratch and session folders are
+deleted. Ray's and Optuna's messages stay hidden unless `TLMSEARCH_VERBOSE=1` (`--verbose`).
 """
 
 from __future__ import annotations

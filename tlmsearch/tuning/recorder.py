@@ -1,10 +1,6 @@
-"""Driver-side Tune callback that appends a `TrialRecord` as each trial ends.
-
-A record is `record_of(spec, outcome, ...)`: what the trial trained (its `TrialSpec`, resolved
-on the driver and carried in its Tune config) and how it ended (the `TrialOutcome` its worker's
-last report carries); nothing is derived again here. A trial Ray ended without any report (a
-dead worker) has an empty outcome and fails with Ray's error; its record still holds the
-spec's model, widths, budget, train and data.
+"""Driver-side Tune callback that appends a `TrialRecord` as each trial ends: `record_of(spec,
+outcome)`, the `TrialSpec` its Tune config carries and the `TrialOutcome` of its worker's last
+report (empty, failed with Ray's error, for a trial that died before reporting).
 """
 
 from __future__ import annotations

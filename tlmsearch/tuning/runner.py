@@ -1,13 +1,7 @@
-"""Run searches on Ray Tune: start or join Ray (`ray_session`), build the Tuner, resume, run fixed trials.
-
-A run directory `<runs_dir>/<name>/` holds `search.yaml`, `environment.json`, the Optuna
-journal `optuna.log`, Ray Tune's experiment folder `tune/` and `trials.jsonl`. With
-`address`, the driver joins an existing Ray cluster; Tune's folder (its state and the trial
-checkpoints) must then lie where every node reaches: the run directory on a shared
-filesystem, or `SearchConfig.storage` (`STORAGE/<name>/tune`; `locations.json` says which).
-
-A local Ray is this process's own, with a scratch folder emptied after every `fit` and removed
-at exit (`tlmsearch.tuning.ray_session`).
+"""Run searches on Ray Tune: resolve and check the config, start or join Ray, build the Tuner,
+resume, run fixed trials. A run directory `<runs_dir>/<name>/` holds `search.yaml`,
+`environment.json`, `optuna.log`, Tune's folder `tune/` and `trials.jsonl`; with `address` the
+trial storage must lie where every node reaches (`SearchConfig.storage`, `locations.json`).
 """
 
 from __future__ import annotations
@@ -198,12 +192,10 @@ def _callbacks(cfg: SearchConfig, run_dir: Path, total: int, progress: bool) -> 
 
 
 def _new_tuner(cfg: SearchConfig, run_dir: Path, root: str, progress: bool, *, resume: bool = False) -> Any:
-    """A Tuner for the search's trials in `root/tune`. With `resume`, rebuilt from `trials.jsonl`
-    alone: a Tuner for the trials it does not hold yet, the trials left unfinished with a
-    checkpoint first (each continues from it, found by its identity), then the baselines not
-    recorded, then sampled ones; the Optuna journal is written anew from the records, the
-    sampler re-told from them (`searcher.Past`), and the early stopping's rungs primed from
-    their curves, so the search goes on as it would have without the interruption."""
+    """A Tuner for the search's trials in `root/tune` (None when none is left). With `resume`,
+    rebuilt from `trials.jsonl` alone: the unfinished trials first, each from its checkpoint,
+    then the baselines not recorded, then sampled ones; the journal written anew and the sampler
+    re-told from the records (`searcher.Past`), the rungs primed from their curves."""
     from ray import tune
 
     # lazy: heavy (ray)
