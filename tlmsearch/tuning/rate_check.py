@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.analysis.collect import label
-from tlmsearch.analysis.plan import same_training
 from tlmsearch.analysis.rate_check import FACTORS, RateCheck, group_base_width, rate_candidate, rate_checks
 from tlmsearch.analysis.verdict import Verdict
 from tlmsearch.configs.lr_calibration import same_rate
@@ -66,10 +65,7 @@ def run_rate_check(
     decided: Sequence[int],
     n: int,
     *,
-    train: Mapping[str, Any],
-    data: Mapping[str, Any],
-    overridden: bool,
-    device: str | None,
+    same: Callable[[TrialRecord, float], bool],
     alpha: float,
     lr_given: bool = False,
     address: str | None = None,
@@ -78,7 +74,7 @@ def run_rate_check(
 ) -> list[RateCheck]:
     """Train what the rate check of `verdicts` still lacks and return the checks (see the module
     docstring). `cfg` is the configuration the verification trained with (its `train.lr` is the
-    base rate); `train`/`data` the TrainConfig/DataConfig dicts it trained (`same_training`)."""
+    base rate); `same(record, lr)`: whether a record trained as it did, at rate `lr`."""
     run_dir = Path(run_dir)
     base = cfg.train.lr
     steps = cfg.train.steps
@@ -96,7 +92,6 @@ def run_rate_check(
         group["runs"] = runs = {}
         for factor in FACTORS:
             rate = base if factor == 1.0 else base * factor
-            wanted = {**train, "lr": rate}
             by_role: dict[str, dict[str, str | None]] = {}
             for role, text in zip(ROLES, (v.cosine, candidate), strict=True):
                 ours = [r for r in records if label(r) == text and r.base_width == width and r.max_steps == steps]
@@ -105,7 +100,7 @@ def run_rate_check(
                     raise ConfigError(f"{run_dir}: no verify record of {text} to re-train at other rates")
                 by_seed: dict[str, str | None] = {}
                 for seed in seeds:
-                    found = _record_of(ours, seed, factor, wanted, data, overridden, device)
+                    found = _record_of(ours, seed, factor, rate, same)
                     by_seed[str(seed)] = found
                     if found is None:
                         items.append(
@@ -155,18 +150,16 @@ def _record_of(
     ours: Sequence[TrialRecord],
     seed: int,
     factor: float,
-    wanted: Mapping[str, Any],
-    data: Mapping[str, Any],
-    overridden: bool,
-    device: str | None,
+    rate: float,
+    same: Callable[[TrialRecord, float], bool],
 ) -> str | None:
-    """The trial id of the run of (`seed`, `factor`) already recorded and trained as `wanted`:
+    """The trial id of the run of (`seed`, `factor`) already recorded and trained the `same` way at `rate`:
     at the base rate the verification's own finished run, else a finished rate-check run; a
     rate-check run that diverged counts too (it would diverge again). None: it must train."""
     kinds = ("verify", RATE_KIND) if factor == 1.0 else (RATE_KIND,)
     for kind in kinds:
         for r in ours:
-            if r.kind != kind or r.seed != seed or not same_training(r, wanted, data, overridden, device):
+            if r.kind != kind or r.seed != seed or not same(r, rate):
                 continue
             if r.finished() or (kind == RATE_KIND and _diverged(r)):
                 return r.trial_id
