@@ -464,8 +464,9 @@ def _make_shapes(folder: Path) -> None:
 def _make_runs(folder: Path) -> None:
     from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.configs.search import SearchConfig
+    from tlmsearch.configs.trial import TrialOutcome, trial_spec
     from tlmsearch.rundir.records import RecordLog
-    from tlmsearch.tuning.recorder import build_record
+    from tlmsearch.tuning.recorder import record_of
 
     cfg = SearchConfig(
         name="r", preset="tiny", model={"n_layers": 4}, trials=4, scheduler="none",
@@ -480,7 +481,12 @@ def _make_runs(folder: Path) -> None:
         log = RecordLog(path)
         for i, (tid, profile, result) in enumerate(records):
             config = {"profile": profile, "number": i, **({"baseline": profile} if profile == "uniform" else {})}
-            log.append(build_record(cfg, tid, config, result))
+            points = tuple(result.get("curve", ()))
+            outcome = TrialOutcome(
+                status="failed" if result.get("failed") else "running", reason=result.get("reason"),
+                steps=result["step"], curve=points, metrics=dict(points[-1]) if points else {},
+            )  # fmt: skip
+            log.append(record_of(trial_spec(cfg, config), outcome, trial_id=tid))
         return path
 
     ok = {"step": 30, "curve": curve}

@@ -75,10 +75,10 @@ def replay(s: BaselineKeepingASHA, added: list[Any], losses: dict[str, list[floa
 def test_no_bracket_without_a_rung_before_max_t(max_t: int, grace: int, rf: int, expected: int) -> None:
     assert brackets_with_rungs(max_t, grace, rf) == expected
     s = scheduler(brackets=5, max_t=max_t, grace=grace, rf=rf)
-    assert s.n_brackets == expected
+    assert len(s.brackets) == expected
     if expected > 1:  # every bracket can stop a trial before the end
         assert all(min(m for m, _ in b.rungs) < max_t for b in s.brackets)
-    assert scheduler(brackets=1, max_t=max_t, grace=grace, rf=rf).n_brackets == 1
+    assert len(scheduler(brackets=1, max_t=max_t, grace=grace, rf=rf).brackets) == 1
 
 
 def test_the_issue_case_has_two_brackets_not_three() -> None:
@@ -122,7 +122,7 @@ def test_pickled_scheduler_keeps_its_seed_and_brackets() -> None:
     added = trials(10)
     before = brackets_of(s, added)
     restored = pickle.loads(pickle.dumps(s))
-    assert restored.seed == 5 and restored.n_brackets == 2
+    assert restored.seed == 5 and len(restored.brackets) == 2
     assert brackets_of(restored, added) == before
 
 

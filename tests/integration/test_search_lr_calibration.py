@@ -46,9 +46,10 @@ def searched(tmp_path_factory: pytest.TempPathFactory, ray_session: None) -> Pat
 
 
 def test_the_calibration_runs_first_and_every_later_trial_trains_at_its_rate(searched: Path) -> None:
+    from optuna_journal import open_study
+
     import tlmsearch
     from tlmsearch.cli.status import status_dict
-    from tlmsearch.tuning.searcher import open_study
 
     run = searched
     records = read_records(run)

@@ -48,9 +48,10 @@ def searched(tmp_path_factory: pytest.TempPathFactory, ray_session: None) -> Pat
 
 
 def test_the_floor_is_measured_once_outside_the_sampler(searched: Path) -> None:
+    from optuna_journal import open_study
+
     import tlmsearch
     from tlmsearch.cli.status import status_dict
-    from tlmsearch.tuning.searcher import open_study
 
     run = searched
     records = read_records(run)
@@ -147,9 +148,10 @@ def test_resume_after_a_kill_before_tune_saved_its_state(searched: Path, tmp_pat
     (none left RUNNING) and trains each baseline once."""
     import optuna
     from optuna.trial import TrialState
+    from optuna_journal import open_study
 
     import tlmsearch
-    from tlmsearch.tuning.searcher import STUDY_NAME, open_storage, open_study
+    from tlmsearch.tuning.searcher import STUDY_NAME, open_storage
 
     run = tmp_path / "nf"
     run.mkdir()

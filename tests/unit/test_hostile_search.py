@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from analysis_fakes import search_records, write_run
+from record_fakes import build_record
 
 import tlmsearch
 from tlmsearch.cli import main
@@ -20,7 +21,6 @@ from tlmsearch.profiles.spaces import builtin_spaces, load_space
 from tlmsearch.rundir import records as records_module
 from tlmsearch.rundir.records import SEARCH_KINDS, RecordLog, damage_note, read_records, read_records_checked
 from tlmsearch.tuning import searcher
-from tlmsearch.tuning.recorder import build_record
 from tlmsearch.tuning.searcher import DefineProfile
 
 SEARCH = ["search", "--preset", "tiny", "--corpus", "pydoc", "--steps", "2", "--trials", "2", "--no-baselines"]

@@ -156,7 +156,7 @@ def test_the_study_hands_verify_an_announce_that_notes_the_plan(
         return type("R", (), {"verdicts": []})()
 
     monkeypatch.setattr(verify_module, "verify", fake_verify)
-    assert _verify(study / "transformer", None, False, announce=seen.append) is None
+    assert _verify(study / "transformer", None, announce=seen.append) is None
     assert seen == ["verify plan: 8 seeds per profile"]
 
 

@@ -37,6 +37,13 @@ def duration(seconds: float) -> str:
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
+def elapsed_text(seconds: float) -> str:
+    """`1m05s`, `2h03m07s`: time spent so far, for the live lines of searches and studies."""
+    m, s = divmod(int(seconds), 60)
+    h, m = divmod(m, 60)
+    return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s"
+
+
 @dataclass(frozen=True)
 class Rate:
     """Measured speed of one run shape: seconds per step (low..high) and start-up seconds per run."""

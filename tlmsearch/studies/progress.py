@@ -25,6 +25,7 @@ from typing import IO, Any
 from tlmsearch.analysis.collect import brief_label, label
 from tlmsearch.configs.search import load_search_config
 from tlmsearch.configs.study import StudyConfig
+from tlmsearch.costs.estimate import elapsed_text
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.records import LR_KIND, NOISE_KIND, SEARCH_KINDS, finished, read_records_polled
 from tlmsearch.studies.cost import estimate, phase_trials, phase_weights, remaining_seconds, weighted_trials
@@ -129,17 +130,11 @@ def study_line(
     name: str, rows: list[ArchProgress], left: tuple[float, float] | None, elapsed: float | None = None
 ) -> str:
     """The one line of the live view and of `status` (pure)."""
-    head = f"study {name}" + (f" {_elapsed(elapsed)}" if elapsed is not None else "")
+    head = f"study {name}" + (f" {elapsed_text(elapsed)}" if elapsed is not None else "")
     parts = [head, *(r.text() for r in rows)]
     if any(r.left != (0, 0) for r in rows):
         parts.append(f"left {fmt_seconds(left[0])}-{fmt_seconds(left[1])}" if left else "left: no seconds yet")
     return " | ".join(parts)
-
-
-def _elapsed(seconds: float) -> str:
-    m, s = divmod(int(seconds), 60)
-    h, m = divmod(m, 60)
-    return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s"
 
 
 def current_line(study_dir: str | Path, elapsed: float | None = None) -> str:

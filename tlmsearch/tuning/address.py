@@ -1,14 +1,9 @@
-"""Check that a Ray cluster address answers before `ray.init` is asked to join it.
+"""Check that a Ray cluster address answers before `ray.init` is asked to join it (which retries
+for many minutes without a word): a TCP connection with a timeout, then one line and exit 2.
 
-`ray.init(address="HOST:PORT")` on an address where nothing listens retries its connection to
-the cluster's GCS for many minutes without a word. A plain TCP connection with a timeout tells
-in at most a few seconds whether anything listens there, so a wrong `--address` ends in one
-line (a `ConfigError`, exit 2) instead of a silent wait.
-
-`auto` joins whatever Ray runs on this machine. At a terminal the driver then says which cluster
-it joined; a run nobody watches (standard input not a terminal: a batch script, CI, cron) joins
-only a cluster it was told about, by RAY_ADDRESS (which `ray job submit` sets) or by the address
-given in full, so that a forgotten `ray start` of another project is never borrowed.
+`auto` joins whatever Ray runs on this machine: at a terminal the driver says which; a run
+nobody watches (no terminal on stdin: a batch script, CI) joins only a cluster it was told about
+(RAY_ADDRESS, set by `ray job submit`, or the address in full), never another project's.
 """
 
 from __future__ import annotations

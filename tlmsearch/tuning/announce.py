@@ -58,7 +58,8 @@ def _where(cfg: SearchConfig, at_once: int) -> str:
 
 
 def estimate_works(cfg: SearchConfig, works: list[Work]) -> list[Estimate] | str:
-    """Estimates of several batches of `cfg`'s trials that run one after the other (one rate)."""
+    """Estimates of batches of `cfg`'s trials that run one after the other (one rate), or why
+    there are none (a calibration that fails says so here; the run then meets the same problem)."""
     try:
         rate = _rate(cfg, max(w.slots for w in works))
     except Exception as exc:  # noqa: BLE001 - the estimate is an aside: never the reason a run fails
@@ -67,13 +68,8 @@ def estimate_works(cfg: SearchConfig, works: list[Work]) -> list[Estimate] | str
 
 
 def estimate_work(cfg: SearchConfig, work: Work) -> Estimate | str:
-    """The estimate of `work` at the rate of `cfg`'s trials, or why there is none (a calibration
-    that fails says so here; the run itself then meets the same problem and reports it)."""
-    try:
-        rate = _rate(cfg, work.slots)
-    except Exception as exc:  # noqa: BLE001 - the estimate is an aside: never the reason a run fails
-        return f"timing a few steps failed: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
-    return rate if isinstance(rate, str) else estimate(work, rate)  # type: ignore[arg-type]
+    found = estimate_works(cfg, [work])
+    return found if isinstance(found, str) else found[0]
 
 
 def search_line(cfg: SearchConfig, *, done: int = 0, cpus: float | None = None, gpus: float | None = None) -> str:

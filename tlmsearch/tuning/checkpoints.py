@@ -1,17 +1,11 @@
 """Checkpoints: kept only while a trial can still need them, and found again by the trial's identity.
 
-A trial's checkpoints (`<tune folder>/trial_<id>/checkpoint_*`, on the trial storage) serve one
-purpose: to continue that trial after an interruption (a Ctrl-C, a killed driver, a worker Ray
-restarts). Each holds, beside the model and the curve, the trial's Tune config (`TRIAL_FILE`),
-so a resumed search finds the checkpoint of each trial that `trials.jsonl` does not hold by the
-trial's identity (`trial_key`: its Optuna number, or a baseline run outside the study by its
-profile, budget and seed), not through Tune's saved state (`interrupted_trials`); the trial then
-trains on from it in the resumed search (its config names the checkpoint under `RESTORE`).
-
-Once a trial is recorded nothing reads its checkpoints again: `RecordWriter` drops them as soon
-as its record is written, and once more for every recorded trial when the fit ends (a stopped
-worker may have written one last checkpoint after its trial ended);
-`SearchConfig.keep_checkpoints` keeps them all.
+A trial's checkpoints (`<tune folder>/trial_<id>/checkpoint_*`, on the trial storage) serve to
+continue it after an interruption. Each holds the trial's Tune config (`TRIAL_FILE`), so a
+resume finds the checkpoint of each trial `trials.jsonl` does not hold by its identity
+(`trial_key`), never through Tune's saved state (`interrupted_trials`). Once a trial is recorded
+`RecordWriter` drops its checkpoints (and again when the fit ends: a stopped worker may write
+one more), unless `SearchConfig.keep_checkpoints`.
 """
 
 from __future__ import annotations
@@ -21,12 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-# the Tune config keys that are ours (the trial's spec among them) live with the spec
-from tlmsearch.configs.trial import OWN_KEYS as OWN_KEYS
-from tlmsearch.configs.trial import RESTORE as RESTORE
-from tlmsearch.configs.trial import SPACE_ERROR as SPACE_ERROR
-from tlmsearch.configs.trial import SPEC
-from tlmsearch.configs.trial import sampled_params as sampled_params
+from tlmsearch.configs.trial import RESTORE, SPEC
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.tuning.store_dir import StoreDir
 

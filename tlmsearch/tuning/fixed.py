@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.storage import normalise
@@ -28,6 +29,11 @@ class FixedTrial:
     name: str | None = None  # e.g. the baseline this re-evaluates; goes to TrialRecord.baseline
     lr: float | None = None  # the rate it trains at (replacing train.lr; in TrialRecord.params["lr"])
     lr_factor: float | None = None  # that rate over the run's (the rate check's 0.5, 1, 2), in params too
+
+    def config(self, kind: str, index: int) -> dict[str, Any]:
+        """Its Tune config as the `index`-th trial of a batch of `kind` (`runner.fixed_config`)."""
+        extra = {"baseline": self.name or None, "lr": self.lr, "lr_factor": self.lr_factor}
+        return fixed_config(str(self.spec), self.seed, kind, index, base_width=self.base_width, **extra)
 
 
 def run_fixed(
@@ -54,19 +60,7 @@ def run_fixed(
     cfg = cfg.replace(name=cfg.name or "fixed", storage=normalise(cfg.storage))
     run_dir = Path(run_dir).resolve()
     root = run_root(cfg, run_dir)
-    configs = [
-        fixed_config(
-            str(item.spec),
-            item.seed,
-            kind,
-            i,
-            base_width=item.base_width,
-            baseline=item.name or None,
-            lr=item.lr,
-            lr_factor=item.lr_factor,
-        )
-        for i, item in enumerate(items)
-    ]
+    configs = [item.config(kind, i) for i, item in enumerate(items)]
     start_ray(cfg, address, root)
     run_dir.mkdir(parents=True, exist_ok=True)
     record_folder(run_dir, "fixed", root if cfg.storage else None)

@@ -1,22 +1,13 @@
 """Ctrl-C (and SIGTERM, which `ray_session` turns into SIGINT) honoured from the first instruction
 of a long command to its last, not only while a Tuner fits.
 
-Ray Tune catches SIGINT while a Tuner fits: its handler sets the fit's stop flag (the fit then
-saves its state and returns early) and puts back the handler it found. But a fit that ends
-without a Ctrl-C leaves Tune's handler installed, so the next Ctrl-C, between two fits (after the
-noise floor's last record, before the search's Tuner), only set the stop flag of a fit that had
-already returned, and the search went on to train everything. So:
-
-- `watch()` (at the start of `search`, `resume`, a verification, a study) installs `_on_sigint`
-  in the main thread: it remembers the request and raises KeyboardInterrupt, as Python's own
-  handler does; a request is remembered even where something swallowed that exception;
-- `fitting()` wraps every `tuner.fit()`: it refuses to start a fit once a stop was asked for, and
-  after the fit it tells whether Tune caught a SIGINT during it (Tune's handler then put
-  `_on_sigint` back: a fit that saw none leaves Tune's own handler, which is replaced), so a
-  Ctrl-C that arrives as the fit's last trial ends (all trials recorded) still stops the command.
-
-A host program's own SIGINT handler (a notebook's) is left alone: only Python's default handler
-and Tune's stale one are replaced. Threads other than the main one never touch signals.
+Tune's SIGINT handler sets the stop flag of the running fit, but a fit that ends without a
+Ctrl-C leaves it installed, so a Ctrl-C between two fits (after the noise floor, before the
+search) stopped nothing. So `watch()` (at the start of `search`, `resume`, a verification, a
+study) installs `_on_sigint`, which remembers the request and raises KeyboardInterrupt; and
+`fitting()` around every `tuner.fit()` refuses to start once a stop was asked for, and after the
+fit tells whether Tune caught a SIGINT meanwhile (even as its last trial ended). A host
+program's own handler is left alone; threads other than the main one never touch signals.
 """
 
 from __future__ import annotations

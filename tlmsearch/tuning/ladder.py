@@ -23,7 +23,7 @@ from tlmsearch.ladders.plan import ladder_costs
 from tlmsearch.ladders.points import point_size
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
-from tlmsearch.rundir.layout import SEARCH_CONFIG, create_run_dir
+from tlmsearch.rundir.layout import create_run_dir
 from tlmsearch.rundir.records import finished, read_records
 from tlmsearch.tuning import runner
 from tlmsearch.tuning import verify as verifying  # the module: tests may replace verify.verify
@@ -68,10 +68,7 @@ def run_ladder(ladder_dir: str | Path, *, address: str | None = None, progress: 
             key = f"{spec.name}/search"
             if state.get(key, {}).get("status") != "done" or not finished(read_records(sub)):
                 set_phase(ladder_dir, key, "running")
-                if (sub / SEARCH_CONFIG).is_file():  # started before a kill: continue it
-                    runner.resume(sub, address=address, progress=False)
-                else:
-                    runner.search(point_cfg, address=address, progress=False)
+                runner.search_or_resume(point_cfg, sub, address=address, progress=False)
                 set_phase(ladder_dir, key, "done")
             key = f"{spec.name}/verify"
             set_phase(ladder_dir, key, "running")

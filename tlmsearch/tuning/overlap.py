@@ -1,24 +1,14 @@
 """Run dependent tasks at once: each in its own thread as soon as the tasks it needs are done.
 
-A study (`tlmsearch.tuning.study`) is a small graph of phases: an architecture's verification
-needs its search, the transfers need every verification. Run one after another, each phase's
-last trials leave CPU slots idle (a verification with one trial left uses one core of two).
-`run_tasks` starts every phase whose prerequisites are done, so the next architecture's search
-trains beside the last one's verification; Ray's resources are the shared concurrency limit
-(a trial asks for `cpus_per_trial`, so no more trials run than the machine has slots).
-
-Each task is an ordinary call (`runner.search`, `verify`, `run_fixed`), fitting its own Tuner in
-its own thread. Tune installs its Ctrl-C handler only in the main thread, so a Tuner in another
-thread cannot be stopped the usual way; `tuners_in_threads` hands every Tuner started in a
-worker thread one shared event instead, and `run_tasks` sets it when the main thread is
-interrupted (Ctrl-C, SIGTERM) or a task fails: every Tuner then saves its state and stops as
-after a Ctrl-C, and the study resumes from there. It also serialises the writes to Tune's
-per-process trainable registry, which is not thread-safe, and each Tuner registers its
-trainable under a name of its own (`runner.trainable_for`).
-
-Results do not depend on this: a trial's record is a function of its profile, seed and config;
-only the wall time (and, within a search, which results the sampler has seen when it samples,
-as with any parallel search) depends on timing.
+A study (`tuning.study`) is a small graph of phases; run one after another, each phase's last
+trials leave CPU slots idle. `run_tasks` starts every phase whose prerequisites are done, so the
+next architecture's search trains beside the last one's verification, each an ordinary call
+fitting its own Tuner in its own thread; Ray's resources are the shared concurrency limit.
+Tune stops a fit on Ctrl-C in the main thread only: `tuners_in_threads` hands every Tuner in a
+worker thread one shared event instead, which `run_tasks` sets on a Ctrl-C, a SIGTERM or a
+failed task (every Tuner then stops as after a Ctrl-C, and the study resumes from there); it
+also serialises Tune's trainable registry, which is not thread-safe. Only wall time depends on
+the overlap: a trial's record is a function of its profile, seed and config.
 """
 
 from __future__ import annotations
@@ -117,46 +107,45 @@ def _join_patiently(thread: threading.Thread) -> None:
 # ----------------------------------------------------------------------------- Tune
 
 
-def tune_can_stop_threads() -> bool:
-    """Whether this Ray Tune has what `tuners_in_threads` adapts (private parts of Ray Tune; a
-    study runs its phases one after another without them)."""
+_REGISTRY_METHODS = ("register", "flush_values", "unregister")
+
+
+def _tune_internals() -> tuple[Any, Any, Callable[[], Any]] | None:
+    """(Tune's module, its trainable registry, its signal set-up) that `tuners_in_threads`
+    adapts, or None where this Ray lacks them (a study then runs its phases one after another)."""
     try:
         import ray.tune.registry as registry
         import ray.tune.tune as tune_module
     except ImportError:
-        return False
-    reg = getattr(registry, "_global_registry", None)
-    return callable(getattr(tune_module, "_setup_signal_catching", None)) and all(
-        callable(getattr(reg, name, None)) for name in ("register", "flush_values", "unregister")
-    )
+        return None
+    # private (Ray Tune): the one trainable registry of the process, which is not thread-safe, and
+    # the function that installs a fit's Ctrl-C handler: no public API stops a fit in another thread
+    reg, signals = getattr(registry, "_global_registry", None), getattr(tune_module, "_setup_signal_catching", None)
+    if callable(signals) and all(callable(getattr(reg, name, None)) for name in _REGISTRY_METHODS):
+        return tune_module, reg, signals
+    return None
+
+
+def tune_can_stop_threads() -> bool:
+    """Whether this Ray Tune has what `tuners_in_threads` adapts."""
+    return _tune_internals() is not None
 
 
 @contextmanager
 def tuners_in_threads(stop: threading.Event) -> Iterator[None]:
     """Make Ray Tune fit Tuners in several threads of one driver at once, while in this block:
+    a Tuner fitted in a worker thread ends its loop when `stop` is set, as a Ctrl-C ends one in
+    the main thread (state saved, running trials left to a resume); the trainable registry takes
+    one writer at a time (its flush iterates a dict another thread's registration would change)."""
+    internals = _tune_internals()
+    if internals is None:
+        raise RuntimeError("this Ray Tune cannot fit Tuners in threads (tune_can_stop_threads)")
+    tune_module, reg, original = internals
 
-    - every Tuner fitted in a worker thread ends its loop when `stop` is set, exactly as a
-      Ctrl-C ends one in the main thread (state saved, running trials left to a resume); Tuners
-      in the main thread keep Tune's own Ctrl-C handler;
-    - Tune's trainable registry (one per process, written by every Tuner when it starts) takes
-      one writer at a time: its flush iterates a dict that another thread's registration would
-      change under it ("dictionary changed size during iteration").
-    """
-    import ray.tune.registry as registry
-    import ray.tune.tune as tune_module
+    def setup() -> Any:
+        return original() if threading.current_thread() is threading.main_thread() else stop
 
-    # private (Ray Tune): Tune has no public way to stop a fit outside the main thread, nor a
-    # thread-safe trainable registry; `tune_can_stop_threads` checks both exist first
-    original = tune_module._setup_signal_catching
-
-    def setup() -> threading.Event:
-        if threading.current_thread() is threading.main_thread():
-            return original()
-        return stop
-
-    reg = registry._global_registry
     lock = threading.RLock()
-    methods = {name: getattr(reg, name) for name in ("register", "flush_values", "unregister")}
 
     def locked(method: Callable[..., Any]) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -165,12 +154,12 @@ def tuners_in_threads(stop: threading.Event) -> Iterator[None]:
 
         return call
 
-    tune_module._setup_signal_catching = setup
-    for name, method in methods.items():
-        setattr(reg, name, locked(method))  # the instance's attribute shadows the class's method
+    for name in _REGISTRY_METHODS:
+        setattr(reg, name, locked(getattr(reg, name)))  # the instance's attribute shadows the class's method
+    tune_module._setup_signal_catching = setup  # private (Ray Tune): see `_tune_internals`
     try:
         yield
     finally:
-        tune_module._setup_signal_catching = original
-        for name in methods:
+        tune_module._setup_signal_catching = original  # private (Ray Tune): put back
+        for name in _REGISTRY_METHODS:
             delattr(reg, name)

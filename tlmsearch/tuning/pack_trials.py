@@ -36,9 +36,10 @@ from tlmsearch.models import count_params
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.records import RecordLog, TrialRecord
 from tlmsearch.training.pack.auto import PackChoice, check_pack, choose, split
+from tlmsearch.tuning.announce import slots as trial_slots
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.resources import trial_device_kind
-from tlmsearch.tuning.runner import fixed_config, start_ray
+from tlmsearch.tuning.runner import start_ray
 from tlmsearch.tuning.specs import spec_of
 from tlmsearch.tuning.trainable import _placement as ray_placement
 from tlmsearch.tuning.trainable import failure_reason, param_counts, speed_metrics, trial_train_config, use_assigned_gpu
@@ -117,12 +118,7 @@ def _slots(cfg: SearchConfig) -> int:
     import ray
 
     have = ray.cluster_resources()
-    slots = int(have.get("CPU", 1.0) // max(cfg.cpus_per_trial, 1e-9))
-    if cfg.gpus_per_trial > 0:
-        slots = min(slots, int(have.get("GPU", 0.0) // cfg.gpus_per_trial))
-    if cfg.max_concurrent:
-        slots = min(slots, cfg.max_concurrent)
-    return max(1, slots)
+    return trial_slots(cfg, have.get("CPU", 1.0), have.get("GPU", 0.0))
 
 
 def _run_packs(
@@ -151,7 +147,7 @@ def _run_packs(
             start += size
         if progress:
             (say or _print)(f"{kind}: {len(index)} trials as {len(sizes)} packs ({choice.reason})")
-    specs = {i: spec_of(cfg, _config(items[i], kind, i)) for index, _ in groups for i in index}  # resolved once
+    specs = {i: spec_of(cfg, items[i].config(kind, i)) for index, _ in groups for i in index}  # resolved once
     log = RecordLog(run_dir)
     out: dict[int, TrialRecord] = {}
     stamp = uuid.uuid4().hex[:5]
@@ -187,19 +183,6 @@ def _total(groups: Sequence[tuple[list[int], PackChoice]]) -> int:
 
 def _print(text: str) -> None:
     print(text, flush=True)
-
-
-def _config(item: FixedTrial, kind: str, index: int) -> dict[str, Any]:
-    return fixed_config(
-        str(item.spec),
-        item.seed,
-        kind,
-        index,
-        base_width=item.base_width,
-        baseline=item.name or None,
-        lr=item.lr,
-        lr_factor=item.lr_factor,
-    )
 
 
 def _placement(asked: dict[str, float], device: str) -> dict[str, Any]:

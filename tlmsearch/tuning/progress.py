@@ -1,21 +1,12 @@
-"""A compact live view of a search in place of Ray Tune's tables.
-
-One line, rewritten in place on a terminal (every second), printed as a plain line otherwise
-(every `interval` seconds, 30 by default, and at each trial end), e.g.
+"""A compact live view of a search in place of Ray Tune's tables: one line, rewritten in place on a
+terminal (every second, fitted to its width), a plain line otherwise (every 30 s and at each
+trial end), e.g.
 
     search tiny-knots  1m05s | 5/8 ended: 3 complete, 1 stopped, 1 failed | 2 running:
-        7a3c_00005 knots step 57/120 3,412 tok/s ETA 19s; 7a3c_00006 knots step 12/120 ...
-        | best val_loss 5.4321 (7a3c_00001 cosine)
+        7a3c_00005 knots step 57/120 3,412 tok/s ETA 19s; ... | best val_loss 5.4321 (7a3c_00001 cosine)
 
-(all on one line). On a terminal the line is fitted to its width (the running trials shrink
-to a count and the longest ETA first, then the line is cut with an ellipsis: `summary_line`), so
-rewriting it in place never wraps into a new row; plain lines (a log file) keep everything.
-Only trials without a record yet count as running. Trials are named as `tlmsearch status`,
-trials.jsonl and the summary name them: by trial id, then the baseline or the profile family
-(`trial_name`, `running_name`).
-Inside a running trial, its step, tokens/s and ETA come from the small file the trial rewrites
-every few seconds in the driver's scratch folder (`trainable.write_progress`, local Ray only);
-without one (a joined cluster) the step is that of its latest evaluation.
+A running trial's step, speed and ETA come from the file it rewrites in the driver's scratch
+folder (`trainable.write_progress`, local Ray only), else from its latest evaluation.
 """
 
 from __future__ import annotations
@@ -29,21 +20,13 @@ from typing import IO, Any
 
 from ray.tune import Callback
 
-from tlmsearch.costs.estimate import duration
+from tlmsearch.costs.estimate import duration, elapsed_text
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord
 from tlmsearch.tuning.recorder import RecordWriter, trial_config
 from tlmsearch.tuning.trainable import read_progress
 
-# switched by search()/resume(): a resumed search keeps the callbacks Ray pickled with it
-ENABLED = True
 PLAIN_EVERY_S = 30.0  # a plain line at least this often when the stream is not a terminal
-
-
-def fmt_elapsed(seconds: float) -> str:
-    m, s = divmod(int(seconds), 60)
-    h, m = divmod(m, 60)
-    return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s"
 
 
 @dataclass(frozen=True)
@@ -87,23 +70,20 @@ def summary_line(
     elapsed: float,
     metric: str = "val_loss",
     *,
-    steps: list[int] | None = None,
-    max_steps: int = 0,
     trials: list[Running] | None = None,
     width: int | None = None,
 ) -> str:
-    """The progress line for these ended records (pure, tested); `trials`: where each running
-    trial is (or, older form, `steps`: the latest evaluated step of each, of `max_steps`).
+    """The progress line for these ended records (pure); `trials`: where each running trial is.
     With `width` (a terminal's), a line that would not fit gives the running trials as a count
-    and the longest ETA instead, and is then cut to `width` (`fit_line`)."""
+    and the longest ETA instead, and is then cut to `width`."""
     counts = {s: sum(r.status == s for r in records) for s in ("complete", "stopped", "failed")}
     head = [
-        f"search {name}  {fmt_elapsed(elapsed)}",
+        f"search {name}  {elapsed_text(elapsed)}",
         f"{len(records)}/{total} ended: {counts['complete']} complete, {counts['stopped']} stopped, "
         f"{counts['failed']} failed",
     ]
     detail = "; ".join(t.text() for t in trials) if trials else ""
-    running_part = f"{running} running" + (": " + detail if detail else _at_steps(steps, max_steps))
+    running_part = f"{running} running" + (": " + detail if detail else "")
     tail = []
     full = [r for r in records if r.finished(metric)]
     if full:
@@ -142,14 +122,6 @@ def running_name(trial_id: str, config: dict[str, Any]) -> str:
     return name_of(trial_id, config.get("baseline"), family, str(config.get("kind", "")), int(config.get("seed", 0)))
 
 
-def _at_steps(steps: list[int] | None, max_steps: int) -> str:
-    if not steps:
-        return ""
-    shown = sorted(steps)
-    text = ", ".join(str(s) for s in shown[:-1]) + (" and " if len(shown) > 1 else "") + str(shown[-1])
-    return f", at step{'s' * (len(shown) > 1)} {text}" + (f" of {max_steps}" if max_steps else "")
-
-
 class ProgressView(Callback):
     """Prints `summary_line` to `stream` (stderr by default) while Tune runs."""
 
@@ -174,13 +146,10 @@ class ProgressView(Callback):
         self._last = 0.0
         self._records: list[TrialRecord] = []
         self._steps: dict[str, int] = {}  # trial id -> latest evaluated step
-        self.max_steps = int(writer.cfg.train.steps) if hasattr(writer, "cfg") else 0
+        self.max_steps = writer.cfg.train.steps
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, Any]:  # Tune pickles its callbacks (never unpickled here)
         return {k: v for k, v in self.__dict__.items() if k not in ("stream", "_records", "_steps", "clock")}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state, stream=None, _records=[], _t0=time.time(), _steps={}, clock=time.time)
 
     @property
     def out(self) -> IO[str]:
@@ -196,14 +165,11 @@ class ProgressView(Callback):
         self._records = [r for r in self.writer.all_records() if r.kind in kinds]
 
     def _print(self, trials: list, final: bool = False) -> None:
-        if not ENABLED:
-            return
         ended = {r.trial_id for r in self._records}
         live = [t for t in trials if t.status == "RUNNING" and t.trial_id not in ended]
-        max_steps = getattr(self, "max_steps", 0)
         where = [
             running_from(running_name(t.trial_id, t.config), read_progress(t.trial_id), self._steps.get(t.trial_id),
-                         max_steps)
+                         self.max_steps)
             for t in live
         ]  # fmt: skip
         width = shutil.get_terminal_size((80, 24)).columns - 1 if self.tty else None

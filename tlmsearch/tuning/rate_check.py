@@ -1,21 +1,13 @@
 """verify's learning-rate check: cosine and the best candidate re-trained at half and twice the rate.
 
-After `verify` has decided, `run_rate_check` takes each verdict (one per budget), its candidate
-(`analysis.rate_check.rate_candidate`: the one shown better, else the best-ranked one that is
-not cosine) and cosine, and trains both at half and twice the rate the verification trained at
-(its `train.lr`: the run's calibrated rate once its calibration chose, the configured one
-otherwise, or verify's --lr), on `n` paired seeds: the first `n` of the verification's deciding
-seeds, continued past the last when it decided on fewer. At the base rate the pairs are the
-verification's own runs of those seeds; only a seed it lacks trains here, at the base rate. Every
-run goes through `run_fixed` with kind "ratecheck", its rate and its factor in the record's
-`params` ("lr", "lr_factor"), so trials.jsonl tells them from the verification's.
-
-`verify.json` gets a "rate_check" entry naming the trial id of every run (written before the
-runs train, with `complete` false, and again once they ended), from which the report, the
-summary and `status` rebuild the check (`analysis.rate_check.rate_checks`). Resume: a run with a
-finished record trained the same way (same settings, same rate, same steps) is never trained
-again, nor one whose training diverged (on CPU it would diverge again: the diverged run is part
-of the answer at that rate); other failures train again.
+`run_rate_check` takes each verdict's candidate (`analysis.rate_check.rate_candidate`) and
+cosine and trains both at half and twice the rate the verification trained at, on `n` paired
+seeds (the first of its deciding seeds, continued past the last when it decided on fewer),
+through `run_fixed` with kind "ratecheck" and the rate and its factor in `params`. At the base
+rate the pairs are the verification's own runs. `verify.json` gets a "rate_check" entry naming
+every run's trial id (written before they train, `complete` false, and again after), from which
+the report and `status` rebuild the check. A resume never trains again a run recorded finished
+the same way, nor one that diverged (it would diverge again: part of the answer at that rate).
 """
 
 from __future__ import annotations
@@ -26,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.analysis.collect import label
-from tlmsearch.analysis.plan import same_training
 from tlmsearch.analysis.rate_check import FACTORS, RateCheck, group_base_width, rate_candidate, rate_checks
 from tlmsearch.analysis.verdict import Verdict
 from tlmsearch.configs.lr_calibration import same_rate
@@ -74,10 +65,7 @@ def run_rate_check(
     decided: Sequence[int],
     n: int,
     *,
-    train: Mapping[str, Any],
-    data: Mapping[str, Any],
-    overridden: bool,
-    device: str | None,
+    same: Callable[[TrialRecord, float], bool],
     alpha: float,
     lr_given: bool = False,
     address: str | None = None,
@@ -86,7 +74,7 @@ def run_rate_check(
 ) -> list[RateCheck]:
     """Train what the rate check of `verdicts` still lacks and return the checks (see the module
     docstring). `cfg` is the configuration the verification trained with (its `train.lr` is the
-    base rate); `train`/`data` the TrainConfig/DataConfig dicts it trained (`same_training`)."""
+    base rate); `same(record, lr)`: whether a record trained as it did, at rate `lr`."""
     run_dir = Path(run_dir)
     base = cfg.train.lr
     steps = cfg.train.steps
@@ -104,7 +92,6 @@ def run_rate_check(
         group["runs"] = runs = {}
         for factor in FACTORS:
             rate = base if factor == 1.0 else base * factor
-            wanted = {**train, "lr": rate}
             by_role: dict[str, dict[str, str | None]] = {}
             for role, text in zip(ROLES, (v.cosine, candidate), strict=True):
                 ours = [r for r in records if label(r) == text and r.base_width == width and r.max_steps == steps]
@@ -113,7 +100,7 @@ def run_rate_check(
                     raise ConfigError(f"{run_dir}: no verify record of {text} to re-train at other rates")
                 by_seed: dict[str, str | None] = {}
                 for seed in seeds:
-                    found = _record_of(ours, seed, factor, wanted, data, overridden, device)
+                    found = _record_of(ours, seed, factor, rate, same)
                     by_seed[str(seed)] = found
                     if found is None:
                         items.append(
@@ -163,18 +150,16 @@ def _record_of(
     ours: Sequence[TrialRecord],
     seed: int,
     factor: float,
-    wanted: Mapping[str, Any],
-    data: Mapping[str, Any],
-    overridden: bool,
-    device: str | None,
+    rate: float,
+    same: Callable[[TrialRecord, float], bool],
 ) -> str | None:
-    """The trial id of the run of (`seed`, `factor`) already recorded and trained as `wanted`:
+    """The trial id of the run of (`seed`, `factor`) already recorded and trained the `same` way at `rate`:
     at the base rate the verification's own finished run, else a finished rate-check run; a
     rate-check run that diverged counts too (it would diverge again). None: it must train."""
     kinds = ("verify", RATE_KIND) if factor == 1.0 else (RATE_KIND,)
     for kind in kinds:
         for r in ours:
-            if r.kind != kind or r.seed != seed or not same_training(r, wanted, data, overridden, device):
+            if r.kind != kind or r.seed != seed or not same(r, rate):
                 continue
             if r.finished() or (kind == RATE_KIND and _diverged(r)):
                 return r.trial_id

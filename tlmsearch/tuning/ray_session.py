@@ -1,12 +1,9 @@
 """Start or join Ray for a search, keep it quiet, and clean up after it.
 
 A local Ray is this process's own: its trials keep their temporary folders in a scratch folder
-of this process (`TRIAL_TMP_ENV`, inherited by the workers), emptied after every `fit`, and at
-exit the process shuts Ray down and deletes the scratch folder and its Ray session folder, on
-every exit path that runs Python's exit handlers (normal end, error, Ctrl-C; SIGTERM is turned
-into Ctrl-C so Tune saves its state and stops the same way). Ray's and Optuna's own messages
-stay hidden unless `TLMSEARCH_VERBOSE=1` (the CLI's `--verbose`). Ray itself is imported inside
-the functions that start it: importing this module loads no Ray.
+(`TRIAL_TMP_ENV`, inherited by the workers) emptied after every `fit`; at exit (normal, error,
+Ctrl-C, or SIGTERM turned into Ctrl-C) Ray is shut down and the scratch and session folders are
+deleted. Ray's and Optuna's messages stay hidden unless `TLMSEARCH_VERBOSE=1` (`--verbose`).
 """
 
 from __future__ import annotations
@@ -85,12 +82,11 @@ def ensure_ray(address: str | None = None) -> None:
     scratch = Path(tempfile.mkdtemp(prefix=f"tlmsearch-run-{os.getpid()}-"))
     os.environ[TRIAL_TMP_ENV] = str(scratch)  # the workers of a local Ray inherit it
     # address="local": a fresh instance of our own, never some other Ray found on the machine
-    ray.init(
+    context = ray.init(
         address="local", num_cpus=cpu_count(), num_gpus=local_gpus(), object_store_memory=OBJECT_STORE_BYTES, **quiet
     )
-    # private (Ray): the session folder `ray.init` made, deleted at exit; no public API names it
-    node = ray._private.worker._global_node
-    session = Path(node.get_session_dir_path()) if node is not None else None
+    folder = getattr(context, "address_info", {}).get("session_dir")  # the session folder, deleted at exit
+    session = Path(folder) if folder else None
     atexit.register(_clean_up, scratch, session)  # runs before Ray's own exit handler (registered earlier)
     if default_sigterm:
         _sigterm_as_sigint()

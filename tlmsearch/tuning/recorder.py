@@ -1,10 +1,6 @@
-"""Driver-side Tune callback that appends a `TrialRecord` as each trial ends.
-
-A record is `record_of(spec, outcome, ...)`: what the trial trained (its `TrialSpec`, resolved
-on the driver and carried in its Tune config) and how it ended (the `TrialOutcome` its worker's
-last report carries); nothing is derived again here. A trial Ray ended without any report (a
-dead worker) has an empty outcome and fails with Ray's error; its record still holds the
-spec's model, widths, budget, train and data.
+"""Driver-side Tune callback that appends a `TrialRecord` as each trial ends: `record_of(spec,
+outcome)`, the `TrialSpec` its Tune config carries and the `TrialOutcome` of its worker's last
+report (empty, failed with Ray's error, for a trial that died before reporting).
 """
 
 from __future__ import annotations
@@ -18,15 +14,13 @@ from ray.tune import Callback
 
 from tlmsearch.analysis.plan import device_kind
 from tlmsearch.configs.search import SearchConfig
-from tlmsearch.configs.trial import OUTCOME, SPEC, TrialOutcome, TrialSpec, trial_spec
+from tlmsearch.configs.trial import OUTCOME, SPEC, TrialOutcome, TrialSpec
 from tlmsearch.costs.rates import rate_shape, record_rate, run_rate
 from tlmsearch.profiles import ProfileSpec, shape_stats
 from tlmsearch.rundir.records import RecordLog, TrialRecord, read_records
 from tlmsearch.tuning.checkpoints import drop_trial_checkpoints
 from tlmsearch.tuning.searcher import mark_pruned
 from tlmsearch.tuning.specs import spec_of
-
-_STATIC_KEYS = ("params_total", "params_non_embedding", "params_mlp")
 
 
 def trial_config(config: dict[str, Any]) -> dict[str, Any]:
@@ -106,59 +100,6 @@ def started_at(result: dict[str, Any] | None, started: float | None, ended: floa
     if started is None and result and "time_total_s" in result:
         return ended - float(result["time_total_s"])
     return started
-
-
-def build_record(
-    cfg: SearchConfig,
-    trial_id: str,
-    config: dict[str, Any],
-    result: dict[str, Any] | None,
-    *,
-    error: str | None = None,
-    started: float | None = None,
-    ended: float | None = None,
-    retries: int = 0,
-) -> TrialRecord:
-    """A record from a Tune config and a flat result in the form workers reported before they
-    carried a `TrialOutcome` (`step`, `curve`, `failed`, `reason`, placement, counts, and
-    optionally `trained`): for tests and benchmarks that make records without training. The
-    spec is the config's own, or resolved here with the preset's vocabulary."""
-    result = dict(result or {})
-    spec = TrialSpec.from_dict(config[SPEC]) if SPEC in config else trial_spec(cfg, config)
-    trained = dict(result.get("trained") or {})
-    if trained.get("model"):
-        spec = spec.replace(
-            model=spec.model.from_dict(trained["model"]) if spec.model else None,
-            train=spec.train.from_dict(trained.get("train") or spec.train.to_dict()),
-            data=spec.data.from_dict(trained.get("data") or spec.data.to_dict()),
-            budget=spec.budget.from_dict(trained.get("budget") or spec.budget.to_dict()),
-        )
-    if OUTCOME in result:
-        outcome = outcome_of(result)
-    else:
-        curve = tuple(dict(c) for c in result.get("curve") or ())
-        metrics = dict(curve[-1]) if curve else {}
-        metrics.update({k: float(result[k]) for k in _STATIC_KEYS if k in result})
-        outcome = TrialOutcome(
-            status="failed" if result.get("failed") else "running",
-            reason=str(result.get("reason")) if result.get("failed") else None,
-            steps=int(result.get("step", 0) or 0),
-            curve=curve,
-            metrics=metrics,
-            node=str(result["node"]) if result.get("node") else None,
-            devices=tuple(str(d) for d in result.get("devices") or ()),
-            resources={str(k): float(v) for k, v in (result.get("resources") or {}).items()},
-        )
-    ended = ended or time.time()
-    return record_of(
-        spec,
-        outcome,
-        trial_id=trial_id,
-        started=started_at(result, started, ended),
-        ended=ended,
-        retries=retries,
-        error=error,
-    )
 
 
 def _error_reason(trial: Any) -> str:

@@ -1,13 +1,7 @@
-"""Run searches on Ray Tune: start or join Ray (`ray_session`), build the Tuner, resume, run fixed trials.
-
-A run directory `<runs_dir>/<name>/` holds `search.yaml`, `environment.json`, the Optuna
-journal `optuna.log`, Ray Tune's experiment folder `tune/` and `trials.jsonl`. With
-`address`, the driver joins an existing Ray cluster; Tune's folder (its state and the trial
-checkpoints) must then lie where every node reaches: the run directory on a shared
-filesystem, or `SearchConfig.storage` (`STORAGE/<name>/tune`; `locations.json` says which).
-
-A local Ray is this process's own, with a scratch folder emptied after every `fit` and removed
-at exit (`tlmsearch.tuning.ray_session`).
+"""Run searches on Ray Tune: resolve and check the config, start or join Ray, build the Tuner,
+resume, run fixed trials. A run directory `<runs_dir>/<name>/` holds `search.yaml`,
+`environment.json`, `optuna.log`, Tune's folder `tune/` and `trials.jsonl`; with `address` the
+trial storage must lie where every node reaches (`SearchConfig.storage`, `locations.json`).
 """
 
 from __future__ import annotations
@@ -50,7 +44,7 @@ from tlmsearch.rundir.provenance import write_environment
 from tlmsearch.rundir.records import LR_KIND, NOISE_KIND, SEARCH_KINDS, RecordLog, check_records, read_records
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.tuning import interrupts
-from tlmsearch.tuning.announce import announce, search_line
+from tlmsearch.tuning.announce import announce, search_line, slots
 from tlmsearch.tuning.checkpoints import interrupted_trials
 from tlmsearch.tuning.ray_session import empty_scratch, ensure_ray
 from tlmsearch.tuning.resources import check_resources
@@ -198,12 +192,10 @@ def _callbacks(cfg: SearchConfig, run_dir: Path, total: int, progress: bool) -> 
 
 
 def _new_tuner(cfg: SearchConfig, run_dir: Path, root: str, progress: bool, *, resume: bool = False) -> Any:
-    """A Tuner for the search's trials in `root/tune`. With `resume`, rebuilt from `trials.jsonl`
-    alone: a Tuner for the trials it does not hold yet, the trials left unfinished with a
-    checkpoint first (each continues from it, found by its identity), then the baselines not
-    recorded, then sampled ones; the Optuna journal is written anew from the records, the
-    sampler re-told from them (`searcher.Past`), and the early stopping's rungs primed from
-    their curves, so the search goes on as it would have without the interruption."""
+    """A Tuner for the search's trials in `root/tune` (None when none is left). With `resume`,
+    rebuilt from `trials.jsonl` alone: the unfinished trials first, each from its checkpoint,
+    then the baselines not recorded, then sampled ones; the journal written anew and the sampler
+    re-told from the records (`searcher.Past`), the rungs primed from their curves."""
     from ray import tune
 
     # lazy: heavy (ray)
@@ -253,11 +245,7 @@ def _limit_pending(cfg: SearchConfig) -> None:
     at the same time, and the sampler does not ask far ahead of the results it learns from."""
     import ray
 
-    cpus = ray.cluster_resources().get("CPU", 1)
-    slots = max(1, int(cpus // cfg.cpus_per_trial))
-    if cfg.max_concurrent:
-        slots = min(slots, cfg.max_concurrent)
-    os.environ["TUNE_MAX_PENDING_TRIALS_PG"] = str(slots)
+    os.environ["TUNE_MAX_PENDING_TRIALS_PG"] = str(slots(cfg, ray.cluster_resources().get("CPU", 1.0)))
 
 
 def trial_dirname(trial: Any) -> str:
@@ -303,43 +291,7 @@ def fit_trials(
         raise KeyboardInterrupt(f"search interrupted{hint}")
 
 
-def _search_ended(run_dir: Path) -> Callable[[], int]:
-    return lambda: sum(r.kind in SEARCH_KINDS for r in read_records(run_dir))
-
-
 # ----------------------------------------------------------------------------- fixed trials
-
-
-def fixed_tuner(
-    cfg: SearchConfig, run_dir: Path, root: str, configs: list[dict[str, Any]], kind: str, progress: bool
-) -> tuple[Any, Any]:
-    """A Tuner that trains each Tune config of `configs` once, in parallel, at full fidelity (no
-    sampler, no early stopping), recording each ended trial in `run_dir/trials.jsonl`; and its
-    `RecordWriter`. Its Tune folder is `<root>/fixed/<kind>-<time>/`, `root` being the run's trial
-    storage (`trial_storage.run_root`: the run directory itself by default) (`run_fixed`, noise trials)."""
-    from ray import tune
-
-    from tlmsearch.tuning.progress import ProgressView  # lazy: heavy (ray)
-    from tlmsearch.tuning.recorder import RecordWriter  # lazy: heavy (ray)
-
-    configs = [with_spec(cfg, c) for c in configs]  # each trial resolved once, here (`configs.trial`)
-    writer = RecordWriter(run_dir, cfg)
-    callbacks: list = [writer] + (
-        [ProgressView(f"{cfg.name} {kind}", len(configs), writer, kinds=None)] if progress else []
-    )
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    tuner = tune.Tuner(
-        trainable_for(cfg),
-        param_space={"item": tune.grid_search(configs)},
-        tune_config=tune.TuneConfig(
-            num_samples=1,
-            max_concurrent_trials=cfg.max_concurrent or None,
-            reuse_actors=True,
-            trial_dirname_creator=trial_dirname,
-        ),
-        run_config=run_config(cfg, join_location(root, FIXED_DIR), f"{kind}-{stamp}", callbacks),
-    )
-    return tuner, writer
 
 
 def fixed_config(
@@ -363,14 +315,31 @@ def fit_fixed(
     progress: bool,
     resumable: bool = True,
 ) -> Any:
-    """The one fixed-trial phase (the noise floor, the learning-rate calibration, and `run_fixed`'s
-    verify, compare, transfer and rate-check batches): train each of `configs` once
-    (`fixed_tuner`), every ended trial recorded with `kind`; fewer records than configs after the
-    fit (a Ctrl-C) ends it as in `fit_trials`. Returns the `RecordWriter` (`written`, `configs`)."""
-    from tlmsearch.tuning import progress as progress_view  # lazy: heavy (ray)
+    """Train each Tune config of `configs` once, in parallel, at full fidelity (no sampler, no
+    early stopping), each ended trial recorded with `kind` (the noise floor, the learning-rate
+    calibration, and `run_fixed`'s batches); fewer records than configs after the fit (a Ctrl-C)
+    ends it as in `fit_trials`. Tune's folder is `<root>/fixed/<kind>-<time>/`. Returns the
+    `RecordWriter` (`written`, `configs`)."""
+    from ray import tune
 
-    progress_view.ENABLED = progress
-    tuner, writer = fixed_tuner(cfg, run_dir, root, configs, kind, progress)
+    from tlmsearch.tuning.progress import ProgressView  # lazy: heavy (ray)
+    from tlmsearch.tuning.recorder import RecordWriter  # lazy: heavy (ray)
+
+    configs = [with_spec(cfg, c) for c in configs]  # each trial resolved once, here (`configs.trial`)
+    writer = RecordWriter(run_dir, cfg)
+    view = [ProgressView(f"{cfg.name} {kind}", len(configs), writer, kinds=None)] if progress else []
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+    tuner = tune.Tuner(
+        trainable_for(cfg),
+        param_space={"item": tune.grid_search(configs)},
+        tune_config=tune.TuneConfig(
+            num_samples=1,
+            max_concurrent_trials=cfg.max_concurrent or None,
+            reuse_actors=True,
+            trial_dirname_creator=trial_dirname,
+        ),
+        run_config=run_config(cfg, join_location(root, FIXED_DIR), f"{kind}-{stamp}", [writer, *view]),
+    )
     fit_trials(tuner, run_dir, len(configs), lambda: len(writer.written), cfg, resumable=resumable)
     return writer
 
@@ -440,10 +409,6 @@ def run_lr_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -
 def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = True) -> Study:
     """Run the search `cfg` describes in `<runs_dir>/<name>/` and return its `Study`."""
     interrupts.watch()  # a Ctrl-C from here on stops it (between Tune's fits too)
-    from tlmsearch.tuning import progress as progress_view  # lazy: heavy (ray)
-
-    progress_view.ENABLED = progress
-
     cfg = resolve(cfg)
     from tlmsearch.tuning.searcher import check_space_samples  # lazy: heavy (ray)
 
@@ -455,22 +420,14 @@ def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = Tr
     if cfg.storage:  # (start_ray checks it is writable again: resume and fixed trials need that too)
         check_writable(root)
         check_unused(root, cfg.name)
-    if progress and not address:
-        announce(search_line, None, cfg)  # before Ray starts: a calibration needs the CPUs
-    start_ray(cfg, address, root)
-    if progress and address:
-        announce(search_line, address, cfg)
+    _start(cfg, address, root, progress)
     run_dir.mkdir(parents=True, exist_ok=True)
     with run_lock(run_dir):
         cfg.save(run_dir / SEARCH_CONFIG)
         write_environment(run_dir, seeds={"search": cfg.seed})
         for key in ("tune", "fixed"):  # fixed: where a later verify puts its trials by default
             record_folder(run_dir, key, root if cfg.storage else None)
-        _quiet_optuna()
-        cfg = run_lr_trials(cfg, run_dir, root, progress)  # every later trial trains at its chosen rate
-        run_noise_trials(cfg, run_dir, root, progress)
-        fit_trials(_new_tuner(cfg, run_dir, root, progress), run_dir, cfg.trials, _search_ended(run_dir), cfg)
-        write_noise_floor(run_dir, noise_floor(cfg, read_records(run_dir)))
+        _train(cfg, run_dir, root, progress)
     return load(run_dir)
 
 
@@ -479,9 +436,6 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
     re-recording) finished trials: a new Tuner for what remains (`_new_tuner`); Tune's saved
     state is never read."""
     interrupts.watch()  # a Ctrl-C from here on stops it (between Tune's fits too)
-    from tlmsearch.tuning import progress as progress_view  # lazy: heavy (ray)
-
-    progress_view.ENABLED = progress
     run_dir = Path(run_dir).resolve()
     if not (run_dir / SEARCH_CONFIG).is_file():
         raise ConfigError(f"{run_dir} is not a search run directory (no {SEARCH_CONFIG})")
@@ -498,26 +452,42 @@ def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = 
         check_records(run_dir)  # any other damage: one line naming the file, before Ray starts
         check_run_files(run_dir)  # a folder, FIFO or link loop where a run file belongs: the same
         records = read_records(run_dir)
-        finished_all = not missing_noise_seeds(cfg, records) and not missing_rates(cfg, records)
-        if sum(r.kind in SEARCH_KINDS for r in records) >= cfg.trials and finished_all:
-            _quiet_optuna()
-            _new_tuner(cfg, run_dir, root, progress, resume=True)  # the journal from the records; no Ray
-            write_noise_floor(run_dir, noise_floor(cfg, records))
-            return load(run_dir)
         done = sum(r.kind in SEARCH_KINDS for r in records)
-        if progress and not address:
-            announce(search_line, None, cfg, done=done)
-        start_ray(cfg, address, root)
-        if progress and address:
-            announce(search_line, address, cfg, done=done)
-        _quiet_optuna()
-        cfg = run_lr_trials(cfg, run_dir, root, progress)  # only the rates without a record; the rate they chose
-        run_noise_trials(cfg, run_dir, root, progress)  # only the seeds without a record
-        tuner = _new_tuner(cfg, run_dir, root, progress, resume=True)
-        if tuner is not None:
-            fit_trials(tuner, run_dir, cfg.trials, _search_ended(run_dir), cfg)
-        write_noise_floor(run_dir, noise_floor(cfg, read_records(run_dir)))
+        if done < cfg.trials or missing_noise_seeds(cfg, records) or missing_rates(cfg, records):
+            _start(cfg, address, root, progress, done=done)  # else nothing trains: the journal is rebuilt, no Ray
+        _train(cfg, run_dir, root, progress, resume=True)
     return load(run_dir)
+
+
+def search_or_resume(cfg: SearchConfig, run_dir: Path, *, address: str | None, progress: bool) -> None:
+    """Continue the search in `run_dir` when one was started there (before a kill), else start `cfg`
+    (whose run directory is `run_dir`): a study's or a ladder's search phase."""
+    if (run_dir / SEARCH_CONFIG).is_file():
+        resume(run_dir, address=address, progress=progress)
+    else:
+        search(cfg, address=address, progress=progress)
+
+
+def _start(cfg: SearchConfig, address: str | None, root: str, progress: bool, done: int = 0) -> None:
+    """Print the plan line (before a local Ray starts: its estimate times a few steps on the
+    CPUs; after joining a cluster: its resources) and start Ray."""
+    if progress and not address:
+        announce(search_line, None, cfg, done=done)
+    start_ray(cfg, address, root)
+    if progress and address:
+        announce(search_line, address, cfg, done=done)
+
+
+def _train(cfg: SearchConfig, run_dir: Path, root: str, progress: bool, resume: bool = False) -> None:
+    """The learning-rate calibration, the noise floor and the search, each training only what
+    `trials.jsonl` does not hold yet; every later phase trains at the rate the calibration chose."""
+    _quiet_optuna()
+    cfg = run_lr_trials(cfg, run_dir, root, progress)
+    run_noise_trials(cfg, run_dir, root, progress)
+    tuner = _new_tuner(cfg, run_dir, root, progress, resume=resume)
+    if tuner is not None:
+        fit_trials(tuner, run_dir, cfg.trials, lambda: sum(r.kind in SEARCH_KINDS for r in read_records(run_dir)), cfg)
+    write_noise_floor(run_dir, noise_floor(cfg, read_records(run_dir)))
 
 
 def tune_folder(run_dir: Path) -> str:

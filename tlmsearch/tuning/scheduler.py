@@ -1,31 +1,18 @@
-"""Early stopping that never stops a baseline, with reproducible HyperBand brackets.
+"""Early stopping that never stops a baseline, with reproducible brackets and rungs per budget.
 
-`BaselineKeepingASHA` is asynchronous successive halving (ASHA, and asynchronous HyperBand
-with several brackets) written out over Tune's public `FIFOScheduler`, with Ray's rules: a
-bracket has rungs at `grace * rf**k` below `max_t`; a trial reaching a rung is stopped when its
-reward falls below the rung's `1 - 1/rf` quantile of the rewards recorded there before it.
+`BaselineKeepingASHA` is asynchronous successive halving (and asynchronous HyperBand with
+several brackets) over Tune's public `FIFOScheduler`, with Ray's rules: a bracket has rungs at
+`grace * rf**k` below `max_t`; a trial reaching a rung stops when its reward falls below the
+rung's `1 - 1/rf` quantile of the rewards recorded there before it. Beyond Ray's:
 
-The baselines (uniform, cosine, ...) are the references every profile is judged against, so
-they always train to full fidelity; their results still fill ASHA's rungs, so they also set
-the bar the sampled trials must clear. Imported only when a search runs (it imports Ray).
-
-Asynchronous HyperBand (`brackets` > 1) puts each new trial into a bracket at random, with
-Ray's probabilities (a softmax of the brackets' rung counts). Ray draws from NumPy's global
-random state, which nothing seeds, so two runs of one search could stop different trials.
-Here the draw comes from a generator seeded by the search seed and the trial's own config
-(its Optuna trial number, or its baseline name), so the same search gives the same brackets,
-whatever order the trials arrive in, and a resumed search gives a re-added trial the bracket
-it had. Brackets whose first rung would lie at or beyond `max_t` (where every trial stops
-anyway) are not created: they would only be trials without early stopping, drawn by chance.
-
-In a budget sweep a trial's validation loss depends on its parameter budget as much as on its
-profile, so one set of rungs for all budgets would rank budgets, not profiles: measured, it
-let 3-6 % of the trials at the smallest budgets reach full fidelity against 80 % at the
-largest. Each budget (the trial's `base_width`) therefore has rungs of its own: a trial is
-compared only with trials (and baselines) of its own budget.
-
-A resumed search builds a new scheduler and primes its rungs from the recorded trials' curves
-(`BaselineKeepingASHA.prime`), so it stops what an uninterrupted one would.
+- baselines always train to full fidelity (they are the verdict's references), and their
+  results fill the rungs, so they set the bar the sampled trials must clear;
+- a trial's bracket is drawn from a generator seeded by the search seed and the trial's own
+  config (Ray draws from NumPy's unseeded global state), so a search and its resume give every
+  trial the same bracket; brackets without a rung before `max_t` are not created;
+- each budget of a sweep (`base_width`) has rungs of its own: with one set of rungs, 3-6 % of
+  the smallest budgets' trials reached full fidelity against 80 % of the largest;
+- a resumed search primes the rungs from the recorded curves (`prime`).
 """
 
 from __future__ import annotations
@@ -91,12 +78,7 @@ class Bracket:
 
 
 class BaselineKeepingASHA(FIFOScheduler):
-    """ASHA that never stops a trial with a `baseline` config, draws brackets from a seeded
-    generator, has no bracket without a rung and keeps rungs per budget (see module doc).
-
-    `brackets` is an upper bound: it is lowered to `brackets_with_rungs(max_t, grace_period,
-    reduction_factor)`. A search passes its seed as `seed`.
-    """
+    """See the module doc; `brackets` is an upper bound (`brackets_with_rungs`)."""
 
     def __init__(
         self,
@@ -113,7 +95,6 @@ class BaselineKeepingASHA(FIFOScheduler):
         super().__init__()
         self.time_attr, self.objective, self.max_t, self.seed = time_attr, metric, max_t, seed
         self.sign = {"max": 1.0, "min": -1.0}.get(mode, 0.0)  # rewards: larger is better
-        self.requested_brackets = brackets
         count = min(brackets, brackets_with_rungs(max_t, grace_period, reduction_factor))
         self.shape = (grace_period, max_t, reduction_factor, count)
         self.brackets = self.new_brackets()
@@ -123,10 +104,6 @@ class BaselineKeepingASHA(FIFOScheduler):
     def new_brackets(self) -> list[Bracket]:
         grace, max_t, rf, count = self.shape
         return [Bracket(grace, max_t, rf, s) for s in range(count)]
-
-    @property
-    def n_brackets(self) -> int:
-        return len(self.brackets)
 
     def bracket_probabilities(self) -> list[float]:
         """Ray's choice probabilities: a softmax of each bracket's number of rungs."""
@@ -179,16 +156,9 @@ class BaselineKeepingASHA(FIFOScheduler):
         self.bracket_of.pop(trial.trial_id, None)
 
     def prime(self, records: Iterable[TrialRecord]) -> int:
-        """Fill the rungs from the curves of trials recorded before a resume; how many were fed.
-
-        A resumed search's new scheduler would start with empty rungs and let every trial past
-        the first rung until new results filled them, so it would stop other trials than an
-        uninterrupted search. Each recorded search trial's curve is replayed into the bracket
-        its config has (the same function of seed and config as when it ran), which puts into
-        each rung exactly the value that trial reported there. Noise-floor and verification runs
-        never passed through this scheduler and are skipped; so are trials whose id a rung
-        already holds (priming twice changes nothing).
-        """
+        """Replay the curves of the search trials recorded before a resume into their brackets
+        (each rung gets the value the trial reported there), so the resumed search stops what
+        an uninterrupted one would; trials a rung already holds are skipped. How many were fed."""
         fed = 0
         for r in sorted(records, key=lambda r: (r.ended_at or "", r.trial_id)):
             if r.kind not in SEARCH_KINDS or not r.curve:

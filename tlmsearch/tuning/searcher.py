@@ -1,33 +1,16 @@
-"""The Optuna side of a search: samplers, the define-by-run space, baselines, fidelity, resume.
+"""The Optuna side of a search: samplers, the define-by-run space, baselines, resume.
 
-`ProfileSearch` is Ray Tune's `Searcher` over Optuna's ask-and-tell interface:
-
-- the baselines are the first trials: enqueued into the study (with their name as a user
-  attribute) when the space can express them, otherwise run outside the study;
-- every evaluation of a trial becomes an Optuna intermediate value keyed by its training
-  step (not Ray's iteration count), including the evaluation that got the trial stopped:
-  Ray hands a result to the searcher's `on_trial_result` only when the scheduler lets the
-  trial go on, so the stopping (and the final) evaluation is reported from the trial's curve
-  when it ends;
-- a trial that ends before the full number of steps (stopped by the scheduler or the time
-  budget) is told to Optuna as PRUNED, not COMPLETE with a partial value, so neither the
-  samplers nor optuna-dashboard's Pareto front mistake it for a full-fidelity result. Optuna
-  gives a PRUNED trial its last intermediate value as its value, and TPE ranks pruned trials
-  by (deepest step, value at it). Samplers that learn only from COMPLETE trials (GP, CMA-ES,
-  NSGA-II) are refused with early stopping (`tlmsearch.configs.search.check_sampler_scheduler`);
-- a trial whose training raised (reported with `failed`) is told as FAIL; so is one whose
-  space failed to sample (its `sample` raised or returned no profile mid-search): it trains
-  `SPACE_FAILED`, which fails at once, and the recorder gives the space's error as its reason;
-- each trial's Tune config carries its resolved `TrialSpec` (`tuning.specs.with_spec`, built
-  here as the trial is suggested: the worker trains exactly it) and the Optuna params it was
-  asked, so its record holds them
-  (`params`), and a resumed search re-tells the study from `trials.jsonl` alone
-  (`Past`): the journal `optuna.log` is written anew from the records, and the trials a
-  stopped driver left unfinished resume first, from their checkpoints, under their numbers.
-
-Optuna records intermediate values for single-objective studies only (`Trial.report`
-refuses multi-objective ones), so in a multi-objective search a stopped trial is PRUNED
-without them; its curve stays in its trial record.
+`ProfileSearch` is Ray Tune's `Searcher` over Optuna's ask-and-tell interface. The baselines
+are its first trials (enqueued with their name as a user attribute when the space can express
+them, else run outside the study). Every evaluation is an intermediate value at its training
+step. A trial that ends before full fidelity is told PRUNED, never COMPLETE with a partial
+value (TPE ranks pruned trials by deepest step, then value; samplers that learn from COMPLETE
+trials only are refused with early stopping: `configs.search.check_sampler_scheduler`); a
+trial whose training or sampling failed is told FAIL (a failed sample trains `SPACE_FAILED`).
+Each trial's Tune config carries its resolved `TrialSpec` and the Optuna params it was asked.
+A resume re-tells the study from `trials.jsonl` alone (`Past`): the journal is written anew,
+and the trials a stopped driver left unfinished resume first, from their checkpoints, under
+their numbers. Optuna keeps intermediate values of single-objective studies only.
 """
 
 from __future__ import annotations
@@ -37,20 +20,19 @@ import math
 import sys
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ray.tune.search import Searcher
 
 from tlmsearch.configs.resolve import budget_for, search_preset, sweep_levels, sweep_widths
 from tlmsearch.configs.search import OBJECTIVE_METRICS, SearchConfig
-from tlmsearch.configs.trial import OUTCOME
+from tlmsearch.configs.trial import OUTCOME, RESTORE, SPACE_ERROR, sampled_params
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.profiles.spaces import SearchSpace, check_sample, load_space, sampled_text
 from tlmsearch.rundir.layout import OPTUNA_LOG
 from tlmsearch.rundir.records import TrialRecord
-from tlmsearch.tuning.checkpoints import RESTORE, SPACE_ERROR, Interrupted, sampled_params
+from tlmsearch.tuning.checkpoints import Interrupted
 from tlmsearch.tuning.specs import with_spec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -94,18 +76,6 @@ def open_storage(run_dir: str) -> optuna.storages.BaseStorage:
     from optuna.storages.journal import JournalFileBackend
 
     return JournalStorage(JournalFileBackend(f"{run_dir}/{OPTUNA_LOG}"))
-
-
-def open_study(run_dir: Path) -> optuna.Study | None:
-    """The search's study in `run_dir`'s journal (None when there is no journal or study yet)."""
-    import optuna
-
-    if not (run_dir / OPTUNA_LOG).is_file():
-        return None
-    try:
-        return optuna.load_study(study_name=STUDY_NAME, storage=open_storage(str(run_dir)))
-    except KeyError:  # the journal holds no study of that name (created, then killed)
-        return None
 
 
 class DefineProfile:
@@ -308,8 +278,9 @@ class ProfileSearch(Searcher):
             self._report(self.trials[trial_id], result)
 
     def _report(self, trial: optuna.trial.Trial, result: dict[str, Any]) -> None:
-        """Every evaluation in the trial's curve (and the result itself) as an intermediate
-        value at its training step; steps already reported are skipped."""
+        """Every evaluation in the trial's curve (and the result itself) as an intermediate value
+        at its training step, steps already reported skipped: Ray hands the searcher only results
+        the scheduler let go on, so the one that stopped a trial arrives with its end."""
         if len(self.objectives) > 1 or result.get("failed"):
             return
         metric = self.objectives[0]

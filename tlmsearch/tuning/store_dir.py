@@ -1,9 +1,6 @@
-"""A folder of the trial storage, on whatever filesystem it lies: a local or shared path, or an
-object store (s3://, gs://, ...), through the pyarrow filesystem Ray Tune itself uses.
-
-The driver finds the checkpoints of unfinished trials before a resume and drops those of recorded
-trials (`tuning.checkpoints`); with `SearchConfig.storage` they are no longer below the run
-directory, so those steps go through `StoreDir`, the few Path-like operations they need.
+"""A folder of the trial storage on whatever filesystem it lies (a local or shared path, or an
+object store: s3://, gs://), through the pyarrow filesystem Ray Tune uses: the few Path-like
+operations `tuning.checkpoints` needs to find and drop checkpoints below `SearchConfig.storage`.
 """
 
 from __future__ import annotations
@@ -78,12 +75,9 @@ class StoreDir:
         names = sorted(i.base_name for i in infos if fnmatch.fnmatchcase(i.base_name, pattern))
         return [self / n for n in names]
 
-    def read_bytes(self) -> bytes:
-        with self.fs.open_input_stream(self.path) as fh:
-            return bytes(fh.read())
-
     def read_text(self) -> str:
-        return self.read_bytes().decode("utf-8")
+        with self.fs.open_input_stream(self.path) as fh:
+            return bytes(fh.read()).decode("utf-8")
 
     def write_bytes(self, data: bytes) -> None:
         with self.fs.open_output_stream(self.path) as fh:

@@ -1,34 +1,17 @@
-"""A cross-architecture study: for each architecture a search, then a verification with planned
-seeds (the three-outcome verdict), then a transfer check, in one resumable run directory (the report
-is written by `tlmsearch.api` once these phases are done).
+"""A cross-architecture study in one resumable run directory: per architecture a search (its
+learning-rate calibration and noise floor first), with `random_control` a random-search
+companion, a verification with planned seeds; then the transfer of each architecture's best to
+the others (the report is `tlmsearch.api`'s, once these phases are done).
 
-    runs/<study>/
-      study.yaml            the resolved StudyConfig
-      study_state.json      each phase's status (pending / running / done), written atomically
-      <arch>/               one search run directory per architecture (search + verify records)
-      random-<arch>/        with random_control: the random-search companion of <arch>'s search
-      transfer-<arch>/      the other architectures' best profiles and cosine re-trained on <arch>
-      cost.json             the calibration of the cost estimate (`tlmsearch.studies.cost`)
-      report.html, summary.json, summary.md   the study report (`tlmsearch.studies.report`)
+    runs/<study>/   study.yaml, study_state.json (each phase pending / running / done), cost.json,
+                    <arch>/, random-<arch>/, transfer-<arch>/ (search run directories), report files
 
-It is an orchestration layer over the public `runner.search` / `runner.resume`, `verify` and
-`run_fixed`: every phase is idempotent because those reuse finished records (a search resumes
-from Ray's state and its `trials.jsonl`; `verify` reuses finished verify records; the transfer
-trains only the (profile, seed) pairs that have no finished record), so `resume_study` after a
-kill anywhere re-runs the phase that was running and trains nothing twice. The state file only
-says where the study is (for `status` and for choosing resume over a fresh search).
-
-Each architecture's search measures its own noise floor first (`noise_seeds` of the study's search
-template, `StudyConfig.search`: uniform with that many seeds at trial fidelity, `tlmsearch.rundir.noise`); it is
-part of the "<arch>/search" phase and resumes with it (a finished noise trial is never re-run).
-Before it, by default, the search calibrates its learning rate on uniform (the template's
-`lr_calibration`, `tlmsearch.configs.lr_calibration`): the rate it chooses is `train.lr` of its
-`search.yaml`, so its verification re-trains at it, and the random-search companion and the
-transfer trials on that architecture train at it too (`at_search_rate`).
-
-The phases overlap (`phase_graph`, run by `tuning.overlap.run_tasks`): each starts in its own
-thread once the phases it needs are done, so the next architecture's search trains beside the
-last one's verification on the same Ray (its CPU slots are the shared limit).
+Every phase is idempotent (a search resumes from its `trials.jsonl`, `verify` and the transfer
+reuse finished records), so `resume_study` after a kill re-runs the phase that was running and
+trains nothing twice. The companion, the verification and the transfers train at the rate the
+architecture's calibration chose (`at_search_rate`). The phases overlap (`phase_graph`, run by
+`tuning.overlap.run_tasks`): each starts in its own thread on the same Ray once the phases it
+needs are done, so the next search trains beside the last one's verification.
 """
 
 from __future__ import annotations
@@ -71,20 +54,12 @@ from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.overlap import Task, run_tasks, tune_can_stop_threads, tuners_in_threads
 from tlmsearch.tuning.trainable import resolve_trial_length
 
-# per architecture (the search includes its noise floor); then "transfer/<arch>" per target and "report"
-PHASES = ("search", "verify")
-
-
-def arch_phases(cfg: StudyConfig) -> tuple[str, ...]:
-    """The phases of each architecture: its search, the random-search companion when
-    `random_control` (its best is verified as "random-best"), then its verification."""
-    return ("search", "random", "verify") if cfg.random_control else PHASES
-
 
 def _phases(cfg: StudyConfig) -> list[str]:
-    """Every phase key in order ("<arch>/search", ["<arch>/random",] "<arch>/verify", "transfer/<arch>", "report")."""
-    keys = [f"{a}/{p}" for a in cfg.archs for p in arch_phases(cfg)]
-    return keys + [f"transfer/{a}" for a in cfg.archs] + ["report"]
+    """Every phase key in order: per architecture its search (with its noise floor), its
+    random-search companion when `random_control`, its verification; the transfers; "report"."""
+    chain = ("search", "random", "verify") if cfg.random_control else ("search", "verify")
+    return [f"{a}/{p}" for a in cfg.archs for p in chain] + [f"transfer/{a}" for a in cfg.archs] + ["report"]
 
 
 def start_study(cfg: StudyConfig, *, address: str | None = None, progress: bool = True) -> Path:
@@ -125,14 +100,16 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
     def search(arch: str) -> None:
         if not done(f"{arch}/search"):
             set_phase(study_dir, f"{arch}/search", "running")
-            _search(cfg, study_dir, arch, address, False)
+            runner.search_or_resume(
+                cfg.search_config(arch, str(study_dir)), study_dir / arch, address=address, progress=False
+            )
             set_phase(study_dir, f"{arch}/search", "done")
 
     def random(arch: str) -> None:
         key = f"{arch}/random"
         if not done(key):
             set_phase(study_dir, key, "running")
-            _random_search(cfg, study_dir, arch, address, False)
+            _random_search(cfg, study_dir, arch, address)
         found = random_best(read_records(random_dir(study_dir, arch)), read_records(study_dir / arch))
         set_phase(study_dir, key, "done", best=label(found) if found is not None else None)
 
@@ -141,8 +118,9 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
         if not done(key):
             set_phase(study_dir, key, "running")
         # its seed plan (and a capped plan's warning) is printed as a line of its own
-        say = None if view is None else (lambda text: view.note(f"{arch}: {text}"))
-        result = _verify(study_dir / arch, address, False, announce=say)
+        note = None if view is None else view.note
+        say = None if note is None else (lambda text: note(f"{arch}: {text}"))
+        result = _verify(study_dir / arch, address, announce=say)
         if result is not None:
             own[arch] = result
         set_phase(study_dir, key, "done", outcome=own.get(arch, {}).get("outcome"))
@@ -156,7 +134,7 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
         if not done(key):
             set_phase(study_dir, key, "running")
         profiles = {p: exact[p] for src, p in best.items() if src != arch and p != COSINE}
-        n = _transfer(cfg, study_dir, arch, profiles, address, False)
+        n = _transfer(cfg, study_dir, arch, profiles, address)
         set_phase(study_dir, key, "done", profiles=sorted(profiles), trained_by_last_run=n)
 
     calls: dict[str, Any] = {"choose": choose}
@@ -167,9 +145,10 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
         calls[f"transfer/{arch}"] = lambda a=arch: transfer(a)
     overlap = cfg.phase_order == "overlap" and tune_can_stop_threads()
     graph = phase_graph(cfg.archs, overlap=overlap, random_control=cfg.random_control)
-    if any(not done(k) for k in graph if k != "choose"):
-        _start_ray(cfg, study_dir, address)  # in the main thread: Ray's exit handlers and SIGTERM
-    view = _live_view(study_dir, progress)
+    if any(not done(k) for k in graph if k != "choose"):  # Ray started in the main thread (its exit
+        for arch in cfg.archs:  # handlers, SIGTERM), each architecture's resources checked, before any phase
+            runner.start_ray(cfg.search_config(arch, str(study_dir)), address)
+    view = LiveView.start(study_dir) if progress else None
     try:
         if overlap:
             stop = threading.Event()
@@ -215,43 +194,16 @@ def phase_graph(
     return graph
 
 
-def _start_ray(cfg: StudyConfig, study_dir: Path, address: str | None) -> None:
-    """Check every architecture's resources, prepare the corpus once and start (or join) Ray,
-    before any phase thread: the phases then find it running."""
-    for arch in cfg.archs:
-        runner.start_ray(cfg.search_config(arch, str(study_dir)), address)
-
-
-def _live_view(study_dir: Path, progress: bool) -> Any:
-    if not progress:
-        return None
-    return LiveView.start(study_dir)
-
-
-def _search(cfg: StudyConfig, study_dir: Path, arch: str, address: str | None, progress: bool) -> None:
-    sub = study_dir / arch
-    if (sub / SEARCH_CONFIG).is_file():  # started before a kill: continue it
-        runner.resume(sub, address=address, progress=progress)
-    else:
-        runner.search(cfg.search_config(arch, str(study_dir)), address=address, progress=progress)
-
-
-def _random_search(cfg: StudyConfig, study_dir: Path, arch: str, address: str | None, progress: bool) -> None:
+def _random_search(cfg: StudyConfig, study_dir: Path, arch: str, address: str | None) -> None:
     """The random-search companion of `arch` (`StudyConfig.random_config`), started or resumed."""
     search_cfg = cfg.random_config(arch, str(study_dir))
     if search_cfg is None:
         return  # the main search ran only baselines: random search has no trial of its own
     search_cfg = at_search_rate(search_cfg, study_dir / arch)  # the shared baselines are the same runs
-    sub = random_dir(study_dir, arch)
-    if (sub / SEARCH_CONFIG).is_file():
-        runner.resume(sub, address=address, progress=progress)
-    else:
-        runner.search(search_cfg, address=address, progress=progress)
+    runner.search_or_resume(search_cfg, random_dir(study_dir, arch), address=address, progress=False)
 
 
-def _verify(
-    sub: Path, address: str | None, progress: bool, announce: Callable[[str], None] | None = None
-) -> dict[str, Any] | None:
+def _verify(sub: Path, address: str | None, announce: Callable[[str], None] | None) -> dict[str, Any] | None:
     """Verify `sub` as its study says (`study_files.verify_options`: idempotent, finished verify
     records are reused) and return the verdict as a dict; `announce` receives the seed plan once
     the pilot has set it."""
@@ -260,7 +212,7 @@ def _verify(
     options = verify_options(sub)
     if options is None:
         raise RuntimeError(f"{sub} is not an architecture's folder of a study")
-    result = verifying.verify(sub, **options, address=address, progress=progress, announce=announce)
+    result = verifying.verify(sub, **options, address=address, progress=False, announce=announce)
     return result.verdicts[0].to_dict() if result.verdicts else None
 
 
@@ -273,12 +225,7 @@ def _exact_profile(sub: Path, text: str) -> dict[str, Any]:
 
 
 def _transfer(
-    cfg: StudyConfig,
-    study_dir: Path,
-    arch: str,
-    profiles: dict[str, dict[str, Any]],
-    address: str | None,
-    progress: bool,
+    cfg: StudyConfig, study_dir: Path, arch: str, profiles: dict[str, dict[str, Any]], address: str | None
 ) -> int:
     """Train `profiles` (label -> ProfileSpec dict: the other architectures' best) and cosine on
     `arch`, seed-paired; only the (profile, seed) pairs without a finished record. Returns how
@@ -304,5 +251,5 @@ def _transfer(
         for s in transfer_seeds(cfg)
         if (text, s) not in done
     ]
-    run_fixed(sub, search_cfg, items, kind=TRANSFER_KIND, address=address, progress=progress)
+    run_fixed(sub, search_cfg, items, kind=TRANSFER_KIND, address=address, progress=False)
     return len(items)

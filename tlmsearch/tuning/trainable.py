@@ -1,34 +1,18 @@
 """The function Ray Tune runs in each trial: one real training run of one width profile.
 
-The trial's Tune config holds its `TrialSpec` under `SPEC` (`tlmsearch.configs.trial`), built by
-the driver (`tuning.specs.with_spec`): the exact model (vocabulary set), TrainConfig (seed,
-threads, device, a calibration trial's rate), DataConfig and budget. The worker trains exactly
-that spec and resolves nothing itself: no search config crosses Ray. Beside the spec, the
-config holds the trial's small identity keys (`profile`, `number`, `baseline`, `seed`, the
-Optuna params, ...), read by Tune, Optuna, the scheduler and the checkpoints.
+The trial's Tune config holds its `TrialSpec` under `SPEC`, resolved on the driver
+(`tuning.specs.with_spec`): the worker trains exactly that and resolves nothing itself. Beside
+it, the config holds the trial's small identity keys (`profile`, `number`, `baseline`, `seed`,
+the Optuna params), read by Tune, Optuna, the scheduler and the checkpoints.
 
-Every evaluation of `tlmsearch.train` is forwarded to `ray.tune.report`: flat metrics for the
-scheduler and the searcher (`step`, the objectives, the parameter counts, the placement) and,
-in one key (`OUTCOME`), the trial's `TrialOutcome` so far (status, curve, final metrics, node,
-devices, resources), which the driver reads back typed and turns into the record
-(`recorder.record_of`) with the spec. The trainer's checkpoint goes with the report whenever it
-wrote a new one (every evaluation by default; `train.checkpoint_interval` spaces them out for
-big models), so an interrupted trial resumes from its last checkpoint. Each checkpoint also
-holds the trial's identity (`checkpoints.TRIAL_FILE`), by which a resumed search finds it again;
-a trial whose config names a checkpoint (`checkpoints.RESTORE`: an earlier session's, of the
-same trial) starts from that one.
-
-When an objective is `train_speed` or `infer_speed`, the spec carries the uniform reference
-model (the uniform profile at the search's base width, the middle one in a budget sweep), and
-the final evaluation also carries a micro-benchmark of the trial's model interleaved with it on
-this worker (`speed_metrics`, `tlmsearch.costs.throughput`): a trial stopped early has none,
-and is PRUNED.
-
-A trial whose training raises (divergence, a bad shape, anything), or whose spec could not be
-resolved (`TrialSpec.error`: a profile the budget cannot hold, a space that failed to sample),
-reports `failed=1` and the reason and then ends normally: the search goes on, the driver
-records the failure, and Ray's retries (`max_failures`) stay reserved for infrastructure
-failures (a dead worker).
+Every evaluation goes to `ray.tune.report`: flat metrics for the scheduler and the searcher,
+and under `OUTCOME` the `TrialOutcome` so far, which the driver turns into the record with the
+spec (`recorder.record_of`). A new checkpoint of the trainer goes with the report, with the
+trial's identity (`checkpoints.TRIAL_FILE`) by which a resume finds it; a config naming an
+earlier session's checkpoint (`RESTORE`) starts from it. With a speed objective the final
+evaluation adds a micro-benchmark against the uniform reference the spec carries. A trial
+whose training raises, or whose spec could not be resolved, reports `failed=1` and its reason
+and ends normally: Ray's retries (`max_failures`) stay for dead workers.
 """
 
 from __future__ import annotations
@@ -45,13 +29,13 @@ from typing import Any
 from tlmsearch.configs.base import ModelConfig, TrainConfig, trial_length_text, with_tokens_per_param
 from tlmsearch.configs.resolve import sweep_widths, trial_shape
 from tlmsearch.configs.search import OBJECTIVE_METRICS, SearchConfig
-from tlmsearch.configs.trial import OUTCOME, SPEC, TrialOutcome, TrialSpec
+from tlmsearch.configs.trial import OUTCOME, RESTORE, SPEC, TrialOutcome, TrialSpec
 from tlmsearch.configs.trial import trial_train_config as trial_train_config  # the driver's, re-exported
 from tlmsearch.costs.throughput import ThroughputConfig, trial_metrics
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import count_params
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.tuning.checkpoints import CURVE_FILE, RESTORE, TRIAL_FILE, identity_config
+from tlmsearch.tuning.checkpoints import CURVE_FILE, TRIAL_FILE, identity_config
 
 PROGRESS_DIR = "progress"  # in the driver's scratch folder: one `<trial id>.json` per running trial
 PROGRESS_EVERY_S = 5.0  # a trial writes its step at most this often

@@ -1,16 +1,9 @@
-"""The trial storage of a run, and the checks that it can hold a search before any trial starts.
-
-A run's trial storage (see `tlmsearch.configs.storage`) is its run directory, or the run's folder below
-`SearchConfig.storage`. Before Ray starts, `check_writable` writes and deletes a marker file
-there (a path below a file, a read-only mount, an unknown bucket: one line, exit 2). On a Ray
-cluster, `check_shared` then proves that every alive node sees the same place: the driver writes
-a marker file, a task pinned to each node reads it and writes one of its own, and the driver
-reads those back, with a timeout. A node that cannot see the driver's file (a path that exists
-only on the head) or whose file the driver cannot see is named in one line, before any trial
-starts, instead of trials failing on that node one by one.
-
-The per-node part is a plain function (`probe_marker`) run by a `NodeRunner`: Ray tasks in
-`ray_node_runner`, anything else in tests.
+"""The trial storage of a run (`configs.storage`: the run directory, or the run's folder below
+`SearchConfig.storage`), checked before any trial starts: `check_writable` writes and deletes a
+marker there; on a Ray cluster `check_shared` proves every alive node sees the same place (the
+driver writes a marker, a task pinned to each node reads it and writes its own, the driver reads
+those back, with a timeout), naming in one line a node that cannot. The per-node part
+(`probe_marker`) runs through a `NodeRunner`: Ray tasks in `ray_node_runner`, anything in tests.
 """
 
 from __future__ import annotations
@@ -172,9 +165,3 @@ def ray_node_runner(probe: Callable[..., str], args: tuple[Any, ...], timeout_s:
         except Exception as exc:  # noqa: BLE001 - the task itself failed on that node
             out[label] = f"the check failed there ({type(exc).__name__}: {_first_line(exc)})"
     return out
-
-
-def alive_nodes() -> int:
-    import ray
-
-    return sum(bool(n.get("Alive")) for n in ray.nodes())

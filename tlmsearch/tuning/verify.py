@@ -190,40 +190,23 @@ def verify(
 ) -> VerifyResult:
     """Re-train the top-k profiles and the baselines with fresh seeds; return the verdicts.
 
-    `seeds="auto"` (default): a pilot of `pilot_seeds` seeds measures the paired spread, the
-    planner (`analysis.pilot.plan_from_pilot`) picks the number of fresh seeds that decides
-    (pilot + fresh <= `max_seeds`), the plan is announced with its cost estimated from the
-    pilot's wall time, the fresh seeds are trained and decide once; the pilot never enters the
-    decision. `seeds=N`: a fixed plan of N seeds that all decide.
+    `seeds="auto"`: a pilot of `pilot_seeds` seeds measures the paired spread, the planner
+    (`analysis.pilot.plan_from_pilot`) picks how many fresh seeds decide (pilot + fresh <=
+    `max_seeds`) and the plan is announced with its cost before they train; the pilot never
+    decides. `seeds=N`: N seeds that all decide. `looks=K`: group-sequential
+    (`analysis.sequential`, `tuning.verify_sequential`): the deciding seeds train in K stages
+    with `spending` alpha spending, and decided candidates stop training.
 
-    `study` is a `Study` or a run directory. `steps` overrides the full-fidelity step count;
-    `train`/`data` override single fields of the search's training and data settings (see
-    `retrain_config`). Finished verify records are reused only when trained the same way.
-    `margin` (old name `threshold`) and `alpha` (or `confidence` = 1 - alpha) decide the verdict.
-    `announce` receives the plan's text before the fresh seeds train (default: print it when
-    `progress`). `controls`: the profiles re-trained beside cosine and uniform (ProfileSpec texts;
-    default `analysis.plan.CONTROLS`; a study adds the paper's early/middle/late groups).
-    `named_controls`: more controls by name (name -> ProfileSpec dict), recorded under that name,
-    e.g. {"random-best": ...}, the best profile of a random-search companion.
-    `storage`: where the re-trainings' checkpoints go (a shared path or object-store URI; default:
-    the search's `storage`, "" = the run directory). `keep_checkpoints`: keep each re-training's
-    checkpoints after it ends (default: the search's setting; `tuning.checkpoints`). Every bad
-    option is refused before anything trains.
-
-    `looks=K`: group-sequential (`analysis.sequential`): the deciding seeds train in K stages
-    (all N with `seeds=N`; with "auto", the N the sequential planner asks for after the pilot, at
-    most `max_seeds` with the pilot), each candidate's tests are decided after every stage with
-    `spending` ("obf": O'Brien-Fleming-type, or "pocock") alpha spending and Holm, and the
-    candidates decided (and all, once one is shown better) stop training.
-
-    `rate_check=N` (0 or "off": none, the default): once decided, cosine and each verdict's best
-    candidate are re-trained at half and twice the rate on N paired seeds and each verdict's
-    result is classed "holds" across rates, "rate_sensitive" or "undecided"
-    (`tuning.rate_check`, `analysis.rate_check`; records of kind "ratecheck").
-
-    `pack` ("off": each trial alone, the default; "on"; "auto": where bench_pack measured packs
-    faster, `pack.auto`): the verification's trials of one shape train side by side in packs
-    (`tuning.pack_trials`), each member still one record, as trained alone up to float rounding.
+    `study`: a `Study` or a run directory. `steps`, `train`, `data`: see `retrain_config`;
+    finished verify records are reused only when trained the same way. `margin` (old name
+    `threshold`) and `alpha` (or `confidence`) decide the verdict. `announce` receives the plan
+    lines (default: printed with `progress`). `controls` (ProfileSpec texts) and
+    `named_controls` (name -> ProfileSpec dict, e.g. "random-best") are re-trained beside
+    cosine and uniform. `storage`, `keep_checkpoints`: the re-trainings' trial storage and
+    checkpoints (default: the search's). `rate_check=N`: cosine and each verdict's best
+    candidate re-trained at half and twice the rate on N paired seeds (`tuning.rate_check`).
+    `pack` ("off", "on", "auto"): trials of one shape trained side by side (`tuning.pack_trials`).
+    Every bad option is refused before anything trains.
     """
     if not isinstance(study, Study | str | Path) or isinstance(study, str) and not study.strip():
         raise UserError(
@@ -254,6 +237,8 @@ def verify(
     )
 
     device = trial_device_kind(cfg)
+    say = announce or (lambda text: print(text, flush=True))  # the plan lines: to `announce`, else printed
+    tell = say if announce is not None or progress else None  # those printed only with `progress`
 
     def reusable(r: TrialRecord) -> bool:
         return same_training(r, wanted_train, wanted_data, overridden, device)
@@ -282,7 +267,6 @@ def verify(
                 then = f"then {lo}-{hi} runs of the fresh seeds the planner asks for (2-{hi // profiles} a profile)"
             announce_plan(fixed_line, address, cfg, len(items), what, then=then, out=announce)
         t0 = time.monotonic()
-        say = announce if announce is not None else (lambda text: print(text, flush=True))
         new = run_trials(study.run_dir, cfg, items, "verify", pack=pack, address=address, progress=progress, say=say)
         return planned, new, time.monotonic() - t0
 
@@ -339,15 +323,12 @@ def verify(
             result.verdicts,
             result.seeds,
             rate_seeds,
-            train=wanted_train,
-            data=wanted_data,
-            overridden=overridden,
-            device=device,
+            same=lambda r, lr: same_training(r, {**wanted_train, "lr": lr}, wanted_data, overridden, device),
             alpha=alpha,
             lr_given="lr" in (train or {}),
             address=address,
             progress=progress,
-            say=announce if announce is not None else (lambda text: print(text, flush=True)) if progress else None,
+            say=tell,
         )
         return replace(result, rate_check=checks)
 
@@ -370,7 +351,7 @@ def verify(
             mine=mine,
             record_plan=record_plan,
             want=wanted.update,
-            say=announce if announce is not None else (lambda text: print(text, flush=True)) if progress else None,
+            say=tell,
         )
         result = VerifyResult(
             Path(study.run_dir), seq.planned, seq.new, seq.verdicts, seq.seeds, seq.pilot, None, seq.summary
@@ -401,10 +382,8 @@ def verify(
             f"{estimate_text(runs, len(new), wall, statistics.fmean(times) if times else 0.0)}"
         )
         record_plan(pilot, decide_on, seed_plan, False)
-        if announce is not None:
-            announce(text)
-        elif progress:
-            print(text, flush=True)
+        if tell is not None:
+            tell(text)
         more, fresh, _ = train_seeds(decide_on)
         planned, new = planned + more, new + fresh
         wanted |= {p.label for p in more}

@@ -281,9 +281,10 @@ def test_a_search_where_every_trial_failed_exits_with_the_documented_code(capsys
 def test_resume_of_damaged_records_is_one_line_before_ray(
     damage: str, words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from record_fakes import build_record
+
     from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.tuning import SearchConfig, runner
-    from tlmsearch.tuning.recorder import build_record
 
     def no_ray(*args: object, **kwargs: object) -> None:
         raise AssertionError("Ray started for a damaged trials.jsonl")

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from record_fakes import build_record
 
 from tlmsearch.cli import main
 from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.rundir.records import RecordLog
 from tlmsearch.tuning import SearchConfig
-from tlmsearch.tuning.recorder import build_record
 
 CFG = SearchConfig(
     name="r", preset="tiny", model={"n_layers": 4}, trials=6, space="families", scheduler="none", noise_seeds=0,
@@ -100,16 +100,18 @@ def test_resume_of_a_search_where_every_trial_failed_exits_3_without_starting_ra
 def test_live_line_names_trials_as_status_does_and_shows_steps_inside_trials(tmp_path: Path) -> None:
     from tlmsearch.cli.status import status_dict
     from tlmsearch.rundir.study import load
-    from tlmsearch.tuning.progress import summary_line, trial_name
+    from tlmsearch.tuning.progress import running_from, summary_line, trial_name
 
     run = _run_dir(tmp_path, "sampled", 2)
     records = load(run).records
-    line = summary_line("demo", records, 6, 2, 65.0, steps=[40, 20], max_steps=60)
-    assert "2/6 ended: 2 complete, 0 stopped, 0 failed | 2 running, at steps 20 and 40 of 60 | " in line
+    trials = [running_from("t5 knots", None, 40, 60), running_from("t6 uniform", None, 20, 60)]
+    line = summary_line("demo", records, 6, 2, 65.0, trials=trials)
+    running = "2 running: t5 knots step 40/60; t6 uniform step 20/60"
+    assert f"2/6 ended: 2 complete, 0 stopped, 0 failed | {running} | " in line
     best = status_dict(load(run))["best"][0]
     assert line.endswith(f"best val_loss 3.0000 ({best['trial_id']} {best['baseline']})")
     assert trial_name(records[0]) == f"{records[0].trial_id} uniform"
-    assert summary_line("demo", [], 6, 1, 1.0, steps=[10]).endswith("1 running, at step 10")
+    assert summary_line("demo", [], 6, 1, 1.0).endswith("1 running")
 
 
 def test_scratch_folders_of_dead_drivers_are_swept(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from record_fakes import build_record
 
 from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.resolve import trial_shape
@@ -16,7 +17,6 @@ from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.lock import run_lock
 from tlmsearch.rundir.records import RecordLog, damage_note, read_records, read_records_checked
 from tlmsearch.tuning import SearchConfig
-from tlmsearch.tuning.recorder import build_record
 
 CFG = SearchConfig(
     name="r", preset="tiny", model={"n_layers": 4}, trials=4,

@@ -8,13 +8,13 @@ import random
 from pathlib import Path
 
 import pytest
+from record_fakes import build_record
 
 from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.errors import UserError
 from tlmsearch.rundir.records import RecordLog
 from tlmsearch.tuning import SearchConfig, Study, TrialRecord, load, read_records
 from tlmsearch.tuning.progress import summary_line
-from tlmsearch.tuning.recorder import build_record
 
 CFG = SearchConfig(
     name="r", preset="tiny", model={"n_layers": 4}, trials=8, objectives=("val_loss", "params"),
@@ -142,6 +142,7 @@ def test_progress_of_fixed_trials_counts_only_this_session() -> None:
     from tlmsearch.tuning.progress import ProgressView
 
     class Writer:
+        cfg = CFG
         written: list = []
 
         def all_records(self) -> list:

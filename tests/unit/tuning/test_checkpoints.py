@@ -127,8 +127,9 @@ def _checkpoint(tune: Path, tid: str, index: int, config: dict, step: int, whole
 
 
 def test_a_resume_finds_each_unfinished_trial_by_its_identity_at_its_furthest_checkpoint(tmp_path: Path) -> None:
+    from record_fakes import build_record
+
     from tlmsearch.tuning.checkpoints import interrupted_trials
-    from tlmsearch.tuning.recorder import build_record
 
     tune = tmp_path / "tune"
     _checkpoint(tune, "a", 0, {"profile": "uniform", "baseline": "uniform", "number": 0}, 10)  # recorded (by id)

@@ -29,7 +29,6 @@ def test_plain_lines_at_least_once_a_minute_with_steps_speed_and_eta(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(TRIAL_TMP_ENV, str(tmp_path))
-    monkeypatch.setattr(progress_module, "ENABLED", True)
     path = progress_file("7a3c_00005")
     assert path is not None
     write_progress(path, 57, 120, 0.5, 2048)  # what the trial's step callback writes
@@ -57,8 +56,7 @@ def test_plain_lines_at_least_once_a_minute_with_steps_speed_and_eta(
     assert "2 running: 7a3c_00005 knots step 57/120 4,096 tok/s ETA 32s; 7a3c_00006 uniform step 40/120" in last
 
 
-def test_a_short_interval_prints_more_often(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(progress_module, "ENABLED", True)
+def test_a_short_interval_prints_more_often() -> None:
     now = [0.0]
     out = io.StringIO()
     view = ProgressView("demo", 2, FakeWriter(), stream=out, interval=2.0, clock=lambda: now[0])  # type: ignore[arg-type]
@@ -113,7 +111,6 @@ def test_a_terminal_line_fits_its_width(width: int) -> None:
 
 
 def test_on_a_terminal_the_line_is_rewritten_in_place_within_the_width(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(progress_module, "ENABLED", True)
     monkeypatch.setattr(
         progress_module.shutil, "get_terminal_size", lambda fallback=(80, 24): __import__("os").terminal_size((80, 24))
     )
@@ -138,7 +135,6 @@ def test_on_a_terminal_the_line_is_rewritten_in_place_within_the_width(monkeypat
 
 
 def test_trials_that_have_a_record_are_not_shown_running(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(progress_module, "ENABLED", True)
     out = io.StringIO()
     writer = FakeWriter()
     view = ProgressView("demo", 2, writer, stream=out)  # type: ignore[arg-type]

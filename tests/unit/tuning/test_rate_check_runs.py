@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from analysis_fakes import record, write_run
 
+from tlmsearch.analysis.plan import same_training
 from tlmsearch.analysis.verdicts import verdicts
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.rundir.layout import VERIFY
@@ -71,9 +72,11 @@ def _run(tmp_path: Path, verify_seeds: range) -> tuple[Path, list]:
 
 def _check(run: Path, vs: list, decided: list[int], n: int) -> list:
     cfg = SearchConfig(preset="tiny", model={"n_layers": 4}, train=SearchConfig().train.replace(lr=BASE, steps=40))
-    return run_rate_check(
-        run, cfg, vs, decided, n, train=TRAIN, data={}, overridden=False, device=None, alpha=0.05, progress=False
-    )
+
+    def same(r: TrialRecord, lr: float) -> bool:
+        return same_training(r, {**TRAIN, "lr": lr}, {}, False, None)
+
+    return run_rate_check(run, cfg, vs, decided, n, same=same, alpha=0.05, progress=False)
 
 
 def test_rate_seeds_are_the_deciding_seeds_then_the_next_ones() -> None:
