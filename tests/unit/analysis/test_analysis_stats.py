@@ -29,6 +29,7 @@ from tlmsearch.errors import ConfigError
 # ----------------------------------------------------------------------------- t distribution
 
 
+@pytest.mark.slow
 def test_t_quantile_known_values() -> None:
     # textbook table values (the quantiles come from scipy.stats.t)
     assert t_quantile(0.975, 1) == pytest.approx(12.706, abs=1e-3)

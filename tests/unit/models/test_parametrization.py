@@ -168,6 +168,7 @@ def test_standard_reproduces_the_trainer_before_the_option_bit_for_bit() -> None
     assert now.metrics["train_loss"] == before.metrics["train_loss"]
 
 
+@pytest.mark.slow
 def test_uniform_profile_trains_identically_under_both() -> None:
     """base_width = the mean width, so the uniform model has every multiplier 1: nothing changes."""
     assert lr_scales(build_model(mcfg(UNIFORM), seed=0, parametrization="width")) == {}
@@ -265,6 +266,7 @@ def test_resume_under_width_gives_the_uninterrupted_result(tmp_path: Path) -> No
         train(mcfg(COSINE), quick(), PYDOC, checkpoint_dir=tmp_path)
 
 
+@pytest.mark.slow
 def test_a_checkpoint_from_before_the_option_resumes_as_standard(tmp_path: Path) -> None:
     full = train(mcfg(COSINE), quick(), PYDOC)
     with pytest.raises(_Stop):
