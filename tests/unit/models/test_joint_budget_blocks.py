@@ -70,13 +70,16 @@ class JointSampler:
     def units(self, options: list[Option]) -> int | None:
         """N = Σ a_l k_l the MLPs must make, or None when it is not whole, out of range or not a
         multiple of the weights' gcd."""
-        rest = self.mlp_target - sum(self.delta[o] for o in options)
-        b, d_h = self.budget, self.uniform.head_dim
+        weights = [w // self.uniform.head_dim for w, _, _ in options]
+        return self._units(sum(self.delta[o] for o in options), sum(weights), math.gcd(*weights))
+
+    def _units(self, delta: int, weight: int, gcd: int) -> int | None:
+        """`units` from the options' summed delta, summed weights and the weights' gcd."""
+        rest, b = self.mlp_target - delta, self.budget
         if rest % self.step:
             return None
-        n, weights = rest // self.step, [w // d_h for w, _, _ in options]
-        lo, hi = b.lo // b.multiple_of, b.hi // b.multiple_of
-        return n if sum(weights) * lo <= n <= sum(weights) * hi and n % math.gcd(*weights) == 0 else None
+        n, lo, hi = rest // self.step, b.lo // b.multiple_of, b.hi // b.multiple_of
+        return n if weight * lo <= n <= weight * hi and n % gcd == 0 else None
 
     def draw(self) -> list[Option]:
         d_h, layers = self.uniform.head_dim, self.uniform.n_layers
@@ -89,7 +92,15 @@ class JointSampler:
                     g = self.rng.choice(_divisors(h))
                 options.append((w, h, g))
             r = self.rng.randrange(layers)
-            ok = [o for o in self.options if self.units(options[:r] + [o] + options[r + 1 :]) is not None]
+            # the other layers' sums once, then each option for layer r (as `units` of the whole)
+            others = options[:r] + options[r + 1 :]
+            delta, weights = sum(self.delta[o] for o in others), [w // d_h for w, _, _ in others]
+            weight, gcd = sum(weights), math.gcd(*weights)
+            ok = [
+                o
+                for o in self.options
+                if self._units(delta + self.delta[o], weight + o[0] // d_h, math.gcd(gcd, o[0] // d_h)) is not None
+            ]
             if ok:
                 options[r] = self.rng.choice(ok)
                 return options
