@@ -182,6 +182,7 @@ def test_lr_schedules() -> None:
     assert lr_at(99, const) == 1.0
 
 
+@pytest.mark.slow
 def test_grad_accum_matches_a_larger_batch() -> None:
     a = train(tiny(), quick(steps=10, batch_size=8, grad_accum=2), PYDOC)
     b = train(tiny(), quick(steps=10, batch_size=16, grad_accum=1), PYDOC)
@@ -242,6 +243,7 @@ def test_batched_finiteness_check_finds_the_first_bad_step() -> None:
         _Run._check_finite(run, 1, 4)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_init_mode_draws_other_weights_from_the_same_seed() -> None:
     keyed = train(tiny(), quick(steps=10), PYDOC)
     stream = train(tiny(), quick(steps=10, init="stream"), PYDOC)

@@ -137,6 +137,7 @@ def test_power_and_seeds_at_a_three_percent_gain() -> None:
     assert s.seeds_per_profile < 0.6 * 40  # a clear gain stops the study early
 
 
+@pytest.mark.slow
 def test_plan_max_seeds_reaches_its_power() -> None:
     n = sim.plan_max_seeds(0.02, 2, 4, power=0.8, n_studies=1000, cap=200)
     assert 4 <= n < 200

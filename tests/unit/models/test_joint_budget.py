@@ -137,6 +137,7 @@ def test_option_variants_too(preset_name: str, variant: str) -> None:
     _check_samples(p.model_config(arch, options=options), p.budget(), 1_000, seed=7, build=1)
 
 
+@pytest.mark.slow
 def test_a_bounded_budget_keeps_its_bounds() -> None:
     p = preset("cpu-xs")
     budget = p.budget(min_width=96, max_width=320)
@@ -223,6 +224,7 @@ def test_the_reference_must_be_the_uniform_model() -> None:
 # ----------------------------------------------------------------------------- projection onto a total
 
 
+@pytest.mark.slow
 def test_project_to_total_is_project_to_budget_at_the_budget_total() -> None:
     rng = random.Random(0)
     for _ in range(500):

@@ -154,6 +154,7 @@ train_fields = st.sampled_from(
 
 @settings(max_examples=300, deadline=None)
 @given(values=st.dictionaries(train_fields, numbers | st.text(max_size=4) | st.lists(numbers, max_size=3)))
+@pytest.mark.slow
 def test_train_config_accepts_only_finite_bounded_values(values: dict[str, object]) -> None:
     try:
         cfg = TrainConfig.from_dict(values)
