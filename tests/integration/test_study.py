@@ -233,33 +233,26 @@ def _phase_reached(run: Path, phase: str) -> bool:
     return any(r.kind in kinds for r in read_records(sub))
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    ("phase", "how"),
-    [
-        ("transformer/search", "SIGKILL"),
-        ("gated_attention/verify", "SIGKILL"),
-        ("transfer/transformer", "SIGKILL"),
-        ("gated_attention/search", "SIGTERM"),  # beside transformer/verify: both Tuners stop and save
-    ],
+# each stop lands in the next phase of the same study: the study itself, then each resume of it
+# (a study and its resume run the same phases through the same code: `tlmsearch resume` of a
+# study re-enters it), so four stops cost one study and five starts, not four studies
+STOPS = (
+    ("transformer/search", "SIGKILL"),
+    ("gated_attention/search", "SIGTERM"),  # beside transformer/verify: both Tuners stop and save
+    ("gated_attention/verify", "SIGKILL"),
+    ("transfer/transformer", "SIGKILL"),
 )
-def test_study_killed_in_a_phase_resumes_to_the_same_records(
-    reference: Path, tmp_path: Path, phase: str, how: str
-) -> None:
-    """SIGKILL the whole `tlmsearch study` process group (or SIGTERM the driver: a graceful stop
-    of every running phase) once `phase` has recorded a trial, then `tlmsearch resume`: the
-    records equal the uninterrupted study's (same trials, same losses: training is
-    deterministic), none lost, none twice, and none written before the kill changed."""
+
+
+def _stop_in_phase(cmd: list[str], run: Path, phase: str, how: str) -> str:
+    """Run `cmd` until `phase` has recorded a trial, then SIGKILL its whole process group (or
+    SIGTERM the driver: a graceful stop of every running phase); the phase's status when stopped."""
     import os
     import signal
     import subprocess
-    import sys
     import time
 
-    tiny(tmp_path).save(tmp_path / "study-config.yaml")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    cmd = [sys.executable, "-m", "tlmsearch", "study", "--config", str(tmp_path / "study-config.yaml"), "--quiet"]
-    run = tmp_path / "st"
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
         deadline = time.time() + 400
@@ -267,6 +260,7 @@ def test_study_killed_in_a_phase_resumes_to_the_same_records(
             assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
             assert time.time() < deadline, f"phase {phase} not reached in time"
             time.sleep(0.2)
+        status = json.loads((run / "study_state.json").read_text())["phases"][phase]["status"]
         if how == "SIGKILL":
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=60)
@@ -278,18 +272,40 @@ def test_study_killed_in_a_phase_resumes_to_the_same_records(
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    before = _losses(run)
-    done = subprocess.run(
-        [sys.executable, "-m", "tlmsearch", "resume", str(run), "--quiet"], env=env, capture_output=True, timeout=600
-    )
+    return str(status)
+
+
+@pytest.mark.slow
+def test_study_stopped_in_each_phase_resumes_to_the_same_records(reference: Path, tmp_path: Path) -> None:
+    """SIGKILL the whole `tlmsearch study` process group once its first search has recorded a
+    trial; SIGTERM the resume once the second search has (both Tuners stop and save); SIGKILL the
+    next resume in the second verification and the next in a transfer; then `tlmsearch resume`
+    to the end: the records equal the uninterrupted study's (same trials, same losses: training
+    is deterministic), none lost, none twice, and none written before any stop changed."""
+    import subprocess
+    import sys
+
+    tiny(tmp_path).save(tmp_path / "study-config.yaml")
+    run = tmp_path / "st"
+    study_cmd = [sys.executable, "-m", "tlmsearch", "study", "--config", str(tmp_path / "study-config.yaml"), "--quiet"]
+    resume_cmd = [sys.executable, "-m", "tlmsearch", "resume", str(run), "--quiet"]
+    befores, statuses = [], []
+    for i, (phase, how) in enumerate(STOPS):
+        statuses.append(_stop_in_phase(study_cmd if i == 0 else resume_cmd, run, phase, how))
+        befores.append(_losses(run))
+        assert max(_trial_keys(run).values()) == 1, phase  # nothing twice, stop after stop
+    assert len(befores[-1]) > len(befores[0]) > 0, statuses  # each stop came later in the study
+    done = subprocess.run(resume_cmd, capture_output=True, timeout=600)
     assert done.returncode == 0, done.stderr.decode()[-3000:]
     keys = _trial_keys(run)
     assert max(keys.values()) == 1  # nothing twice
     assert keys == _trial_keys(reference / "st")  # nothing lost
     after = _losses(run)
     assert after == _losses(reference / "st")
-    assert all(after[k] == v for k, v in before.items())
+    for (phase, _), before in zip(STOPS, befores, strict=True):
+        assert all(after[k] == v for k, v in before.items()), phase
     assert (
         json.loads((run / "summary.json").read_text())["answer"]
         == json.loads((reference / "st" / "summary.json").read_text())["answer"]
     )
+    print(f"phase status at each stop: {statuses}")

@@ -29,6 +29,7 @@ def _importable(monkeypatch: pytest.MonkeyPatch) -> None:
     torch.set_num_threads(1)
 
 
+@pytest.mark.slow
 def test_one_registry_line_makes_a_family(monkeypatch: pytest.MonkeyPatch) -> None:
     from tests.unit.models.test_flops import counted_flops_per_token
 
@@ -55,6 +56,7 @@ def test_unregistered_names_and_bad_paths_are_config_errors() -> None:
             preset("tiny").model_config(bad)
 
 
+@pytest.mark.slow
 def test_a_fresh_process_finds_the_toy_from_a_saved_search_config(tmp_path: Path) -> None:
     """What a Ray trial worker does, without Ray: a new interpreter that registered nothing
     reads the saved search config (its `arch` is the import path) and counts the model."""

@@ -65,6 +65,7 @@ def test_pilot_spread_ignores_seeds_outside_the_pilot() -> None:
     assert pilot_spread(verify_records(PILOT) + later, [1, 2, 3]) == base
 
 
+@pytest.mark.slow
 def test_plan_from_pilot_is_plan_seeds_on_the_pilot_spread_and_decides_on_fresh_seeds() -> None:
     records = search_records() + verify_records(PILOT)
     plan, spread = plan_from_pilot(records, [1, 2, 3], margin=0.01, alpha=0.05, max_seeds=20)
@@ -161,6 +162,7 @@ def _decided_losses() -> dict[str, dict[int, float]]:
     return losses
 
 
+@pytest.mark.slow
 def test_an_unfinished_verify_gives_no_verdict_anywhere(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Killed after its pilot and half of its deciding runs (or during the pilot), a verify has no
     verdict in the summary, the report, the API or a study: one would decide on the pilot's seeds

@@ -83,6 +83,7 @@ def test_openelm_two_layers_and_forced_divisor() -> None:
     assert make_divisible(100.0, 64) == 128 and make_divisible(90.0, 64) == 128
 
 
+@pytest.mark.slow
 def test_gemma3n_export_loads_in_transformers() -> None:
     transformers = pytest.importorskip("transformers")
     ex = export(_model(WIDTHS), "gemma3n")

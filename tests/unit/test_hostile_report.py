@@ -100,6 +100,7 @@ def test_report_refuses_a_damaged_study_and_keeps_its_last_report(
 
 @needs_reference
 @pytest.mark.parametrize("case", ["folder gone", "folder is a file", "records emptied"])
+@pytest.mark.slow
 def test_status_says_a_study_is_damaged(tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str) -> None:
     study = _copy(tmp_path)
     damage, where, says = DAMAGE[case]
@@ -118,6 +119,7 @@ def test_status_says_a_study_is_damaged(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 @needs_reference
+@pytest.mark.slow
 def test_the_healthy_reference_study_has_no_damage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     study = _copy(tmp_path)
     assert study_damage(study) == []
@@ -127,6 +129,7 @@ def test_the_healthy_reference_study_has_no_damage(tmp_path: Path, capsys: pytes
 
 
 @needs_reference
+@pytest.mark.slow
 def test_a_study_still_running_is_not_damaged_its_later_architectures_have_no_verdict_yet(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -33,6 +33,7 @@ def _limited(limit_bytes: int) -> None:  # in the child: a runaway allocation fa
         (["plan", "--vocab", "1000000000000"], ["vocab_size"]),
     ],
 )
+@pytest.mark.slow
 def test_plan_refuses_a_shape_out_of_bounds_before_building_its_widths(argv: list[str], words: list[str]) -> None:
     # a child process with 2 GiB of address space: `(w,) * 1e9` (8 GB) ends in MemoryError there
     done = subprocess.run(

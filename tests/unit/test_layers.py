@@ -57,6 +57,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 import tlmsearch
 
 ROOT = Path(tlmsearch.__file__).resolve().parent
@@ -388,6 +390,7 @@ def test_it_sees_every_module() -> None:
     assert sum(map(len, graph.edges.values())) > 3 * MIN_MODULES  # it reads the imports too
 
 
+@pytest.mark.slow
 def test_every_package_has_a_layer_and_every_layer_a_package() -> None:
     assert unplaced_packages(ROOT) == ([], [])
 
@@ -431,6 +434,7 @@ def _append(path: Path, text: str) -> None:
     path.write_text(path.read_text() + "\n" + text + "\n")
 
 
+@pytest.mark.slow
 def test_a_planted_cycle_is_caught(tmp_path: Path) -> None:
     """errors, the bottom of every layer, imports the search runner: a cycle and an upward edge."""
     root = _copy(tmp_path)
@@ -443,6 +447,7 @@ def test_a_planted_cycle_is_caught(tmp_path: Path) -> None:
     assert "tlmsearch.errors -> tlmsearch.tuning.runner" in upward_edges(edges)
 
 
+@pytest.mark.slow
 def test_a_cycle_through_function_level_and_type_only_imports_is_caught(tmp_path: Path) -> None:
     root = _copy(tmp_path)
     (root / "planted_a.py").write_text(
@@ -457,6 +462,7 @@ def test_a_cycle_through_function_level_and_type_only_imports_is_caught(tmp_path
     ]
 
 
+@pytest.mark.slow
 def test_unexplained_and_untrue_lazy_imports_are_caught(tmp_path: Path) -> None:
     root = _copy(tmp_path)
     (root / "profiles" / "planted.py").write_text(
@@ -482,6 +488,7 @@ def test_unexplained_and_untrue_lazy_imports_are_caught(tmp_path: Path) -> None:
     assert "should read 'heavy (<libraries>)'" in found[4]
 
 
+@pytest.mark.slow
 def test_a_name_served_by_a_lazy_getattr_counts_as_its_module(tmp_path: Path) -> None:
     """`from tlmsearch.models import build_model` loads models.build (and torch) through the
     package's `__getattr__`: at a module's top it makes the module heavy, in a function it is
@@ -505,6 +512,7 @@ def test_the_layers_hold_on_a_made_up_graph() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_the_picture_counts_rooms_and_floors(tmp_path: Path) -> None:
     edges = {
         "tlmsearch.a.x": {"tlmsearch.b.y"}, "tlmsearch.b.y": {"tlmsearch.c"}, "tlmsearch.c": set(),

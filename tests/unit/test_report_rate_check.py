@@ -120,6 +120,7 @@ def test_plot_data_and_markdown_of_a_check_dict() -> None:
     assert "| 0.002 | base | 0 | - |" in "\n".join(md) and rate_check_markdown(None) == []
 
 
+@pytest.mark.slow
 def test_a_study_reports_each_architectures_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from tlmsearch.configs.base import DataConfig
     from tlmsearch.configs.study import StudyConfig

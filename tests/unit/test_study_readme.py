@@ -136,6 +136,7 @@ def test_a_verification_still_running_has_no_verdict_in_the_study_report(tmp_pat
     not (ROOT / REFERENCE / "summary.json").is_file(),
     reason=f"the reference study is not committed yet ({REFERENCE}/summary.json, issue 17)",
 )
+@pytest.mark.slow
 def test_the_committed_summary_is_what_the_committed_records_give(tmp_path: Path) -> None:
     """summary.json (and so the README's table) is rebuilt from the study's trial records and
     verify plans by today's code: a changed analysis or a hand-edited summary shows here."""

@@ -54,6 +54,7 @@ def test_reports_and_result_shape() -> None:
     assert result.model_config == tiny()
 
 
+@pytest.mark.slow
 def test_same_seed_same_losses_other_seed_differs() -> None:
     a = train(tiny(), quick(seed=7), PYDOC)
     b = train(tiny(), quick(seed=7), PYDOC)
@@ -63,6 +64,7 @@ def test_same_seed_same_losses_other_seed_differs() -> None:
     assert a.metrics["val_loss"] != c.metrics["val_loss"]
 
 
+@pytest.mark.slow
 def test_loss_falls_on_real_text() -> None:
     result = train(tiny(), quick(steps=60, eval_interval=20, lr=3e-3), PYDOC)
     first, last = result.curve[0]["val_loss"], result.curve[-1]["val_loss"]
@@ -81,6 +83,7 @@ def stop_at_20(step: int, metrics: dict[str, float]) -> None:
 
 
 @pytest.mark.parametrize("dtype,accum", [("float32", 1), ("bfloat16", 2)])
+@pytest.mark.slow
 def test_resume_gives_the_uninterrupted_result(tmp_path: Path, dtype: str, accum: int) -> None:
     cfg = quick(dtype=dtype, grad_accum=accum, batch_size=4)
     full = train(tiny(), cfg, PYDOC)
@@ -97,6 +100,7 @@ def test_resume_gives_the_uninterrupted_result(tmp_path: Path, dtype: str, accum
     assert [c["val_loss"] for c in resumed.curve] == [c["val_loss"] for c in full.curve]
 
 
+@pytest.mark.slow
 def test_checkpoint_interval_between_evaluations(tmp_path: Path) -> None:
     cfg = quick(checkpoint_interval=7)
     full = train(tiny(), cfg, PYDOC)
@@ -127,6 +131,7 @@ def test_bits_per_byte_agree_with_loss_bytes() -> None:
     assert m["val_ppl"] == pytest.approx(math.exp(m["val_loss"]))
 
 
+@pytest.mark.slow
 def test_bits_per_byte_with_bpe_counts_bytes() -> None:
     data_cfg = DataConfig(corpus="pydoc", tokenizer="bpe", bpe_vocab=512)
     model_cfg = resolve_vocab(tiny(), data_cfg)
@@ -177,6 +182,7 @@ def test_lr_schedules() -> None:
     assert lr_at(99, const) == 1.0
 
 
+@pytest.mark.slow
 def test_grad_accum_matches_a_larger_batch() -> None:
     a = train(tiny(), quick(steps=10, batch_size=8, grad_accum=2), PYDOC)
     b = train(tiny(), quick(steps=10, batch_size=16, grad_accum=1), PYDOC)
@@ -193,6 +199,7 @@ def test_threads_are_set_and_restored() -> None:
     assert seen == [1] and torch.get_num_threads() == before
 
 
+@pytest.mark.slow
 def test_bfloat16_autocast_trains() -> None:
     result = train(tiny(), quick(dtype="bfloat16"), PYDOC)
     assert math.isfinite(result.metrics["val_loss"]) and result.metrics["val_loss"] < math.log(256)
@@ -212,6 +219,7 @@ def test_cuda_bf16_run() -> None:
     assert math.isfinite(result.metrics["val_loss"])
 
 
+@pytest.mark.slow
 def test_measured_peak_is_cached(tmp_path: Path) -> None:
     from tlmsearch.training import hardware
 
@@ -235,6 +243,7 @@ def test_batched_finiteness_check_finds_the_first_bad_step() -> None:
         _Run._check_finite(run, 1, 4)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_init_mode_draws_other_weights_from_the_same_seed() -> None:
     keyed = train(tiny(), quick(steps=10), PYDOC)
     stream = train(tiny(), quick(steps=10, init="stream"), PYDOC)
@@ -243,6 +252,7 @@ def test_init_mode_draws_other_weights_from_the_same_seed() -> None:
     assert stream.metrics["val_loss"] != keyed.metrics["val_loss"]
 
 
+@pytest.mark.slow
 def test_a_checkpoint_from_before_the_init_field_resumes(tmp_path: Path) -> None:
     cfg = quick()
     full = train(tiny(), cfg, PYDOC)
@@ -267,6 +277,7 @@ def test_regime_metrics_count_tokens_per_non_embedding_parameter_and_epochs() ->
     assert m["val_tokens"] == 8 * 32  # eval_windows x seq_len
 
 
+@pytest.mark.slow
 def test_final_evaluation_reads_more_windows_than_the_ones_on_the_way() -> None:
     seen: list[float] = []
     result = train(tiny(), quick(final_eval_windows=40), PYDOC, report=lambda s, m: seen.append(m["val_tokens"]))
@@ -291,6 +302,7 @@ def test_ema_decay_out_of_range_is_refused(bad: float) -> None:
         quick(ema_decay=bad)
 
 
+@pytest.mark.slow
 def test_ema_is_the_result_and_the_last_weights_are_reported_beside_it() -> None:
     plain = train(tiny(), quick(), PYDOC)
     ema = train(tiny(), quick(ema_decay=0.9), PYDOC)
@@ -336,6 +348,7 @@ def test_ema_by_hand_matches_the_trainers_average(monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.mark.parametrize("final_windows", [0, -1])
+@pytest.mark.slow
 def test_resume_with_ema_gives_the_uninterrupted_result(tmp_path: Path, final_windows: int) -> None:
     cfg = quick(ema_decay=0.95, final_eval_windows=final_windows)
     full = train(tiny(), cfg, PYDOC)
@@ -347,6 +360,7 @@ def test_resume_with_ema_gives_the_uninterrupted_result(tmp_path: Path, final_wi
     assert resumed.metrics["val_loss_last"] == full.metrics["val_loss_last"]
 
 
+@pytest.mark.slow
 def test_a_checkpoint_from_before_the_newer_train_fields_resumes(tmp_path: Path) -> None:
     cfg = quick()
     full = train(tiny(), cfg, PYDOC)

@@ -29,6 +29,7 @@ from tlmsearch.errors import ConfigError
 # ----------------------------------------------------------------------------- t distribution
 
 
+@pytest.mark.slow
 def test_t_quantile_known_values() -> None:
     # textbook table values (the quantiles come from scipy.stats.t)
     assert t_quantile(0.975, 1) == pytest.approx(12.706, abs=1e-3)
@@ -141,6 +142,7 @@ def test_pareto_ties_and_duplicates() -> None:
     st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), max_size=25),
     st.tuples(st.booleans(), st.booleans()),
 )
+@pytest.mark.slow
 def test_pareto_2d_matches_brute_force(points: list[tuple[int, int]], minimize: tuple[bool, bool]) -> None:
     pts = [tuple(map(float, p)) for p in points]
     assert pareto_front(pts, minimize) == _brute_force(pts, minimize)

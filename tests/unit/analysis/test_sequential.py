@@ -95,6 +95,7 @@ def test_through_gives_the_decision_at_an_earlier_look() -> None:
 
 
 @pytest.mark.parametrize("spending", ["obf", "pocock"])
+@pytest.mark.slow
 def test_false_better_at_most_alpha(spending: str) -> None:
     # one candidate equal to cosine, few seeds, 5 looks: where the t conversion matters most
     d = sq.design(10, 5, spending=spending)
@@ -109,6 +110,7 @@ def test_nominal_alpha_at_each_look_is_caught() -> None:
     assert s.better > ALPHA + tol(5000), s
 
 
+@pytest.mark.slow
 def test_uncalibrated_t_conversion_exceeds_the_level_at_few_seeds() -> None:
     # the plain "significance level" conversion of z boundaries to t is liberal at 2-10 seeds;
     # the calibration brings one test back to its level
@@ -135,6 +137,7 @@ def test_power_and_seeds_at_a_three_percent_gain() -> None:
     assert s.seeds_per_profile < 0.6 * 40  # a clear gain stops the study early
 
 
+@pytest.mark.slow
 def test_plan_max_seeds_reaches_its_power() -> None:
     n = sim.plan_max_seeds(0.02, 2, 4, power=0.8, n_studies=1000, cap=200)
     assert 4 <= n < 200

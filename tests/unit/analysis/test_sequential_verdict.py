@@ -3,6 +3,7 @@ training after a look, the headline that says it was sequential, and the report'
 
 from __future__ import annotations
 
+import pytest
 from analysis_fakes import verify_records
 
 from tlmsearch.analysis.sequential import Design
@@ -17,6 +18,7 @@ def recs(**kw: object) -> list[TrialRecord]:
     return [TrialRecord.from_dict(d) for d in verify_records(**kw)]  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_a_clear_winner_is_better_at_the_first_look_and_the_study_stops() -> None:
     design = Design(looks=(4, 8, 12))
     records = recs(seeds=12)
@@ -41,6 +43,7 @@ def test_near_optimal_when_every_candidate_is_within_the_margin() -> None:
     assert not g.running
 
 
+@pytest.mark.slow
 def test_undecided_candidates_keep_training() -> None:
     design = Design(looks=(2, 4, 6, 8, 10, 12), spending="obf")
     records = recs(seeds=12, winner_gain=0.0, noise=0.02)  # noisy: nothing decided at 2 seeds

@@ -57,6 +57,7 @@ def test_f_interval_matches_the_textbook() -> None:
     assert lo == pytest.approx(math.sqrt(1 / 9.6045), rel=1e-3) and hi == pytest.approx(math.sqrt(9.6045), rel=1e-3)
 
 
+@pytest.mark.slow
 def test_run_dir_mode_reads_the_keyed_side_and_trains_stream_twins(tmp_path: Path) -> None:
     """--run-dir: uniform/cosine verify records (keyed) are read with their configs; the twin
     trains the same configs with init "stream"."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from bench.bench_ladder import cells, main
 
 
@@ -15,6 +17,7 @@ def test_cells_span_the_spreads_and_seeds() -> None:
     assert abs(falls[0] / falls[-1] - 10) < 1e-9
 
 
+@pytest.mark.slow
 def test_a_tiny_run_writes_rates_in_range(tmp_path: Path) -> None:
     out = tmp_path / "ladder.json"
     result = main(["--k", "3", "--ladders", "40", "--draws", "200", "--methods", "pivot", "--out", str(out)])

@@ -34,6 +34,7 @@ def test_first_step_is_where_early_noise_gives_way() -> None:
     assert bp.first_step(dipped, 0.8) == 150
 
 
+@pytest.mark.slow
 def test_bootstrap_interval_covers_the_true_spearman_about_95_percent() -> None:
     """Simulated against known truth: for a bivariate normal with correlation r, Spearman's
     rho is (6 / pi) asin(r / 2)."""

@@ -85,6 +85,7 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None
     assert result.stderr.strip().splitlines()[-1].startswith(("tlmsearch profiles: error:", "tlmsearch: error:"))
 
 
+@pytest.mark.slow
 def test_profiles_lists_spaces(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["profiles", "--spaces", "--layers", "16"]) == 0
     out = capsys.readouterr().out

@@ -125,6 +125,7 @@ def test_malformed_bin_and_unreadable_text_exit_2(tmp_path: Path, capsys: pytest
     assert "not UTF-8" in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_data_list_and_prepare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["data", "--json"]) == 0
     listing = json.loads(capsys.readouterr().out)

@@ -121,6 +121,7 @@ def test_the_kjv_reads_as_the_kjv() -> None:
 
 
 @_MIX
+@pytest.mark.slow
 def test_mix_holds_every_part_in_its_own_split() -> None:
     mix = load_corpus("mix")
     parts = ["shakespeare", "pydoc"]

@@ -53,6 +53,7 @@ def test_the_table_says_what_the_ladder_is_and_shows_every_point(summary: dict) 
         assert f"| {point['point']} | {point['non_embedding']:,} |" in table
 
 
+@pytest.mark.slow
 def test_a_point_still_calibrating_shows_no_learning_rate(tmp_path: Path) -> None:
     """A point whose learning-rate calibration has not chosen a rate shows "-", not the rate it
     was configured with (which the calibration may replace)."""

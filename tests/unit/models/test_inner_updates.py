@@ -64,6 +64,7 @@ def test_window_defaults_to_a_quarter_of_the_sequence() -> None:
 
 
 @pytest.mark.parametrize("arch", ["titans", "hope_attention"])
+@pytest.mark.slow
 def test_clip_rarely_engages_at_init_on_cpu_s(arch: str) -> None:
     """One training-mode forward of the cpu-s shape on real text: the fraction of token
     updates the safety clip scales down stays below the stated target."""
@@ -77,6 +78,7 @@ def test_clip_rarely_engages_at_init_on_cpu_s(arch: str) -> None:
 
 
 @pytest.mark.parametrize("arch", ["titans", "hope_attention"])
+@pytest.mark.slow
 def test_unclipped_inner_updates_stay_finite_at_a_high_learning_rate(arch: str) -> None:
     """The setting in which the previous defaults overflowed without the clip (eight chunks per
     sequence, outer lr 1e-2): at the new defaults the inner updates need no clip."""

@@ -120,6 +120,7 @@ class TestFamily:
 
 
 @pytest.mark.parametrize("arch", ["titans", "hope_attention"])
+@pytest.mark.slow
 def test_test_time_learning_stays_finite_over_many_chunks(arch: str, clip: float = 1.0) -> None:
     """Eight chunks per sequence and a high outer learning rate: the inner updates must not
     diverge (without the per-token gradient clipping they overflow here)."""

@@ -76,6 +76,7 @@ def mlp_output_change(widths: tuple[int, ...], parametrization: str, base_width:
     return [float((outs[i] - before[i]).pow(2).mean().sqrt()) for i in range(4)]
 
 
+@pytest.mark.slow
 def test_coordinate_check_width_keeps_each_layers_update_size_standard_drifts() -> None:
     """Widths x1, x2, x4 of the uniform and of the cosine 1.5 -> 0.5 profile (base width fixed
     at 64): under "width" the RMS change of every layer's MLP output stays within 1.4x of its
@@ -156,6 +157,7 @@ def _old_make_optimizer(model: nn.Module, cfg: TrainConfig, device: torch.device
     return torch.optim.AdamW(groups, **kwargs)
 
 
+@pytest.mark.slow
 def test_standard_reproduces_the_trainer_before_the_option_bit_for_bit() -> None:
     model = build_model(mcfg(COSINE), seed=0)
     new, old = make_optimizer(model, quick(), CPU), _old_make_optimizer(model, quick(), CPU)
@@ -168,6 +170,7 @@ def test_standard_reproduces_the_trainer_before_the_option_bit_for_bit() -> None
     assert now.metrics["train_loss"] == before.metrics["train_loss"]
 
 
+@pytest.mark.slow
 def test_uniform_profile_trains_identically_under_both() -> None:
     """base_width = the mean width, so the uniform model has every multiplier 1: nothing changes."""
     assert lr_scales(build_model(mcfg(UNIFORM), seed=0, parametrization="width")) == {}
@@ -253,6 +256,7 @@ def _stop_at_10(step: int, metrics: dict[str, float]) -> None:
         raise _Stop
 
 
+@pytest.mark.slow
 def test_resume_under_width_gives_the_uninterrupted_result(tmp_path: Path) -> None:
     cfg = quick(parametrization="width")
     full = train(mcfg(COSINE), cfg, PYDOC)
@@ -265,6 +269,7 @@ def test_resume_under_width_gives_the_uninterrupted_result(tmp_path: Path) -> No
         train(mcfg(COSINE), quick(), PYDOC, checkpoint_dir=tmp_path)
 
 
+@pytest.mark.slow
 def test_a_checkpoint_from_before_the_option_resumes_as_standard(tmp_path: Path) -> None:
     full = train(mcfg(COSINE), quick(), PYDOC)
     with pytest.raises(_Stop):

@@ -30,6 +30,7 @@ def members(arch: str = "transformer", **train: object) -> list[Member]:
     ]
 
 
+@pytest.mark.slow
 def test_the_pack_compiles_its_forward_only_when_asked() -> None:
     eager = Pack(members(), PYDOC)
     assert eager._batched(False) is eager._batched(False)  # built once

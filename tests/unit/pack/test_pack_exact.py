@@ -65,6 +65,7 @@ def assert_padding_zero(pack: Pack) -> None:
 
 
 @pytest.mark.parametrize("arch", FAMILIES)
+@pytest.mark.slow
 def test_member_equals_the_trial_alone(arch: str, tmp_path: Path) -> None:
     group = members(arch, quick())
     pack = Pack(group, PYDOC)
@@ -87,6 +88,7 @@ def test_member_equals_the_trial_alone(arch: str, tmp_path: Path) -> None:
     assert_padding_zero(pack)
 
 
+@pytest.mark.slow
 def test_width_parametrization_ema_and_accumulation(tmp_path: Path) -> None:
     """Per-member lr multipliers (width parametrisation), the moving average and gradient
     accumulation follow the trainer too."""

@@ -38,6 +38,7 @@ def test_members_may_differ_in_seed_and_widths_only() -> None:
         check_members([])
 
 
+@pytest.mark.slow
 def test_a_diverging_member_stops_alone(tmp_path: Path) -> None:
     group = [member((96, 32), 0), member((64, 64), 1), member((32, 96), 2)]
     pack = Pack(group, PYDOC)

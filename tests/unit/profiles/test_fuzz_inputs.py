@@ -73,6 +73,7 @@ def assert_clean_refusal(code: int, err: str) -> None:
 
 @settings(max_examples=400, deadline=None)
 @given(text=spec_text)
+@pytest.mark.slow
 def test_spec_text_parses_or_is_refused(text: str) -> None:
     try:
         spec = ProfileSpec.parse(text)
@@ -153,6 +154,7 @@ train_fields = st.sampled_from(
 
 @settings(max_examples=300, deadline=None)
 @given(values=st.dictionaries(train_fields, numbers | st.text(max_size=4) | st.lists(numbers, max_size=3)))
+@pytest.mark.slow
 def test_train_config_accepts_only_finite_bounded_values(values: dict[str, object]) -> None:
     try:
         cfg = TrainConfig.from_dict(values)
@@ -180,6 +182,7 @@ def test_yaml_text_loads_or_is_refused(text: str) -> None:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(spec=spec_text, layers=number_text, width=number_text)
+@pytest.mark.slow
 def test_profiles_cli_fuzz(capsys: pytest.CaptureFixture[str], spec: str, layers: str, width: str) -> None:
     code, out, err = run_profiles(capsys, "--layers", layers, "--base-width", width, "--family", spec, "--json")
     if code == 0:
@@ -278,6 +281,7 @@ CONFIG_TABLE: list[tuple[str, str]] = [
 
 
 @pytest.mark.parametrize(("text", "message"), CONFIG_TABLE)
+@pytest.mark.slow
 def test_train_config_table(text: str, message: str) -> None:
     with pytest.raises(UserError) as exc:
         TrainConfig.from_yaml(text)

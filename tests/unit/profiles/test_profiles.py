@@ -84,6 +84,7 @@ def test_every_family_is_exactly_on_budget_and_idempotent(family: str, data: st.
 
 @settings(max_examples=200, deadline=None)
 @given(data=st.data())
+@pytest.mark.slow
 def test_projection_of_arbitrary_raw_widths(data: st.DataObject) -> None:
     budget = data.draw(budgets())
     raw = data.draw(st.lists(st.floats(0, 1e6), min_size=budget.n_layers, max_size=budget.n_layers))

@@ -24,6 +24,7 @@ def budgets(draw: st.DrawFn) -> Budget:
 
 @settings(max_examples=300, deadline=None)
 @given(budget=budgets(), ratio=st.floats(0.01, 1.0), position=st.floats(0.01, 0.99))
+@pytest.mark.slow
 def test_bowtie_is_exactly_on_budget_idempotent_and_deterministic(
     budget: Budget, ratio: float, position: float
 ) -> None:

@@ -49,6 +49,7 @@ def assert_order_kept(raw: list[float], widths: tuple[int, ...]) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(data=st.data())
+@pytest.mark.slow
 def test_projection_of_extreme_raw_widths(data: st.DataObject) -> None:
     budget = data.draw(budgets())
     raw = data.draw(st.lists(st.one_of(positive, st.just(0.0)), min_size=budget.n_layers, max_size=budget.n_layers))
@@ -62,6 +63,7 @@ def test_projection_of_extreme_raw_widths(data: st.DataObject) -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(data=st.data())
+@pytest.mark.slow
 def test_projection_ignores_the_scale(data: st.DataObject) -> None:
     """Relative widths times 2**k (exact in floats) give the same profile, up to one multiple
     where a rounding tie falls differently, for k anywhere in float64's range."""

@@ -90,6 +90,7 @@ def test_monotonicity_classes() -> None:
     assert monotonicity([1, 3, 2]) == "non-monotone"
 
 
+@pytest.mark.slow
 def test_prior_fractions_match_known_shapes_and_optunas_random_search() -> None:
     budget = PRESETS["cpu-s"].budget()
     mono = prior_fractions(load_space("monotone"), budget, n=200)

@@ -72,6 +72,7 @@ def test_torn_last_record_is_cut_with_one_warning_and_kept_aside(tmp_path: Path,
     assert [r.trial_id for r in read_records(run)] == ["a", "c"]
 
 
+@pytest.mark.slow
 def test_status_report_export_say_when_they_skipped_damaged_lines(tmp_path: Path) -> None:
     run = _run(tmp_path, _record("a"), _record("b", 1))
     with (run / "trials.jsonl").open("a") as f:

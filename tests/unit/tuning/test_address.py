@@ -58,6 +58,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_cli_search_and_resume_with_a_dead_address_end_in_one_line(tmp_path: Path) -> None:
     address = f"127.0.0.1:{_closed_port()}"
     start = time.monotonic()

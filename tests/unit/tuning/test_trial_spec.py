@@ -87,6 +87,7 @@ def _refuse(*args: Any, **kwargs: Any) -> Any:
     raise AssertionError("the worker resolved something the spec already holds")
 
 
+@pytest.mark.slow
 def test_the_worker_trains_the_spec_without_resolving_anything(
     fake_tune: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:

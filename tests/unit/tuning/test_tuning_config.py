@@ -138,6 +138,7 @@ def test_cli_invalid_config_is_one_line_exit_2(
     assert re.search(message, err), err
 
 
+@pytest.mark.slow
 def test_cli_dry_run_prints_a_loadable_config(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["search", "--preset", "tiny", "--corpus", "pydoc", "--steps", "40", "--trials", "5", "--name", "x"]
     argv += ["--objectives", "val_loss,params", "--base-widths", "32", "96", "--sampler", "nsga2"]

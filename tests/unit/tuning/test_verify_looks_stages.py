@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
 from analysis_fakes import record
 
 from tlmsearch.analysis.collect import label
@@ -81,6 +82,7 @@ class FakeVerify:
         )
 
 
+@pytest.mark.slow
 def test_a_clear_winner_ends_the_study_at_the_first_look() -> None:
     truth = {COSINE: 2.25, "uniform": 2.30, "knots:k0=3,k1=1": 2.10, "linear:start=1.2,end=0.8": 2.27}
     fake = FakeVerify(truth, noise=0.001)
