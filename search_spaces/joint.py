@@ -60,6 +60,8 @@ def encode(spec: ProfileSpec, n_layers: int) -> dict[str, Any] | None:
         return None
     p = resolve_params(spec.family, spec.params)
     mode = str(p.get("mode", "mlp"))
+    if mode != "mlp" and p.get("hold", "params") != "params":
+        return None  # held at equal FLOPs: another model (the joint_flops space's)
     if mode == "block":
         point = {"mode": mode, "ratio": p["ratio"], "position": p["position"]}
         inside = p["start"] == p["end"] and _within(p["ratio"], RATIO_RANGE) and _within(p["position"], POSITION_RANGE)

@@ -53,3 +53,33 @@ def test_native_carries_the_block_widths() -> None:
     assert FORMATS["native"].decode(doc) == WIDTHS and notes == []
     uniform, _ = FORMATS["native"].write(_input())
     assert "block_widths" not in uniform["model"]  # as native files were before block widths
+
+
+KV = (4, 2, 1, 2)  # per-layer key/value heads under cpu-s's 4 query heads in every layer
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "expected"),
+    [("nemotron-nas", "n_heads_in_group", [1, 2, 4, 2]), ("megatron", "num_query_groups", list(KV))],
+)
+def test_block_config_formats_carry_per_layer_kv_heads(name: str, field: str, expected: list[int]) -> None:
+    """DeciLM's and Megatron's block configs have a per-layer attention field (query heads per KV
+    head, or KV groups): per-layer KV heads under uniform query heads are written, widths exact."""
+    doc, _ = FORMATS[name].write(_input(kv_heads=KV))
+    assert [b["attention"][field] for b in doc["block_configs"]] == expected
+    assert doc["num_attention_heads"] == 4 and FORMATS[name].decode(doc) == WIDTHS
+    uniform, _ = FORMATS[name].write(_input())  # the uniform model: every layer's KV heads = its query heads
+    every = [1] * 4 if field == "n_heads_in_group" else [4] * 4
+    assert [b["attention"][field] for b in uniform["block_configs"]] == every
+
+
+@pytest.mark.parametrize("name", ["nemotron-nas", "megatron"])
+def test_block_config_formats_refuse_per_layer_query_heads_naming_the_axis(name: str) -> None:
+    with pytest.raises(UserError, match=r"^[^\n]*per-layer key/value heads[^\n]*query heads attn_heads=\[8, 4, 4, 2\]"):
+        FORMATS[name].write(_input(attn_heads=(8, 4, 4, 2)))
+
+
+@pytest.mark.parametrize("name", ["openelm", "gemma3n", "widths"])
+def test_formats_without_per_layer_kv_heads_refuse_them_naming_the_axis(name: str) -> None:
+    with pytest.raises(UserError, match=r"^[^\n]*key/value heads kv_heads=\[4, 2, 1, 2\][^\n]*export it as native$"):
+        FORMATS[name].write(_input(kv_heads=KV))

@@ -16,6 +16,7 @@ BUDGET = Budget(12, 512, multiple_of=32)
 CANNOT_EXPRESS = {
     ("cosine", "linear:start=1.5,end=0.5"),
     ("joint", "linear:start=1.5,end=0.5"),  # its MLP axis is a cosine, as the cosine space
+    ("joint_flops", "linear:start=1.5,end=0.5"),  # the joint space at equal FLOPs: the same MLP axis
     ("knots", "cosine:start=1.5,end=0.5"),
     ("knots", "cosine:start=0.5,end=1.5"),
     ("monotone", "cosine:start=1.5,end=0.5"),  # a 5-knot cubic only approximates a cosine

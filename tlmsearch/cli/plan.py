@@ -17,6 +17,10 @@ per token are the analytic ones of the model (forward + backward); GPU time is F
 GPU's dense BF16 peak times --mfu; wall time counts waves of trials on --gpus GPUs, packed
 --gpus-per-trial to a trial (0.25 = four trials per GPU). Search trials are costed at full
 length (an upper bound: ASHA stops most early); start-up and data loading are not counted.
+The FLOPs are the budget's uniform model's: every MLP profile of a budget trains at exactly
+them, and so does a joint architecture held at equal FLOPs (hold=flops in a joint profile,
+`search --space joint_flops`); one held at equal parameters (the default) moves its FLOPs with
+its heads and block widths (attention FLOPs grow with the sequence length).
 
 examples:
   tlmsearch plan --preset 170m --trials 64 --steps 2000 --gpus 8 --gpus-per-trial 0.25

@@ -139,13 +139,15 @@ def _list_spaces(args: argparse.Namespace) -> int:
         f"prior's shapes: {PRIOR_DRAWS} draws of Optuna's RandomSampler (seed 0) projected onto\n"
         f"{_budget_line(budget)}"
     )
-    print(f"  {'space':<10} {'dim':>3}  {'non-incr':>8} {'non-decr':>8} {'non-mono':>8} {'const':>6}  description")
-    for name in builtin_spaces():
+    names = builtin_spaces()
+    col = max(10, *(len(name) for name in names))  # the name column fits the longest name
+    print(f"  {'space':<{col}} {'dim':>3}  {'non-incr':>8} {'non-decr':>8} {'non-mono':>8} {'const':>6}  description")
+    for name in names:
         space = load_space(name)
         f = prior_fractions(space, budget, n=PRIOR_DRAWS)
         shares = " ".join(f"{100 * f[k]:>7.1f}%" for k in ("non-increasing", "non-decreasing", "non-monotone"))
         const = f"{100 * f['constant']:>5.1f}%"
-        print(f"  {name:<10} {space.dimension(budget.n_layers):>3}  {shares} {const}  {space.description}")
+        print(f"  {name:<{col}} {space.dimension(budget.n_layers):>3}  {shares} {const}  {space.description}")
     return 0
 
 

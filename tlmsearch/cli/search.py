@@ -76,6 +76,14 @@ parameter: the steps are derived once, before Ray starts, and printed (a budget 
 middle budget); every record carries its tokens per parameter and epochs, and the report and
 the verdict headline state the regime (decisions at >= 20 tokens per parameter, screens at >= 5).
 
+Joint architectures (--space joint or joint_flops; profile texts joint:..., `tlmsearch profiles
+--family joint`): query heads and block widths move with depth beside the MLP widths, which are
+solved so that every architecture holds exactly the uniform model's non-embedding parameters
+(--space joint; hold=params, the default) or its training FLOPs per token (--space joint_flops;
+hold=flops in a profile text, e.g. --baseline joint:block,ratio=0.3,position=0.75,hold=flops).
+MLP-only profiles hold both at once; at equal parameters a head or block taper moves the FLOPs,
+at equal FLOPs the parameters.
+
 A --space file is checked before anything starts: its sample() is called once on a throwaway
 trial and must return a ProfileSpec the budget can hold. Should it fail later, mid-search, that
 trial is recorded as failed with the space's error (a warning line says so) and the search goes on.

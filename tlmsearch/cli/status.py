@@ -55,7 +55,7 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
     def brief(r: Any) -> dict[str, Any]:
         return {
             "trial_id": r.trial_id, "number": r.number, "kind": r.kind, "baseline": r.baseline,
-            "profile": str(r.spec), "widths": list(r.widths), "status": r.status,
+            "profile": str(r.spec), "widths": list(r.widths), "status": r.status, **layer_axes(r),
             **{o: objective_value(r, o) for o in cfg.objectives},
             **{k: v if math.isfinite(v := record_values(r)[k]) else None for k in ("tokens_per_param", "epochs")},
         }  # fmt: skip
@@ -91,6 +91,41 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
         "baselines": [brief(r) for r in study.records if r.kind == "baseline"],
         "failed": [{"trial_id": r.trial_id, "reason": r.reason} for r in study.records if r.status == "failed"],
     }
+
+
+AXES: tuple[str, ...] = ("attn_heads", "kv_heads", "block_widths")  # a joint architecture's other axes
+
+
+def layer_axes(record: Any) -> dict[str, list[int] | None]:
+    """Per-layer query heads, key/value heads and block (residual) widths of a record whose model
+    moves any of them (a joint architecture: `ModelConfig.query_heads`, `key_value_heads`,
+    `block_width`, defaults written out), each None for a model that keeps the preset's attention
+    and width in every layer (or a record written before records held their model)."""
+    model = record.model_config
+    if model is None or model.uniform_attention:
+        return dict.fromkeys(AXES)
+    layers = range(model.n_layers)
+    return {
+        "attn_heads": [model.query_heads(layer) for layer in layers],
+        "kv_heads": [model.key_value_heads(layer) for layer in layers],
+        "block_widths": [model.block_width(layer) for layer in layers],
+    }
+
+
+def axes_text(row: dict[str, Any]) -> str | None:
+    """One line of a joint architecture's per-layer axes beside its MLP widths ("mlp 96,80 | query
+    heads 6,2 | kv heads as query | block 32,32"), None for a row without them."""
+    if row.get("attn_heads") is None:
+        return None
+
+    def joined(values: list[int]) -> str:
+        return ",".join(str(v) for v in values)
+
+    kv = "as query" if row["kv_heads"] == row["attn_heads"] else joined(row["kv_heads"])
+    return (
+        f"mlp {joined(row['widths'])} | query heads {joined(row['attn_heads'])} | kv heads {kv} | "
+        f"block {joined(row['block_widths'])}"
+    )
 
 
 def _verdicts(study: Any) -> list[dict[str, Any]]:
@@ -181,6 +216,8 @@ def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
             values = "  ".join(f"{o}={_fmt(r[o])}" for o in s["objectives"])
             gap = f"  {gap_text(r) if r is not rows[0] else 'best':<27}" if title.startswith("best") else ""
             print(f"  {r['trial_id']:>10}  {r['kind']:<8} {r['status']:<8} {values}{gap}  {display_name(r['profile'])}")
+            if (axes := axes_text(r)) is not None:  # a joint architecture: every axis, per layer
+                print(f"  {'':>10}  per layer: {axes}")
     for f in s["failed"]:
         print(f"failed {f['trial_id']}: {f['reason']}")
 

@@ -13,8 +13,9 @@ query heads or the block widths too: the resolver builds the budget's uniform mo
 with the profile's MLP shape and head / block targets, to the joint solve
 (`tlmsearch.models.joint_budget.resolve_joint`), which snaps the targets to whole heads and
 solves the MLP widths so that the model holds exactly the uniform model's non-embedding
-parameters. That solve needs the exact counts of models/, a layer above this one, so the
-resolver reaches it by its import path at run time, as `architectures.architecture` reaches an
+parameters (or, with `hold=flops` in the profile, its training FLOPs per token). That solve
+needs the exact counts of models/, a layer above this one, so the resolver reaches it by its
+import path at run time, as `architectures.architecture` reaches an
 architecture family's spec (`_JOINT_SOLVE`). `joint:mlp,...` (and every other family) resolves
 exactly as before: the profile's widths on the budget.
 """
@@ -81,6 +82,7 @@ def _joint_model(p: Preset, arch: str, budget: Budget, spec: ProfileSpec, overri
             joint.mlp_shape(n, params),
             joint.head_targets(n, params, h),
             joint.block_targets(n, params, h) if blocks else None,
+            hold=str(params["hold"]),
         )
     except ConfigError as exc:
         raise ConfigError(f"profile {spec} on {n} layers of base width {budget.base_width}: {exc}") from None

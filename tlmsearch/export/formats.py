@@ -10,6 +10,9 @@ Readers' rules:
 - native: tlmsearch's own `RunConfig` (model + train + data + meta); `tlmsearch train --config`.
 - nemotron-nas: DeciLM / Nemotron-NAS `config.json`, `block_configs[i].ffn.ffn_mult`; the reader
   builds `roundup_to_256(int(2 * ffn_mult * hidden_size / 3))`, exact for multiples of 256.
+  Per-layer key/value heads go to `block_configs[i].attention.n_heads_in_group` (query heads per
+  KV head); the query heads are one global `num_attention_heads`, so per-layer query heads and
+  block widths are refused in one line naming the axis.
 - openelm: OpenELM `config.json`, per-layer `ffn_multipliers`; the reader builds
   `make_divisible(ffn_multipliers[i] * model_dim, ffn_dim_divisor)`. A two-entry list is read as
   linspace end points rounded to 2 decimals, which matters for 2-layer models.
@@ -22,7 +25,10 @@ trust_remote_code=True)` finds it. That code is not installable here (no network
 was and was not checked is stated per format (`Format.checked`) and printed by the CLI with
 the exact loading snippet (`Format.loading`).
 - megatron: Megatron Core heterogeneous-layers JSON (`--heterogeneous-layers-config-path`) with a
-  direct `ffn_hidden_size` per block: exact.
+  direct `ffn_hidden_size` per block: exact; per-layer key/value heads as each block's
+  `attention.num_query_groups` (query heads are global, as in DeciLM).
+- openelm, gemma3n and widths carry no per-layer attention or block width: such a model is
+  refused in one line naming the axis (export it as native, which carries every axis).
 - gemma3n: transformers `Gemma3nTextConfig` with a per-layer `intermediate_size` list: exact
   (widths only: Gemma 3n's other components are not ours).
 - widths: a plain JSON list of per-layer widths.
@@ -85,27 +91,44 @@ class Format(NamedTuple):
 Writer = Callable[[ExportInput], tuple[Any, list[str]]]
 
 
-def _mlp_widths_only(name: str, write: Writer) -> Writer:
-    """`write`, refusing in one line a model with per-layer block widths (`block_widths`) or
-    attention heads (`attn_heads`, `kv_heads`), which format `name` does not carry: its readers
-    would build d_model and n_heads in every layer."""
+def _mlp_widths_only(name: str, write: Writer, *, kv_heads: str = "") -> Writer:
+    """`write`, refusing in one line, naming the axis, a model with per-layer block widths
+    (`block_widths`) or attention heads (`attn_heads`, `kv_heads`) that format `name` does not
+    carry: its readers would build d_model and n_heads in every layer. `kv_heads` names the
+    format's per-layer key/value-head field where it has one (DeciLM's and Megatron's block
+    configs): then per-layer KV heads under uniform query heads are written, not refused."""
 
     def checked(x: ExportInput) -> tuple[Any, list[str]]:
-        if x.model.block_widths:
+        model = x.model
+        if model.block_widths:
             raise UserError(
                 f"export format {name!r} writes per-layer MLP widths only, not the model's per-layer block "
-                f"(residual-stream) widths (block_widths={list(x.model.block_widths)}); its readers build "
-                f"d_model={x.model.d_model} in every layer: export it as native"
+                f"(residual-stream) widths (block_widths={list(model.block_widths)}); its readers build "
+                f"d_model={model.d_model} in every layer: export it as native"
             )
-        if not x.model.uniform_attention:
+        if model.attn_heads:
+            query = [model.query_heads(layer) for layer in range(model.n_layers)]
+            kv = [model.key_value_heads(layer) for layer in range(model.n_layers)]
+            carries = f"per-layer key/value heads ({kv_heads}) but" if kv_heads else "per-layer MLP widths only,"
             raise UserError(
-                f"export format {name!r} writes per-layer MLP widths only, not the model's per-layer attention "
-                f"heads (attn_heads={list(x.model.attn_heads)}, kv_heads={list(x.model.kv_heads)}); "
+                f"export format {name!r} writes {carries} not the model's per-layer attention heads: query heads "
+                f"attn_heads={query} (kv_heads={kv}); its readers build {model.n_heads} query heads in every "
+                "layer: export it as native"
+            )
+        if model.kv_heads and not kv_heads:
+            raise UserError(
+                f"export format {name!r} writes per-layer MLP widths only, not the model's per-layer attention heads: "
+                f"key/value heads kv_heads={list(model.kv_heads)}; its readers build {model.n_heads} in every layer: "
                 "export it as native"
             )
         return write(x)
 
     return checked
+
+
+def kv_heads_of(model: ModelConfig) -> list[int]:
+    """Key/value heads of every layer (`ModelConfig.key_value_heads`: n_heads unless per-layer)."""
+    return [model.key_value_heads(layer) for layer in range(model.n_layers)]
 
 
 def _native(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
@@ -128,12 +151,14 @@ def _auto_map(repo: str, config: str, model: str) -> dict[str, str]:
 
 def _nemotron(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
     model, h = x.model, x.model.d_model
+    # DeciLM's attention per block: num_attention_heads query heads in groups of n_heads_in_group,
+    # one key/value head a group, so a layer's KV heads G_l are n_heads / n_heads_in_group
     blocks = [
         {
-            "attention": {"no_op": False, "replace_with_linear": False, "n_heads_in_group": 1},
+            "attention": {"no_op": False, "replace_with_linear": False, "n_heads_in_group": model.n_heads // g},
             "ffn": {"no_op": False, "replace_with_linear": False, "ffn_mult": 1.5 * w / h},
         }
-        for w in x.widths
+        for w, g in zip(x.widths, kv_heads_of(model), strict=True)
     ]
     doc = {
         "architectures": ["DeciLMForCausalLM"],
@@ -196,10 +221,10 @@ def _megatron(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
     model = x.model
     blocks = [
         {
-            "attention": {"no_op": False, "replace_with_linear": False, "num_query_groups": model.n_heads},
+            "attention": {"no_op": False, "replace_with_linear": False, "num_query_groups": g},  # KV heads
             "ffn": {"no_op": False, "replace_with_linear": False, "ffn_hidden_size": w},
         }
-        for w in x.widths
+        for w, g in zip(x.widths, kv_heads_of(model), strict=True)
     ]
     doc = {
         "hidden_size": model.d_model,
@@ -306,7 +331,7 @@ FORMATS: dict[str, Format] = {
             "config.json",
             "DeciLM / Nemotron-NAS config.json with per-layer block_configs (ffn_mult)",
             "exact for widths that are multiples of 256 (readers round up to one)",
-            _mlp_widths_only("nemotron-nas", _nemotron),
+            _mlp_widths_only("nemotron-nas", _nemotron, kv_heads="block_configs[i].attention.n_heads_in_group"),
             _decode_nemotron,
             loading=_REMOTE_LOADING.format(repo=NEMOTRON_CODE),
             checked=_REMOTE_CHECKED.format(repo=NEMOTRON_CODE, cls="DeciLMConfig"),
@@ -326,7 +351,7 @@ FORMATS: dict[str, Format] = {
             "heterogeneous_layers_config.json",
             "Megatron Core heterogeneous-layers JSON with per-block ffn_hidden_size",
             "exact",
-            _mlp_widths_only("megatron", _megatron),
+            _mlp_widths_only("megatron", _megatron, kv_heads="block_configs[i].attention.num_query_groups"),
             lambda doc: tuple(int(b["ffn"]["ffn_hidden_size"]) for b in doc["block_configs"]),
             loading="pretrain_gpt.py ... --heterogeneous-layers-config-path {path} --swiglu --disable-bias-linear",
             checked="not loaded here (Megatron Core is not installed); the widths follow its ffn_hidden_size field",

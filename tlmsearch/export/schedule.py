@@ -20,6 +20,7 @@ from tlmsearch.configs.base import ModelConfig
 from tlmsearch.configs.validate import confined, writable_dir
 from tlmsearch.errors import UserError
 from tlmsearch.export.formats import FORMATS, ExportInput, Format, decode, get_format, make_divisible
+from tlmsearch.models.joint_budget import holds_budget
 from tlmsearch.profiles import Budget, ProfileSpec
 from tlmsearch.rundir.io import read_verify, require_dir
 from tlmsearch.rundir.layout import EXPORT_DIR
@@ -174,6 +175,16 @@ def check_trained_widths(rec: TrialRecord, model: ModelConfig) -> None:
         budget = Budget.from_dict(rec.budget, where="budget")
     except UserError as exc:
         raise UserError(f"trial {rec.trial_id}: its record's budget is damaged ({exc})") from None
+    if not model.uniform_attention:  # a joint architecture: its MLPs hold what its heads and blocks leave
+        hold = str(rec.spec.resolved().params.get("hold", "params")) if rec.spec.family == "joint" else "params"
+        if not holds_budget(model, budget, hold):
+            raise UserError(
+                f"trial {rec.trial_id}: its joint architecture (MLP widths {list(widths)}) does not hold the "
+                f"{'training FLOPs per token' if hold == 'flops' else 'non-embedding parameters'} of the budget its "
+                "record names (the uniform model's); the record is damaged or was edited: restore trials.jsonl or "
+                "export another trial"
+            )
+        return
     if not budget.is_valid(widths):
         rule = f"{budget.n_layers} widths summing to {budget.total}, multiples of {budget.multiple_of}"
         raise UserError(

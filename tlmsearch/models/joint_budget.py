@@ -58,6 +58,7 @@ __all__ = [
     "HOLDS",
     "attention_delta",
     "held_quantity",
+    "holds_budget",
     "is_feasible",
     "joint_config",
     "mlp_step",
@@ -209,6 +210,20 @@ def _heads_only(uniform: ModelConfig, budget: Budget, raw_widths: Sequence[float
     return probe.replace(mlp_widths=project_to_total(raw_widths, budget, units))
 
 
+def holds_budget(model: ModelConfig, budget: Budget, hold: str = "params") -> bool:
+    """Whether `model` (a joint architecture, or any model of `budget`'s shape) has MLP widths the
+    budget allows (multiples of `multiple_of` within its bounds) and holds exactly what the
+    budget's uniform model holds (`hold`: its non-embedding parameters or training FLOPs): what
+    every architecture a joint profile resolves to on that budget satisfies."""
+    if hold not in HOLDS:
+        raise ConfigError(f"hold={hold!r} is not a joint budget; choose one of: {', '.join(HOLDS)}")
+    m, widths = budget.multiple_of, model.mlp_widths
+    if len(widths) != budget.n_layers or any(w % m or not budget.lo <= w <= budget.hi for w in widths):
+        return False
+    uniform = model.replace(attn_heads=(), kv_heads=(), block_widths=(), mlp_widths=budget.uniform())
+    return held_quantity(model, hold) == held_quantity(uniform, hold)
+
+
 def held_quantity(cfg: ModelConfig, hold: str = "params") -> int:
     """What a joint budget holds equal: non-embedding parameters, or training FLOPs per sequence
     of `seq_len` tokens ((1 + backward) x forward - frozen, `counts`; per token: / seq_len)."""
@@ -336,8 +351,10 @@ def resolve_joint(
     block_targets: Sequence[float] | None = None,
     *,
     radius: int = SNAP_RADIUS,
+    hold: str = "params",
 ) -> ModelConfig:
-    """The whole per-layer architecture of a joint profile on `budget`, parameters held exactly:
+    """The whole per-layer architecture of a joint profile on `budget`, its non-embedding
+    parameters (`hold="params"`) or training FLOPs per token (`hold="flops"`) held exactly:
     real-valued targets snapped to whole heads the MLPs can balance, then `joint_config`.
 
     How heads snap: the head size D = d_model / n_heads is fixed (the preset's); layer l gets a
@@ -345,8 +362,8 @@ def resolve_joint(
     width, w_l = D a_l, a_l >= 1, and the block's heads follow its width: H_l = a_l). Key/value
     heads equal the query heads (no preset uses grouped-query attention, and the joint budget's
     reference is the uniform multi-head model), so every kv count divides its query count. Only
-    some head vectors balance exactly (the attention's parameter change must be a whole number
-    of MLP steps), so the snap is the balanceable vector nearest the targets: each layer may move
+    some head vectors balance exactly (the attention's change of the held quantity must be a
+    whole number of MLP steps), so the snap is the balanceable vector nearest the targets: each layer may move
     up to `radius` heads from its rounded target, the vectors ranked by Σ_l |a_l - target_l|
     (ties: the smaller heads, earlier layers first); the best `SNAP_KEEP` vectors of the right
     residue (the MLP step's divisibility, decided layer by layer on the per-layer parameter
@@ -355,17 +372,25 @@ def resolve_joint(
     None balancing (the targets ask for more attention than the MLPs can pay for): a
     ConfigError in one line naming the targets and what to change."""
     _check_uniform(uniform, budget)
+    if hold not in HOLDS:
+        raise ConfigError(f"hold={hold!r} is not a joint budget; choose one of: {', '.join(HOLDS)}")
+    if hold == "flops":
+        _check_flops_linear(uniform)
     n = uniform.n_layers
     targets = list(block_targets) if block_targets is not None else list(head_targets)
     if len(targets) != n or len(head_targets) != n:
         raise ConfigError(f"joint targets have {len(targets)} layers; the budget has n_layers={n}")
     blocks = block_targets is not None
     choices = [_snap_choices(t, radius) for t in targets]
-    modulus = 3 * uniform.head_dim * budget.multiple_of if blocks else mlp_step(uniform, budget)
-    goal = (count_params(uniform).non_embedding - uniform.d_model) % modulus
+    # the MLPs change the held quantity in whole steps: per unit x (D or d) x multiple_of
+    per_unit = _mlp_cost(uniform, hold)
+    modulus = per_unit * (uniform.head_dim if blocks else uniform.d_model) * budget.multiple_of
+    # what the layers' other terms must make, modulo a step: the uniform model's own (n_heads heads,
+    # a block d = n_heads x D wide); every MLP's share is a whole number of steps
+    goal = sum(_layer_term(uniform, layer, uniform.n_heads, blocks, hold) for layer in range(n)) % modulus
     states: dict[int, list[tuple[float, tuple[int, ...]]]] = {0: [(0.0, ())]}
     for layer in range(n):
-        terms = [(a, away, _layer_params(uniform, layer, a, blocks) % modulus) for a, away in choices[layer]]
+        terms = [(a, away, _layer_term(uniform, layer, a, blocks, hold) % modulus) for a, away in choices[layer]]
         nxt: dict[int, list[tuple[float, tuple[int, ...]]]] = {}
         for residue, partial in states.items():
             for dist, picked in partial:
@@ -374,13 +399,16 @@ def resolve_joint(
         states = {r: sorted(items)[:SNAP_KEEP] for r, items in nxt.items()}
     what = "block widths (heads of size D)" if blocks else "query heads"
     shown = ", ".join(f"{t:.3g}" for t in targets)
-    last = f"no {what} within {radius} heads of each target have a parameter change that MLP steps can balance"
+    held = "parameter" if hold == "params" else "training FLOPs"
+    last = f"no {what} within {radius} heads of each target have a {held} change that MLP steps can balance"
     for _, picked in states.get(goal, []):
         heads = list(picked)
         try:
             if blocks:
-                return joint_config(uniform, budget, raw_widths, (), (), [uniform.head_dim * a for a in heads])
-            return joint_config(uniform, budget, raw_widths, heads)
+                return joint_config(
+                    uniform, budget, raw_widths, (), (), [uniform.head_dim * a for a in heads], hold=hold
+                )
+            return joint_config(uniform, budget, raw_widths, heads, hold=hold)
         except ConfigError as exc:
             last = str(exc)
     raise ConfigError(
@@ -398,10 +426,11 @@ def _snap_choices(target: float, radius: int) -> list[tuple[int, float]]:
 
 
 @functools.lru_cache(maxsize=65_536)
-def _layer_params(uniform: ModelConfig, layer: int, heads: int, blocks: bool) -> int:
-    """Non-MLP parameters of block `layer` of `uniform` with `heads` query heads (and, with
-    `blocks`, a residual width of that many heads): a family's block terms depend on its own
-    layer only, so the snap adds them layer by layer."""
+def _layer_term(uniform: ModelConfig, layer: int, heads: int, blocks: bool, hold: str = "params") -> int:
+    """The held quantity of block `layer` of `uniform` but its MLP, with `heads` query heads (and,
+    with `blocks`, a residual width of that many heads): its parameters, or its training FLOPs per
+    sequence ((1 + backward) x forward - frozen). A family's block terms depend on its own layer
+    only, so the snap adds them layer by layer."""
     n = uniform.n_layers
     if blocks:
         widths = [uniform.d_model] * n
@@ -411,4 +440,7 @@ def _layer_params(uniform: ModelConfig, layer: int, heads: int, blocks: bool) ->
         query = [uniform.n_heads] * n
         query[layer] = heads
         cfg = uniform.replace(attn_heads=tuple(query))
-    return architecture(cfg.arch).block_params(cfg, layer)
+    spec = architecture(cfg.arch)
+    if hold == "params":
+        return spec.block_params(cfg, layer)
+    return round((1 + BACKWARD_FACTOR) * spec.block_flops(cfg, layer) - spec.frozen_flops(cfg, layer))

@@ -290,10 +290,11 @@ FAMILIES: dict[str, Family] = {
         Family(
             joint.FAMILY,
             "joint architecture: mode mlp (MLP cosine start -> end), attention (+ query heads cosine "
-            "heads_start -> heads_end) or block (+ block width bowtie to `ratio` at `position`); exact budget",
+            "heads_start -> heads_end) or block (+ block width bowtie to `ratio` at `position`); exact budget, "
+            "holding the uniform model's parameters (hold=params) or training FLOPs per token (hold=flops)",
             dict(joint.DEFAULTS),
             joint.mlp_shape,
-            choices={"mode": joint.MODES},
+            choices={"mode": joint.MODES, "hold": joint.HOLDS},
             check=joint.check,
         ),
     )

@@ -3,6 +3,7 @@
     joint:mlp,start=1.5,end=0.5                     TLM's cosine: the MLP width moves only
     joint:attention,heads_start=1.5,heads_end=0.5   query heads taper too (MLP shape: start/end)
     joint:block,ratio=0.3,position=0.75             ><former / Variable-Width Transformer bowtie
+    joint:block,ratio=0.3,position=0.75,hold=flops  the same, training FLOPs per token held instead
 
 `mode` says which axes move, and each axis has a low-dimensional shape:
 
@@ -14,6 +15,13 @@
   at relative depth `position` (half-cosine easings, as the `bowtie` family), in whole heads of
   size D; each block's heads follow its width (w_l / D) and its MLP shape is the cosine times its
   width, so a narrow block has a proportionally narrow MLP.
+
+What the budget holds equal to its uniform model (`hold`): its non-embedding parameters
+("params", the default) or its training FLOPs per token ("flops"; `joint_budget.joint_config`).
+The MLP-only mode holds both at once (every MLP unit of a d-wide block costs the same parameters
+and FLOPs), so `hold` changes only the architectures that move heads or block widths: attention
+FLOPs grow with the sequence length and its parameters do not, so a head taper balanced in FLOPs
+spends other MLP widths (and holds other parameters) than one balanced in parameters.
 
 An axis that does not move in the mode must stay neutral (heads_start = heads_end = 1 outside
 "attention", ratio = 1 outside "block"), so one text says one architecture; the check refuses
@@ -37,8 +45,10 @@ from tlmsearch.profiles.interp import depths, mix
 
 FAMILY = "joint"
 MODES: tuple[str, ...] = ("mlp", "attention", "block")
+HOLDS: tuple[str, ...] = ("params", "flops")  # as `tlmsearch.models.joint_budget.HOLDS`
 DEFAULTS: dict[str, float | str] = {
     "mode": "mlp",
+    "hold": "params",
     "start": 1.0,
     "end": 1.0,
     "heads_start": 1.0,

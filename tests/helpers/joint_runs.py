@@ -1,0 +1,41 @@
+"""A search run directory whose records are joint architectures, without training: the uniform
+baseline, a query-head taper and a block-width bowtie on preset tiny at 4 layers (records built
+by `build_record`, so each carries the exact model the resolver gives its profile)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.resolve import resolve_model
+from tlmsearch.profiles import ProfileSpec
+from tlmsearch.rundir.records import RecordLog
+from tlmsearch.tuning import SearchConfig
+from tlmsearch.tuning.recorder import build_record
+
+ATTENTION = "joint:mode=attention,heads_start=1.5,heads_end=0.5"
+BOWTIE = "joint:mode=block,ratio=0.3,position=0.5"  # at 4 layers the bottleneck of 0.75 rounds away
+PROFILES = ("uniform", ATTENTION, BOWTIE)
+LOSSES = (3.0, 2.9, 2.8)  # the bowtie is the best, then the head taper
+CFG = SearchConfig(
+    name="j", preset="tiny", model={"n_layers": 4}, trials=3, space="joint", scheduler="none", noise_seeds=0,
+    baselines=PROFILES,
+    train=TrainConfig(steps=30, eval_interval=10, warmup_steps=5), data=DataConfig(corpus="pydoc"),
+)  # fmt: skip
+
+
+def joint_run(run_dir: Path) -> Path:
+    """`run_dir` holding search.yaml and one complete record per profile: t0 uniform, t1 the head
+    taper, t2 the bowtie."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    CFG.save(run_dir / "search.yaml")
+    log = RecordLog(run_dir)
+    for i, (profile, loss) in enumerate(zip(PROFILES, LOSSES, strict=True)):
+        config = {"profile": profile, "baseline": profile, "kind": "baseline", "number": -1}
+        log.append(build_record(CFG, f"t{i}", config, {"step": 30, "curve": [{"step": 30.0, "val_loss": loss}]}))
+    return run_dir
+
+
+def joint_model(text: str) -> ModelConfig:
+    """The architecture the resolver builds for profile `text` on the run's budget (what trained)."""
+    return resolve_model("tiny", "transformer", {"n_layers": 4}, ProfileSpec.parse(text))[2]
