@@ -182,9 +182,9 @@ class SearchConfig(Config):
         # every field's type first (as a file's values are checked), so that the Python API refuses
         # trials=2.5 or train={"steps": 3} here in one line, not with a TypeError in the middle of a search
         check_field_types(self)
-        object.__setattr__(self, "model", check_search_model(self.model))
+        check_choice("arch", self.arch, ARCHITECTURE_NAMES)  # before the model's options, which are the arch's
+        object.__setattr__(self, "model", check_search_model(self.model, self.arch))
         shaped_preset(self.preset, self.model, self.data)  # an unknown preset or a bad shape override
-        check_choice("arch", self.arch, ARCHITECTURE_NAMES)
         check_choice("sampler", self.sampler, SAMPLERS)
         check_choice("scheduler", self.scheduler, SCHEDULERS)
         if not self.objectives or len(self.objectives) > 2:
