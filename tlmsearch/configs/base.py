@@ -504,15 +504,6 @@ TRAIN_INT_BOUNDS: dict[str, int] = {
     "seed": MAX_SEED,
     "checkpoint_interval": 10**9,
 }
-# TrainConfig fields added after runs were first recorded, at the value that runs before them had:
-# an older record or checkpoint without one of them trained with this value
-TRAIN_FIELDS_ADDED: dict[str, Any] = {
-    "init": "keyed",
-    "ema_decay": 0.0,
-    "final_eval_windows": 0,
-    "parametrization": "standard",
-    "tokens_per_param": 0.0,
-}
 ALL_WINDOWS = -1  # final_eval_windows: the whole validation split, tiled without overlap
 TRAIN_ZERO_ALLOWED = frozenset({"warmup_steps", "threads", "seed", "checkpoint_interval"})
 

@@ -27,7 +27,7 @@ from tlmsearch.configs.base import (
 from tlmsearch.configs.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
 from tlmsearch.configs.presets import check_search_model, shaped_preset
 from tlmsearch.configs.storage import check_storage
-from tlmsearch.configs.validate import MAX_SEED, check_int, load_yaml, read_text
+from tlmsearch.configs.validate import MAX_SEED, check_int
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 
@@ -282,17 +282,5 @@ def load_search_config(path: str | Path) -> SearchConfig:
 
 
 def load_run_config(path: str | Path) -> SearchConfig:
-    """A run directory's `search.yaml`.
-
-    One written before searches measured a noise floor has no `noise_seeds` key: that search
-    ran without one, so it reads as `noise_seeds=0` (a resume adds no noise trials to it, and
-    `status` does not wait for a floor that was never planned).
-    """
-    path = Path(path)
-    cfg = load_search_config(path)
-    raw = load_yaml(read_text(path, "config file"), str(path)) if path.suffix in (".yaml", ".yml") else None
-    if isinstance(raw, dict) and "noise_seeds" not in raw:
-        cfg = cfg.replace(noise_seeds=0)
-    if isinstance(raw, dict) and "lr_calibration" not in raw:  # written before calibration existed: none ran
-        cfg = cfg.replace(lr_calibration="off")
-    return cfg
+    """A run directory's `search.yaml` (every setting written out, as `SearchConfig.save` writes it)."""
+    return load_search_config(Path(path))

@@ -102,7 +102,6 @@ SEARCH_HELP: dict[str, str] = {
     "noise_seeds": "noise floor of each search: uniform with this many seeds at trial fidelity before it; 0 = off",
     "lr_calibration": SETTING_HELP + ". Each architecture's search calibrates its own rate (on by default in a study)",
 }
-FLAT_LAYOUT_VERSION = "0.1.0"  # the last tlmsearch whose study.yaml held the search settings at its top level
 
 
 def study_search(**fields: Any) -> SearchConfig:
@@ -118,15 +117,7 @@ def _search_section(search: SearchConfig) -> dict[str, Any]:
 
 
 def _check_layout(data: Mapping[str, Any], where: str) -> None:
-    """Refuse study data in the flat layout of tlmsearch <= 0.1.0 (search settings at the top level),
-    in one line saying what to do, rather than reading it as some other study."""
-    flat = [name for name in SEARCH_FIELDS if name in data]
-    if flat:
-        raise ConfigError(
-            f"{where or 'StudyConfig'}: {', '.join(flat)} at the top level is the flat study layout written by "
-            f"tlmsearch {FLAT_LAYOUT_VERSION}; since then a study's search settings sit in its `search:` section: "
-            f"move {'it' if len(flat) == 1 else 'them'} under `search:` (allowed there: {', '.join(SEARCH_FIELDS)})"
-        )
+    """Refuse a `search:` section that sets what a study sets per architecture, in one line."""
     section = data.get("search")
     if isinstance(section, Mapping):
         extra = [str(k) for k in section if k not in SEARCH_FIELDS]
@@ -265,7 +256,7 @@ class StudyConfig(Config):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, where: str = "") -> Self:
         """`Config.from_dict` of the nested layout: a `search:` section's missing settings take the
-        study's defaults (`study_search`), not a plain search's; the flat layout is refused."""
+        study's defaults (`study_search`), not a plain search's."""
         if isinstance(data, Mapping):
             _check_layout(data, where)
             if isinstance(data.get("search"), Mapping):
