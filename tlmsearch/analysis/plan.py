@@ -98,7 +98,6 @@ def same_training(
     record: Any,
     train: Mapping[str, Any],
     data: Mapping[str, Any],
-    overridden: bool,
     device: str | None = None,
 ) -> bool:
     """Whether `record` was trained with the TrainConfig/DataConfig dicts `train` and `data`,

@@ -76,7 +76,6 @@ def run_rate_check(
     *,
     train: Mapping[str, Any],
     data: Mapping[str, Any],
-    overridden: bool,
     device: str | None,
     alpha: float,
     lr_given: bool = False,
@@ -113,7 +112,7 @@ def run_rate_check(
                     raise ConfigError(f"{run_dir}: no verify record of {text} to re-train at other rates")
                 by_seed: dict[str, str | None] = {}
                 for seed in seeds:
-                    found = _record_of(ours, seed, factor, wanted, data, overridden, device)
+                    found = _record_of(ours, seed, factor, wanted, data, device)
                     by_seed[str(seed)] = found
                     if found is None:
                         items.append(
@@ -165,7 +164,6 @@ def _record_of(
     factor: float,
     wanted: Mapping[str, Any],
     data: Mapping[str, Any],
-    overridden: bool,
     device: str | None,
 ) -> str | None:
     """The trial id of the run of (`seed`, `factor`) already recorded and trained as `wanted`:
@@ -174,7 +172,7 @@ def _record_of(
     kinds = ("verify", RATE_KIND) if factor == 1.0 else (RATE_KIND,)
     for kind in kinds:
         for r in ours:
-            if r.kind != kind or r.seed != seed or not same_training(r, wanted, data, overridden, device):
+            if r.kind != kind or r.seed != seed or not same_training(r, wanted, data, device):
                 continue
             if r.finished() or (kind == RATE_KIND and _diverged(r)):
                 return r.trial_id

@@ -34,7 +34,7 @@ from tlmsearch.analysis.pilot import (
     estimate_text,
     plan_from_pilot,
 )
-from tlmsearch.analysis.plan import CONTROLS, RESOURCE_FIELDS, Planned, plan, same_training
+from tlmsearch.analysis.plan import CONTROLS, Planned, plan, same_training
 from tlmsearch.analysis.planning import SeedPlan
 from tlmsearch.analysis.rate_check import RateCheck
 from tlmsearch.analysis.sequential import MAX_LOOKS
@@ -248,15 +248,10 @@ def verify(
         cfg = cfg.replace(keep_checkpoints=bool(keep_checkpoints))
     steps = cfg.train.steps
     wanted_train, wanted_data = trial_train_config(cfg, first_seeds[0]).to_dict(), cfg.data.to_dict()
-    # seeds, steps and resources are matched elsewhere or do not change what a trial learns
-    overridden = any(k not in (*RESOURCE_FIELDS, "steps", "tokens_per_param") for k in train or {}) or any(
-        k != "cache_dir" for k in data or {}
-    )
-
     device = trial_device_kind(cfg)
 
     def reusable(r: TrialRecord) -> bool:
-        return same_training(r, wanted_train, wanted_data, overridden, device)
+        return same_training(r, wanted_train, wanted_data, device)
 
     def train_seeds(
         seed_list: list[int],
@@ -341,7 +336,6 @@ def verify(
             rate_seeds,
             train=wanted_train,
             data=wanted_data,
-            overridden=overridden,
             device=device,
             alpha=alpha,
             lr_given="lr" in (train or {}),

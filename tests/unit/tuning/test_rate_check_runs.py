@@ -71,9 +71,7 @@ def _run(tmp_path: Path, verify_seeds: range) -> tuple[Path, list]:
 
 def _check(run: Path, vs: list, decided: list[int], n: int) -> list:
     cfg = SearchConfig(preset="tiny", model={"n_layers": 4}, train=SearchConfig().train.replace(lr=BASE, steps=40))
-    return run_rate_check(
-        run, cfg, vs, decided, n, train=TRAIN, data={}, overridden=False, device=None, alpha=0.05, progress=False
-    )
+    return run_rate_check(run, cfg, vs, decided, n, train=TRAIN, data={}, device=None, alpha=0.05, progress=False)
 
 
 def test_rate_seeds_are_the_deciding_seeds_then_the_next_ones() -> None:

@@ -37,27 +37,27 @@ def test_reuse_needs_the_same_training_settings() -> None:
     data = DataConfig().to_dict()
     same = _verified("v1", "uniform", 1, {**wanted, "seed": 1, "threads": 2})  # seed/threads do not count
     other_lr = _verified("v2", "uniform", 1, {**wanted, "lr": 0.01})
-    assert same_training(same, wanted, data, overridden=False)
-    assert not same_training(other_lr, wanted, data, overridden=False)
-    assert not same_training(same, wanted, {**data, "corpus": "pydoc"}, overridden=True)
+    assert same_training(same, wanted, data)
+    assert not same_training(other_lr, wanted, data)
+    assert not same_training(same, wanted, {**data, "corpus": "pydoc"})
 
 
 def test_reuse_needs_the_same_init_mode() -> None:
     data = DataConfig().to_dict()
     keyed = TrainConfig(steps=40, seed=1).to_dict()
     stream = TrainConfig(steps=40, seed=1, init="stream").to_dict()
-    assert same_training(_verified("v1", "uniform", 1, keyed), keyed, data, overridden=False)
-    assert not same_training(_verified("v2", "uniform", 1, keyed), stream, data, overridden=False)
-    assert not same_training(_verified("v3", "uniform", 1, stream), keyed, data, overridden=False)
+    assert same_training(_verified("v1", "uniform", 1, keyed), keyed, data)
+    assert not same_training(_verified("v2", "uniform", 1, keyed), stream, data)
+    assert not same_training(_verified("v3", "uniform", 1, stream), keyed, data)
 
 
 def test_reuse_needs_the_same_parametrization() -> None:
     data = DataConfig().to_dict()
     standard = TrainConfig(steps=40, seed=1).to_dict()
     width = TrainConfig(steps=40, seed=1, parametrization="width").to_dict()
-    assert same_training(_verified("v1", "uniform", 1, standard), standard, data, overridden=False)
-    assert not same_training(_verified("v2", "uniform", 1, standard), width, data, overridden=False)
-    assert not same_training(_verified("v3", "uniform", 1, width), standard, data, overridden=False)
+    assert same_training(_verified("v1", "uniform", 1, standard), standard, data)
+    assert not same_training(_verified("v2", "uniform", 1, standard), width, data)
+    assert not same_training(_verified("v3", "uniform", 1, width), standard, data)
 
 
 def test_reuse_needs_the_same_kind_of_device() -> None:
@@ -65,9 +65,9 @@ def test_reuse_needs_the_same_kind_of_device() -> None:
     data = DataConfig().to_dict()
     on_cpu = _verified("v1", "uniform", 1, wanted)  # records name their devices: "cpu", "GPU 0 (...)"
     on_gpu = TrialRecord.from_dict({**on_cpu.to_dict(), "devices": ["GPU 0 (NVIDIA H200)"]})
-    assert same_training(on_cpu, wanted, data, False, "cpu") and not same_training(on_cpu, wanted, data, False, "cuda")
-    assert same_training(on_gpu, wanted, data, False, "cuda") and not same_training(on_gpu, wanted, data, False, "cpu")
-    assert same_training(on_gpu, wanted, data, False)  # no device given: not compared
+    assert same_training(on_cpu, wanted, data, "cpu") and not same_training(on_cpu, wanted, data, "cuda")
+    assert same_training(on_gpu, wanted, data, "cuda") and not same_training(on_gpu, wanted, data, "cpu")
+    assert same_training(on_gpu, wanted, data)  # no device given: not compared
 
 
 def test_trials_train_on_the_device_their_resources_give() -> None:
@@ -87,7 +87,7 @@ def test_plan_reuses_only_matching_records() -> None:
     ]
 
     def reusable(r: TrialRecord) -> bool:
-        return same_training(r, wanted, data, overridden=True)
+        return same_training(r, wanted, data)
 
     planned = {p.label: p for p in plan(records + verified, 1, [1], 40, reusable) if p.seed == 1}
     assert planned["uniform"].done == "v1"
