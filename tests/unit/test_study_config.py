@@ -91,3 +91,38 @@ def test_the_cli_flags_set_the_template() -> None:
     )
     assert cfg.search.lr_calibration == "auto"  # the study's default, unchanged by other flags
     assert build_config(build_parser().parse_args(["study", "--lr", "1e-3"])).search.lr_calibration == "off"
+
+
+def test_options_are_set_per_architecture_and_reach_its_search_only() -> None:
+    cfg = StudyConfig(
+        archs=("transformer", "titans", "hope_attention"),
+        options={"titans": {"mem_chunk": 8}, "hope_attention": {"cms_periods": [8, 0]}},
+    )
+    assert cfg.search_config("titans").model == {"options": {"mem_chunk": 8}}
+    assert cfg.search_config("hope_attention").model == {"options": {"cms_periods": [8, 0]}}
+    assert cfg.search_config("transformer").model == {}  # no options: the family's defaults
+    assert StudyConfig.from_yaml(cfg.to_yaml()) == cfg
+    assert cfg.with_fields(trials=4).options == cfg.options
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            {"archs": ("titans",), "options": {"titans": {"gate": "headwise"}}},
+            "options.titans: gate (an option of gated_attention) is not an option of arch='titans'; its options: ",
+        ),
+        (
+            {"archs": ("transformer",), "options": {"titans": {"mem_chunk": 8}}},
+            "options: 'titans' is not an architecture of this study; its architectures: transformer",
+        ),
+        (
+            {"search": {"model": {"options": {"mem_chunk": 8}}}},
+            "search.model.options: a study sets options per architecture, each family owning its own",
+        ),
+    ],
+)
+def test_study_options_of_another_family_or_in_the_template_are_one_line(fields: dict, message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        StudyConfig(**fields)
+    assert str(err.value).startswith(message) and "\n" not in str(err.value)
