@@ -8,7 +8,9 @@ import random
 from pathlib import Path
 from typing import Any
 
+from tlmsearch.configs.presets import preset
 from tlmsearch.profiles import Budget, ProfileSpec, shape_stats
+from tlmsearch.rundir.records import RUN_LAYOUT
 
 BUDGET = Budget(n_layers=4, base_width=64, multiple_of=8)
 
@@ -114,10 +116,15 @@ def verify_records(
 
 
 def write_run(run_dir: Path, records: list[dict[str, Any]], arch: str = "transformer") -> Path:
+    """`records` as a run directory of the current layout: each record that trained and holds no
+    model gets the one it trained (the tiny preset with 4 layers at its widths, `arch`)."""
     run_dir.mkdir(parents=True, exist_ok=True)
+    shape = preset("tiny").replace(n_layers=4)
     with (run_dir / "trials.jsonl").open("w") as f:
         for r in records:
-            f.write(json.dumps(r) + "\n")
+            if r.get("widths") and not r.get("model"):
+                r = {**r, "model": shape.model_config(arch, tuple(r["widths"])).to_dict()}
+            f.write(json.dumps({**r, "layout": RUN_LAYOUT}) + "\n")
     # the tiny preset with 4 layers: the shape of BUDGET, so exports build a valid model
     (run_dir / "search.yaml").write_text(f"arch: {arch}\npreset: tiny\nmodel: {{n_layers: 4}}\n")
     return run_dir

@@ -8,11 +8,13 @@ from typing import Any
 
 import pytest
 
-from tlmsearch.configs.base import ArchOptions, DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.presets import preset
 from tlmsearch.configs.run import ModelSpec, RunConfig
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.errors import ConfigError
+from tlmsearch.models.gated_attention_spec import GatedAttentionOptions
+from tlmsearch.models.titans_spec import TitansOptions
 
 TINY: dict[str, Any] = dict(arch="transformer", d_model=32, n_layers=2, n_heads=2, mlp_widths=(64, 64), seq_len=32)
 
@@ -21,46 +23,53 @@ TINY: dict[str, Any] = dict(arch="transformer", d_model=32, n_layers=2, n_heads=
 
 
 @pytest.mark.parametrize(
-    ("options", "message"),
+    ("arch", "options", "message"),
     [
-        (5, r"options: expected a mapping"),
-        (None, r"options: expected a mapping"),
-        ("gate", r"options: expected a mapping"),
-        ({"gate": "x"}, r"options.gate='x' is not allowed; choose one of: elementwise, headwise"),
-        ({"nosuch": 1}, r"options: unknown field\(s\) nosuch; allowed: gate"),
-        ({"mem_chunk": "x"}, r"options.mem_chunk: expected an integer, got 'x'"),
-        ({"mem_normalized_update": "maybe"}, r"options.mem_normalized_update: expected true or false"),
-        ({"cms_periods": None}, r"options.cms_periods: expected a list"),
+        ("transformer", 5, r"options: expected a mapping"),
+        ("titans", None, r"options: expected a mapping"),
+        ("gated_attention", "gate", r"options: expected a mapping"),
+        ("gated_attention", {"gate": "x"}, r"options.gate='x' is not allowed; choose one of: elementwise, headwise"),
+        (
+            "gated_attention",
+            {"nosuch": 1},
+            r"options: nosuch is not an option of arch='gated_attention'; its options: gate$",
+        ),
+        ("titans", {"mem_chunk": "x"}, r"options.mem_chunk: expected an integer, got 'x'"),
+        ("titans", {"mem_normalized_update": "maybe"}, r"options.mem_normalized_update: expected true or false"),
+        ("hope_attention", {"cms_periods": None}, r"options.cms_periods: expected a list"),
     ],
 )
-def test_model_options_not_a_valid_mapping_is_refused(options: Any, message: str) -> None:
+def test_model_options_not_a_valid_mapping_is_refused(arch: str, options: Any, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        ModelConfig(**TINY, options=options)
+        ModelConfig(**{**TINY, "arch": arch}, options=options)
     if options is not None:  # model_config(options=None): no options given, the defaults
         with pytest.raises(ConfigError, match=message):
-            preset("tiny").model_config("transformer", options=options)
+            preset("tiny").model_config(arch, options=options)
 
 
 def test_model_options_as_a_mapping_is_the_same_config() -> None:
-    given = ModelConfig(**TINY, options={"gate": "headwise"})
-    assert given == ModelConfig(**TINY, options=ArchOptions(gate="headwise"))
+    gated = {**TINY, "arch": "gated_attention"}
+    given = ModelConfig(**gated, options={"gate": "headwise"})
+    assert given == ModelConfig(**gated, options=GatedAttentionOptions(gate="headwise"))
     assert ModelConfig.from_dict(given.to_dict()) == given
 
 
 def test_arch_options_field_types() -> None:
     with pytest.raises(ConfigError, match=r"options.window: expected an integer"):
-        ArchOptions(window="auto")  # type: ignore[arg-type]
+        TitansOptions(window="auto")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"options.gate: expected a string"):
-        ArchOptions(gate=1)  # type: ignore[arg-type]
+        GatedAttentionOptions(gate=1)  # type: ignore[arg-type]
 
 
 def test_model_spec_options_checked_when_the_spec_is_made() -> None:
     with pytest.raises(ConfigError, match=r"model.options: expected a mapping, got int"):
         ModelSpec(preset="tiny", overrides={"options": 5})
     with pytest.raises(ConfigError, match=r"model.options.gate='x' is not allowed|options.gate='x' is not allowed"):
-        ModelSpec(preset="tiny", overrides={"options": {"gate": "x"}})
-    spec = ModelSpec(preset="tiny", overrides={"options": {"gate": "headwise"}})
-    assert spec.resolve()[0].options.gate == "headwise"
+        ModelSpec(preset="tiny", arch="gated_attention", overrides={"options": {"gate": "x"}})
+    with pytest.raises(ConfigError, match=r"model.options: gate \(an option of gated_attention\) is not an option"):
+        ModelSpec(preset="tiny", arch="transformer", overrides={"options": {"gate": "headwise"}})
+    spec = ModelSpec(preset="tiny", arch="gated_attention", overrides={"options": {"gate": "headwise"}})
+    assert GatedAttentionOptions.of(spec.resolve()[0]).gate == "headwise"
     assert ModelSpec.from_dict(spec.to_dict()) == spec
 
 
@@ -128,9 +137,19 @@ def test_search_config_valid_api_forms_still_work() -> None:
     assert cfg.train == TrainConfig(steps=3) and cfg.data == DataConfig(corpus="pydoc")
     assert cfg.cpus_per_trial == 1.0
     assert SearchConfig.from_dict(cfg.to_dict()) == cfg
-    cfg = SearchConfig(preset="tiny", model={"n_layers": 4, "options": {"gate": "headwise"}}, trials=2)
+    model = {"n_layers": 4, "options": {"gate": "headwise"}}
+    cfg = SearchConfig(preset="tiny", arch="gated_attention", model=model, trials=2)
     assert cfg.model == {"n_layers": 4, "options": {"gate": "headwise"}}
     assert SearchConfig.from_yaml(cfg.to_yaml()) == cfg
+
+
+def test_search_config_refuses_an_option_of_another_architecture() -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"^model.options: gate \(an option of gated_attention\) is not an option of "
+        r"arch='titans'; its options: titans_variant, n_persistent",
+    ):
+        SearchConfig(preset="tiny", arch="titans", model={"options": {"gate": "headwise"}})
 
 
 # ----------------------------------------------------------------------------- finding 5: bools

@@ -44,18 +44,23 @@ def _refused(capsys: pytest.CaptureFixture[str], rc: int, *parts: str) -> str:
 
 
 @pytest.mark.parametrize(
-    ("value", "message"),
+    ("arch", "value", "message"),
     [
-        ("5", "model.options: expected a mapping"),
-        ("{gate: x}", "options.gate='x' is not allowed"),
-        ("{nosuch: 1}", "model.options: unknown field(s) nosuch"),
-        ("{mem_chunk: abc}", "model.options.mem_chunk: expected an integer"),
+        ("transformer", "5", "model.options: expected a mapping"),
+        ("gated_attention", "{gate: x}", "options.gate='x' is not allowed"),
+        ("gated_attention", "{nosuch: 1}", "model.options: nosuch is not an option of arch='gated_attention'"),
+        ("titans", "{mem_chunk: abc}", "model.options.mem_chunk: expected an integer"),
+        (
+            "transformer",
+            "{mem_chunk: 8}",
+            "model.options: mem_chunk (an option of titans) is not an option of arch='transformer'; its options: none",
+        ),
     ],
 )
 def test_train_model_options_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, message: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], arch: str, value: str, message: str
 ) -> None:
-    _refused(capsys, _train(tmp_path, "--model", f"options={value}"), message)
+    _refused(capsys, _train(tmp_path, "--arch", arch, "--model", f"options={value}"), message)
     assert not (tmp_path / "runs" / "r").exists()
 
 
@@ -63,6 +68,13 @@ def test_search_config_model_options_refused(tmp_path: Path, capsys: pytest.Capt
     path = tmp_path / "o.yaml"
     path.write_text("trials: 2\npreset: tiny\nmodel: {options: 5}\n")
     _refused(capsys, main(["search", "--config", str(path), "--dry-run"]), "model.options: expected a mapping")
+    path.write_text("trials: 2\npreset: tiny\narch: hope_attention\nmodel: {options: {gate: headwise}}\n")
+    _refused(
+        capsys,
+        main(["search", "--config", str(path), "--dry-run"]),
+        "model.options: gate (an option of gated_attention) is not an option of arch='hope_attention'; "
+        "its options: cms_levels, cms_periods",
+    )
 
 
 # ----------------------------------------------------------------------------- finding 2

@@ -301,15 +301,3 @@ def test_the_study_cost_counts_the_calibration_trials(tmp_path: Path) -> None:
     assert off.search.lr_calibration == "off"  # the shared tiny study opts out, for speed
     on = tiny_study(tmp_path, lr_calibration="auto")
     assert phase_trials(on)["search"][0] == phase_trials(off)["search"][0] + 5
-
-
-def test_a_study_yaml_written_before_calibration_reads_as_off(tmp_path: Path) -> None:
-    from study_fakes import tiny_study
-
-    from tlmsearch.studies.files import STUDY_CONFIG, load_config
-
-    tiny_study(tmp_path, lr_calibration="auto").save(tmp_path / STUDY_CONFIG)
-    assert load_config(tmp_path).search.lr_calibration == "auto"
-    path = tmp_path / STUDY_CONFIG
-    path.write_text("\n".join(line for line in path.read_text().splitlines() if "lr_calibration:" not in line) + "\n")
-    assert load_config(tmp_path).search.lr_calibration == "off"  # that study ran none: a resume adds none

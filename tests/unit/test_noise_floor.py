@@ -12,7 +12,7 @@ from analysis_fakes import record, write_run
 
 from tlmsearch import plots
 from tlmsearch.analysis.summary import summarize
-from tlmsearch.configs.search import SearchConfig, load_run_config
+from tlmsearch.configs.search import SearchConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.noise_floor import (
     TIE_SDS,
@@ -136,15 +136,6 @@ def test_missing_seeds_and_floor_from_records() -> None:
     assert floor.values == pytest.approx((1.80, 1.82, 1.84)) and floor.sd == pytest.approx(0.02)
     assert [r.kind for r in floor_records(c, recs)] == ["baseline", "noise", "noise"]
     assert noise_floor(cfg(noise_seeds=0), recs) is None
-
-
-def test_a_search_yaml_written_before_the_noise_floor_reads_as_none(tmp_path: Path) -> None:
-    path = tmp_path / "search.yaml"
-    cfg(noise_seeds=3).save(path)
-    assert load_run_config(path).noise_seeds == 3
-    path.write_text("\n".join(line for line in path.read_text().splitlines() if "noise_seeds" not in line) + "\n")
-    assert SearchConfig.load(path).noise_seeds == 3  # a config file: today's default
-    assert load_run_config(path).noise_seeds == 0  # a run directory's: that search ran without one
 
 
 # ----------------------------------------------------------------------------- shown

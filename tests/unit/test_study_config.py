@@ -44,14 +44,13 @@ def test_each_architectures_search_is_the_template_with_its_name_arch_and_folder
     assert (changed.search.trials, changed.top_k, changed.search.seed) == (9, 1, 7)
 
 
-def test_a_flat_study_yaml_of_an_older_version_is_one_line_saying_what_to_do(tmp_path: Path) -> None:
+def test_search_settings_at_the_top_level_are_one_line_naming_them(tmp_path: Path) -> None:
     path = tmp_path / "study.yaml"
     path.write_text("name: old\narchs: [transformer]\npreset: tiny\ntrials: 4\ntop_k: 2\n")
     with pytest.raises(ConfigError) as err:
         StudyConfig.from_dict(yaml.safe_load(path.read_text()), where=str(path))
     text = str(err.value)
-    assert "\n" not in text and text.startswith(f"{path}: preset, trials at the top level")
-    assert "tlmsearch 0.1.0" in text and "move them under `search:`" in text
+    assert "\n" not in text and text.startswith(f"{path}: unknown field(s) preset, trials; allowed: name")
 
 
 @pytest.mark.parametrize(
@@ -92,3 +91,38 @@ def test_the_cli_flags_set_the_template() -> None:
     )
     assert cfg.search.lr_calibration == "auto"  # the study's default, unchanged by other flags
     assert build_config(build_parser().parse_args(["study", "--lr", "1e-3"])).search.lr_calibration == "off"
+
+
+def test_options_are_set_per_architecture_and_reach_its_search_only() -> None:
+    cfg = StudyConfig(
+        archs=("transformer", "titans", "hope_attention"),
+        options={"titans": {"mem_chunk": 8}, "hope_attention": {"cms_periods": [8, 0]}},
+    )
+    assert cfg.search_config("titans").model == {"options": {"mem_chunk": 8}}
+    assert cfg.search_config("hope_attention").model == {"options": {"cms_periods": [8, 0]}}
+    assert cfg.search_config("transformer").model == {}  # no options: the family's defaults
+    assert StudyConfig.from_yaml(cfg.to_yaml()) == cfg
+    assert cfg.with_fields(trials=4).options == cfg.options
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            {"archs": ("titans",), "options": {"titans": {"gate": "headwise"}}},
+            "options.titans: gate (an option of gated_attention) is not an option of arch='titans'; its options: ",
+        ),
+        (
+            {"archs": ("transformer",), "options": {"titans": {"mem_chunk": 8}}},
+            "options: 'titans' is not an architecture of this study; its architectures: transformer",
+        ),
+        (
+            {"search": {"model": {"options": {"mem_chunk": 8}}}},
+            "search.model.options: a study sets options per architecture, each family owning its own",
+        ),
+    ],
+)
+def test_study_options_of_another_family_or_in_the_template_are_one_line(fields: dict, message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        StudyConfig(**fields)
+    assert str(err.value).startswith(message) and "\n" not in str(err.value)

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from tlmsearch.analysis.collect import label, profile_baseline, profile_label, ranked
-from tlmsearch.configs.base import TRAIN_FIELDS_ADDED
 from tlmsearch.profiles import ProfileSpec, expand_profile_sets
 from tlmsearch.rundir.records import finished
 
@@ -99,7 +98,6 @@ def same_training(
     record: Any,
     train: Mapping[str, Any],
     data: Mapping[str, Any],
-    overridden: bool,
     device: str | None = None,
 ) -> bool:
     """Whether `record` was trained with the TrainConfig/DataConfig dicts `train` and `data`,
@@ -109,18 +107,10 @@ def same_training(
     Seeds, threads, the device flag and checkpointing are not compared, nor the data cache folder,
     nor `tokens_per_param` (the steps it was resolved into are).
     The init mode is: keyed and stream initialisations of one seed are different draws; so is
-    the parametrization (a record without one trained "standard"); every field newer than a
-    record counts at the value runs had before it (`config.TRAIN_FIELDS_ADDED`: no EMA, the
-    evaluation windows as eval_windows, ...).
-    Records written before records carried their configs (empty `train`) predate keyed
-    initialisation, so they were drawn from one stream: they match only a stream-init training
-    with nothing `overridden`. Records that carry configs without an `init` field were written
-    by the release that introduced keyed init (its only mode then) and count as keyed.
+    the parametrization. Every record carries its whole TrainConfig and DataConfig.
     """
     if device is not None and device_kind(getattr(record, "devices", ())) != device:
         return False
-    if not record.train:
-        return not overridden and train.get("init", "keyed") == "stream"
 
     def strip(d: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
         return {k: v for k, v in d.items() if k not in keys}
@@ -128,9 +118,7 @@ def same_training(
     # how the step count was given (directly or in tokens per parameter) changes nothing learnt:
     # the steps themselves are compared
     ignored = (*RESOURCE_FIELDS, "tokens_per_param")
-    # fields newer than a record count at the value the release before them trained with
-    recorded = {**TRAIN_FIELDS_ADDED, **record.train}
-    wanted = {**TRAIN_FIELDS_ADDED, **train}
+    recorded, wanted = record.train, train
     return strip(recorded, ignored) == strip(wanted, ignored) and strip(record.data, ("cache_dir",)) == strip(
         data, ("cache_dir",)
     )

@@ -8,8 +8,8 @@ import sys
 from tlmsearch.errors import UserError
 from tlmsearch.export.formats import FORMATS, get_format
 
-# the formats whose export reads --divisor (`ExportInput.divisor`)
-DIVISOR_FORMATS: tuple[str, ...] = ("openelm",)
+# the formats whose export reads --divisor (`ExportInput.divisor`), as each format's row says
+DIVISOR_FORMATS: tuple[str, ...] = tuple(name for name, f in FORMATS.items() if f.divisor)
 
 HELP = f"export a trial's per-layer widths: {', '.join(FORMATS)}"
 _FORMAT_LINES = "\n".join(
@@ -45,7 +45,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help=f"one of: {', '.join(FORMATS)} (default: native)",
     )
     p.add_argument("--out", metavar="DIR", help="output folder (default: RUN_DIR/export/<trial>-<format>/)")
-    p.add_argument("--divisor", type=int, help="openelm only: ffn_dim_divisor (default: gcd of the widths, exact)")
+    p.add_argument(
+        "--divisor",
+        type=int,
+        help=f"{', '.join(f'{n}: {FORMATS[n].divisor}' for n in DIVISOR_FORMATS)} (default: gcd of the widths, exact)",
+    )
     p.add_argument("--stdout", action="store_true", help="print the exported file instead of writing it")
     p.add_argument(
         "--allow-inexact",
@@ -60,10 +64,8 @@ def run(args: argparse.Namespace) -> int:
 
     get_format(args.fmt)  # one line naming the allowed formats
     if args.divisor is not None and args.fmt not in DIVISOR_FORMATS:
-        raise UserError(
-            f"--divisor is not used by --format {args.fmt}; only {', '.join(DIVISOR_FORMATS)} takes it "
-            "(its ffn_dim_divisor)"
-        )
+        takes = "; ".join(f"{name} ({FORMATS[name].divisor})" for name in DIVISOR_FORMATS)
+        raise UserError(f"--divisor is not used by --format {args.fmt}; only {takes} takes it")
     if args.divisor is not None and args.divisor < 1:
         raise UserError(f"--divisor={args.divisor} must be >= 1")
     if args.out is None and not args.stdout:  # a read-only run is still readable to stdout or elsewhere

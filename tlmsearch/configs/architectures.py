@@ -25,6 +25,8 @@ companion `<name>_spec.py` that defines `SPEC = ArchSpec(...)` with
 - `frozen_flops(cfg, layer)`: the part of `block_flops` spent in products with a constant
   factor (no gradient), whose backward costs one product instead of two (default: none);
 - `summary`: one line for CLI help and the docs;
+- `options`: the family's options class, a subclass of `configs.base.ArchOptions` defined in its
+  spec module, checking its own fields (default: none; `ModelConfig.options` holds an instance);
 - `block_widths`: whether the family builds per-layer block (residual-stream) widths
   (`ModelConfig.block_widths`); a family that does reads each layer's width from
   `cfg.block_width(layer)` in its module and in its counts (default: no, and the config refuses them).
@@ -71,6 +73,8 @@ class ArchSpec(Generic[C]):
     # (a fixed matrix, no gradient): their backward is one product of the same size, not two
     frozen_flops: Callable[[C, int], float] = _no_frozen
     block_widths: bool = False  # builds per-layer residual widths (ModelConfig.block_widths)
+    # the family's options class (a configs.base.ArchOptions subclass, beside SPEC); None = no options
+    options: type[Any] | None = None
 
 
 # ----------------------------------------------------------------------------- FLOP helpers

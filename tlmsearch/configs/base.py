@@ -15,7 +15,7 @@ import types
 import typing
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Self, TypeVar, Union, get_args, get_origin
+from typing import Any, ClassVar, Self, TypeVar, Union, get_args, get_origin
 
 # The architecture registry (torch-free; it imports nothing from this module). ARCHITECTURE_NAMES,
 # the registered families' names (a live view), is re-exported for the CLI and search configs.
@@ -29,6 +29,10 @@ C = TypeVar("C", bound="Config")
 
 class Config:
     """Mixin giving a frozen dataclass dict/JSON/YAML round-tripping and `replace`."""
+
+    # fields whose type depends on another field (ModelConfig.options on its arch): passed by
+    # `from_dict` as given and skipped by `check_field_types`; the class's `__post_init__` reads them
+    _RESOLVED_IN_POST_INIT: ClassVar[frozenset[str]] = frozenset()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain, JSON-ready data: tuples become lists, nested configs become dicts."""
@@ -46,8 +50,9 @@ class Config:
                 f"{where or cls.__name__}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(fields)}"
             )
         hints = _type_hints(cls)
+        prefix = f"{where}." if where else ""
         kwargs = {
-            name: _from_plain(value, hints[name], f"{where + '.' if where else ''}{name}")
+            name: value if name in cls._RESOLVED_IN_POST_INIT else _from_plain(value, hints[name], prefix + name)
             for name, value in data.items()
         }
         try:
@@ -192,13 +197,13 @@ def check_field_types(cfg: Config, prefix: str = "") -> None:
     (`TrainConfig(compile="no")`, `SearchConfig(trials=2.5)`) is refused with the same one-line
     message as the same value in a file, not with an AttributeError or TypeError from deep inside.
     Values are normalised as a file's are: a list becomes a tuple, a mapping becomes its nested
-    config (`ModelConfig(options={"gate": "headwise"})`), an int of a float field a float, a
+    config (`RunConfig(train={"steps": 5})`), an int of a float field a float, a
     whole float of an int field an int; bools are never numbers. `prefix` names the section in
     the messages (e.g. "options.").
     """
     hints = _type_hints(type(cfg))
     for f in dataclasses.fields(cfg):  # type: ignore[arg-type]
-        if not f.init:
+        if not f.init or f.name in cfg._RESOLVED_IN_POST_INIT:
             continue
         value = getattr(cfg, f.name)
         checked = _from_plain(value, hints[f.name], prefix + f.name)
@@ -252,68 +257,67 @@ def option(default: Any, help: str, *, choices: Sequence[str] = ()) -> Any:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ArchOptions(Config):
-    """Per-family options. Each field is read only by the family named in its comment."""
+    """The options of an architecture family: the base of each family's own options class.
 
-    # gated_attention: "elementwise" (G1, one gate per channel) or "headwise" (one per head)
-    gate: str = "elementwise"
-    # titans: "mag" (memory as a gate) or "mal" (memory as a layer)
-    titans_variant: str = "mag"
-    n_persistent: int = 4  # titans: learned persistent tokens prepended in every layer
-    # titans: sliding attention window in tokens (each query sees itself and the window - 1
-    # positions before it, plus the persistent tokens); 0 = full causal; -1 = auto, seq_len // 4
-    # [OURS] (see ModelConfig.attention_window)
-    window: int = -1
-    mem_heads: int = 0  # titans: memory heads, each an MLP over d_model/mem_heads channels; 0 = n_heads
-    mem_expansion: int = 2  # titans: memory MLP hidden = mem_expansion * (d_model / mem_heads)
-    mem_chunk: int = 16  # titans: tokens per parallel memory update
-    mem_theta_max: float = 0.03  # titans: upper bound of the inner learning rate (measured choice [OURS])
-    # titans: clip each token's (normalised) inner gradient to this norm; 0 = no clipping. [OURS] 2: the
-    # normalised step's norm is at most |M(k) - v| (about sqrt 2 for unit keys and values), so a clip at 2
-    # is a safety net (<= 0.7% of updates over 300 steps; at 1 it clipped 12-31%, bench/README.md)
-    mem_max_grad_norm: float = 2.0
-    # titans: values L2-normalised and each token's inner gradient divided by 1 + its Gauss-Newton
-    # curvature (normalised-LMS step) [OURS]
-    mem_normalized_update: bool = True
-    cms_levels: int = 2  # hope_attention: number of CMS levels, fastest first
-    cms_periods: tuple[int, ...] = (16, 0)  # hope_attention: update period per level; 0 = never
-    cms_shares: tuple[float, ...] = ()  # hope_attention: share of f_l per level; () = equal
-    cms_max_grad_norm: float = 1.0  # hope_attention: clip each token's fast-level gradient norm; 0 = off
-    # hope_attention: fast-level keys RMS-normalised, values L2-normalised, and each token's gradient
-    # divided by 1 + its Gauss-Newton curvature (normalised-LMS step) [OURS]
-    cms_normalized_update: bool = True
-    # titans, hope_attention: recompute the test-time-learning scans during backward instead of
-    # keeping every chunk's weights ("auto": on CUDA only; saves most activation memory at GPU scale)
-    recompute_memory: str = "auto"
+    A family with options subclasses this in its spec module (`tlmsearch/models/<name>_spec.py`,
+    e.g. `TitansOptions`), checks its fields in its own `__post_init__` and names the class in its
+    `ArchSpec(options=...)`; a family without options (the Transformer) uses this class itself,
+    which has no fields. `ModelConfig.options` holds the options of its `arch`, and its serialized
+    form holds only that family's fields (`resolve_options`). A bare `ArchOptions()` given for a
+    family with options means "no options given": that family's defaults.
+    """
 
-    def __post_init__(self) -> None:
-        check_field_types(self, "options.")
-        check_choice("options.gate", self.gate, ("elementwise", "headwise"))
-        check_choice("options.titans_variant", self.titans_variant, ("mag", "mal"))
-        check_positive("options.n_persistent", self.n_persistent, allow_zero=True)
-        if self.window < -1:
-            raise ConfigError(f"options.window={self.window} must be -1 (auto), 0 (full causal) or a positive length")
-        check_positive("options.mem_heads", self.mem_heads, allow_zero=True)
-        check_positive("options.mem_expansion", self.mem_expansion)
-        check_positive("options.mem_chunk", self.mem_chunk)
-        check_positive("options.mem_theta_max", self.mem_theta_max)
-        check_positive("options.mem_max_grad_norm", self.mem_max_grad_norm, allow_zero=True)
-        check_positive("options.cms_levels", self.cms_levels)
-        check_positive("options.cms_max_grad_norm", self.cms_max_grad_norm, allow_zero=True)
-        check_choice("options.recompute_memory", self.recompute_memory, ("auto", "always", "never"))
-        if len(self.cms_periods) != self.cms_levels:
-            raise ConfigError(
-                f"options.cms_periods has {len(self.cms_periods)} entries; "
-                f"it needs one per level (cms_levels={self.cms_levels})"
-            )
-        if any(p < 0 for p in self.cms_periods):
-            raise ConfigError(f"options.cms_periods={self.cms_periods} must be >= 0 (0 = never updates)")
-        if self.cms_shares:
-            if len(self.cms_shares) != self.cms_levels or any(s <= 0 for s in self.cms_shares):
-                raise ConfigError(
-                    f"options.cms_shares={self.cms_shares} needs {self.cms_levels} positive entries (or none)"
-                )
-            if abs(sum(self.cms_shares) - 1.0) > 1e-6:
-                raise ConfigError(f"options.cms_shares={self.cms_shares} must sum to 1")
+    @classmethod
+    def of(cls, cfg: Any) -> Self:
+        """`cfg.options` as this family's options class (the typed view a family's module and
+        spec read); a TypeError for a config of another family, which is a bug of the caller."""
+        options = cfg.options
+        if not isinstance(options, cls):
+            raise TypeError(f"{cls.__name__}.of: arch={cfg.arch!r} holds {type(options).__name__}")
+        return options
+
+
+def options_class(arch: str) -> type[ArchOptions]:
+    """The options class of architecture `arch` (`ArchSpec.options`; `ArchOptions` when it has none)."""
+    kind = architecture(arch).options
+    return ArchOptions if kind is None else kind
+
+
+def _option_names(kind: type[ArchOptions]) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(kind) if f.init)
+
+
+def resolve_options(arch: str, value: Any, where: str = "options") -> ArchOptions:
+    """`value` as the options of `arch`: a mapping of that family's fields (checked by its class),
+    an instance of its class, or a bare `ArchOptions()` (its defaults). A field of another family
+    is a ConfigError naming the family that owns it and the options `arch` allows."""
+    kind = options_class(arch)
+    if isinstance(value, ArchOptions):
+        if type(value) is kind:
+            return value
+        if type(value) is ArchOptions:  # no options given: the family's defaults
+            return kind()
+        of = [name for name in ARCHITECTURES if options_class(name) is type(value)]
+        allowed = _option_names(kind)
+        raise ConfigError(
+            f"{where}: {type(value).__name__} {'of ' + ', '.join(of) + ' ' if of else ''}given for "
+            f"arch={arch!r}; its options: {', '.join(allowed) if allowed else 'none'}"
+        )
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: expected a mapping, got {type(value).__name__}")
+    allowed = _option_names(kind)
+    unknown = [k if isinstance(k, str) else repr(k) for k in value if k not in allowed]
+    if unknown:
+        classes = {name: options_class(name) for name in ARCHITECTURES}
+        notes = []
+        for key in unknown:
+            owners = [name for name, cls in classes.items() if key in _option_names(cls)]
+            notes.append(f"{key} (an option of {', '.join(owners)})" if owners else key)
+        raise ConfigError(
+            f"{where}: {', '.join(notes)} {'is not an option' if len(unknown) == 1 else 'are not options'} of "
+            f"arch={arch!r}; its options: {', '.join(allowed) if allowed else 'none'}"
+        )
+    return kind.from_dict(value, where=where)
 
 
 # ModelConfig's integer fields and their upper bounds (the lower bound is 1)
@@ -330,6 +334,8 @@ MODEL_INT_BOUNDS: dict[str, int] = {
 class ModelConfig(Config):
     """One concrete model: architecture family, shape, and the per-layer MLP widths."""
 
+    _RESOLVED_IN_POST_INIT: ClassVar[frozenset[str]] = frozenset({"options"})  # options: by arch
+
     arch: str
     d_model: int
     n_layers: int
@@ -341,6 +347,8 @@ class ModelConfig(Config):
     init_std: float = 0.02
     rope_theta: float = 10000.0
     norm_eps: float = 1e-6
+    # the options of `arch`'s family (`ArchSpec.options`): a mapping of its fields is read as its
+    # options class by `__post_init__` (`resolve_options`); the default is that family's defaults
     options: ArchOptions = dataclasses.field(default_factory=ArchOptions)
     # Per-layer attention width (head size fixed at d_model / n_heads): query heads of each layer,
     # () = n_heads in every layer; key/value heads of each layer (grouped-query attention, each
@@ -357,8 +365,10 @@ class ModelConfig(Config):
     block_widths: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        check_field_types(self)  # options: 5 or tie_embeddings: "maybe" named here, not deep inside
+        check_field_types(self)  # tie_embeddings: "maybe" named here, not deep inside
         spec = architecture(self.arch)  # a ConfigError naming the registered families
+        # the family's own options class checks its fields (options: 5 and another family's option refused)
+        object.__setattr__(self, "options", resolve_options(self.arch, self.options))
         # integers with bounds far above any model one machine trains, so that a typo (seq_len
         # 1e8, 1e5 layers) is one line here; memory is checked by `validate.check_training_fits`
         for name, high in MODEL_INT_BOUNDS.items():
@@ -378,8 +388,6 @@ class ModelConfig(Config):
             raise ConfigError(f"mlp_widths={self.mlp_widths} must all be positive integers")
         self._check_block_widths(spec.block_widths)
         self._check_attention_heads()
-        if self.options.mem_heads and self.d_model % self.options.mem_heads:
-            raise ConfigError(f"options.mem_heads={self.options.mem_heads} does not divide d_model={self.d_model}")
         check_positive("init_std", self.init_std)
         check_positive("rope_theta", self.rope_theta)
         check_positive("norm_eps", self.norm_eps)
@@ -469,14 +477,6 @@ class ModelConfig(Config):
         block (today's model)."""
         return not self.attn_heads and not self.kv_heads and not self.block_widths
 
-    def attention_window(self) -> int:
-        """Titans' resolved attention window: `options.window`, or seq_len // 4 (at least 1) when
-        it is -1 (auto) [OURS: a quarter of the sequence leaves the long range to the memory,
-        as MAG intends; the Titans paper's text gives no window size for its language models];
-        0 = full causal."""
-        w = self.options.window
-        return max(1, self.seq_len // 4) if w == -1 else w
-
     @property
     def head_dim(self) -> int:
         return self.d_model // self.n_heads
@@ -503,15 +503,6 @@ TRAIN_INT_BOUNDS: dict[str, int] = {
     "threads": 4096,
     "seed": MAX_SEED,
     "checkpoint_interval": 10**9,
-}
-# TrainConfig fields added after runs were first recorded, at the value that runs before them had:
-# an older record or checkpoint without one of them trained with this value
-TRAIN_FIELDS_ADDED: dict[str, Any] = {
-    "init": "keyed",
-    "ema_decay": 0.0,
-    "final_eval_windows": 0,
-    "parametrization": "standard",
-    "tokens_per_param": 0.0,
 }
 ALL_WINDOWS = -1  # final_eval_windows: the whole validation split, tiled without overlap
 TRAIN_ZERO_ALLOWED = frozenset({"warmup_steps", "threads", "seed", "checkpoint_interval"})

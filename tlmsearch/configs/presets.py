@@ -34,6 +34,7 @@ from tlmsearch.configs.base import (
     ModelConfig,
     check_positive,
     check_value,
+    resolve_options,
 )
 from tlmsearch.configs.validate import MAX_WIDTH, check_int
 from tlmsearch.errors import ConfigError
@@ -84,11 +85,9 @@ class Preset(Config):
         """A `ModelConfig` of this shape; `mlp_widths=None` means uniform `base_width`.
 
         `overrides` replace ModelConfig fields (e.g. `vocab_size`, `seq_len`); `options` may be
-        an `ArchOptions` or a dict of its fields.
+        the family's options object (`ArchSpec.options`) or a dict of its fields.
         """
         options = overrides.pop("options", None)
-        if isinstance(options, dict):
-            options = ArchOptions.from_dict(options, where="options")
         fields: dict[str, Any] = {
             "arch": arch,
             "d_model": self.d_model,
@@ -152,18 +151,26 @@ def override_fields() -> frozenset[str]:
     return _SHAPE_FIELDS | (frozenset(f.name for f in dataclasses.fields(ModelConfig)) - _NOT_OVERRIDES)
 
 
-def check_override_values(overrides: Mapping[str, Any], where: str) -> dict[str, Any]:
+def check_override_values(overrides: Mapping[str, Any], where: str, arch: str | None) -> dict[str, Any]:
     """`overrides` with every value checked against its field's type (a ConfigError names the
-    field as `<where>.<key>`), normalised as a file's value is; `options` stays a mapping.
+    field as `<where>.<key>`), normalised as a file's value is; `options` is checked by the options
+    class of `arch` (`resolve_options`: another family's option is refused) and stays as given.
 
     Only known keys are checked here; the callers refuse unknown ones with their own message.
     """
     hints = typing.get_type_hints(ModelConfig)
     out: dict[str, Any] = {}
     for key, value in overrides.items():
+        if key == "options":
+            if arch is None:  # no architecture to read them (a ladder point): a mapping at least
+                if not isinstance(value, Mapping | ArchOptions):
+                    raise ConfigError(f"{where}.options: expected a mapping, got {type(value).__name__}")
+            else:
+                resolve_options(arch, value, f"{where}.options")
+            out[key] = value
+            continue
         hint = hints.get(key, int)  # shape fields that are no ModelConfig field (base_width, multiple_of) are ints
-        checked = check_value(value, hint, f"{where}.{key}")  # options: ArchOptions validates its fields
-        out[key] = value if key == "options" else checked
+        out[key] = check_value(value, hint, f"{where}.{key}")
     return out
 
 
@@ -175,8 +182,9 @@ _SEARCH_SETTINGS: dict[str, str] = {
 }
 
 
-def check_search_model(overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """A search's `model` overrides, checked (keys and value types) and normalised.
+def check_search_model(overrides: Mapping[str, Any], arch: str | None) -> dict[str, Any]:
+    """A search's `model` overrides, checked (keys and value types; `options` against the
+    options of `arch`, the search's architecture) and normalised.
 
     The widths are what the search chooses, and the architecture is the search's `arch`, so
     neither may be set here.
@@ -195,7 +203,7 @@ def check_search_model(overrides: Mapping[str, Any]) -> dict[str, Any]:
         raise ConfigError(
             f"model: unknown ModelConfig field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(override_fields()))}"
         )
-    return check_override_values(overrides, "model")
+    return check_override_values(overrides, "model", arch)
 
 
 def shaped_preset(preset_name: str, overrides: Mapping[str, Any], data: DataConfig | None = None) -> Preset:

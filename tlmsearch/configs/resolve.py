@@ -4,8 +4,7 @@
 
 The driver resolves each trial once through it (`tlmsearch.configs.trial.trial_spec`, which
 then sets the tokenizer's vocabulary and carries the exact `ModelConfig` to the worker and into
-the record); the driver also validates baselines with it before Ray starts, and `export` falls
-back to it only for records written before records carried their model. Pure: presets and
+the record); the driver also validates baselines with it before Ray starts. Pure: presets and
 profiles only, no torch.
 
 A joint profile (`joint:attention,...`, `joint:block,...`; `tlmsearch.profiles.joint`) moves the
@@ -96,12 +95,6 @@ def _joint_solve() -> Callable[..., ModelConfig]:
 
 def _model(p: Preset, arch: str, widths: tuple[int, ...], overrides: Mapping[str, Any]) -> ModelConfig:
     return p.model_config(arch, widths, **model_fields(overrides))
-
-
-def search_model(cfg: SearchConfig, widths: tuple[int, ...]) -> ModelConfig:
-    """The model of search `cfg` with given widths, before the tokenizer sets `vocab_size`: how
-    a record written before records carried their model is read back (`Study.model_of`)."""
-    return _model(search_preset(cfg), cfg.arch, tuple(widths), cfg.model)
 
 
 def search_preset(cfg: SearchConfig) -> Preset:

@@ -75,7 +75,7 @@ class ModelSpec(Config):
             allowed = ", ".join(_SPEC_FIELDS + tuple(sorted(shape | model)))
             raise ConfigError(f"model: unknown field(s) {', '.join(unknown)}; allowed: {allowed}")
         # the overrides' values are checked now (options: 5, tie_embeddings: maybe), not when the model is built
-        object.__setattr__(self, "overrides", check_override_values(self.overrides, "model"))
+        object.__setattr__(self, "overrides", check_override_values(self.overrides, "model", self.arch))
 
     def to_dict(self) -> dict[str, Any]:
         out = {name: getattr(self, name) for name in _SPEC_FIELDS}

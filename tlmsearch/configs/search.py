@@ -27,7 +27,7 @@ from tlmsearch.configs.base import (
 from tlmsearch.configs.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
 from tlmsearch.configs.presets import check_search_model, shaped_preset
 from tlmsearch.configs.storage import check_storage
-from tlmsearch.configs.validate import MAX_SEED, check_int, load_yaml, read_text
+from tlmsearch.configs.validate import MAX_SEED, check_int
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 
@@ -182,9 +182,9 @@ class SearchConfig(Config):
         # every field's type first (as a file's values are checked), so that the Python API refuses
         # trials=2.5 or train={"steps": 3} here in one line, not with a TypeError in the middle of a search
         check_field_types(self)
-        object.__setattr__(self, "model", check_search_model(self.model))
+        check_choice("arch", self.arch, ARCHITECTURE_NAMES)  # before the model's options, which are the arch's
+        object.__setattr__(self, "model", check_search_model(self.model, self.arch))
         shaped_preset(self.preset, self.model, self.data)  # an unknown preset or a bad shape override
-        check_choice("arch", self.arch, ARCHITECTURE_NAMES)
         check_choice("sampler", self.sampler, SAMPLERS)
         check_choice("scheduler", self.scheduler, SCHEDULERS)
         if not self.objectives or len(self.objectives) > 2:
@@ -282,17 +282,5 @@ def load_search_config(path: str | Path) -> SearchConfig:
 
 
 def load_run_config(path: str | Path) -> SearchConfig:
-    """A run directory's `search.yaml`.
-
-    One written before searches measured a noise floor has no `noise_seeds` key: that search
-    ran without one, so it reads as `noise_seeds=0` (a resume adds no noise trials to it, and
-    `status` does not wait for a floor that was never planned).
-    """
-    path = Path(path)
-    cfg = load_search_config(path)
-    raw = load_yaml(read_text(path, "config file"), str(path)) if path.suffix in (".yaml", ".yml") else None
-    if isinstance(raw, dict) and "noise_seeds" not in raw:
-        cfg = cfg.replace(noise_seeds=0)
-    if isinstance(raw, dict) and "lr_calibration" not in raw:  # written before calibration existed: none ran
-        cfg = cfg.replace(lr_calibration="off")
-    return cfg
+    """A run directory's `search.yaml` (every setting written out, as `SearchConfig.save` writes it)."""
+    return load_search_config(Path(path))

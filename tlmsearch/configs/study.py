@@ -24,6 +24,7 @@ from tlmsearch.configs.base import (
     check_choice,
     check_positive,
     option,
+    resolve_options,
 )
 from tlmsearch.configs.lr_calibration import SETTING_HELP
 from tlmsearch.configs.search import SearchConfig, check_name
@@ -102,7 +103,6 @@ SEARCH_HELP: dict[str, str] = {
     "noise_seeds": "noise floor of each search: uniform with this many seeds at trial fidelity before it; 0 = off",
     "lr_calibration": SETTING_HELP + ". Each architecture's search calibrates its own rate (on by default in a study)",
 }
-FLAT_LAYOUT_VERSION = "0.1.0"  # the last tlmsearch whose study.yaml held the search settings at its top level
 
 
 def study_search(**fields: Any) -> SearchConfig:
@@ -118,15 +118,7 @@ def _search_section(search: SearchConfig) -> dict[str, Any]:
 
 
 def _check_layout(data: Mapping[str, Any], where: str) -> None:
-    """Refuse study data in the flat layout of tlmsearch <= 0.1.0 (search settings at the top level),
-    in one line saying what to do, rather than reading it as some other study."""
-    flat = [name for name in SEARCH_FIELDS if name in data]
-    if flat:
-        raise ConfigError(
-            f"{where or 'StudyConfig'}: {', '.join(flat)} at the top level is the flat study layout written by "
-            f"tlmsearch {FLAT_LAYOUT_VERSION}; since then a study's search settings sit in its `search:` section: "
-            f"move {'it' if len(flat) == 1 else 'them'} under `search:` (allowed there: {', '.join(SEARCH_FIELDS)})"
-        )
+    """Refuse a `search:` section that sets what a study sets per architecture, in one line."""
     section = data.get("search")
     if isinstance(section, Mapping):
         extra = [str(k) for k in section if k not in SEARCH_FIELDS]
@@ -203,6 +195,9 @@ class StudyConfig(Config):
         "packs faster), on or off",
         choices=PACK_MODES,
     )
+    # each architecture's options ({arch: {option: value}}, the fields of its `ArchSpec.options`);
+    # per architecture because each family owns its own; an architecture not named keeps its defaults
+    options: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if isinstance(self.search, Mapping):  # the Python API: a section as study.yaml holds it
@@ -246,11 +241,18 @@ class StudyConfig(Config):
         object.__setattr__(self, "controls", expand_profile_sets(self.controls))
         for text in self.controls:
             ProfileSpec.parse(text)  # raises ConfigError naming the bad profile
-        self.search_config(self.archs[0])  # every derived search must be valid too
+        for arch, given in self.options.items():
+            if arch not in self.archs:
+                archs = ", ".join(self.archs)
+                raise ConfigError(f"options: {arch!r} is not an architecture of this study; its architectures: {archs}")
+            resolve_options(arch, given, f"options.{arch}")  # one line naming the family's own options
+        for arch in self.archs:
+            self.search_config(arch)  # every derived search must be valid too
 
     def _check_template(self) -> None:
         """Refuse a template that sets what a study sets per architecture or keeps at its default
         (the search settings themselves were checked by SearchConfig)."""
+        _check_no_template_options(self.search.model, "search")
         for f in dataclasses.fields(SearchConfig):
             if f.name in SEARCH_FIELDS or not f.init:
                 continue
@@ -265,7 +267,7 @@ class StudyConfig(Config):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, where: str = "") -> Self:
         """`Config.from_dict` of the nested layout: a `search:` section's missing settings take the
-        study's defaults (`study_search`), not a plain search's; the flat layout is refused."""
+        study's defaults (`study_search`), not a plain search's."""
         if isinstance(data, Mapping):
             _check_layout(data, where)
             if isinstance(data.get("search"), Mapping):
@@ -274,9 +276,12 @@ class StudyConfig(Config):
         return super().from_dict(data, where=where)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data in the nested layout, the `search:` section holding the study's search settings."""
+        """Plain data in the nested layout, the `search:` section holding the study's search settings;
+        `options` only when the study sets some (a study without them reads and compares as before)."""
         data = super().to_dict()
         data["search"] = _search_section(self.search)
+        if not data["options"]:
+            del data["options"]
         return data
 
     @classmethod
@@ -317,8 +322,10 @@ class StudyConfig(Config):
         """The search of `arch` inside the study directory `runs_dir` (named after the arch): the
         template with its name, arch and run folder set."""
         storage = self.search.storage
+        model = {**self.search.model, "options": self.options[arch]} if arch in self.options else self.search.model
         return self.search.replace(
             name=arch,
+            model=model,
             runs_dir=runs_dir or self.runs_dir,
             arch=arch,
             # every run of the study gets its folder below <storage>/<study name>/
@@ -326,7 +333,16 @@ class StudyConfig(Config):
         )
 
 
+def _check_no_template_options(model: Any, where: str) -> None:
+    if isinstance(model, Mapping) and "options" in model:
+        raise ConfigError(
+            f"{where}.model.options: a study sets options per architecture, each family owning its own: "
+            "write them in the study's `options:` section as {ARCH: {OPTION: VALUE}}"
+        )
+
+
 def _template(section: Mapping[str, Any], where: str) -> SearchConfig:
     """A `search:` section as the study's template: its settings over the study's defaults."""
+    _check_no_template_options(section.get("model"), where)
     defaults = _search_section(study_search())
     return SearchConfig.from_dict({**defaults, **section}, where=where)

@@ -59,7 +59,7 @@ class ExportInput:
     train: Mapping[str, Any] = field(default_factory=dict)  # TrainConfig fields (native)
     data: Mapping[str, Any] = field(default_factory=dict)  # DataConfig fields (native)
     source: Mapping[str, Any] = field(default_factory=dict)  # run dir, trial id, profile, ...
-    divisor: int | None = None  # openelm: ffn_dim_divisor; None = the gcd of the widths (exact)
+    divisor: int | None = None  # for a format with a `Format.divisor`; None = the gcd of the widths (exact)
 
 
 def _json(doc: Any) -> str:
@@ -84,6 +84,8 @@ class Format(NamedTuple):
     dump: Callable[[Any], str] = _json  # document -> file text
     loading: str = ""  # how to load the file: a snippet with {path} and {dir} to fill in
     checked: str = ""  # what the tests check of that loading, and what they cannot
+    # what `ExportInput.divisor` (--divisor) means to this format; "" = the format takes no divisor
+    divisor: str = ""
 
 
 # ----------------------------------------------------------------------------- writers
@@ -345,6 +347,7 @@ FORMATS: dict[str, Format] = {
             _decode_openelm,
             loading=_REMOTE_LOADING.format(repo=OPENELM_CODE),
             checked=_REMOTE_CHECKED.format(repo=OPENELM_CODE, cls="OpenELMConfig"),
+            divisor="its ffn_dim_divisor",
         ),
         Format(
             "megatron",

@@ -205,8 +205,7 @@ def export_run(
 ) -> tuple[Export, Path | None, str]:
     """Export one trial of a run (a `Study` or a run directory); returns (export, path, why chosen).
 
-    The model is the one the trial trained (its record's `model`; `Study.model_of` re-derives
-    it only for records written before records held it). Written to `out_dir` (default
+    The model is the one the trial trained (its record's `model`). Written to `out_dir` (default
     `<run_dir>/export/<trial_id>-<format>/`) unless `write=False`. A format whose reader would
     build other widths than the trial trained is refused (a `UserError` showing both) unless
     `allow_inexact=True`: a silently different model is not the one the search chose.

@@ -73,7 +73,7 @@ def parse_point(text: str) -> PointSpec:
         except ValueError:
             raise ConfigError(f"point {text!r}: override {item!r} needs a whole number") from None
     try:
-        model = check_search_model(model)
+        model = check_search_model(model, None)  # whole numbers only: no options
     except ConfigError as exc:
         raise ConfigError(f"point {text!r}: {exc}") from None
     canon = preset_name + (":" + ",".join(f"{k}={v}" for k, v in model.items()) if model else "") + f"@{tpp:g}"

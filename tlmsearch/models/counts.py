@@ -57,6 +57,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.configs.base import ModelConfig
 
 BACKWARD_FACTOR = 2  # backward FLOPs per forward FLOP (see the module docstring)
+# `recompute_memory` of the families with test-time-learning scans (`common.run_scan`): recompute the
+# scan during backward instead of keeping every chunk's weights ("auto": on CUDA only)
+RECOMPUTE_MODES: tuple[str, ...] = ("auto", "always", "never")
 
 
 class ParamCounts(NamedTuple):

@@ -9,18 +9,36 @@ input, W_o's output).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from tlmsearch.configs.architectures import ArchSpec, attention_flops, linear_flops
+from tlmsearch.configs.base import ArchOptions, check_choice, check_field_types
 from tlmsearch.models.counts import attention_params, attention_width, block_width, qkv_width
 
 if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.configs.base import ModelConfig
 
 
+GATES: tuple[str, ...] = ("elementwise", "headwise")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class GatedAttentionOptions(ArchOptions):
+    """Options of gated_attention."""
+
+    # "elementwise" (G1, one gate per channel, the paper's recommended variant) or "headwise" (one per head)
+    gate: str = "elementwise"
+
+    def __post_init__(self) -> None:
+        check_field_types(self, "options.")
+        check_choice("options.gate", self.gate, GATES)
+
+
 def gate_width(cfg: ModelConfig, layer: int) -> int:
     """Gate logits of layer `layer`: H_l D (elementwise) or H_l (headwise)."""
-    return attention_width(cfg, layer) if cfg.options.gate == "elementwise" else cfg.query_heads(layer)
+    elementwise = GatedAttentionOptions.of(cfg).gate == "elementwise"
+    return attention_width(cfg, layer) if elementwise else cfg.query_heads(layer)
 
 
 def block_params(cfg: ModelConfig, layer: int) -> int:
@@ -40,4 +58,5 @@ SPEC: ArchSpec[ModelConfig] = ArchSpec(
     block_params=block_params,
     block_flops=block_flops,
     block_widths=True,
+    options=GatedAttentionOptions,
 )

@@ -62,7 +62,7 @@ from tlmsearch.models.common import (
     run_scan,
     silu_grad,
 )
-from tlmsearch.models.hope_attention_spec import cms_level_widths
+from tlmsearch.models.hope_attention_spec import HopeAttentionOptions, cms_level_widths
 from tlmsearch.models.hope_fused import FastSwiGLUScan
 
 INITIAL_STEP = 0.01  # initial η of the fast levels
@@ -155,9 +155,10 @@ class CMSLevel(nn.Module):
         super().__init__()
         self.period = period
         self.fast = 0 < period < cfg.seq_len
-        self.recompute = cfg.options.recompute_memory
-        self.max_grad_norm = cfg.options.cms_max_grad_norm
-        self.normalized = cfg.options.cms_normalized_update
+        o = HopeAttentionOptions.of(cfg)
+        self.recompute = o.recompute_memory
+        self.max_grad_norm = o.cms_max_grad_norm
+        self.normalized = o.cms_normalized_update
         self.norm = RMSNorm(cfg.d_model, cfg.norm_eps)
         self.mlp = SwiGLU(cfg.d_model, width)
         if self.fast:
@@ -189,7 +190,7 @@ class CMSLevel(nn.Module):
 class Block(nn.Module):
     def __init__(self, cfg: ModelConfig, layer_idx: int) -> None:
         super().__init__()
-        o = cfg.options
+        o = HopeAttentionOptions.of(cfg)
         widths = cms_level_widths(cfg.mlp_widths[layer_idx], o.cms_shares, o.cms_levels)
         self.mlp_width = sum(widths)
         self.attn_norm = RMSNorm(cfg.d_model, cfg.norm_eps)

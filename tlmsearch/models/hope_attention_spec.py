@@ -11,15 +11,53 @@ last chunk's step would never be read, so it is not computed (nor counted).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 from tlmsearch.configs.architectures import ArchSpec, chunks, linear_flops
+from tlmsearch.configs.base import ArchOptions, check_choice, check_field_types, check_positive
 from tlmsearch.errors import ConfigError
-from tlmsearch.models.counts import attention_params
+from tlmsearch.models.counts import RECOMPUTE_MODES, attention_params
 from tlmsearch.models.transformer_spec import attention_mixer_flops
 
 if TYPE_CHECKING:  # pragma: no cover
     from tlmsearch.configs.base import ModelConfig
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class HopeAttentionOptions(ArchOptions):
+    """Options of hope_attention: its Continuum Memory System (CMS)."""
+
+    cms_levels: int = 2  # number of CMS levels, fastest first
+    cms_periods: tuple[int, ...] = (16, 0)  # update period per level in tokens; 0 = never
+    cms_shares: tuple[float, ...] = ()  # share of f_l per level; () = equal
+    cms_max_grad_norm: float = 1.0  # clip each token's fast-level gradient norm; 0 = off
+    # fast-level keys RMS-normalised, values L2-normalised, and each token's gradient divided by
+    # 1 + its Gauss-Newton curvature (normalised-LMS step) [OURS]
+    cms_normalized_update: bool = True
+    # recompute the fast levels' scans during backward instead of keeping every chunk's weights
+    # ("auto": on CUDA only; saves most activation memory at GPU scale)
+    recompute_memory: str = "auto"
+
+    def __post_init__(self) -> None:
+        check_field_types(self, "options.")
+        check_positive("options.cms_levels", self.cms_levels)
+        check_positive("options.cms_max_grad_norm", self.cms_max_grad_norm, allow_zero=True)
+        check_choice("options.recompute_memory", self.recompute_memory, RECOMPUTE_MODES)
+        if len(self.cms_periods) != self.cms_levels:
+            raise ConfigError(
+                f"options.cms_periods has {len(self.cms_periods)} entries; "
+                f"it needs one per level (cms_levels={self.cms_levels})"
+            )
+        if any(p < 0 for p in self.cms_periods):
+            raise ConfigError(f"options.cms_periods={self.cms_periods} must be >= 0 (0 = never updates)")
+        if self.cms_shares:
+            if len(self.cms_shares) != self.cms_levels or any(s <= 0 for s in self.cms_shares):
+                raise ConfigError(
+                    f"options.cms_shares={self.cms_shares} needs {self.cms_levels} positive entries (or none)"
+                )
+            if abs(sum(self.cms_shares) - 1.0) > 1e-6:
+                raise ConfigError(f"options.cms_shares={self.cms_shares} must sum to 1")
 
 
 def cms_level_widths(width: int, shares: tuple[float, ...], levels: int) -> tuple[int, ...]:
@@ -50,18 +88,18 @@ def cms_level_widths(width: int, shares: tuple[float, ...], levels: int) -> tupl
 
 def fast_levels(cfg: ModelConfig) -> tuple[bool, ...]:
     """Which CMS levels update inside a sequence: period p with 0 < p < seq_len."""
-    return tuple(0 < p < cfg.seq_len for p in cfg.options.cms_periods)
+    return tuple(0 < p < cfg.seq_len for p in HopeAttentionOptions.of(cfg).cms_periods)
 
 
 def block_params(cfg: ModelConfig, layer: int) -> int:
-    d, o = cfg.d_model, cfg.options
+    d, o = cfg.d_model, HopeAttentionOptions.of(cfg)
     n = d + attention_params(cfg, layer)  # attention and its norm
     n += o.cms_levels * d  # one norm per level
     return n + sum(2 * d * d + 1 for fast in fast_levels(cfg) if fast)  # fast levels: W_k, W_v, step size
 
 
 def block_flops(cfg: ModelConfig, layer: int) -> float:
-    t, d, o = cfg.seq_len, cfg.d_model, cfg.options
+    t, d, o = cfg.seq_len, cfg.d_model, HopeAttentionOptions.of(cfg)
     flops = attention_mixer_flops(cfg, layer)  # the Transformer's attention, layer `layer`'s heads
     widths = cms_level_widths(cfg.mlp_widths[layer], o.cms_shares, o.cms_levels)
     for width, period, fast in zip(widths, o.cms_periods, fast_levels(cfg), strict=True):
@@ -74,10 +112,11 @@ def block_flops(cfg: ModelConfig, layer: int) -> float:
 
 
 def validate(cfg: ModelConfig) -> None:
-    if min(cfg.mlp_widths) < cfg.options.cms_levels:
+    levels = HopeAttentionOptions.of(cfg).cms_levels
+    if min(cfg.mlp_widths) < levels:
         raise ConfigError(
             f"mlp_widths={cfg.mlp_widths}: hope_attention needs every width >= "
-            f"options.cms_levels={cfg.options.cms_levels} (one unit per CMS level)"
+            f"options.cms_levels={levels} (one unit per CMS level)"
         )
 
 
@@ -87,4 +126,5 @@ SPEC: ArchSpec[ModelConfig] = ArchSpec(
     block_params=block_params,
     block_flops=block_flops,
     validate=validate,
+    options=HopeAttentionOptions,
 )

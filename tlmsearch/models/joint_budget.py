@@ -247,7 +247,9 @@ def _weighted_units(cfg: ModelConfig) -> int:
 def _check_flops_linear(cfg: ModelConfig) -> None:
     """`hold="flops"` needs each block's FLOPs other than the MLP read to ignore the MLP widths."""
     spec = architecture(cfg.arch)
-    narrow, wide = (cfg.replace(mlp_widths=(w,) * cfg.n_layers) for w in (cfg.options.cms_levels * 8, 4096))
+    # two uniform widths the family accepts: the narrowest of `cfg` and one 4096 wider
+    low = min(cfg.mlp_widths)
+    narrow, wide = (cfg.replace(mlp_widths=(w,) * cfg.n_layers) for w in (low, low + 4096))
     if any(spec.block_flops(narrow, layer) != spec.block_flops(wide, layer) for layer in range(cfg.n_layers)):
         raise ConfigError(
             f"hold='flops' needs FLOPs linear in the MLP widths, and arch={cfg.arch!r} adds FLOPs that depend on "

@@ -5,7 +5,7 @@ option (`options.titans_variant`).
 Per layer, with x = RMSNorm(h) and x̃ = [P ; x] (N_p learned persistent tokens prepended):
 
 - attention branch: y = causal attention with RoPE over x̃, sliding-window by default as in
-  the paper's MAG (`ModelConfig.attention_window()`: `options.window`, auto = seq_len // 4;
+  the paper's MAG (`titans_spec.attention_window`: `options.window`, auto = seq_len // 4;
   computed block by block, `common.windowed_attention`); the persistent tokens stay visible to
   every query, as in the paper's attention masks;
 - memory branch: q, k, v = SiLU(conv4(x̃ W_{q,k,v})), q and k (and, by default, v) L2-normalised per memory head;
@@ -97,7 +97,7 @@ from tlmsearch.models.common import (
     silu_grad,
 )
 from tlmsearch.models.titans_fused import MemoryScan
-from tlmsearch.models.titans_spec import mem_heads
+from tlmsearch.models.titans_spec import TitansOptions, attention_window, mem_heads
 
 
 def chunk_coefficients(
@@ -224,13 +224,14 @@ class NeuralMemory(nn.Module):
         d = cfg.d_model
         self.n_heads = mem_heads(cfg)
         self.d_mem = d // self.n_heads
-        self.chunk = cfg.options.mem_chunk
-        self.theta_max = cfg.options.mem_theta_max
-        self.recompute = cfg.options.recompute_memory
-        self.max_grad_norm = cfg.options.mem_max_grad_norm
-        self.normalized = cfg.options.mem_normalized_update
+        o = TitansOptions.of(cfg)
+        self.chunk = o.mem_chunk
+        self.theta_max = o.mem_theta_max
+        self.recompute = o.recompute_memory
+        self.max_grad_norm = o.mem_max_grad_norm
+        self.normalized = o.mem_normalized_update
         self.init_std = cfg.init_std
-        hidden = cfg.options.mem_expansion * self.d_mem
+        hidden = o.mem_expansion * self.d_mem
         self.w_qkv = nn.Linear(d, 3 * d, bias=False)
         self.conv = nn.Conv1d(3 * d, 3 * d, kernel_size=4, groups=3 * d, bias=False)
         self.w_gates = nn.Linear(d, 3 * self.n_heads, bias=True)
@@ -293,8 +294,8 @@ class Block(nn.Module):
 
     def __init__(self, cfg: ModelConfig, layer_idx: int) -> None:
         super().__init__()
-        d, o = cfg.d_model, cfg.options
-        self.n_p, self.window = o.n_persistent, cfg.attention_window()
+        d, o = cfg.d_model, TitansOptions.of(cfg)
+        self.n_p, self.window = o.n_persistent, attention_window(cfg)
         self.heads = HeadShape(cfg, layer_idx)
         self.mag = o.titans_variant == "mag"
         self.init_std = cfg.init_std
@@ -348,4 +349,4 @@ class Titans(LanguageModel):
 
     @staticmethod
     def extra_positions(cfg: ModelConfig) -> int:
-        return cfg.options.n_persistent
+        return TitansOptions.of(cfg).n_persistent

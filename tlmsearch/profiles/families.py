@@ -170,18 +170,81 @@ def _pchip(xs: list[float], ys: list[float], at: list[float]) -> list[float]:
 def _bowtie(n: int, p: Mapping[str, Any]) -> list[float]:
     """Wide first and last layers narrowing smoothly to `ratio` x their width at relative depth
     `position` (Variable-Width Transformers' hourglass, there of the whole block, here of the MLP):
-    half-cosine easings 1 -> ratio over [0, position] and ratio -> 1 over [position, 1]. The
-    parameters are checked here, where the family is defined, so that its row stays self-contained."""
+    half-cosine easings 1 -> ratio over [0, position] and ratio -> 1 over [position, 1]
+    (`_check_bowtie` holds its ranges)."""
     r, c = p["ratio"], p["position"]
-    if not 0.0 < r <= 1.0:
-        raise ConfigError(f"bowtie: ratio={r} must lie in (0, 1] (bottleneck width / end width)")
-    if not 0.0 < c < 1.0:
-        raise ConfigError(f"bowtie: position={c} must lie in (0, 1) (relative depth of the bottleneck)")
     out = []
     for x in depths(n):
         u = x / c if x <= c else (1.0 - x) / (1.0 - c)  # 0 at either end, 1 at the bottleneck
         out.append(1.0 - (1.0 - r) * (1.0 - math.cos(math.pi * u)) / 2.0)
     return out
+
+
+# ----------------------------------------------------------------------------- each family's checks
+# A family's `check` refuses its own out-of-range parameters (after names and types, which
+# `resolve_params` checks for every family) with one line naming the family and the allowed range.
+
+
+Check = Callable[[Mapping[str, Any]], None]
+
+
+def _positive(family: str, *keys: str, why: str = "") -> Check:
+    """The check that each of `keys` is > 0 (`why` says what the value is)."""
+
+    def check(p: Mapping[str, Any]) -> None:
+        for key in keys:
+            if not float(p[key]) > 0:
+                raise ConfigError(f"{family}: {key}={p[key]} must be > 0{f' ({why})' if why else ''}")
+
+    return check
+
+
+def _ends(family: str) -> Check:
+    """start, end > 0: the relative widths of a family drawn from `start` to `end`."""
+    return _positive(family, "start", "end", why="relative width")
+
+
+def _all(*checks: Check) -> Check:
+    """The checks one after the other (the first failure is the message)."""
+
+    def check(p: Mapping[str, Any]) -> None:
+        for one in checks:
+            one(p)
+
+    return check
+
+
+def _check_sigmoid(p: Mapping[str, Any]) -> None:
+    _ends("sigmoid")(p)
+    if not float(p["steepness"]) > 0:
+        raise ConfigError(f"sigmoid: steepness={p['steepness']} must be > 0")
+    if not 0 <= float(p["midpoint"]) <= 1:
+        raise ConfigError(f"sigmoid: midpoint={p['midpoint']} must lie in [0, 1] (relative depth)")
+
+
+def _check_bump(p: Mapping[str, Any]) -> None:
+    if not float(p["width"]) > 0:
+        raise ConfigError(f"bump: width={p['width']} must be > 0")
+    if not float(p["amplitude"]) > -1:
+        raise ConfigError(f"bump: amplitude={p['amplitude']} must be > -1 (widths stay positive)")
+
+
+def _check_knots(p: Mapping[str, Any]) -> None:
+    k = _count(p, "k")
+    if k < 1:
+        raise ConfigError("knots: needs knot values k0, k1, ... (at least one)")
+    if sorted(int(key[1:]) for key in p if key[:1] == "k" and key[1:].isdigit()) != list(range(k)):
+        raise ConfigError("knots: knot names must be k0..k{K-1} without gaps")
+    if not all(float(p[f"k{i}"]) > 0 for i in range(k)):
+        raise ConfigError("knots: knot values must be > 0")
+
+
+def _check_bowtie(p: Mapping[str, Any]) -> None:
+    r, c = p["ratio"], p["position"]
+    if not 0.0 < r <= 1.0:
+        raise ConfigError(f"bowtie: ratio={r} must lie in (0, 1] (bottleneck width / end width)")
+    if not 0.0 < c < 1.0:
+        raise ConfigError(f"bowtie: position={c} must lie in (0, 1) (relative depth of the bottleneck)")
 
 
 class Family(NamedTuple):
@@ -193,7 +256,7 @@ class Family(NamedTuple):
     fn: Callable[[int, Mapping[str, Any]], list[float]]
     choices: dict[str, tuple[str, ...]] = {}
     indexed: str = ""  # prefix of numbered parameters (k0, k1, ... / l0, l1, ...)
-    check: Callable[[Mapping[str, Any]], None] | None = None  # the family's own range checks
+    check: Check | None = None  # the family's own range checks (None: every value of its type is valid)
 
 
 FAMILIES: dict[str, Family] = {
@@ -205,13 +268,15 @@ FAMILIES: dict[str, Family] = {
             "the Tapered LM schedule e + (s - e)(1 + cos(pi l / (L-1)))/2; start < end expands",
             {"start": 1.5, "end": 0.5},
             _cosine,
+            check=_ends("cosine"),
         ),
-        Family("linear", "straight line from start to end", {"start": 1.5, "end": 0.5}, _linear),
+        Family("linear", "straight line from start to end", {"start": 1.5, "end": 0.5}, _linear, check=_ends("linear")),
         Family(
             "sigmoid",
             "sigmoid step from start to end around midpoint (relative depth) with steepness",
             {"start": 1.5, "end": 0.5, "steepness": 10.0, "midpoint": 0.5},
             _sigmoid,
+            check=_check_sigmoid,
         ),
         Family(
             "power",
@@ -226,19 +291,21 @@ FAMILIES: dict[str, Family] = {
             {"third": "early", "factor": 2.0},
             _groups,
             choices={"third": ("early", "middle", "late")},
+            check=_positive("groups", "factor"),
         ),
         Family(
             "openelm",
             "OpenELM layer-wise scaling (arXiv 2404.14619): FFN multipliers rising linearly from start to end",
             {"start": 0.5, "end": 4.0},
             openelm,
+            check=_ends("openelm"),
         ),
         Family(
             "reverse",
             "Reverse layer-wise scaling (arXiv 2509.06518): OpenELM's line turned around, start > end",
             {"start": 4.0, "end": 0.5},
             reverse,
-            check=CHECKS["reverse"],
+            check=_all(_ends("reverse"), CHECKS["reverse"]),
         ),
         Family(
             "frame",
@@ -246,7 +313,7 @@ FAMILIES: dict[str, Family] = {
             "last layer at `frame`",
             {"start": 0.5, "end": 4.0, "frame": 4.0},
             frame,
-            check=CHECKS["frame"],
+            check=_all(_ends("frame"), CHECKS["frame"]),
         ),
         Family(
             "crown",
@@ -254,7 +321,7 @@ FAMILIES: dict[str, Family] = {
             "first and last layer at `frame`",
             {"start": 0.5, "peak": 4.0, "end": 0.5, "frame": 4.0},
             crown,
-            check=CHECKS["crown"],
+            check=_all(_ends("crown"), CHECKS["crown"]),
         ),
         Family(
             "middle",
@@ -272,12 +339,14 @@ FAMILIES: dict[str, Family] = {
             _knots,
             choices={"mode": ("free", "decreasing", "increasing"), "interp": ("linear", "pchip")},
             indexed="k",
+            check=_check_knots,
         ),
         Family(
             "bump",
             "1 + amplitude * Gaussian(centre, width) over relative depth: > 0 middle-heavy, < 0 hourglass",
             {"centre": 0.5, "width": 0.2, "amplitude": 1.0},
             _bump,
+            check=_check_bump,
         ),
         Family("free", "softmax of one logit per layer (l0..l{L-1})", {}, _free, indexed="l"),
         Family(
@@ -286,6 +355,7 @@ FAMILIES: dict[str, Family] = {
             "x their width at relative depth `position`",
             {"ratio": 0.3, "position": 0.75},
             _bowtie,
+            check=_check_bowtie,
         ),
         Family(
             joint.FAMILY,
@@ -295,7 +365,7 @@ FAMILIES: dict[str, Family] = {
             dict(joint.DEFAULTS),
             joint.mlp_shape,
             choices={"mode": joint.MODES, "hold": joint.HOLDS},
-            check=joint.check,
+            check=_all(_ends(joint.FAMILY), joint.check),
         ),
     )
 }
@@ -322,36 +392,9 @@ def resolve_params(family: str, params: Mapping[str, Param]) -> dict[str, Param]
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             raise ConfigError(f"{family}: parameter {key}={value!r} must be a finite number")
         out[key] = float(value)
-    _check_ranges(family, out)
     if fam.check is not None:
-        fam.check(out)
+        fam.check(out)  # the family's own ranges
     return out
-
-
-def _check_ranges(family: str, p: Mapping[str, Param]) -> None:
-    def need(ok: bool, what: str) -> None:
-        if not ok:
-            raise ConfigError(f"{family}: {what}")
-
-    for key in ("start", "end"):
-        if key in p:
-            need(float(p[key]) > 0, f"{key}={p[key]} must be > 0 (relative width)")
-    if family == "groups":
-        need(float(p["factor"]) > 0, f"factor={p['factor']} must be > 0")
-    if family == "bump":
-        need(float(p["width"]) > 0, f"width={p['width']} must be > 0")
-        need(float(p["amplitude"]) > -1, f"amplitude={p['amplitude']} must be > -1 (widths stay positive)")
-    if family == "sigmoid":
-        need(float(p["steepness"]) > 0, f"steepness={p['steepness']} must be > 0")
-        need(0 <= float(p["midpoint"]) <= 1, f"midpoint={p['midpoint']} must lie in [0, 1] (relative depth)")
-    if family == "knots":
-        k = _count(p, "k")
-        need(k >= 1, "needs knot values k0, k1, ... (at least one)")
-        need(
-            sorted(int(key[1:]) for key in p if key[:1] == "k" and key[1:].isdigit()) == list(range(k)),
-            "knot names must be k0..k{K-1} without gaps",
-        )
-        need(all(float(p[f"k{i}"]) > 0 for i in range(k)), "knot values must be > 0")
 
 
 def relative_widths(family: str, n_layers: int, **params: Param) -> list[float]:

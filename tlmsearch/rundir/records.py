@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.configs.base import Config, ModelConfig, check_choice
-from tlmsearch.errors import ConfigError
+from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import cut_torn_tail, read_jsonl_checked
 from tlmsearch.rundir.layout import TRIALS
@@ -35,6 +35,34 @@ NOISE_KIND = "noise"  # the search's extra seeds of uniform (its noise floor), n
 LR_KIND = "lr"  # the search's learning-rate calibration: uniform at each rate of a grid, before everything
 RATE_KIND = "ratecheck"  # verify's rate check: cosine and the best candidate at half and twice the rate
 STATUSES: tuple[str, ...] = ("complete", "stopped", "failed")
+
+# The run-directory layout this tlmsearch reads and writes, marked in every trial record (every
+# reader of a run, a study's or a ladder's runs included, reads its records). A record without
+# the mark is layout 1. Raise it when a record, a run file or an option changes form, and say
+# in LAYOUT_WRITERS which tlmsearch wrote the layouts before; older layouts are not read.
+RUN_LAYOUT = 2
+LAYOUT_WRITERS: dict[int, str] = {1: "tlmsearch 0.1.0 up to its per-architecture options"}
+
+
+class LayoutError(UserError):
+    """A run directory written in another layout than `RUN_LAYOUT` (one line saying what to do)."""
+
+
+def check_layout(data: Any, where: str | Path) -> None:
+    """Refuse a record of another layout than `RUN_LAYOUT` (a plain dict as read from `where`)."""
+    found = data.get("layout", 1)
+    if found == RUN_LAYOUT:
+        return
+    if isinstance(found, int) and not isinstance(found, bool) and found < RUN_LAYOUT:
+        writer = LAYOUT_WRITERS.get(found, "an older tlmsearch")
+        raise LayoutError(
+            f"{where}: a run directory of layout {found}, written by {writer}; this tlmsearch reads layout "
+            f"{RUN_LAYOUT}: open it with that tlmsearch, or start a new run"
+        )
+    raise LayoutError(
+        f"{where}: a run directory of layout {found!r}, not one this tlmsearch wrote (it reads layout {RUN_LAYOUT}); "
+        "open it with the tlmsearch that wrote it, or start a new run"
+    )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -61,18 +89,19 @@ class TrialRecord(Config):
     started_at: str | None = None  # ISO times
     ended_at: str | None = None
     wall_s: float = 0.0
-    # what the worker trained, exactly (ModelConfig / TrainConfig / DataConfig dicts);
-    # {} in records written before the worker returned them
+    # what the worker trained, exactly (ModelConfig / TrainConfig / DataConfig dicts); {} for a
+    # trial that never trained
     model: dict[str, Any] = dataclasses.field(default_factory=dict)
     train: dict[str, Any] = dataclasses.field(default_factory=dict)
     data: dict[str, Any] = dataclasses.field(default_factory=dict)
     # where it ran: the Ray node id, the devices it was given ("cpu", "GPU 0 (name)", ...), the
     # resources Ray reserved for it ({"CPU": 1.0, "GPU": 0.25}: a GPU fraction is shared) and
-    # how many times Ray restarted it after a worker failure (None/()/{}/0 in older records)
+    # how many times Ray restarted it after a worker failure
     node: str | None = None
     devices: tuple[str, ...] = ()
     resources: dict[str, float] = dataclasses.field(default_factory=dict)
     retries: int = 0
+    layout: int = RUN_LAYOUT  # the run-directory layout that wrote the record (`check_layout`)
 
     def __post_init__(self) -> None:
         check_choice("kind", self.kind, KINDS)
@@ -85,7 +114,7 @@ class TrialRecord(Config):
 
     @property
     def model_config(self) -> ModelConfig | None:
-        """The exact model the worker trained (None for a record written before records held it)."""
+        """The exact model the worker trained (None for a trial that never trained)."""
         return ModelConfig.from_dict(self.model) if self.model else None
 
     @property
@@ -196,7 +225,8 @@ def _read_checked(run_dir: str | Path) -> tuple[list[TrialRecord], list[int], li
     never did (a search "2/2 ended" with one trial twice) and weigh that trial twice in every
     statistic.
     """
-    rows, bad = read_jsonl_checked(Path(run_dir) / TRIALS)
+    path = Path(run_dir) / TRIALS
+    rows, bad = read_jsonl_checked(path)
     out: list[TrialRecord] = []
     seen: set[str] = set()
     repeated: dict[str, None] = {}
@@ -206,6 +236,8 @@ def _read_checked(run_dir: str | Path) -> tuple[list[TrialRecord], list[int], li
         except (ConfigError, TypeError, ValueError):
             bad.append(-1)
             continue
+        # every record carries its layout (a file appended to by an older tlmsearch is refused too)
+        check_layout(data, path.parent)
         if record.trial_id in seen:
             repeated[record.trial_id] = None
             continue

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from tlmsearch.configs.base import ModelConfig
 from tlmsearch.configs.lr_calibration import LrCalibration
-from tlmsearch.configs.resolve import search_model
 from tlmsearch.configs.search import OBJECTIVE_METRICS, OBJECTIVES, SearchConfig, load_run_config
 from tlmsearch.configs.validate import check_top, file_present
 from tlmsearch.errors import ConfigError
@@ -122,13 +121,11 @@ class Study:
         raise KeyError(trial_id)
 
     def model_of(self, record: TrialRecord) -> ModelConfig:
-        """The exact model a trial trained: the record's own, or (records written before the
-        worker returned it) re-derived from the search config the one way the trial did."""
-        if record.model_config is not None:
-            return record.model_config
-        if not record.widths:
-            raise ConfigError(f"trial {record.trial_id!r} has no widths (status {record.status})")
-        return search_model(self.config, record.widths)
+        """The exact model a trial trained (its record's `model`)."""
+        model = record.model_config
+        if model is None:
+            raise ConfigError(f"trial {record.trial_id!r} holds no model (status {record.status}): it never trained")
+        return model
 
     def _frame(self, records: list[TrialRecord]) -> pd.DataFrame:
         import pandas as pd

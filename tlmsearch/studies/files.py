@@ -48,15 +48,7 @@ def load_config(study_dir: str | Path) -> StudyConfig:
     if not path.is_file():
         raise ConfigError(f"{study_dir} is not a study directory (no {STUDY_CONFIG})")
     raw = read_yaml(path)
-    cfg = StudyConfig.from_dict(raw, where=str(path))  # the flat layout of tlmsearch 0.1.0: one line
-    search = raw.get("search") if isinstance(raw, dict) else None
-    if isinstance(search, dict) and "lr_calibration" not in search:  # written before the calibration: none ran
-        cfg = cfg.replace(search=cfg.search.replace(lr_calibration="off"))
-    if "rate_check" not in raw:  # written before verify's learning-rate check existed: it ran none
-        cfg = cfg.replace(rate_check=0)
-    if "verify_tokens_per_param" not in raw:  # written before the deciding length: it verified at the searches'
-        cfg = cfg.replace(verify_tokens_per_param=0.0)
-    return cfg
+    return StudyConfig.from_dict(raw, where=str(path))
 
 
 def read_state(study_dir: str | Path) -> dict[str, Any]:

@@ -44,7 +44,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tlmsearch.configs.base import ALL_WINDOWS, TRAIN_FIELDS_ADDED, DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.base import ALL_WINDOWS, DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.validate import check_training_fits
 from tlmsearch.data import TokenData, check_windows, gather, prepare, tile_windows, train_starts, val_windows
 from tlmsearch.errors import ConfigError
@@ -563,8 +563,6 @@ def _as_tuple(x: Any) -> Any:
 
 
 def _check_same_configs(saved: dict[str, Any], current: dict[str, Any], path: Path) -> None:
-    # checkpoints written before a TrainConfig field existed ran at its value in TRAIN_FIELDS_ADDED
-    saved = {**saved, "train": {**TRAIN_FIELDS_ADDED, **saved["train"]}}
     for section in ("model", "train", "data"):
         for key in sorted(set(saved[section]) | set(current[section])):
             if section == "train" and key in _RESUME_MAY_DIFFER:

@@ -34,7 +34,7 @@ from tlmsearch.analysis.pilot import (
     estimate_text,
     plan_from_pilot,
 )
-from tlmsearch.analysis.plan import CONTROLS, RESOURCE_FIELDS, Planned, plan, same_training
+from tlmsearch.analysis.plan import CONTROLS, Planned, plan, same_training
 from tlmsearch.analysis.planning import SeedPlan
 from tlmsearch.analysis.rate_check import RateCheck
 from tlmsearch.analysis.sequential import MAX_LOOKS
@@ -231,17 +231,12 @@ def verify(
         cfg = cfg.replace(keep_checkpoints=bool(keep_checkpoints))
     steps = cfg.train.steps
     wanted_train, wanted_data = trial_train_config(cfg, first_seeds[0]).to_dict(), cfg.data.to_dict()
-    # seeds, steps and resources are matched elsewhere or do not change what a trial learns
-    overridden = any(k not in (*RESOURCE_FIELDS, "steps", "tokens_per_param") for k in train or {}) or any(
-        k != "cache_dir" for k in data or {}
-    )
-
     device = trial_device_kind(cfg)
     say = announce or (lambda text: print(text, flush=True))  # the plan lines: to `announce`, else printed
     tell = say if announce is not None or progress else None  # those printed only with `progress`
 
     def reusable(r: TrialRecord) -> bool:
-        return same_training(r, wanted_train, wanted_data, overridden, device)
+        return same_training(r, wanted_train, wanted_data, device)
 
     def train_seeds(
         seed_list: list[int],
@@ -323,7 +318,7 @@ def verify(
             result.verdicts,
             result.seeds,
             rate_seeds,
-            same=lambda r, lr: same_training(r, {**wanted_train, "lr": lr}, wanted_data, overridden, device),
+            same=lambda r, lr: same_training(r, {**wanted_train, "lr": lr}, wanted_data, device),
             alpha=alpha,
             lr_given="lr" in (train or {}),
             address=address,

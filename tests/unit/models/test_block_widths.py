@@ -24,16 +24,16 @@ from collections.abc import Mapping
 import pytest
 import torch
 
-from tlmsearch.configs.base import ArchOptions, ModelConfig
+from tlmsearch.configs.base import ModelConfig
 from tlmsearch.configs.presets import preset
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model, count_params
 
 TINY = preset("tiny")  # d 32, 2 layers, 2 heads of 16, seq 32
 FAMILIES = {
-    "transformer": ArchOptions(),
-    "gated_attention": ArchOptions(),
-    "gated_attention/headwise": ArchOptions(gate="headwise"),
+    "transformer": {},
+    "gated_attention": {},
+    "gated_attention/headwise": {"gate": "headwise"},
 }
 
 
@@ -41,7 +41,7 @@ def config(
     arch: str, block_widths: tuple[int, ...], mlp_widths: tuple[int, ...] | None = None, **kw: object
 ) -> ModelConfig:
     family = arch.split("/")[0]
-    kw.setdefault("options", FAMILIES.get(arch, ArchOptions()))
+    kw.setdefault("options", FAMILIES.get(arch, {}))
     widths = mlp_widths or tuple(32 + 16 * (i % 3) for i in range(len(block_widths)))
     return TINY.model_config(family, widths, n_layers=len(widths), block_widths=block_widths, **kw)
 

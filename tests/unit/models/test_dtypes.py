@@ -13,16 +13,15 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from arch_options import small_chunks
 
-from tlmsearch.configs.base import ARCHITECTURE_NAMES, ArchOptions, ModelConfig
+from tlmsearch.configs.base import ARCHITECTURE_NAMES, ModelConfig
 from tlmsearch.configs.presets import preset
 from tlmsearch.models import build_model
 
-SMALL_CHUNKS = ArchOptions(mem_chunk=8, cms_periods=(8, 0))  # several memory chunks in 32 tokens
-
 
 def tiny(arch: str) -> ModelConfig:
-    return preset("tiny").model_config(arch, (96, 32), options=SMALL_CHUNKS)
+    return preset("tiny").model_config(arch, (96, 32), options=small_chunks(arch))  # several memory chunks in 32 tokens
 
 
 def loss_of(model: torch.nn.Module, idx: torch.Tensor) -> torch.Tensor:

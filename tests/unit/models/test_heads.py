@@ -23,8 +23,9 @@ from typing import Any
 import pytest
 import torch
 import torch.nn.functional as F
+from arch_options import SMALL_CHUNKS, options_for
 
-from tlmsearch.configs.base import ARCHITECTURE_NAMES, ArchOptions, ModelConfig
+from tlmsearch.configs.base import ARCHITECTURE_NAMES, ModelConfig
 from tlmsearch.configs.presets import preset
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model, count_params
@@ -32,17 +33,16 @@ from tlmsearch.models.titans import gate_resampling
 
 TINY = preset("tiny")  # d 32, 2 layers, 2 heads of 16, seq 32
 WIDTHS = (96, 32)
-SMALL_CHUNKS = ArchOptions(mem_chunk=8, cms_periods=(8, 0))
 # (attn_heads, kv_heads): more heads, fewer heads, grouped-query, multi-query
 HEADS = [((3, 1), ()), ((4, 2), (2, 1)), ((1, 4), (1, 1)), ((2, 6), (2, 3))]
-VARIANTS = {
+VARIANTS: dict[str, dict[str, object]] = {  # each family takes the fields of its own options (options_for)
     "default": SMALL_CHUNKS,
-    "headwise/mal/full": ArchOptions(gate="headwise", titans_variant="mal", window=0, mem_chunk=8),
+    "headwise/mal/full": {"gate": "headwise", "titans_variant": "mal", "window": 0, "mem_chunk": 8},
 }
 
 
 def tiny(arch: str, attn_heads: tuple[int, ...] = (), kv_heads: tuple[int, ...] = (), **kw: object) -> ModelConfig:
-    kw.setdefault("options", SMALL_CHUNKS)
+    kw.setdefault("options", options_for(arch, **SMALL_CHUNKS))
     return TINY.model_config(arch, WIDTHS, attn_heads=attn_heads, kv_heads=kv_heads, **kw)
 
 
@@ -159,14 +159,14 @@ def _projection_shapes(cfg: ModelConfig, model: Any, layer: int) -> tuple[int, i
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_param_count_and_shapes(arch: str, variant: str) -> None:
     for attn_heads, kv_heads in HEADS:
-        cfg = tiny(arch, attn_heads, kv_heads, options=VARIANTS[variant])
+        cfg = tiny(arch, attn_heads, kv_heads, options=options_for(arch, **VARIANTS[variant]))
         model = build_model(cfg, seed=0)
         assert sum(p.numel() for p in model.parameters()) == count_params(cfg).total, (attn_heads, kv_heads)
         for layer in range(cfg.n_layers):
             h, g, d_h = cfg.query_heads(layer), cfg.key_value_heads(layer), cfg.head_dim
             gate = 0
             if arch == "gated_attention":
-                gate = h * d_h if cfg.options.gate == "elementwise" else h
+                gate = h * d_h if VARIANTS[variant].get("gate", "elementwise") == "elementwise" else h
             assert _projection_shapes(cfg, model, layer) == ((h + 2 * g) * d_h + gate, h * d_h)
 
 
@@ -184,7 +184,7 @@ def test_more_heads_cost_exactly_their_projections() -> None:
 @pytest.mark.parametrize("arch", ARCHITECTURE_NAMES)
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_causality_with_per_layer_heads(arch: str, variant: str) -> None:
-    cfg = tiny(arch, (3, 1), (1, 1), options=VARIANTS[variant])
+    cfg = tiny(arch, (3, 1), (1, 1), options=options_for(arch, **VARIANTS[variant]))
     model = build_model(cfg, seed=0).eval()
     idx = torch.randint(0, cfg.vocab_size, (1, cfg.seq_len), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():

@@ -7,11 +7,13 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from arch_options import options_for
 
-from tlmsearch.configs.base import ArchOptions, DataConfig, ModelConfig, TrainConfig
+from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.presets import preset
 from tlmsearch.models import build_model
 from tlmsearch.models.common import causal_attention, inner_clip_fraction, masked_window_attention
+from tlmsearch.models.titans_spec import TitansOptions, attention_window
 
 # Stated targets for the safety clips at their defaults (Titans 2, Hope 1): fewer than 1% of token
 # updates clipped at initialisation on cpu-s (tested here), fewer than 5% after 300 training steps
@@ -55,9 +57,9 @@ def test_windowed_attention_equals_the_masked_form(t: int, window: int, prefix: 
 
 def test_window_defaults_to_a_quarter_of_the_sequence() -> None:
     cfg = preset("cpu-s").model_config("titans")
-    assert cfg.options.window == -1 and cfg.attention_window() == cfg.seq_len // 4
-    full = preset("cpu-s").model_config("titans", options=ArchOptions(window=0))
-    assert full.attention_window() == 0
+    assert TitansOptions.of(cfg).window == -1 and attention_window(cfg) == cfg.seq_len // 4
+    full = preset("cpu-s").model_config("titans", options={"window": 0})
+    assert attention_window(full) == 0
 
 
 # ------------------------------------------------------------------ inner updates
@@ -82,7 +84,7 @@ def test_clip_rarely_engages_at_init_on_cpu_s(arch: str) -> None:
 def test_unclipped_inner_updates_stay_finite_at_a_high_learning_rate(arch: str) -> None:
     """The setting in which the previous defaults overflowed without the clip (eight chunks per
     sequence, outer lr 1e-2): at the new defaults the inner updates need no clip."""
-    opts = ArchOptions(mem_max_grad_norm=0.0, cms_max_grad_norm=0.0)
+    opts = options_for(arch, mem_max_grad_norm=0.0, cms_max_grad_norm=0.0)
     cfg = ModelConfig(arch=arch, d_model=64, n_layers=4, n_heads=2, mlp_widths=(192,) * 4, seq_len=128, options=opts)
     model = build_model(cfg, seed=0)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
@@ -100,7 +102,7 @@ def test_unclipped_inner_updates_stay_finite_at_a_high_learning_rate(arch: str) 
 def test_trainer_reports_the_clip_rate() -> None:
     from tlmsearch.training.trainer import train
 
-    cfg = preset("tiny").model_config("titans", options=ArchOptions(mem_chunk=8))
+    cfg = preset("tiny").model_config("titans", options={"mem_chunk": 8})
     result = train(cfg, TrainConfig(steps=2, eval_interval=1, eval_windows=2, batch_size=2), DataConfig(corpus="pydoc"))
     assert [0.0 <= m["inner_clip_frac"] <= 1.0 for m in result.curve] == [True, True]
     plain = train(

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from tlmsearch.configs.base import ArchOptions, ModelConfig
+from tlmsearch.configs.base import ModelConfig
 from tlmsearch.configs.presets import preset
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model, count_params
@@ -29,14 +29,14 @@ from tlmsearch.profiles.budget import project_to_total
 
 SAMPLES = 10_000
 FAMILIES = {
-    "transformer": ArchOptions(),
-    "gated_attention": ArchOptions(),
-    "titans": ArchOptions(),
-    "hope_attention": ArchOptions(),
+    "transformer": {},
+    "gated_attention": {},
+    "titans": {},
+    "hope_attention": {},
 }
 VARIANTS = {  # options whose attention terms differ: fewer samples
-    "gated_attention/headwise": ("gated_attention", ArchOptions(gate="headwise")),
-    "titans/mal": ("titans", ArchOptions(titans_variant="mal")),
+    "gated_attention/headwise": ("gated_attention", {"gate": "headwise"}),
+    "titans/mal": ("titans", {"titans_variant": "mal"}),
 }
 
 Pair = tuple[int, int]

@@ -9,8 +9,9 @@ import dataclasses
 import pytest
 import torch
 import torch.nn.functional as F
+from arch_options import options_for, small_chunks
 
-from tlmsearch.configs.base import ARCHITECTURE_NAMES, ArchOptions, ModelConfig
+from tlmsearch.configs.base import ARCHITECTURE_NAMES, ModelConfig, options_class
 from tlmsearch.configs.presets import preset
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import ARCHITECTURES, build_model, count_params, flops_per_token, mlp_hidden_sizes
@@ -19,8 +20,6 @@ from tlmsearch.models.titans import memory_scan
 
 TINY = preset("tiny")
 WIDTHS = (96, 32)  # a non-uniform profile of the tiny budget (2 x 64)
-# small chunks so a 32-token sequence spans several memory chunks
-SMALL_CHUNKS = ArchOptions(mem_chunk=8, cms_periods=(8, 0))
 
 
 def tiny(arch: str, widths: tuple[int, ...] = WIDTHS, **overrides: object) -> ModelConfig:
@@ -49,7 +48,7 @@ def test_registry_has_exactly_the_families() -> None:
 @pytest.mark.parametrize("arch", ARCHITECTURE_NAMES)
 class TestFamily:
     def test_shape_finite_loss_and_grads_reach_every_parameter(self, arch: str) -> None:
-        cfg = tiny(arch, options=SMALL_CHUNKS)
+        cfg = tiny(arch, options=small_chunks(arch))
         model = build_model(cfg, seed=0)
         idx = batch(cfg)
         assert model(idx).shape == (2, cfg.seq_len, cfg.vocab_size)
@@ -59,9 +58,9 @@ class TestFamily:
         for name, p in model.named_parameters():
             assert p.grad is not None and p.grad.abs().sum() > 0, name
 
-    @pytest.mark.parametrize("options", [ArchOptions(), SMALL_CHUNKS], ids=["default", "chunk8"])
-    def test_causality(self, arch: str, options: ArchOptions) -> None:
-        cfg = tiny(arch, options=options)
+    @pytest.mark.parametrize("small", [False, True], ids=["default", "chunk8"])
+    def test_causality(self, arch: str, small: bool) -> None:
+        cfg = tiny(arch, options=small_chunks(arch) if small else {})
         model = build_model(cfg, seed=0).eval()
         idx = batch(cfg, b=1)
         with torch.no_grad():
@@ -106,7 +105,7 @@ class TestFamily:
         assert not torch.equal(a.embed.weight, c.embed.weight)
 
     def test_overfits_a_fixed_batch(self, arch: str) -> None:
-        cfg = tiny(arch, options=SMALL_CHUNKS)
+        cfg = tiny(arch, options=small_chunks(arch))
         model = build_model(cfg, seed=0)
         idx = batch(cfg, b=4)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
@@ -124,7 +123,7 @@ class TestFamily:
 def test_test_time_learning_stays_finite_over_many_chunks(arch: str, clip: float = 1.0) -> None:
     """Eight chunks per sequence and a high outer learning rate: the inner updates must not
     diverge (without the per-token gradient clipping they overflow here)."""
-    opts = ArchOptions(mem_max_grad_norm=clip, cms_max_grad_norm=clip)
+    opts = options_for(arch, mem_max_grad_norm=clip, cms_max_grad_norm=clip)
     cfg = ModelConfig(arch=arch, d_model=64, n_layers=4, n_heads=2, mlp_widths=(192,) * 4, seq_len=128, options=opts)
     model = build_model(cfg, seed=0)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
@@ -142,14 +141,14 @@ def test_test_time_learning_stays_finite_over_many_chunks(arch: str, clip: float
 @pytest.mark.parametrize(
     ("arch", "options"),
     [
-        ("gated_attention", ArchOptions(gate="headwise")),
-        ("titans", ArchOptions(titans_variant="mal", window=8)),
-        ("titans", ArchOptions(mem_heads=1, mem_expansion=3, n_persistent=0)),
-        ("hope_attention", ArchOptions(cms_levels=3, cms_periods=(4, 16, 0), cms_shares=(0.2, 0.3, 0.5))),
-        ("hope_attention", ArchOptions(cms_levels=1, cms_periods=(8,))),
+        ("gated_attention", {"gate": "headwise"}),
+        ("titans", {"titans_variant": "mal", "window": 8}),
+        ("titans", {"mem_heads": 1, "mem_expansion": 3, "n_persistent": 0}),
+        ("hope_attention", {"cms_levels": 3, "cms_periods": (4, 16, 0), "cms_shares": (0.2, 0.3, 0.5)}),
+        ("hope_attention", {"cms_levels": 1, "cms_periods": (8,)}),
     ],
 )
-def test_options_variants(arch: str, options: ArchOptions) -> None:
+def test_options_variants(arch: str, options: dict[str, object]) -> None:
     cfg = tiny(arch, options=options)
     model = build_model(cfg, seed=0)
     assert count_params(cfg).total == sum(p.numel() for p in model.parameters())
@@ -161,7 +160,7 @@ def test_options_variants(arch: str, options: ArchOptions) -> None:
 
 
 def test_titans_window_is_causal_and_local() -> None:
-    cfg = tiny("titans", options=ArchOptions(window=4, n_persistent=0, mem_chunk=64))
+    cfg = tiny("titans", options={"window": 4, "n_persistent": 0, "mem_chunk": 64})
     model = build_model(cfg, seed=0).eval()
     block = model.blocks[0]
     x = torch.randn(1, cfg.seq_len, cfg.d_model)
@@ -191,7 +190,7 @@ def test_titans_window_keeps_persistent_tokens_visible() -> None:
 def test_recomputed_scan_gives_the_same_loss_and_grads(arch: str) -> None:
     grads = []
     for mode in ("never", "always"):
-        cfg = tiny(arch, options=dataclasses.replace(SMALL_CHUNKS, recompute_memory=mode))
+        cfg = tiny(arch, options=small_chunks(arch, recompute_memory=mode))
         model = build_model(cfg, seed=0)
         loss = lm_loss(model, batch(cfg))
         loss.backward()
@@ -206,7 +205,7 @@ def test_gate_scales_each_heads_attention_output_before_w_o(gate: str) -> None:
     with the same q, k, v and W_o weights."""
     from tlmsearch.models.common import Attention
 
-    cfg = tiny("gated_attention", options=ArchOptions(gate=gate))
+    cfg = tiny("gated_attention", options={"gate": gate})
     model = build_model(cfg, seed=0)
     gated = model.blocks[0].attn
     plain = Attention(tiny("transformer"), 0)
@@ -224,7 +223,7 @@ def test_gate_scales_each_heads_attention_output_before_w_o(gate: str) -> None:
 
 def test_hope_with_one_frozen_level_is_the_transformer() -> None:
     """A plain Transformer MLP is the one-level, never-updated CMS."""
-    hope = build_model(tiny("hope_attention", options=ArchOptions(cms_levels=1, cms_periods=(0,))), seed=0)
+    hope = build_model(tiny("hope_attention", options={"cms_levels": 1, "cms_periods": (0,)}), seed=0)
     transformer = build_model(tiny("transformer"), seed=0)
     state = {
         name.replace("levels.0.norm", "mlp_norm").replace("levels.0.mlp", "mlp"): value
@@ -358,35 +357,66 @@ def test_hope_fast_level_matches_autograd_steps(t: int, max_norm: float) -> None
         ({"mlp_widths": (64, 0)}, "mlp_widths"),
         ({"n_heads": 3}, "n_heads"),
         ({"d_model": 0}, "d_model"),
-        ({"options": ArchOptions(mem_heads=3)}, "mem_heads"),
+        ({"arch": "titans", "options": {"mem_heads": 3}}, "mem_heads"),
         ({"arch": "hope_attention", "mlp_widths": (127, 1)}, "cms_levels"),
     ],
 )
 def test_bad_config_is_a_one_line_value_error(change: dict[str, object], field: str) -> None:
-    fields = dataclasses.asdict(tiny("transformer")) | {"options": ArchOptions()} | change
+    fields = dataclasses.asdict(tiny("transformer")) | {"options": {}} | change
     with pytest.raises(ValueError, match=field) as info:
         ModelConfig(**fields)  # type: ignore[arg-type]
     assert isinstance(info.value, ConfigError) and "\n" not in str(info.value)
 
 
 @pytest.mark.parametrize(
-    ("options", "field"),
+    ("arch", "options", "field"),
     [
-        ({"gate": "channelwise"}, "gate"),
-        ({"titans_variant": "mac"}, "titans_variant"),
-        ({"cms_levels": 3}, "cms_periods"),
-        ({"cms_shares": (0.5, 0.6)}, "cms_shares"),
-        ({"mem_chunk": 0}, "mem_chunk"),
+        ("gated_attention", {"gate": "channelwise"}, "gate"),
+        ("titans", {"titans_variant": "mac"}, "titans_variant"),
+        ("hope_attention", {"cms_levels": 3}, "cms_periods"),
+        ("hope_attention", {"cms_shares": (0.5, 0.6)}, "cms_shares"),
+        ("titans", {"mem_chunk": 0}, "mem_chunk"),
     ],
 )
-def test_bad_options_name_the_field(options: dict[str, object], field: str) -> None:
+def test_bad_options_name_the_field(arch: str, options: dict[str, object], field: str) -> None:
+    kind = options_class(arch)
     with pytest.raises(ValueError, match=field) as info:
-        ArchOptions(**options)  # type: ignore[arg-type]
+        kind(**options)
     assert "\n" not in str(info.value)
+    with pytest.raises(ConfigError, match=field):  # the same message through the model config
+        tiny(arch, options=options)
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURE_NAMES)
+def test_each_family_serializes_only_its_own_options(arch: str) -> None:
+    """`options:` holds exactly the fields of the family's options class, and reads back equal."""
+    cfg = tiny(arch, options=small_chunks(arch))
+    data = cfg.to_dict()
+    assert list(data["options"]) == [f.name for f in dataclasses.fields(options_class(arch))]
+    assert isinstance(cfg.options, options_class(arch))
+    assert ModelConfig.from_dict(data) == cfg and ModelConfig.from_json(cfg.to_json()) == cfg
+    assert ModelConfig.from_yaml(cfg.to_yaml()) == cfg
+
+
+@pytest.mark.parametrize("arch", ARCHITECTURE_NAMES)
+def test_another_familys_option_is_refused_naming_both(arch: str) -> None:
+    for other in ARCHITECTURE_NAMES:
+        foreign = [
+            f.name
+            for f in dataclasses.fields(options_class(other))
+            if f.name not in {g.name for g in dataclasses.fields(options_class(arch))}
+        ]
+        for name in foreign:
+            with pytest.raises(
+                ConfigError,
+                match=rf"options: {name} \(an option of [a-z_, ]*{other}.*\) is not an "
+                rf"option of arch='{arch}'; its options: ",
+            ):
+                tiny(arch, options={name: getattr(options_class(other)(), name)})
 
 
 def test_config_round_trips() -> None:
-    cfg = tiny("titans", options=ArchOptions(titans_variant="mal", cms_shares=(0.25, 0.75)))
+    cfg = tiny("titans", options={"titans_variant": "mal", "mem_chunk": 8})
     assert ModelConfig.from_dict(cfg.to_dict()) == cfg
     assert ModelConfig.from_json(cfg.to_json()) == cfg
 
@@ -396,7 +426,7 @@ def test_config_round_trips() -> None:
 
 @pytest.mark.parametrize("arch", ARCHITECTURE_NAMES)
 def test_cpu_bf16_autocast_forward_backward(arch: str) -> None:
-    cfg = tiny(arch, options=SMALL_CHUNKS)
+    cfg = tiny(arch, options=small_chunks(arch))
     model = build_model(cfg, seed=0)
     idx = batch(cfg)
     with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -413,7 +443,7 @@ def test_cpu_bf16_autocast_forward_backward(arch: str) -> None:
 @pytest.mark.parametrize("arch", ARCHITECTURE_NAMES)
 def test_traces_as_one_graph(arch: str) -> None:
     """torch.compile sees the whole model without graph breaks (dynamo only, no codegen)."""
-    cfg = tiny(arch, options=SMALL_CHUNKS)
+    cfg = tiny(arch, options=small_chunks(arch))
     model = build_model(cfg, seed=0)
     idx = batch(cfg)
     compiled = torch.compile(model, backend="eager", fullgraph=True)
@@ -430,7 +460,7 @@ gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @gpu
 @pytest.mark.parametrize("arch", ARCHITECTURE_NAMES)
 def test_cuda_bf16_autocast_forward_backward(arch: str) -> None:
-    cfg = tiny(arch, options=SMALL_CHUNKS)
+    cfg = tiny(arch, options=small_chunks(arch))
     model = build_model(cfg, seed=0).cuda()
     idx = batch(cfg).cuda()
     with torch.autocast("cuda", dtype=torch.bfloat16):
@@ -446,7 +476,7 @@ def test_cuda_bf16_autocast_forward_backward(arch: str) -> None:
 @gpu
 @pytest.mark.parametrize("arch", ARCHITECTURE_NAMES)
 def test_cuda_torch_compile_matches_eager(arch: str) -> None:
-    cfg = tiny(arch, options=SMALL_CHUNKS)
+    cfg = tiny(arch, options=small_chunks(arch))
     model = build_model(cfg, seed=0).cuda()
     idx = batch(cfg).cuda()
     compiled = torch.compile(model)

@@ -267,15 +267,3 @@ def test_resume_under_width_gives_the_uninterrupted_result(tmp_path: Path) -> No
     assert resumed.metrics["train_loss"] == full.metrics["train_loss"]
     with pytest.raises(ConfigError, match=r"train\.parametrization"):
         train(mcfg(COSINE), quick(), PYDOC, checkpoint_dir=tmp_path)
-
-
-@pytest.mark.slow
-def test_a_checkpoint_from_before_the_option_resumes_as_standard(tmp_path: Path) -> None:
-    full = train(mcfg(COSINE), quick(), PYDOC)
-    with pytest.raises(_Stop):
-        train(mcfg(COSINE), quick(), PYDOC, _stop_at_10, checkpoint_dir=tmp_path)
-    path = tmp_path / "checkpoint.pt"
-    state = torch.load(path, weights_only=True)
-    del state["configs"]["train"]["parametrization"]  # as older releases wrote it
-    torch.save(state, path)
-    assert train(mcfg(COSINE), quick(), PYDOC, checkpoint_dir=tmp_path).metrics["val_loss"] == full.metrics["val_loss"]

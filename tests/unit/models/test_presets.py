@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from tlmsearch.configs.base import ARCHITECTURE_NAMES, ArchOptions
+from tlmsearch.configs.base import ARCHITECTURE_NAMES
 from tlmsearch.configs.presets import PRESETS, Preset, preset
 from tlmsearch.errors import ConfigError
 from tlmsearch.models.counts import count_params, flops_per_token
+from tlmsearch.models.titans_spec import TitansOptions
 
 
 def test_preset_names_and_lookup() -> None:
@@ -52,7 +53,7 @@ def test_every_preset_works_with_every_family(name: str, arch: str) -> None:
 def test_model_config_overrides() -> None:
     p = preset("cpu-s")
     cfg = p.model_config("titans", vocab_size=1024, options={"titans_variant": "mal"})
-    assert cfg.vocab_size == 1024 and cfg.options == ArchOptions(titans_variant="mal")
+    assert cfg.vocab_size == 1024 and cfg.options == TitansOptions(titans_variant="mal")
     assert cfg.mlp_widths == (p.base_width,) * p.n_layers
     with pytest.raises(ConfigError, match="colour"):
         p.model_config("transformer", colour="red")

@@ -12,7 +12,7 @@ from record_fakes import build_record
 
 from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.errors import UserError
-from tlmsearch.rundir.records import RecordLog
+from tlmsearch.rundir.records import LayoutError, RecordLog
 from tlmsearch.tuning import SearchConfig, Study, TrialRecord, load, read_records
 from tlmsearch.tuning.progress import summary_line
 
@@ -156,9 +156,10 @@ def test_progress_of_fixed_trials_counts_only_this_session() -> None:
     assert fixed_view._records == []
 
 
-def test_record_stores_what_the_worker_trained_and_old_records_still_read(tmp_path: Path) -> None:
+def test_record_stores_what_the_worker_trained_and_a_run_of_an_older_layout_is_refused(tmp_path: Path) -> None:
     """The record keeps the worker's exact ModelConfig/TrainConfig/DataConfig; export and
-    `Study.model_of` read it, and a record written before records held it re-derives it."""
+    `Study.model_of` read it. A record without the layout mark (written before) makes its run
+    directory one line saying what it is and what to do."""
     from tlmsearch.configs.resolve import trial_shape
     from tlmsearch.export.schedule import export_run
     from tlmsearch.profiles import ProfileSpec
@@ -173,25 +174,24 @@ def test_record_stores_what_the_worker_trained_and_old_records_still_read(tmp_pa
     assert new.train == CFG.train.to_dict() and new.data == CFG.data.to_dict() and new.budget == budget.to_dict()
     assert TrialRecord.from_dict(json.loads(json.dumps(new.to_dict()))) == new
 
-    line = new.to_dict()
-    for key in ("model", "train", "data"):  # a trials.jsonl line from before these fields
-        del line[key]
-    old = TrialRecord.from_dict({**line, "trial_id": "old", "metrics": {"val_loss": 9.0}})
-    assert old.model == {} and old.model_config is None
-
     CFG.save(tmp_path / "search.yaml")
-    log = RecordLog(tmp_path)
-    log.append(new)
-    log.append(old)
+    RecordLog(tmp_path).append(new)
+    assert '"layout": 2' in (tmp_path / "trials.jsonl").read_text()
     study = load(tmp_path)
     assert study.model_of(study.record("new")) == model
-    derived = study.model_of(study.record("old"))  # the preset's vocabulary: what exports wrote before
-    assert derived.mlp_widths == widths and derived.vocab_size != 97
-    assert derived == model.replace(vocab_size=derived.vocab_size)
     ex, _, why = export_run(study, "best", "native", write=False)
     assert "lowest search val_loss (3.0000" in why and ModelConfig.from_dict(json_or_yaml(ex.text)["model"]) == model
-    ex, _, _ = export_run(study, "old", "native", write=False)
-    assert ModelConfig.from_dict(json_or_yaml(ex.text)["model"]) == derived
+
+    line = new.to_dict()
+    for key in ("model", "train", "data", "layout"):  # a trials.jsonl line of tlmsearch 0.1.0
+        del line[key]
+    with (tmp_path / "trials.jsonl").open("a") as f:
+        f.write(json.dumps({**line, "trial_id": "old"}) + "\n")
+    with pytest.raises(LayoutError) as err:
+        load(tmp_path)
+    text = str(err.value)
+    assert "\n" not in text and text.startswith(f"{tmp_path}: a run directory of layout 1, written by tlmsearch 0.1.0")
+    assert text.endswith("this tlmsearch reads layout 2: open it with that tlmsearch, or start a new run")
 
 
 def json_or_yaml(text: str) -> dict:

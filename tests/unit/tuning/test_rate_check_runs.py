@@ -74,7 +74,7 @@ def _check(run: Path, vs: list, decided: list[int], n: int) -> list:
     cfg = SearchConfig(preset="tiny", model={"n_layers": 4}, train=SearchConfig().train.replace(lr=BASE, steps=40))
 
     def same(r: TrialRecord, lr: float) -> bool:
-        return same_training(r, {**TRAIN, "lr": lr}, {}, False, None)
+        return same_training(r, {**TRAIN, "lr": lr}, {}, None)
 
     return run_rate_check(run, cfg, vs, decided, n, same=same, alpha=0.05, progress=False)
 

@@ -24,12 +24,12 @@ CFG = SearchConfig(
 )  # fmt: skip
 COSINE = "cosine:start=1.5,end=0.5"
 
-# the top-level keys (in order) of a trials.jsonl line written before records were made from a
-# spec and an outcome (runs/reference/quickstart/trials.jsonl at the commit before this change)
+# the top-level keys (in order) of a trials.jsonl line of layout 2 (records.RUN_LAYOUT): those of
+# the records before records were made from a spec and an outcome, and the layout mark
 RECORD_KEYS = [
     "trial_id", "number", "kind", "baseline", "status", "reason", "params", "profile", "widths", "budget", "shape",
     "seed", "steps", "max_steps", "full_fidelity", "curve", "metrics", "started_at", "ended_at", "wall_s", "model",
-    "train", "data", "node", "devices", "resources", "retries",
+    "train", "data", "node", "devices", "resources", "retries", "layout",
 ]  # fmt: skip
 BUDGET_KEYS = ["n_layers", "base_width", "multiple_of", "min_width", "max_width"]
 

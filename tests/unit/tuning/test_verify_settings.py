@@ -37,46 +37,27 @@ def test_reuse_needs_the_same_training_settings() -> None:
     data = DataConfig().to_dict()
     same = _verified("v1", "uniform", 1, {**wanted, "seed": 1, "threads": 2})  # seed/threads do not count
     other_lr = _verified("v2", "uniform", 1, {**wanted, "lr": 0.01})
-    old = _verified("v3", "uniform", 1, None)  # written before records carried their configs
-    assert same_training(same, wanted, data, overridden=False)
-    assert not same_training(other_lr, wanted, data, overridden=False)
-    assert not same_training(same, wanted, {**data, "corpus": "pydoc"}, overridden=True)
-    # records without configs predate keyed init: their seeds drew other weights
-    assert not same_training(old, wanted, data, overridden=False)
-    stream = TrainConfig(steps=40, seed=1, init="stream").to_dict()
-    assert same_training(old, stream, data, overridden=False) and not same_training(old, stream, data, True)
+    assert same_training(same, wanted, data)
+    assert not same_training(other_lr, wanted, data)
+    assert not same_training(same, wanted, {**data, "corpus": "pydoc"})
 
 
 def test_reuse_needs_the_same_init_mode() -> None:
     data = DataConfig().to_dict()
     keyed = TrainConfig(steps=40, seed=1).to_dict()
     stream = TrainConfig(steps=40, seed=1, init="stream").to_dict()
-    before_init_field = {k: v for k, v in keyed.items() if k != "init"}  # written when keyed was the only mode
-    assert same_training(_verified("v1", "uniform", 1, before_init_field), keyed, data, overridden=False)
-    assert not same_training(_verified("v2", "uniform", 1, keyed), stream, data, overridden=False)
-    assert not same_training(_verified("v3", "uniform", 1, stream), keyed, data, overridden=False)
+    assert same_training(_verified("v1", "uniform", 1, keyed), keyed, data)
+    assert not same_training(_verified("v2", "uniform", 1, keyed), stream, data)
+    assert not same_training(_verified("v3", "uniform", 1, stream), keyed, data)
 
 
 def test_reuse_needs_the_same_parametrization() -> None:
     data = DataConfig().to_dict()
     standard = TrainConfig(steps=40, seed=1).to_dict()
     width = TrainConfig(steps=40, seed=1, parametrization="width").to_dict()
-    before_field = {k: v for k, v in standard.items() if k != "parametrization"}  # trained "standard"
-    assert same_training(_verified("v1", "uniform", 1, before_field), standard, data, overridden=False)
-    assert not same_training(_verified("v2", "uniform", 1, before_field), width, data, overridden=False)
-    assert not same_training(_verified("v3", "uniform", 1, width), standard, data, overridden=False)
-
-
-def test_a_record_from_before_the_newer_train_fields_is_reused_at_their_old_values() -> None:
-    """The reference study's records carry no ema_decay, final_eval_windows, parametrization or
-    tokens_per_param: they trained without an EMA, scoring the eval windows, standard."""
-    data = DataConfig().to_dict()
-    today = TrainConfig(steps=40, seed=1).to_dict()
-    old = {k: v for k, v in today.items() if k not in ("ema_decay", "final_eval_windows", "parametrization",
-                                                        "tokens_per_param")}  # fmt: skip
-    assert same_training(_verified("v1", "uniform", 1, old), today, data, overridden=False)
-    assert not same_training(_verified("v2", "uniform", 1, old), {**today, "ema_decay": 0.99}, data, overridden=False)
-    assert not same_training(_verified("v3", "uniform", 1, old), {**today, "final_eval_windows": -1}, data, False)
+    assert same_training(_verified("v1", "uniform", 1, standard), standard, data)
+    assert not same_training(_verified("v2", "uniform", 1, standard), width, data)
+    assert not same_training(_verified("v3", "uniform", 1, width), standard, data)
 
 
 def test_reuse_needs_the_same_kind_of_device() -> None:
@@ -84,9 +65,9 @@ def test_reuse_needs_the_same_kind_of_device() -> None:
     data = DataConfig().to_dict()
     on_cpu = _verified("v1", "uniform", 1, wanted)  # records name their devices: "cpu", "GPU 0 (...)"
     on_gpu = TrialRecord.from_dict({**on_cpu.to_dict(), "devices": ["GPU 0 (NVIDIA H200)"]})
-    assert same_training(on_cpu, wanted, data, False, "cpu") and not same_training(on_cpu, wanted, data, False, "cuda")
-    assert same_training(on_gpu, wanted, data, False, "cuda") and not same_training(on_gpu, wanted, data, False, "cpu")
-    assert same_training(on_gpu, wanted, data, False)  # no device given: not compared
+    assert same_training(on_cpu, wanted, data, "cpu") and not same_training(on_cpu, wanted, data, "cuda")
+    assert same_training(on_gpu, wanted, data, "cuda") and not same_training(on_gpu, wanted, data, "cpu")
+    assert same_training(on_gpu, wanted, data)  # no device given: not compared
 
 
 def test_trials_train_on_the_device_their_resources_give() -> None:
@@ -106,7 +87,7 @@ def test_plan_reuses_only_matching_records() -> None:
     ]
 
     def reusable(r: TrialRecord) -> bool:
-        return same_training(r, wanted, data, overridden=True)
+        return same_training(r, wanted, data)
 
     planned = {p.label: p for p in plan(records + verified, 1, [1], 40, reusable) if p.seed == 1}
     assert planned["uniform"].done == "v1"
