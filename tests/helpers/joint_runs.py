@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from record_fakes import build_record
+
 from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.resolve import resolve_model
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.records import RecordLog
 from tlmsearch.tuning import SearchConfig
-from tlmsearch.tuning.recorder import build_record
 
 ATTENTION = "joint:mode=attention,heads_start=1.5,heads_end=0.5"
 BOWTIE = "joint:mode=block,ratio=0.3,position=0.5"  # at 4 layers the bottleneck of 0.75 rounds away
