@@ -42,6 +42,7 @@ from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.configs.base import TRAIN_INT_BOUNDS, deciding_train
+from tlmsearch.configs.resolve import resolve_trial_length
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.storage import check_storage
 from tlmsearch.configs.validate import MAX_TOP, check_int
@@ -58,7 +59,7 @@ from tlmsearch.tuning.fixed import FixedTrial
 from tlmsearch.tuning.pack_trials import run_trials
 from tlmsearch.tuning.rate_check import run_rate_check
 from tlmsearch.tuning.resources import trial_device_kind
-from tlmsearch.tuning.trainable import resolve_trial_length, trial_train_config
+from tlmsearch.tuning.trainable import trial_train_config
 from tlmsearch.tuning.verify_sequential import run_sequential
 
 MAX_TOP_K = MAX_TOP  # the bound of every ranked count (status --top, Study.best): one definition
