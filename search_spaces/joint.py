@@ -13,7 +13,7 @@ ask for more attention than the budget holds:
 
 So uniform, TLM's cosine 1.5 -> 0.5 and the bowtie are points of the space (`encode`). A
 sampled profile's heads are snapped to whole heads the budget balances
-(`tlmsearch.models.joint_budget.resolve_joint`: deterministic, nearest first); one the budget
+(`tlmsearch.configs.joint_budget.resolve_joint`: deterministic, nearest first); one the budget
 cannot balance at all fails its trial with the resolver's one-line reason, and the search goes
 on. At presets tiny and cpu-xs no sample of these ranges is refused (tests/unit/profiles/test_joint.py).
 """

@@ -53,8 +53,8 @@ def _millions(n: int) -> str:
 
 
 def presets_table() -> str:
+    from tlmsearch.configs.counts import count_params
     from tlmsearch.configs.presets import PRESETS
-    from tlmsearch.models.counts import count_params
 
     rows = []
     for p in PRESETS.values():

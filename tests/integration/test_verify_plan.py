@@ -12,18 +12,12 @@ import pytest
 from analysis_fakes import record, search_records, write_run
 from cli_runs import tiny_search
 
-from tlmsearch.analysis.pilot import (
-    check_plan_options,
-    decision_seeds,
-    estimate_text,
-    parse_seeds,
-    pilot_spread,
-    plan_from_pilot,
-)
+from tlmsearch.analysis.pilot import decision_seeds, estimate_text, pilot_spread, plan_from_pilot
 from tlmsearch.analysis.planning import plan_seeds
 from tlmsearch.analysis.stats import MIN_BOOTSTRAP_SEEDS
 from tlmsearch.analysis.summary import summarize
 from tlmsearch.cli import main
+from tlmsearch.configs.verify import check_plan_options, seed_count
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.layout import VERIFY
 
@@ -118,11 +112,11 @@ def test_check_plan_options_accepts_good_ones() -> None:
     check_plan_options(4, pilot_seeds=3, max_seeds=2)  # the cap only bounds planned seeds
 
 
-def test_parse_seeds() -> None:
-    assert parse_seeds("auto") == "auto" and parse_seeds("7") == 7
+def test_seed_count() -> None:
+    assert seed_count("auto") == "auto" and seed_count("7") == 7 and seed_count(7) == 7
     for bad in ("0", "-2", "many", "2.5"):
         with pytest.raises(ConfigError, match="'auto' or an integer"):
-            parse_seeds(bad)
+            seed_count(bad)
 
 
 def test_estimate_text_uses_the_pilots_wall_time() -> None:

@@ -14,12 +14,12 @@ from joint_runs import ATTENTION, BOWTIE, joint_model, joint_run
 
 from tlmsearch.cli import main
 from tlmsearch.configs.base import ModelConfig
+from tlmsearch.configs.joint_budget import holds_budget
 from tlmsearch.configs.presets import preset
 from tlmsearch.configs.resolve import resolve_model
 from tlmsearch.errors import UserError
 from tlmsearch.export.schedule import export_run
 from tlmsearch.models import count_params
-from tlmsearch.models.joint_budget import holds_budget
 from tlmsearch.profiles import Budget, ProfileSpec
 
 

@@ -14,9 +14,9 @@ from tlmsearch.analysis.stats import METHODS
 from tlmsearch.cli import main
 from tlmsearch.cli._options import INTERVALS
 from tlmsearch.configs.validate import MAX_SEEDS, MAX_TOP, MIN_SEEDS
+from tlmsearch.configs.verify import MAX_TOP_K, VerifyOptions
 from tlmsearch.errors import UserError
 from tlmsearch.rundir import load
-from tlmsearch.tuning.verify import MAX_TOP_K, check_verify_options
 
 
 def refused(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
@@ -45,7 +45,7 @@ def test_status_top_takes_the_bound_of_every_ranked_count(
     with pytest.raises(UserError, match=f"at most {MAX_TOP}"):
         load(run).best(int(top))
     with pytest.raises(UserError, match=f"at most {MAX_TOP}"):
-        check_verify_options(3, top_k=int(top), max_seeds=20, pilot_seeds=3, steps=None, flags=True)
+        VerifyOptions.of(flags=True, seeds=3, top_k=int(top))
 
 
 def test_status_top_one_shows_one(run: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -44,12 +44,20 @@ import waits; "a cycle" is never a reason (the function-level import is an edge 
 other, and the cycle check sees it). A function-level import of a module that the same file
 already imports at its top has no reason at all: import the name at the top.
 
+A module named by its import path in a string (`"tlmsearch.x.y:name"`, for `importlib`) is an
+edge like an `import` (`BY_NAME`): reaching a module that way loads it all the same, so it must
+not hide a cycle or an upward edge from the checks. The one place that names modules that way
+by design is the architecture registry (`REGISTRIES`): an architecture is a plugin named by its
+import path, the package's own four included, so that one outside the package needs no
+registration; its names are not edges.
+
 `python tests/unit/test_layers.py` prints the picture: modules, edges, and each finding.
 """
 
 from __future__ import annotations
 
 import ast
+import fnmatch
 import functools
 import re
 import shutil
@@ -92,7 +100,14 @@ MAX_FLOORS = 12  # the longest chain of package-level imports, __main__ to the l
 # where a function-level import of our own modules needs no stated reason (see the docstring)
 DEFERRING = ("cli", "__main__")
 
-TOP, TYPE_ONLY, IN_FUNCTION = "top", "type-only", "in-function"
+# modules (fnmatch patterns) whose import-path strings name plugins, not edges (see the docstring), and why
+REGISTRIES = {
+    "tlmsearch.configs.architectures": "ARCHITECTURES names each family's spec by import path, as a plugin's",
+    "tlmsearch.models.*_spec": "each ArchSpec names its nn.Module by import path, as a plugin's",
+}
+
+TOP, TYPE_ONLY, IN_FUNCTION, BY_NAME = "top", "type-only", "in-function", "by-name"
+IMPORT_PATH = re.compile(r"(?P<module>tlmsearch(\.\w+)+)(:\w+)?")
 REASON = re.compile(r"#\s*lazy:\s*(?P<reason>\S.*?)\s*$")
 HEAVY_REASON = re.compile(r"heavy \((?P<libs>[^)]*)\)")
 
@@ -103,7 +118,7 @@ class Import:
 
     source: str
     target: str
-    where: str  # TOP (runs on import), TYPE_ONLY (under `if TYPE_CHECKING:`), IN_FUNCTION
+    where: str  # TOP (runs on import), TYPE_ONLY (under `if TYPE_CHECKING:`), IN_FUNCTION, BY_NAME
     line: int
     reason: str | None  # the `# lazy: ...` comment on that line or the line above
 
@@ -182,6 +197,10 @@ def _served_lazily(path: Path, module: str) -> dict[str, str]:
     return served
 
 
+def _registry(module: str) -> bool:
+    return any(fnmatch.fnmatchcase(module, pattern) for pattern in REGISTRIES)
+
+
 def _raw_imports(
     path: Path, module: str, modules: set[str], lazy: dict[str, dict[str, str]]
 ) -> Iterator[tuple[str, str, int, str | None]]:
@@ -189,6 +208,11 @@ def _raw_imports(
     text = path.read_text()
     lines = text.splitlines()
     for node, where in _walk(ast.parse(text, str(path)), TOP):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and not _registry(module):
+            named = IMPORT_PATH.fullmatch(node.value)
+            if named is not None:  # a module reached by its import path (importlib): an edge all the same
+                yield named["module"], BY_NAME, node.lineno, None
+            continue
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -501,6 +525,30 @@ def test_a_name_served_by_a_lazy_getattr_counts_as_its_module(tmp_path: Path) ->
     assert "tlmsearch.models.build" in graph.edges["tlmsearch.planted_c"]
     assert "torch" in graph.loads["tlmsearch.planted_c"]
     assert [p for p in unexplained_lazy_imports(graph) if p.startswith("tlmsearch.planted")] == []
+
+
+@pytest.mark.slow
+def test_a_module_reached_by_its_import_path_is_an_edge(tmp_path: Path) -> None:
+    """A resolver that reaches a module above it through `importlib` and a string (how
+    configs/resolve.py once reached the joint solve in models/) is an upward edge all the same;
+    the architecture registry's strings are plugins, not edges."""
+    root = _copy(tmp_path)
+    (root / "configs" / "planted.py").write_text(
+        "import importlib\n"
+        "\n"
+        '_SOLVE = "tlmsearch.tuning.runner:search"\n'
+        "\n"
+        "def solve():\n"
+        '    module, _, name = _SOLVE.partition(":")\n'
+        "    return getattr(importlib.import_module(module), name)\n"
+    )
+    graph = build_graph(root)
+    assert {(i.target, i.where) for i in graph.imports["tlmsearch.configs.planted"]} == {
+        ("tlmsearch.tuning.runner", BY_NAME),
+        ("tlmsearch.tuning", BY_NAME),  # its package runs first
+    }
+    assert "tlmsearch.configs.planted -> tlmsearch.tuning.runner" in upward_edges(graph.edges)
+    assert not any(t.startswith("tlmsearch.models") for t in graph.edges["tlmsearch.configs.architectures"])
 
 
 def test_the_layers_hold_on_a_made_up_graph() -> None:

@@ -22,12 +22,11 @@ from tlmsearch.configs.base import (
     trial_length_text,
     with_tokens_per_param,
 )
-from tlmsearch.configs.resolve import trial_shape
+from tlmsearch.configs.resolve import resolve_trial_length, trial_length_line, trial_shape
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.models import count_params
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.tuning.trainable import resolve_trial_length, trial_length_line
 
 TINY = ["--preset", "tiny", "--corpus", "pydoc"]
 

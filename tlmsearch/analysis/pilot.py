@@ -21,16 +21,9 @@ from tlmsearch.analysis.collect import profile_results
 from tlmsearch.analysis.planning import SeedPlan, at_least, plan_seeds
 from tlmsearch.analysis.stats import MIN_BOOTSTRAP_SEEDS
 from tlmsearch.analysis.verdict import COSINE, find
-from tlmsearch.configs.validate import (  # in validate: the configs check seed counts too
-    MAX_SEEDS,
-    MIN_SEEDS,
-    check_seed_count,
-)
+from tlmsearch.configs.verify import DEFAULT_MAX_SEEDS
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.records import as_records
-
-DEFAULT_PILOT_SEEDS = 3
-DEFAULT_MAX_SEEDS = 20
 
 
 @dataclass(frozen=True)
@@ -41,44 +34,6 @@ class PilotSpread:
     n_candidates: int  # candidates against cosine in the largest budget group
     n_pairs: int  # fewest paired pilot seeds behind an sd
     worst: str  # the candidate whose gains spread the most
-
-
-def check_plan_options(seeds: int | str, *, pilot_seeds: int, max_seeds: int, method: str = "t") -> None:
-    """Refuse bad combinations of the seed options before anything trains, in one line each.
-
-    `seeds` is "auto" or a fixed count; with "auto" the pilot needs 2 seeds for a spread, the cap
-    must leave 2 fresh seeds after it, and the bootstrap (valid from `MIN_BOOTSTRAP_SEEDS`
-    seeds) needs room for that many fresh seeds under the cap.
-    """
-    if seeds == "auto":
-        if pilot_seeds < 2:
-            raise ConfigError(f"--pilot-seeds={pilot_seeds} must be >= 2: one seed gives no spread")
-        if max_seeds < pilot_seeds + 2:
-            raise ConfigError(
-                f"--max-seeds={max_seeds} leaves fewer than 2 fresh seeds after the {pilot_seeds} pilot seeds; "
-                f"allowed: >= {pilot_seeds + 2}"
-            )
-        if method == "bootstrap" and max_seeds - pilot_seeds < MIN_BOOTSTRAP_SEEDS:
-            raise ConfigError(
-                f"--interval bootstrap needs at least {MIN_BOOTSTRAP_SEEDS} deciding seeds: --max-seeds={max_seeds} "
-                f"leaves {max_seeds - pilot_seeds} after the pilot; allowed: --max-seeds >= "
-                f"{pilot_seeds + MIN_BOOTSTRAP_SEEDS}, or --interval t"
-            )
-        return
-    check_seed_count("seeds", seeds, auto=True)
-
-
-def parse_seeds(text: str | int, name: str = "--seeds") -> int | str:
-    """'auto' or a seed count, as the command line gives it (a text) or a study keeps it (an int)."""
-    value: object = text
-    if isinstance(text, str):
-        if text.strip() == "auto":
-            return "auto"
-        try:
-            value = int(text)
-        except ValueError:
-            value = text
-    return check_seed_count(name, value, auto=True)
 
 
 def pilot_spread(records: Iterable[Any], seeds: Sequence[int]) -> PilotSpread:
@@ -177,15 +132,9 @@ def _dur(s: float) -> str:
 
 __all__ = [
     "DEFAULT_MAX_SEEDS",
-    "DEFAULT_PILOT_SEEDS",
-    "MAX_SEEDS",
-    "MIN_SEEDS",
     "PilotSpread",
-    "check_plan_options",
-    "check_seed_count",
     "decision_seeds",
     "estimate_text",
-    "parse_seeds",
     "pilot_spread",
     "plan_from_pilot",
 ]

@@ -66,11 +66,11 @@ from tlmsearch.analysis.sequential_bounds import (
     t_boundaries,
     z_boundaries,
 )
+from tlmsearch.configs.verify import MAX_LOOKS
 from tlmsearch.errors import ConfigError
 
 SPENDING = ("obf", "pocock", "nominal")  # "nominal": no spending, alpha at every look (wrong; for tests)
 DEFAULT_LOOKS = 4
-MAX_LOOKS = 20
 
 
 # ----------------------------------------------------------------------------- the design

@@ -23,10 +23,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tlmsearch.configs.validate import METHODS as METHODS  # checked with the configs, re-exported
+from tlmsearch.configs.validate import MIN_BOOTSTRAP_SEEDS  # from the coverage simulation above
+from tlmsearch.configs.validate import check_method as check_method  # re-exported: the statistics' callers name it here
 from tlmsearch.errors import ConfigError
 
-METHODS = ("t", "bootstrap")
-MIN_BOOTSTRAP_SEEDS = 20  # from the coverage simulation above
 # Fewest (x, y) pairs for a bootstrap interval of a rank correlation. Simulated (bivariate normal,
 # 400 studies a cell, BCa with 999 resamples, nominal 95%): at n=10 the interval covers the true
 # Spearman rho 0.96 / 0.96 / 0.98 of the time for rho = 0 / 0.6 / 0.9 (n=8: 0.95 / 0.95 / 0.995;
@@ -58,17 +59,6 @@ class Interval:
 
     def __str__(self) -> str:
         return f"{self.estimate:+.4g} [{self.low:+.4g}, {self.high:+.4g}]"
-
-
-def check_method(method: str, n: int | None = None) -> None:
-    """Refuse an unknown interval method, or the bootstrap on fewer than `MIN_BOOTSTRAP_SEEDS` values."""
-    if method not in METHODS:
-        raise ConfigError(f"interval method {method!r} is not allowed; choose one of: {', '.join(METHODS)}")
-    if method == "bootstrap" and n is not None and n < MIN_BOOTSTRAP_SEEDS:
-        raise ConfigError(
-            f"--interval bootstrap needs at least {MIN_BOOTSTRAP_SEEDS} seeds (got {n}): below that its "
-            "intervals cover far less often than they claim; use --interval t"
-        )
 
 
 def t_quantile(p: float, df: float) -> float:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-# analysis.stats.METHODS, spelled here so that --help does not import the analysis package (a
-# test holds the two equal)
-INTERVALS: tuple[str, ...] = ("t", "bootstrap")
+from tlmsearch.configs.validate import METHODS
+
+INTERVALS: tuple[str, ...] = METHODS  # the interval methods, checked with the configs (validate.check_method)
 
 
 def add_verdict_arguments(p: argparse.ArgumentParser, *, intervals: tuple[str, ...] | None = None) -> None:

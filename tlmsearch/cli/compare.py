@@ -95,8 +95,8 @@ def compare_arguments(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tlmsearch.analysis.pilot import check_seed_count
     from tlmsearch.api import compare
+    from tlmsearch.configs.validate import check_seed_count
     from tlmsearch.profiles import expand_profile_sets
 
     check_seed_count("--seeds", args.seeds)  # named as the flag, before anything is built

@@ -72,8 +72,8 @@ def _steps(q: QuickstartConfig, data: DataConfig) -> int:
     """Steps per trial: --steps, or the steps --tokens-per-param gives on the quickstart's model
     (the search resolves the same number again)."""
     from tlmsearch.configs.base import TrainConfig
+    from tlmsearch.configs.resolve import resolve_trial_length
     from tlmsearch.configs.search import SearchConfig
-    from tlmsearch.tuning.trainable import resolve_trial_length
 
     if not q.tokens_per_param:
         return q.steps

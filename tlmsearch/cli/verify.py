@@ -290,11 +290,9 @@ def _update_study(arch_dir: Path, outcome: str, quiet: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tlmsearch.analysis.pilot import check_plan_options, parse_seeds
-    from tlmsearch.analysis.stats import check_method
+    from tlmsearch.configs.verify import VerifyOptions
     from tlmsearch.rundir.io import check_run_files, require_dir
-    from tlmsearch.training.pack.auto import check_pack
-    from tlmsearch.tuning.verify import check_rate_check, check_sequential_options, check_verify_options, verify
+    from tlmsearch.tuning.verify import verify
 
     check_run_files(require_dir(args.run_dir))  # missing, a link loop, a FIFO for a file: one line, before Ray
     from_study = study_defaults(args)
@@ -302,44 +300,42 @@ def run(args: argparse.Namespace) -> int:
     if controls is not None:
         from_study["controls"] = controls
     margin, alpha = verdict_levels(args)
-    seeds = check_verify_options(
-        parse_seeds(args.seeds),
+    options = VerifyOptions.of(  # verify's one check, each option named as its flag (--steps: a training flag)
+        flags=True,
         top_k=args.top_k,
+        seeds=args.seeds,
         max_seeds=args.max_seeds,
         pilot_seeds=args.pilot_seeds,
-        steps=None,  # --steps is a training flag, checked with the others
-        flags=True,
+        method=args.interval,
+        looks=args.looks,
+        spending=args.spending,
+        rate_check=args.rate_check,
+        pack=args.pack,
     )
-    check_plan_options(seeds, pilot_seeds=args.pilot_seeds, max_seeds=args.max_seeds, method=args.interval)
-    if seeds != "auto":
-        check_method(args.interval, int(seeds))
-    check_sequential_options(args.looks, args.spending, args.interval, flags=True)
-    rate_check = check_rate_check(args.rate_check, flags=True)
-    pack = check_pack(args.pack, flags=True)
     given = verify_arguments(args)
     if given["steps"] is None and "tokens_per_param" not in given["train"]:
         given["train"] = {**from_study.pop("train", {}), **given["train"]}
     from_study.pop("train", None)  # a length given here replaces the study's
     result = verify(
         args.run_dir,
-        top_k=args.top_k,
-        seeds=seeds,
-        max_seeds=args.max_seeds,
-        pilot_seeds=args.pilot_seeds,
+        top_k=options.top_k,
+        seeds=options.seeds,
+        max_seeds=options.max_seeds,
+        pilot_seeds=options.pilot_seeds,
         **from_study,
         announce=lambda text: print(text, file=sys.stderr if args.json else sys.stdout, flush=True),
         **given,
         margin=margin,
         alpha=alpha,
-        method=args.interval,
+        method=options.method,
         address=args.address,
         storage=args.storage,
         keep_checkpoints=args.keep_checkpoints,
         progress=not (args.json or args.quiet),
-        looks=args.looks,
-        spending=args.spending,
-        rate_check=rate_check,
-        pack=pack,
+        looks=options.looks,
+        spending=options.spending,
+        rate_check=options.rate_check,
+        pack=options.pack,
     )
     if not args.json:
         decided = f"{len(result.seeds)} seeds ({result.seeds[0]}..{result.seeds[-1]})" if result.seeds else "no seeds"

@@ -31,7 +31,7 @@ companion `<name>_spec.py` that defines `SPEC = ArchSpec(...)` with
   (`ModelConfig.block_widths`); a family that does reads each layer's width from
   `cfg.block_width(layer)` in its module and in its counts (default: no, and the config refuses them).
 
-`tlmsearch.models.counts` adds the shared parts (embedding, final norm, LM head, the MLPs) and
+`tlmsearch.configs.counts` adds the shared parts (embedding, final norm, LM head, the MLPs) and
 turns forward FLOPs into training FLOPs per token. FLOPs here are those of matrix products and
 convolutions, two per multiply-add (the convention of `torch.utils.flop_counter` and of MFU);
 elementwise work (norms, activations, softmax, gates) is not counted. The helpers below write

@@ -10,30 +10,27 @@ profiles only, no torch.
 A joint profile (`joint:attention,...`, `joint:block,...`; `tlmsearch.profiles.joint`) moves the
 query heads or the block widths too: the resolver builds the budget's uniform model and hands it,
 with the profile's MLP shape and head / block targets, to the joint solve
-(`tlmsearch.models.joint_budget.resolve_joint`), which snaps the targets to whole heads and
+(`tlmsearch.configs.joint_budget.resolve_joint`), which snaps the targets to whole heads and
 solves the MLP widths so that the model holds exactly the uniform model's non-embedding
-parameters (or, with `hold=flops` in the profile, its training FLOPs per token). That solve
-needs the exact counts of models/, a layer above this one, so the resolver reaches it by its
-import path at run time, as `architectures.architecture` reaches an
-architecture family's spec (`_JOINT_SOLVE`). `joint:mlp,...` (and every other family) resolves
-exactly as before: the profile's widths on the budget.
+parameters (or, with `hold=flops` in the profile, its training FLOPs per token). The solve and
+the exact counts it balances (`tlmsearch.configs.counts`) are pure integer functions of a
+`ModelConfig` on this layer, imported like any other module. `joint:mlp,...` (and every other
+family) resolves exactly as before: the profile's widths on the budget.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from tlmsearch.configs.architectures import ARCHITECTURES, architecture
-from tlmsearch.configs.base import DataConfig, ModelConfig
+from tlmsearch.configs.base import DataConfig, ModelConfig, trial_length_text, with_tokens_per_param
+from tlmsearch.configs.counts import count_params
+from tlmsearch.configs.joint_budget import resolve_joint
 from tlmsearch.configs.presets import Preset, model_fields, shaped_preset
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import Budget, ProfileSpec, joint
-
-# "module:function" of the joint solve (see the module docstring)
-_JOINT_SOLVE = "tlmsearch.models.joint_budget:resolve_joint"
 
 
 def resolve_model(
@@ -73,9 +70,8 @@ def _joint_model(p: Preset, arch: str, budget: Budget, spec: ProfileSpec, overri
         )
     uniform = _model(p, arch, budget.uniform(), overrides)
     n, h = budget.n_layers, uniform.n_heads
-    solve = _joint_solve()
     try:
-        return solve(
+        return resolve_joint(
             uniform,
             budget,
             joint.mlp_shape(n, params),
@@ -85,12 +81,6 @@ def _joint_model(p: Preset, arch: str, budget: Budget, spec: ProfileSpec, overri
         )
     except ConfigError as exc:
         raise ConfigError(f"profile {spec} on {n} layers of base width {budget.base_width}: {exc}") from None
-
-
-def _joint_solve() -> Callable[..., ModelConfig]:
-    module, _, name = _JOINT_SOLVE.partition(":")
-    solve: Callable[..., ModelConfig] = getattr(importlib.import_module(module), name)
-    return solve
 
 
 def _model(p: Preset, arch: str, widths: tuple[int, ...], overrides: Mapping[str, Any]) -> ModelConfig:
@@ -144,3 +134,40 @@ def trial_shape(
     """The budget, the exact-sum widths and the model one trial of search `cfg` trains (before
     the tokenizer sets `vocab_size`: `configs.trial.trial_spec` does that)."""
     return resolve_model(cfg.preset, cfg.arch, cfg.model, spec, base_width or default_base_width(cfg), cfg.data)
+
+
+def resolve_trial_length(cfg: SearchConfig) -> SearchConfig:
+    """`cfg` with `train.steps` derived from `train.tokens_per_param` (when above 0): resolved once,
+    on the driver, before any trial, from the non-embedding parameters of the search's budget
+    (every profile of a budget has the same count). A budget sweep takes its middle budget (where
+    its baselines run): the sweep's trials share one step count, so the other budgets train a
+    little more or fewer tokens per parameter, and each record carries its own."""
+    if not cfg.train.tokens_per_param:
+        return cfg
+    model = trial_shape(cfg, ProfileSpec.parse("uniform"))[2]
+    train = with_tokens_per_param(cfg.train, count_params(model).non_embedding, model.seq_len)
+    if cfg.grace_steps > train.steps:
+        raise ConfigError(
+            f"grace_steps={cfg.grace_steps} must not exceed the {train.steps:,} steps that "
+            f"tokens_per_param={train.tokens_per_param:g} gives"
+        )
+    return cfg if train is cfg.train else cfg.replace(train=train)
+
+
+def trial_length_line(cfg: SearchConfig, what: str = "") -> str | None:
+    """'<what>: 20 tokens per parameter of 0.43M non-embedding parameters = 8.6M tokens = 4,199
+    steps of 2,048 tokens' for a resolved `cfg` (None when its steps were given directly); a
+    budget sweep adds the tokens per parameter of its smallest and largest budgets."""
+    if not cfg.train.tokens_per_param:
+        return None
+    model = trial_shape(cfg, ProfileSpec.parse("uniform"))[2]
+    tokens = cfg.train.tokens_per_step * model.seq_len
+    text = trial_length_text(cfg.train.tokens_per_param, count_params(model).non_embedding, tokens, cfg.train.steps)
+    if cfg.base_widths:
+        low, high, _ = sweep_widths(cfg)
+        spans = [
+            cfg.train.steps * tokens / count_params(trial_shape(cfg, ProfileSpec.parse("uniform"), w)[2]).non_embedding
+            for w in (low, high)
+        ]
+        text += f" at the middle budget; {spans[1]:.3g}-{spans[0]:.3g} tokens per parameter across the sweep"
+    return f"{what or cfg.name or 'trial length'}: {text}"

@@ -8,6 +8,8 @@ costs minutes or the machine's memory instead of one line.
 
 - numbers: `check_finite`, `check_int` (NaN/inf and out-of-range values named with their range),
   `check_seed_count` (the seeds that decide a paired test, within `MIN_SEEDS`..`MAX_SEEDS`)
+- statistics: `check_method` (an interval method, `METHODS`; the bootstrap from
+  `MIN_BOOTSTRAP_SEEDS` values, the figure `tlmsearch.analysis.stats` explains)
 - names: `check_name` (safe for a directory name: no separators, no control characters)
 - files: `writable_file`, `writable_dir`, `read_text` (outputs writable, inputs readable text),
   `file_present` (a regular file, nothing, or one line: never a FIFO read that waits forever)
@@ -35,6 +37,8 @@ from tlmsearch.errors import ConfigError
 MAX_SEED = 2**32 - 1  # the NumPy/Optuna samplers take seeds below 2**32
 MIN_SEEDS = 2  # a paired test needs two seeds: one gives no spread, so no interval and no verdict
 MAX_SEEDS = 1000  # seeds per profile: a pilot plan at a paired sd of 0.04 nats asks for a few hundred
+METHODS = ("t", "bootstrap")  # the intervals of a paired verdict (`tlmsearch.analysis.stats`)
+MIN_BOOTSTRAP_SEEDS = 20  # the BCa bootstrap's coverage falls short below this (analysis.stats says why 20)
 MAX_LAYERS = 10_000  # deeper than any published model; profile maths stays O(layers)
 MAX_WIDTH = 2**30  # per-layer width; keeps budget totals (<= 2**44) exact in float64
 MAX_NAME_LENGTH = 100
@@ -106,6 +110,17 @@ def check_seed_count(name: str, value: object, *, auto: bool = False) -> int:
     if value > MAX_SEEDS:
         raise ConfigError(f"{name}={value} must be {allowed}: every seed re-trains every profile")
     return value
+
+
+def check_method(method: str, n: int | None = None) -> None:
+    """Refuse an unknown interval method, or the bootstrap on fewer than `MIN_BOOTSTRAP_SEEDS` values."""
+    if method not in METHODS:
+        raise ConfigError(f"interval method {method!r} is not allowed; choose one of: {', '.join(METHODS)}")
+    if method == "bootstrap" and n is not None and n < MIN_BOOTSTRAP_SEEDS:
+        raise ConfigError(
+            f"--interval bootstrap needs at least {MIN_BOOTSTRAP_SEEDS} seeds (got {n}): below that its "
+            "intervals cover far less often than they claim; use --interval t"
+        )
 
 
 def check_top(name: str, value: object) -> int:

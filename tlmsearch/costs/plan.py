@@ -55,10 +55,10 @@ from tlmsearch.configs.base import (
     option,
     steps_for_tokens_per_param,
 )
+from tlmsearch.configs.counts import count_params, flops_per_token
 from tlmsearch.configs.presets import preset
 from tlmsearch.configs.validate import check_seed_count
 from tlmsearch.errors import ConfigError
-from tlmsearch.models.counts import count_params, flops_per_token
 
 BYTES_PER_PARAM_STATIC = 16  # fp32 weights + fp32 gradients + two fp32 AdamW moments
 EVAL_FLOPS_SHARE = 1.0 / 3.0  # a forward pass is ~1/3 of a training step's FLOPs per token

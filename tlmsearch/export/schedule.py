@@ -17,10 +17,10 @@ from typing import Any
 from tlmsearch.analysis.collect import label, profile_results
 from tlmsearch.analysis.summary import eval_kind, run_verdicts
 from tlmsearch.configs.base import ModelConfig
+from tlmsearch.configs.joint_budget import holds_budget
 from tlmsearch.configs.validate import confined, writable_dir
 from tlmsearch.errors import UserError
 from tlmsearch.export.formats import FORMATS, ExportInput, Format, decode, get_format, make_divisible
-from tlmsearch.models.joint_budget import holds_budget
 from tlmsearch.profiles import Budget, ProfileSpec
 from tlmsearch.rundir.io import read_verify, require_dir
 from tlmsearch.rundir.layout import EXPORT_DIR

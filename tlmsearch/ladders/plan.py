@@ -5,7 +5,7 @@ Per point: the learning-rate calibration's runs (its grid of rates on uniform, e
 `lr_calibration_fraction` of the point's length), the point's uniform run, then every profile
 (cosine, uniform, the ladder's profiles, its "best") times the seeds; with planned seeds
 (`seeds` 0) the range from the pilot's seeds to `max_seeds`. FLOPs are those of
-`models.counts` (matrix products, forward + backward); evaluation, start-up and data loading
+`configs.counts` (matrix products, forward + backward); evaluation, start-up and data loading
 are not counted, so real time is longer.
 """
 

@@ -18,7 +18,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from tlmsearch.configs.architectures import ARCHITECTURE_NAMES, ARCHITECTURES, ArchSpec, architecture
-from tlmsearch.models.counts import ParamCounts, count_params, flops_per_token, forward_flops
+from tlmsearch.configs.counts import ParamCounts, count_params, flops_per_token, forward_flops
 from tlmsearch.models.hope_attention_spec import cms_level_widths
 
 _LAZY = {"build_model", "mlp_hidden_sizes"}  # they import torch

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from tlmsearch.configs.architectures import ArchSpec, chunks, linear_flops
 from tlmsearch.configs.base import ArchOptions, check_choice, check_field_types, check_positive
+from tlmsearch.configs.counts import RECOMPUTE_MODES, attention_params
 from tlmsearch.errors import ConfigError
-from tlmsearch.models.counts import RECOMPUTE_MODES, attention_params
 from tlmsearch.models.transformer_spec import attention_mixer_flops
 
 if TYPE_CHECKING:  # pragma: no cover

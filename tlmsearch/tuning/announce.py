@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from tlmsearch.configs.presets import preset
-from tlmsearch.configs.resolve import trial_shape
+from tlmsearch.configs.resolve import trial_length_line, trial_shape
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.costs.calibrate import rate_or_reason
 from tlmsearch.costs.estimate import Estimate, Work, estimate, fixed_work, plan_line, search_work
@@ -27,7 +27,7 @@ from tlmsearch.rundir.lr import calibration_rates
 from tlmsearch.rundir.noise import noise_trial_seeds
 from tlmsearch.tuning.ray_session import ensure_ray
 from tlmsearch.tuning.resources import local_gpus
-from tlmsearch.tuning.trainable import trial_length_line, trial_train_config
+from tlmsearch.tuning.trainable import trial_train_config
 
 
 def slots(cfg: SearchConfig, cpus: float | None = None, gpus: float | None = None) -> int:
@@ -125,7 +125,7 @@ def dropped_baselines_line(cfg: SearchConfig) -> str:
 
 def _with_length(cfg: SearchConfig, line: str, what: str) -> str:
     """`line` after the line that says how the trial length in tokens per parameter became the
-    step count (`trainable.trial_length_line`), when it was given that way."""
+    step count (`configs.resolve.trial_length_line`), when it was given that way."""
     length = trial_length_line(cfg, what)
     return f"{length}\n{line}" if length else line
 

@@ -20,13 +20,12 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.analysis.pilot import check_seed_count
 from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.configs.base import TRAIN_INT_BOUNDS, DataConfig, TrainConfig
 from tlmsearch.configs.search import SearchConfig
-from tlmsearch.configs.validate import check_int
+from tlmsearch.configs.validate import check_int, check_seed_count
 from tlmsearch.errors import UserError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json

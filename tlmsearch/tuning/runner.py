@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.configs.lr_calibration import resolved_setting, same_rate
-from tlmsearch.configs.resolve import budget_for, search_preset, sweep_widths, trial_shape
+from tlmsearch.configs.resolve import budget_for, resolve_trial_length, search_preset, sweep_widths, trial_shape
 from tlmsearch.configs.search import SearchConfig, check_fair_objectives, check_sampler_scheduler, load_run_config
 from tlmsearch.configs.storage import join as join_location
 from tlmsearch.configs.storage import normalise as normalise_storage
@@ -49,7 +49,7 @@ from tlmsearch.tuning.checkpoints import interrupted_trials
 from tlmsearch.tuning.ray_session import empty_scratch, ensure_ray
 from tlmsearch.tuning.resources import check_resources
 from tlmsearch.tuning.specs import with_spec
-from tlmsearch.tuning.trainable import resolve_trial_length, run_trial, trial_train_config
+from tlmsearch.tuning.trainable import run_trial, trial_train_config
 from tlmsearch.tuning.trial_storage import check_shared, check_unused, check_writable, ray_node_runner, run_root
 
 # ----------------------------------------------------------------------------- validation

@@ -26,6 +26,7 @@ from tlmsearch.analysis.collect import label
 from tlmsearch.analysis.crossarch import COSINE, best_profiles
 from tlmsearch.analysis.random_control import random_best
 from tlmsearch.configs.base import deciding_train
+from tlmsearch.configs.resolve import resolve_trial_length
 from tlmsearch.configs.storage import normalise
 from tlmsearch.configs.study import StudyConfig
 from tlmsearch.profiles import ProfileSpec
@@ -52,7 +53,6 @@ from tlmsearch.tuning import verify as verifying  # the module: tests replace ve
 from tlmsearch.tuning.address import probe_address
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.overlap import Task, run_tasks, tune_can_stop_threads, tuners_in_threads
-from tlmsearch.tuning.trainable import resolve_trial_length
 
 
 def _phases(cfg: StudyConfig) -> list[str]:

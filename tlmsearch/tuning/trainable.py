@@ -26,57 +26,17 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.configs.base import ModelConfig, TrainConfig, trial_length_text, with_tokens_per_param
-from tlmsearch.configs.resolve import sweep_widths, trial_shape
-from tlmsearch.configs.search import OBJECTIVE_METRICS, SearchConfig
+from tlmsearch.configs.base import ModelConfig, TrainConfig
+from tlmsearch.configs.counts import count_params
+from tlmsearch.configs.search import OBJECTIVE_METRICS
 from tlmsearch.configs.trial import OUTCOME, RESTORE, SPEC, TrialOutcome, TrialSpec
 from tlmsearch.configs.trial import trial_train_config as trial_train_config  # the driver's, re-exported
 from tlmsearch.costs.throughput import ThroughputConfig, trial_metrics
-from tlmsearch.errors import ConfigError
-from tlmsearch.models import count_params
-from tlmsearch.profiles import ProfileSpec
 from tlmsearch.tuning.checkpoints import CURVE_FILE, TRIAL_FILE, identity_config
 
 PROGRESS_DIR = "progress"  # in the driver's scratch folder: one `<trial id>.json` per running trial
 PROGRESS_EVERY_S = 5.0  # a trial writes its step at most this often
 TRIAL_TMP_ENV = "TLMSEARCH_TRIAL_TMP"  # the driver's scratch folder for trial folders (see tuning.runner)
-
-
-def resolve_trial_length(cfg: SearchConfig) -> SearchConfig:
-    """`cfg` with `train.steps` derived from `train.tokens_per_param` (when above 0): resolved once,
-    on the driver, before any trial, from the non-embedding parameters of the search's budget
-    (every profile of a budget has the same count). A budget sweep takes its middle budget (where
-    its baselines run): the sweep's trials share one step count, so the other budgets train a
-    little more or fewer tokens per parameter, and each record carries its own."""
-    if not cfg.train.tokens_per_param:
-        return cfg
-    model = trial_shape(cfg, ProfileSpec.parse("uniform"))[2]
-    train = with_tokens_per_param(cfg.train, count_params(model).non_embedding, model.seq_len)
-    if cfg.grace_steps > train.steps:
-        raise ConfigError(
-            f"grace_steps={cfg.grace_steps} must not exceed the {train.steps:,} steps that "
-            f"tokens_per_param={train.tokens_per_param:g} gives"
-        )
-    return cfg if train is cfg.train else cfg.replace(train=train)
-
-
-def trial_length_line(cfg: SearchConfig, what: str = "") -> str | None:
-    """'<what>: 20 tokens per parameter of 0.43M non-embedding parameters = 8.6M tokens = 4,199
-    steps of 2,048 tokens' for a resolved `cfg` (None when its steps were given directly); a
-    budget sweep adds the tokens per parameter of its smallest and largest budgets."""
-    if not cfg.train.tokens_per_param:
-        return None
-    model = trial_shape(cfg, ProfileSpec.parse("uniform"))[2]
-    tokens = cfg.train.tokens_per_step * model.seq_len
-    text = trial_length_text(cfg.train.tokens_per_param, count_params(model).non_embedding, tokens, cfg.train.steps)
-    if cfg.base_widths:
-        low, high, _ = sweep_widths(cfg)
-        spans = [
-            cfg.train.steps * tokens / count_params(trial_shape(cfg, ProfileSpec.parse("uniform"), w)[2]).non_embedding
-            for w in (low, high)
-        ]
-        text += f" at the middle budget; {spans[1]:.3g}-{spans[0]:.3g} tokens per parameter across the sweep"
-    return f"{what or cfg.name or 'trial length'}: {text}"
 
 
 def speed_metrics(train_cfg: TrainConfig, model_cfg: ModelConfig, reference: ModelConfig | None) -> dict[str, float]:

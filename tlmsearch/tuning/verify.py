@@ -24,90 +24,31 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.analysis.collect import label
-from tlmsearch.analysis.pilot import (
-    DEFAULT_MAX_SEEDS,
-    DEFAULT_PILOT_SEEDS,
-    MAX_SEEDS,
-    check_plan_options,
-    check_seed_count,
-    decision_seeds,
-    estimate_text,
-    plan_from_pilot,
-)
+from tlmsearch.analysis.pilot import decision_seeds, estimate_text, plan_from_pilot
 from tlmsearch.analysis.plan import CONTROLS, Planned, plan, same_training
 from tlmsearch.analysis.planning import SeedPlan
 from tlmsearch.analysis.rate_check import RateCheck
-from tlmsearch.analysis.sequential import MAX_LOOKS
-from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
-from tlmsearch.configs.base import TRAIN_INT_BOUNDS, deciding_train
+from tlmsearch.configs.base import deciding_train
+from tlmsearch.configs.resolve import resolve_trial_length
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.storage import check_storage
-from tlmsearch.configs.validate import MAX_TOP, check_int
+from tlmsearch.configs.verify import DEFAULT_MAX_SEEDS, DEFAULT_PILOT_SEEDS, SequentialOptions, VerifyOptions
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import read_verify, write_json
 from tlmsearch.rundir.layout import VERIFY
 from tlmsearch.rundir.records import TrialRecord, finished
 from tlmsearch.rundir.study import Study, load
-from tlmsearch.training.pack.auto import check_pack
 from tlmsearch.tuning.announce import announce as announce_plan
 from tlmsearch.tuning.announce import fixed_line
 from tlmsearch.tuning.fixed import FixedTrial
 from tlmsearch.tuning.pack_trials import run_trials
 from tlmsearch.tuning.rate_check import run_rate_check
 from tlmsearch.tuning.resources import trial_device_kind
-from tlmsearch.tuning.trainable import resolve_trial_length, trial_train_config
-from tlmsearch.tuning.verify_sequential import run_sequential
-
-MAX_TOP_K = MAX_TOP  # the bound of every ranked count (status --top, Study.best): one definition
-
-
-def check_verify_options(
-    seeds: object, *, top_k: object, max_seeds: object, pilot_seeds: object, steps: object, flags: bool = False
-) -> int | str:
-    """Refuse bad `verify` options in one line each, before anything is read or trained; returns
-    the seeds ("auto" or a count). `flags`: name them as the command line does (--seeds)."""
-
-    def name(option: str) -> str:
-        return f"--{option.replace('_', '-')}" if flags else option
-
-    check_int(name("top_k"), top_k, 1, MAX_TOP_K)
-    count = "auto" if seeds == "auto" else check_seed_count(name("seeds"), seeds, auto=True)
-    check_int(name("pilot_seeds"), pilot_seeds, 1, MAX_SEEDS)
-    check_int(name("max_seeds"), max_seeds, 1, MAX_SEEDS)
-    if steps is not None:
-        check_int(name("steps"), steps, 1, TRAIN_INT_BOUNDS["steps"])
-    return count
-
-
-def check_rate_check(value: object, *, flags: bool = False) -> int:
-    """The rate check's paired seeds (0: off), or one line naming the option and what is allowed."""
-    name = "--rate-check" if flags else "rate_check"
-    if value in ("off", 0) and not isinstance(value, bool):
-        return 0
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= MAX_SEEDS:
-        raise ConfigError(
-            f"{name}={value!r} is not allowed; use off (or 0) or the paired seeds of each rate, 2 to {MAX_SEEDS} "
-            "(a paired interval needs two)"
-        )
-    return value
-
-
-def check_sequential_options(looks: object, spending: object, method: str, *, flags: bool = False) -> None:
-    """Refuse bad group-sequential options in one line each (`looks` None: the fixed plan)."""
-    if looks is None:
-        return
-    name = "--looks" if flags else "looks"
-    check_int(name, looks, 2, MAX_LOOKS)
-    if spending not in ("obf", "pocock"):
-        what = "--spending" if flags else "spending"
-        raise ConfigError(f"{what}={spending!r} is not allowed; choose one of: obf, pocock")
-    if method != "t":
-        raise ConfigError(f"{name} needs the t tests (--interval t): the sequential boundaries are t boundaries")
+from tlmsearch.tuning.trainable import trial_train_config
+from tlmsearch.tuning.verify_sequential import StageHooks, run_sequential
 
 
 @dataclass(frozen=True)
@@ -212,14 +153,21 @@ def verify(
         raise UserError(
             f"verify: study={study!r} must be a Study (tlmsearch.load(run_dir)) or the path of a search run directory"
         )
-    seeds = check_verify_options(seeds, top_k=top_k, max_seeds=max_seeds, pilot_seeds=pilot_seeds, steps=steps)
-    check_plan_options(seeds, pilot_seeds=pilot_seeds, max_seeds=max_seeds, method=method)
+    options = VerifyOptions.of(
+        top_k=top_k,
+        seeds=seeds,
+        max_seeds=max_seeds,
+        pilot_seeds=pilot_seeds,
+        steps=steps,
+        power=power,
+        method=method,
+        looks=looks,
+        spending=spending,
+        rate_check=rate_check,
+        pack=pack,
+    )  # the one check of every option, the command line's too
+    seeds, rate_seeds, pack = options.seeds, options.rate_check, options.pack
     margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
-    if seeds != "auto":
-        check_method(method, int(seeds))  # before any training: the bootstrap needs enough seeds
-    check_sequential_options(looks, spending, method)
-    rate_seeds = check_rate_check(rate_check)
-    pack = check_pack(pack)
     study = load(study) if isinstance(study, str | Path) else study
     if not finished(study.records):
         raise UserError(f"{study.run_dir} has no finished trials (complete, full fidelity): nothing to verify")
@@ -330,24 +278,9 @@ def verify(
     auto = seeds == "auto"
     wanted: set[str] = set()
     if looks is not None:
-        seq = run_sequential(
-            study.run_dir,
-            first=first_seeds,
-            n_seeds=None if auto else int(seeds),
-            looks=looks,
-            spending=spending,
-            margin=margin,
-            alpha=alpha,
-            power=power,
-            max_seeds=max_seeds,
-            arch=cfg.arch,
-            method=method,
-            train_seeds=train_seeds,
-            mine=mine,
-            record_plan=record_plan,
-            want=wanted.update,
-            say=tell,
-        )
+        design = SequentialOptions.of(options, first_seeds, margin=margin, alpha=alpha, arch=cfg.arch)
+        hooks = StageHooks(train_seeds=train_seeds, mine=mine, record_plan=record_plan, want=wanted.update, say=tell)
+        seq = run_sequential(study.run_dir, design, hooks)
         result = VerifyResult(
             Path(study.run_dir), seq.planned, seq.new, seq.verdicts, seq.seeds, seq.pilot, None, seq.summary
         )

@@ -1,8 +1,9 @@
 """`verify --looks K`: train the deciding seeds in K stages, decide after each, stop the decided.
 
 The design and the decision are `analysis.sequential`'s (pure); the verdict from the records is
-`analysis.sequential_verdict`'s. This module only runs the stages with verify's own helpers
-(`train_seeds`, `mine`, `record_plan`, passed in by `tuning.verify.verify`): after each look the
+`analysis.sequential_verdict`'s. This module only runs the stages, under the numbers of one
+`configs.verify.SequentialOptions` and with verify's own helpers in one `StageHooks`
+(`train_seeds`, `mine`, `record_plan`, built once by `tuning.verify.verify`): after each look the
 candidates still undecided and cosine train the next stage's seeds; the study ends when every
 candidate is decided, when one is shown better, or at the last look. verify.json records the
 design, its seeds and the looks taken, so that `tlmsearch report` re-decides the same way.
@@ -10,10 +11,10 @@ design, its seeds and the looks taken, so that `tlmsearch report` re-decides the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tlmsearch.analysis.pilot import pilot_spread
 from tlmsearch.analysis.plan import Planned
@@ -21,6 +22,7 @@ from tlmsearch.analysis.sequential import design as make_design
 from tlmsearch.analysis.sequential_sim import plan_max_seeds
 from tlmsearch.analysis.sequential_verdict import SequentialGroup, sequential_verdicts
 from tlmsearch.analysis.verdict import Verdict
+from tlmsearch.configs.verify import SequentialOptions
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.records import TrialRecord
 
@@ -45,45 +47,73 @@ def record(design: Any, seeds: Sequence[int], looks_taken: int, groups: Sequence
     }
 
 
-def run_sequential(
-    run_dir: str | Path,
-    *,
-    first: list[int],
-    n_seeds: int | None,
-    looks: int,
-    spending: str,
-    margin: float,
-    alpha: float,
-    power: float,
-    max_seeds: int,
-    arch: str,
-    method: str,
-    train_seeds: Callable[..., tuple[list[Planned], list[TrialRecord], float]],
-    mine: Callable[[list[int]], list[TrialRecord]],
-    record_plan: Callable[..., None],
-    want: Callable[[set[str]], None],
-    say: Callable[[str], None] | None,
-) -> SequentialRun:
-    """The stages of a sequential verify. `first`: the pilot's seeds (`n_seeds` None, "auto") or
-    the first seeds of a fixed maximum of `n_seeds`; `want` adds labels to what `mine` keeps."""
+class TrainSeeds(Protocol):
+    def __call__(
+        self,
+        seed_list: list[int],
+        what: str = "",
+        before: Callable[[], None] | None = None,
+        only: set[tuple[str, int]] | None = None,
+        /,
+    ) -> tuple[list[Planned], list[TrialRecord], float]: ...
+
+
+class RecordPlan(Protocol):
+    def __call__(
+        self,
+        pilot: list[int],
+        decide_on: list[int],
+        seed_plan: Any,
+        complete: bool,
+        sequential: Mapping[str, Any] | None = None,
+        /,
+    ) -> None: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class StageHooks:
+    """What a sequential verify does through verify's own helpers: `train_seeds` trains the
+    plan's profiles on some seeds (only those in `only` after a look) and returns (planned, new
+    records, wall seconds); `mine` is verify's finished records of some seeds, with the search's;
+    `record_plan` writes verify.json; `want` adds labels to what `mine` keeps; `say` prints a line
+    (None: quiet)."""
+
+    train_seeds: TrainSeeds
+    mine: Callable[[list[int]], list[TrialRecord]]
+    record_plan: RecordPlan
+    want: Callable[[set[str]], None]
+    say: Callable[[str], None] | None = None
+
+
+def run_sequential(run_dir: str | Path, setup: SequentialOptions, hooks: StageHooks) -> SequentialRun:
+    """The stages of a sequential verify under `setup`: a pilot first when `setup.n_seeds` is None (its
+    spread plans the most seeds), then the looks on the deciding seeds."""
+    train_seeds, mine, record_plan, want, say = hooks.train_seeds, hooks.mine, hooks.record_plan, hooks.want, hooks.say
     name = Path(run_dir).name
     planned: list[Planned] = []
     new: list[TrialRecord] = []
     pilot: list[int] = []
-    start = first[0]
+    start, n_seeds = setup.first[0], setup.n_seeds
     if n_seeds is None:  # a pilot for the spread only, as the fixed plan's, then N_max planned
-        pilot = list(first)
+        pilot = list(setup.first)
         more, fresh, _ = train_seeds(
             pilot, f"verify {name} (pilot {pilot[0]}..{pilot[-1]})", lambda: record_plan(pilot, [], None, False)
         )
         planned, new = planned + more, new + fresh
         want({p.label for p in more})
         spread = pilot_spread(mine(pilot), pilot)
-        room = max_seeds - len(pilot)
+        room = setup.max_seeds - len(pilot)
         if room < 2:
-            raise ConfigError(f"--max-seeds={max_seeds} leaves fewer than 2 seeds after the pilot for --looks")
+            raise ConfigError(f"--max-seeds={setup.max_seeds} leaves fewer than 2 seeds after the pilot for --looks")
         n_seeds = plan_max_seeds(
-            spread.sd, spread.n_candidates, looks, margin=margin, alpha=alpha, power=power, spending=spending, cap=room
+            spread.sd,
+            spread.n_candidates,
+            setup.looks,
+            margin=setup.margin,
+            alpha=setup.alpha,
+            power=setup.power,
+            spending=setup.spending,
+            cap=room,
         )
         n_seeds = max(n_seeds, 2)
         start = max(pilot) + 1
@@ -91,9 +121,9 @@ def run_sequential(
             say(
                 f"verify: the pilot's paired sd {spread.sd:.4f} nats ({spread.worst}, "
                 f"{spread.n_candidates} candidates) "
-                f"asks for at most {n_seeds} fresh seeds per profile in {looks} looks"
+                f"asks for at most {n_seeds} fresh seeds per profile in {setup.looks} looks"
             )
-    design = make_design(n_seeds, looks, margin=margin, alpha=alpha, spending=spending)
+    design = make_design(n_seeds, setup.looks, margin=setup.margin, alpha=setup.alpha, spending=setup.spending)
     seeds = [start + i for i in range(design.max_seeds)]
     if say:
         say(f"verify: {design.describe()}; seeds {seeds[0]}..{seeds[-1]}; decided candidates stop training")
@@ -110,7 +140,8 @@ def run_sequential(
         planned, new = planned + more, new + fresh
         want({p.label for p in more})
         taken = k + 1
-        results = sequential_verdicts(mine(seeds[:n]), design, seeds, through=taken, arch=arch, method=method)
+        decided = mine(seeds[:n])
+        results = sequential_verdicts(decided, design, seeds, through=taken, arch=setup.arch, method=setup.method)
         groups = [g for _, g in results]
         only = {(c, g.base_width) for g in groups if g.running for c in (g.cosine, *g.active)}
         if say:

@@ -209,7 +209,7 @@ def test_help_path_imports_only_the_bottom_layer() -> None:
     loaded = set(
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     )
-    counting = {"tlmsearch.models", "tlmsearch.models.counts"}
+    counting = {"tlmsearch.models", "tlmsearch.configs.counts"}
     counting |= {"tlmsearch.export", "tlmsearch.export.formats"}  # the formats table: `export --format`'s choices
     above = {
         m

@@ -6,12 +6,12 @@ import math
 
 import pytest
 
+from tlmsearch.configs.counts import count_params, flops_per_token
 from tlmsearch.configs.presets import preset
 from tlmsearch.errors import ConfigError
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.plan import ladder_costs, plan_ladder, profile_count
 from tlmsearch.ladders.points import parse_count, parse_point, point_size, target_of
-from tlmsearch.models.counts import count_params, flops_per_token
 
 
 def test_parse_point_with_overrides_and_name():

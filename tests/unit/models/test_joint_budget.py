@@ -1,4 +1,4 @@
-"""One exact budget over MLP and attention width (`tlmsearch.models.joint_budget`).
+"""One exact budget over MLP and attention width (`tlmsearch.configs.joint_budget`).
 
 Property: every sampled joint architecture (per-layer query and key/value heads, any MLP shape)
 that the solver accepts has exactly the non-embedding parameters of the budget's uniform model,
@@ -20,10 +20,10 @@ import pytest
 import torch
 
 from tlmsearch.configs.base import ModelConfig
+from tlmsearch.configs.joint_budget import attention_delta, is_feasible, joint_config, mlp_step, mlp_units
 from tlmsearch.configs.presets import preset
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model, count_params
-from tlmsearch.models.joint_budget import attention_delta, is_feasible, joint_config, mlp_step, mlp_units
 from tlmsearch.profiles import Budget, profile, project_to_budget, relative_widths
 from tlmsearch.profiles.budget import project_to_total
 

@@ -11,9 +11,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tlmsearch.configs.base import ARCHITECTURE_NAMES
+from tlmsearch.configs.counts import count_params, flops_per_token
 from tlmsearch.configs.presets import PRESETS
 from tlmsearch.errors import ConfigError
-from tlmsearch.models.counts import count_params, flops_per_token
 from tlmsearch.profiles import (
     FAMILIES,
     LITERATURE,

@@ -12,8 +12,9 @@ from analysis_fakes import record
 
 from tlmsearch.analysis.collect import label
 from tlmsearch.analysis.plan import Planned
+from tlmsearch.configs.verify import SequentialOptions
 from tlmsearch.rundir.records import TrialRecord
-from tlmsearch.tuning.verify_sequential import run_sequential
+from tlmsearch.tuning.verify_sequential import StageHooks, run_sequential
 
 COSINE = "cosine:start=1.5,end=0.5"
 
@@ -71,15 +72,10 @@ class FakeVerify:
             "method": "t",
         }
         opts.update(kw)
-        return run_sequential(
-            "runs/fake",
-            train_seeds=self.train_seeds,
-            mine=self.mine,
-            record_plan=self.record_plan,
-            want=self.wanted.update,
-            say=None,
-            **opts,
+        hooks = StageHooks(
+            train_seeds=self.train_seeds, mine=self.mine, record_plan=self.record_plan, want=self.wanted.update
         )
+        return run_sequential("runs/fake", SequentialOptions(**opts), hooks)
 
 
 @pytest.mark.slow

@@ -21,8 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tlmsearch.configs.study import PACK_MODES
-from tlmsearch.errors import ConfigError
+from tlmsearch.configs.verify import check_pack
 
 # (device kind, threads per trial, dtype) -> ((non-embedding parameters, packed/separate ratio of
 # training time), ...) ascending in size; each measured with MEASURED_MEMBERS members
@@ -32,14 +31,6 @@ MEASURED: dict[tuple[str, int, str], tuple[tuple[int, float], ...]] = {
 }
 MEASURED_MEMBERS = 4  # the members of every measured pack: auto's packs hold at most this many
 MAX_MEMBERS = 16  # `on`: at most this many members in one pack
-
-
-def check_pack(value: object, *, flags: bool = False) -> str:
-    """`value` as one of PACK_MODES, or one line naming the option and what is allowed."""
-    if isinstance(value, str) and value.strip().lower() in PACK_MODES:
-        return value.strip().lower()
-    name = "--pack" if flags else "pack"
-    raise ConfigError(f"{name}={value!r} is not allowed; choose one of: {', '.join(PACK_MODES)}")
 
 
 @dataclass(frozen=True)
