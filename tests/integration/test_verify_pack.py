@@ -1,5 +1,5 @@
-"""verify --pack: packed verification trials give the records of unpacked ones, and a pack killed
-midway keeps the members it recorded (verify run again trains only the others).
+"""verify --pack: packed verification trials (and its rate check's) give the records of unpacked
+ones, and a pack killed midway keeps the members it recorded (verify run again trains only the others).
 
 Slow: a tiny search, then verifications through Ray (packs are Ray tasks, one trial's CPUs each).
 """
@@ -7,7 +7,6 @@ Slow: a tiny search, then verifications through Ray (packs are Ray tasks, one tr
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import signal
@@ -15,10 +14,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from cli_runs import tiny_search
+from pack_records import assert_same_records, key, records_of
 
 from tlmsearch.cli import main
 
@@ -26,17 +25,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("ray_session")]
 
 ROOT = Path(__file__).resolve().parents[2]
 VERIFY = ["--seeds", "2", "--top-k", "1", "--no-report", "--quiet"]
-TOL = 2e-5  # float32: a member's numbers against the trial alone (tests/unit/pack/test_pack_records.py)
-TIMES = {"tokens_per_s", "mfu", "elapsed_s", "wall_s", "train_time_s"}
-
-
-def _verified(run: Path) -> list[dict[str, Any]]:
-    lines = [json.loads(x) for x in (run / "trials.jsonl").read_text().splitlines() if x.strip()]
-    return [r for r in lines if r["kind"] == "verify"]
-
-
-def _key(r: dict[str, Any]) -> tuple[str, int]:
-    return json.dumps(r["profile"], sort_keys=True), r["seed"]
 
 
 @pytest.fixture(scope="module")
@@ -45,23 +33,22 @@ def searched(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_verify_pack_on_gives_the_records_of_pack_off(searched: Path, tmp_path: Path) -> None:
+    """The verification's trials and its learning-rate check's (`--rate-check`: runs of one rate
+    pack together) give the same records packed and separate."""
     off, on = tmp_path / "off", tmp_path / "on"
     shutil.copytree(searched, off)
     shutil.copytree(searched, on)
-    assert main(["verify", str(off), *VERIFY, "--pack", "off"]) == 0
-    assert main(["verify", str(on), *VERIFY, "--pack", "on"]) == 0
-    a, b = {_key(r): r for r in _verified(off)}, {_key(r): r for r in _verified(on)}
-    assert len(a) >= 8 and set(a) == set(b)  # every (profile, seed), once each
-    for key, x in a.items():
-        y = b[key]
-        assert set(x) == set(y) and set(x["metrics"]) == set(y["metrics"])
-        for field in ("status", "widths", "budget", "model", "train", "data", "baseline", "steps", "devices"):
-            assert x[field] == y[field], (key, field)
-        for m, n in [(x["metrics"], y["metrics"]), *zip(x["curve"], y["curve"], strict=True)]:
-            for k in set(m) - TIMES:
-                assert math.isclose(m[k], n[k], rel_tol=TOL, abs_tol=TOL), (key, k, m[k], n[k])
-    # the verdict is read from the records as for any verify: both decided on the same seeds
-    assert json.loads((on / "verify.json").read_text())["decision_seeds"] == [1, 2]
+    assert main(["verify", str(off), *VERIFY, "--rate-check", "2", "--pack", "off"]) == 0
+    assert main(["verify", str(on), *VERIFY, "--rate-check", "2", "--pack", "on"]) == 0
+    assert len(records_of(off, "verify")) >= 8
+    assert_same_records(records_of(off, "verify"), records_of(on, "verify"))
+    rates = records_of(off, "ratecheck")
+    assert len(rates) == 8  # cosine and the candidate, at half and twice the rate, on 2 seeds
+    assert_same_records(rates, records_of(on, "ratecheck"))
+    # the verdict and the check are read from the records as for any verify
+    decided, checked = (json.loads((run / "verify.json").read_text()) for run in (off, on))
+    assert checked["decision_seeds"] == decided["decision_seeds"] == [1, 2]
+    assert checked["rate_check"]["complete"] and decided["rate_check"]["complete"]
 
 
 def test_verify_pack_refuses_a_bad_mode(searched: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -88,16 +75,16 @@ def test_a_pack_killed_midway_resumes_without_redoing_recorded_members(
             pass
     assert proc.returncode == -signal.SIGKILL, err.decode()[-3000:]
     time.sleep(1)
-    first = _verified(run)
+    first = records_of(run, "verify")
     assert len(first) == 3  # killed after its third member's record: the pack's others unrecorded
-    kept = {r["trial_id"]: _key(r) for r in first}
+    kept = {r["trial_id"]: key(r) for r in first}
 
     capsys.readouterr()
     assert main(["verify", str(run), *VERIFY[:-1], "--pack", "on"]) == 0
-    records = _verified(run)
+    records = records_of(run, "verify")
     n = len(records)
     assert f"verify: {n} (profile, seed) runs, 3 reused, {n - 3} trained" in capsys.readouterr().out
-    keys = [_key(r) for r in records]
+    keys = [key(r) for r in records]
     assert len(keys) == len(set(keys)) >= 8  # every (profile, seed) once: nothing trained twice
-    assert {r["trial_id"]: _key(r) for r in records[:3]} == kept  # the recorded members were reused
+    assert {r["trial_id"]: key(r) for r in records[:3]} == kept  # the recorded members were reused
     assert all(r["status"] == "complete" for r in records)

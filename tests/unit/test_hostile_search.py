@@ -164,7 +164,7 @@ def no_training(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("training started")
 
     monkeypatch.setattr("tlmsearch.tuning.verify.run_trials", refuse)  # separate trials and packs alike
-    monkeypatch.setattr("tlmsearch.tuning.compare.run_fixed", refuse)
+    monkeypatch.setattr("tlmsearch.tuning.compare.run_trials", refuse)  # separate trials and packs alike
 
 
 @pytest.mark.parametrize(

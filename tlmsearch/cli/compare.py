@@ -63,6 +63,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--keep-checkpoints", action="store_true", help="keep each run's checkpoints after it ends (default: deleted)"
     )
+    g.add_argument(
+        "--pack",
+        default="off",
+        metavar="auto|on|off",
+        help="train the profiles x seeds side by side in packs, each still one record: auto (where bench_pack "
+        "measured packs faster), on or off (default: off)",
+    )
     g.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     g.add_argument("--quiet", action="store_true", help="no plan line, no progress line")
     add_verdict_arguments(p)
@@ -74,6 +81,8 @@ def compare_arguments(args: argparse.Namespace) -> dict[str, Any]:
     Training and data flags mean what they mean in `train` and `search`: `--steps` sets the
     step count only, `--seed` is the first of the seeds.
     """
+    from tlmsearch.configs.verify import check_pack
+
     train, data = training_overrides(args)
     train_cfg = apply_overrides(TrainConfig(), train, "train")
     return {
@@ -91,6 +100,7 @@ def compare_arguments(args: argparse.Namespace) -> dict[str, Any]:
         "storage": args.storage,
         "keep_checkpoints": args.keep_checkpoints,
         "seed": train_cfg.seed,
+        "pack": check_pack(args.pack, flags=True),
     }
 
 

@@ -56,11 +56,13 @@ verify in a study's architecture directory keeps the study's.
 Packs (--pack auto|on|off, default off): the trials of one shape (profiles x seeds of one
 budget) train side by side in one process, one Ray task per pack holding one trial's CPUs and
 GPUs; each member is still one record, with the numbers of the trial trained alone up to float
-rounding. auto packs only where bench_pack measured packs faster than separate trials: on CPU
-at one thread in float32, models of at most tiny's 20,640 non-embedding parameters, at most 4
-members a pack (1.44x; cpu-xs measured 0.91x, cpu-s 0.83x, two threads 0.15x); no GPU figure
-yet, so auto trains GPU trials separately. A pack killed midway keeps the members it recorded:
-verify run again trains only the others. Packs keep no checkpoints.
+rounding. auto packs only where bench_pack measured packs faster than separate trials, and only
+where the packs beat separate trials on the parallel slots: on CPU at one thread in float32,
+models of at most tiny's 20,640 non-embedding parameters, in packs of 4 (1.56x; 1-3 members
+measured 0.40-0.94x, cpu-xs 0.91x, cpu-s 0.78x, two threads 0.15x); no GPU figure yet, so auto
+trains GPU trials separately. A pack killed midway keeps the members it recorded: verify run
+again trains only the others. Packs keep no checkpoints. --rate-check's runs of one rate pack
+as well.
 
 Records go to RUN_DIR/trials.jsonl with kind "verify" (the rate check's with kind "ratecheck",
 their rate in params); running verify again reuses finished ones.
@@ -165,8 +167,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="auto|on|off",
         help="train the trials of one shape side by side in packs: auto (where bench_pack measured packs faster: "
-        "CPU, 1 thread, float32, at most tiny's size), on, or off (default: off; in a study's architecture "
-        "directory, the study's)",
+        "CPU, 1 thread, float32, at most tiny's size, packs of 4), on, or off (default: off; in a study's "
+        "architecture directory, the study's)",
     )
     add_verdict_arguments(p)
     p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")

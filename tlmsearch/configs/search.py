@@ -69,6 +69,9 @@ DEFAULT_BASELINES: tuple[str, ...] = (
 
 
 MAX_NOISE_SEEDS = 100  # seeds of the noise floor (uniform at trial fidelity before the search)
+# --pack: fixed trials of one shape trained side by side in one process (the rule behind auto:
+# tlmsearch.training.pack.auto)
+PACK_MODES: tuple[str, ...] = ("auto", "on", "off")
 
 # samplers that learn only from COMPLETE trials: a trial early stopping cuts teaches them nothing
 COMPLETE_ONLY_SAMPLERS: tuple[str, ...] = ("gp", "cmaes", "nsga2")
@@ -174,6 +177,12 @@ class SearchConfig(Config):
         SETTING_HELP + ". Off by default for a search, on (auto) for a study: see tlmsearch.configs.lr_calibration",
     )
     lr_calibration_fraction: float = option(1.0, FRACTION_HELP)
+    pack: str = option(
+        "off",
+        "the noise floor's seeds (compare: its profiles x seeds) trained side by side in one process, each still "
+        "one record: auto (where bench_pack measured packs faster), on or off",
+        choices=PACK_MODES,
+    )
     baselines: tuple[str, ...] = DEFAULT_BASELINES
     train: TrainConfig = dataclasses.field(default_factory=screening_train)  # 5 tokens/param, wsd, whole split
     data: DataConfig = dataclasses.field(default_factory=DataConfig)
@@ -187,6 +196,7 @@ class SearchConfig(Config):
         shaped_preset(self.preset, self.model, self.data)  # an unknown preset or a bad shape override
         check_choice("sampler", self.sampler, SAMPLERS)
         check_choice("scheduler", self.scheduler, SCHEDULERS)
+        check_choice("pack", self.pack, PACK_MODES)
         if not self.objectives or len(self.objectives) > 2:
             raise ConfigError(
                 f"objectives={list(self.objectives)} must name one or two of: {', '.join(SEARCH_OBJECTIVES)} "

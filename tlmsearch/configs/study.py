@@ -27,14 +27,13 @@ from tlmsearch.configs.base import (
     resolve_options,
 )
 from tlmsearch.configs.lr_calibration import SETTING_HELP
-from tlmsearch.configs.search import SearchConfig, check_name
+from tlmsearch.configs.search import PACK_MODES, SearchConfig, check_name
 from tlmsearch.configs.storage import join
 from tlmsearch.configs.validate import MAX_SEEDS
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec, expand_profile_sets
 
 PHASE_ORDERS = ("overlap", "sequential")
-PACK_MODES = ("auto", "on", "off")  # verify --pack (the rule behind auto: tlmsearch.training.pack.auto)
 # the learning-rate check's paired seeds per rate in a study (verify's own default is off): at a paired
 # sd of 0.011 nats (bench/README 14, 5 tokens per parameter under wsd) its 98.3% intervals are
 # +-0.016 nats wide at 6 seeds (+-0.027 at 4), for 2 profiles x 2 rates x 6 = 24 runs an architecture
@@ -191,8 +190,9 @@ class StudyConfig(Config):
     )
     pack: str = option(
         "off",
-        "verification trials of one shape trained side by side in one process: auto (where bench_pack measured "
-        "packs faster), on or off",
+        "trials of one shape (each search's noise floor, each verification and its rate check, the transfer) "
+        "trained side by side in one process, each still one record: auto (where bench_pack measured packs "
+        "faster), on or off",
         choices=PACK_MODES,
     )
     # each architecture's options ({arch: {option: value}}, the fields of its `ArchSpec.options`);
@@ -328,6 +328,7 @@ class StudyConfig(Config):
             model=model,
             runs_dir=runs_dir or self.runs_dir,
             arch=arch,
+            pack=self.pack,  # its noise floor's seeds and the transfer's trials pack as its verification does
             # every run of the study gets its folder below <storage>/<study name>/
             storage=join(storage, self.name or "study") if storage else "",
         )

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tlmsearch.configs.base import TRAIN_INT_BOUNDS
-from tlmsearch.configs.study import PACK_MODES
+from tlmsearch.configs.search import PACK_MODES
 from tlmsearch.configs.validate import (
     MAX_SEEDS,
     MAX_TOP,

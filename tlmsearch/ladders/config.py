@@ -23,8 +23,7 @@ from tlmsearch.configs.base import (
     screening_train,
 )
 from tlmsearch.configs.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
-from tlmsearch.configs.search import SearchConfig
-from tlmsearch.configs.study import PACK_MODES
+from tlmsearch.configs.search import PACK_MODES, SearchConfig
 from tlmsearch.configs.validate import MAX_SEED, MAX_SEEDS, check_int
 from tlmsearch.errors import ConfigError
 from tlmsearch.ladders.points import PointSpec, parse_point, resolve_length, target_of

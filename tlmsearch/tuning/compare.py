@@ -26,13 +26,15 @@ from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.configs.base import TRAIN_INT_BOUNDS, DataConfig, TrainConfig
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.validate import check_int, check_seed_count
+from tlmsearch.configs.verify import check_pack
 from tlmsearch.errors import UserError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import COMPARE, SEARCH_CONFIG, create_run_dir
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.tuning.announce import announce, fixed_line
-from tlmsearch.tuning.fixed import FixedTrial, run_fixed
+from tlmsearch.tuning.fixed import FixedTrial
+from tlmsearch.tuning.pack_trials import run_trials
 from tlmsearch.tuning.runner import resolve
 
 
@@ -55,8 +57,9 @@ class CompareOptions:
     `keep_checkpoints` keeps them after each run ends (`tuning.checkpoints`; default: deleted);
     `steps` sets the step count only; seeds are `seed`..`seed + seeds - 1`; `margin` (old name
     `threshold`) and `alpha` (or `confidence` = 1 - alpha) decide the verdict, `method` is its
-    interval ("t" or "bootstrap"); `address` joins a Ray cluster; `progress` prints the plan
-    line and the live line.
+    interval ("t" or "bootstrap"); `pack` ("off", "on", "auto") trains the profiles x seeds side by
+    side in one process, each still one record (`tuning.pack_trials`); `address` joins a Ray
+    cluster; `progress` prints the plan line and the live line.
     """
 
     arch: str = "transformer"
@@ -79,6 +82,7 @@ class CompareOptions:
     method: str = "t"
     margin: float | None = None
     alpha: float | None = None
+    pack: str = "off"
     address: str | None = None
     progress: bool = True
 
@@ -140,6 +144,7 @@ def compare(profiles: Sequence[str], options: CompareOptions | None = None, **ch
         check_int("steps", o.steps, 1, TRAIN_INT_BOUNDS["steps"])
     margin, alpha = resolve_levels(o.margin, o.alpha, threshold=o.threshold, confidence=o.confidence)
     check_method(o.method, o.seeds)  # before any training: the bootstrap needs enough seeds
+    pack = check_pack(o.pack)
     specs = [ProfileSpec.parse(p) for p in profiles]  # ConfigError names a bad one
     check_distinct(profiles, specs)
     texts = [str(s) for s in specs]
@@ -168,6 +173,7 @@ def compare(profiles: Sequence[str], options: CompareOptions | None = None, **ch
         keep_checkpoints=o.keep_checkpoints,
         seed=o.seed,
         noise_seeds=0,  # a comparison is no search: its seeds are the replicates
+        pack=pack,
         baselines=tuple(texts),
         train=train_cfg,
         data=DataConfig.from_dict(dict(o.data or {}), where="data"),
@@ -185,6 +191,6 @@ def compare(profiles: Sequence[str], options: CompareOptions | None = None, **ch
     if o.progress:
         what = f"compare {run_path.name} ({len(specs)} profiles x {o.seeds} seeds)"
         announce(fixed_line, o.address, cfg, len(items), what)
-    new = run_fixed(run_path, cfg, items, kind="compare", address=o.address, progress=o.progress)
+    new = run_trials(run_path, cfg, items, "compare", pack=pack, address=o.address, progress=o.progress)
     vs = verdicts(new, margin=margin, alpha=alpha, arch=o.arch, kinds=("compare",), method=o.method)
     return CompareResult(run_path, texts, seed_list, list(new), vs)

@@ -1,12 +1,14 @@
-"""Fixed trials trained as packs (`verify --pack auto|on`, issue 29): the trials of one shape
-(profiles x seeds of one budget) side by side in one process, one Ray task per pack.
+"""Fixed trials trained as packs (`--pack auto|on` of verify and its rate check, compare, the
+noise floor, a study's transfer; issue 29): the trials of one shape (profiles x seeds of one
+budget) side by side in one process, one Ray task per pack.
 
     records = run_trials(run_dir, cfg, items, "verify", pack="auto")
 
-`run_trials` groups `items` by shape, asks `pack.auto.choose` per group whether to pack (and
-at most how many members a pack), trains the packed groups as Ray tasks holding one trial's
-resources each (`cpus_per_trial`, `gpus_per_trial`), at least as many packs as Ray runs
-trials at once (`pack.auto.split`), and the rest as separate trials (`run_fixed`, today's path).
+`run_trials` groups `items` by shape and rate, asks `pack.auto.choose` per group which packs
+they form on the slots Ray runs trials at once (`on`: all of them, at least one pack a slot;
+`auto`: packs of a size measured faster, where that beats separate trials), trains the packs
+as Ray tasks holding one trial's resources each (`cpus_per_trial`, `gpus_per_trial`;
+`tuning.pack_runs`), and the rest as separate trials (`run_fixed`, today's path).
 
 Each member is a `TrialSpec` resolved on the driver (`specs.spec_of`, as a separate trial's
 is); a pack's Ray task gets the members' specs and trains exactly them, and returns each
@@ -14,50 +16,27 @@ member's `TrialOutcome` (curve, final metrics with parameter counts, placement),
 trial reports. Each member becomes one record in `trials.jsonl`, `recorder.record_of(spec,
 outcome)` as for a separate trial, so a packed record has exactly the fields of an unpacked
 one; its numbers are those of the trial trained alone, up to summation order (float64: ~1e-15;
-float32: see tests/unit/pack). Its
-throughput metrics are its own tokens over the pack's training time and its `wall_s` the
-pack's. The driver appends each member's record as soon as its pack returns, member by member:
-a driver killed midway leaves the members recorded so far, `verify` run again reuses them (its
-plan skips recorded trials) and packs only the members not recorded. Packs keep no checkpoint.
+float32: see tests/unit/pack). Its throughput metrics are its own tokens over the pack's
+training time and its `wall_s` the pack's. The driver appends each member's record as soon as
+its pack returns, member by member: a driver killed midway leaves the members recorded so far,
+`verify` run again reuses them (its plan skips recorded trials) and packs only the members not
+recorded. Packs keep no checkpoint.
 """
 
 from __future__ import annotations
 
-import time
-import uuid
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from tlmsearch.configs.resolve import trial_shape
 from tlmsearch.configs.search import SearchConfig
-from tlmsearch.configs.trial import TrialOutcome, TrialSpec
-from tlmsearch.models import count_params
-from tlmsearch.profiles import ProfileSpec
-from tlmsearch.rundir.records import RecordLog, TrialRecord
-from tlmsearch.training.pack.auto import PackChoice, check_pack, choose, split
-from tlmsearch.tuning.announce import slots as trial_slots
+from tlmsearch.configs.verify import check_pack
+from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
-from tlmsearch.tuning.resources import trial_device_kind
+from tlmsearch.tuning.pack_runs import pack_choice, pack_groups, run_packs, train_members
 from tlmsearch.tuning.runner import start_ray
-from tlmsearch.tuning.specs import spec_of
-from tlmsearch.tuning.trainable import _placement as ray_placement
-from tlmsearch.tuning.trainable import failure_reason, param_counts, speed_metrics, trial_train_config, use_assigned_gpu
 
-
-def pack_choice(cfg: SearchConfig, mode: str, members: int, base_width: int | None = None) -> PackChoice:
-    """`pack.auto.choose` for `members` trials of `cfg` at `base_width`: its device kind, threads,
-    dtype and non-embedding parameters (every profile of a budget has the same count)."""
-    train = trial_train_config(cfg, cfg.seed)
-    model = trial_shape(cfg, ProfileSpec.parse("uniform"), base_width)[2]
-    return choose(
-        mode,
-        device=trial_device_kind(cfg),
-        threads=train.threads,
-        dtype=train.dtype,
-        non_embedding=count_params(model).non_embedding,
-        members=members,
-    )
+__all__ = ["pack_choice", "run_trials", "train_members"]  # pack_choice, train_members: from pack_runs
 
 
 def run_trials(
@@ -75,20 +54,12 @@ def run_trials(
     new records in `items` order (a trial whose record was not written is left out)."""
     if check_pack(pack) == "off":  # today's path, untouched
         return run_fixed(run_dir, cfg, items, kind, address=address, progress=progress)
-    groups: dict[tuple[Any, ...], list[int]] = {}
-    for i, item in enumerate(items):  # one shape, one rate: the members of a pack
-        groups.setdefault((item.base_width, item.lr, item.lr_factor), []).append(i)
-    packed: list[tuple[list[int], PackChoice]] = []
-    separate: list[int] = []
-    for (base_width, _, _), index in groups.items():
-        choice = pack_choice(cfg, pack, len(index), base_width)
-        if choice.pack:
-            packed.append((index, choice))
-        else:
-            separate.extend(index)
+    start_ray(cfg, address)  # before the choice: it sizes the packs by the trials Ray runs at once
+    configs = [item.config(kind, i) for i, item in enumerate(items)]
+    packed, separate = pack_groups(cfg, configs, pack)
     by_index: dict[int, TrialRecord] = {}
     if packed:
-        by_index.update(_run_packs(Path(run_dir), cfg, items, packed, kind, address, progress, say))
+        by_index.update(run_packs(Path(run_dir), cfg, configs, packed, kind, address, progress, say))
     if separate:
         rest = run_fixed(run_dir, cfg, [items[i] for i in separate], kind, address=address, progress=progress)
         by_trial = _match(rest, [items[i] for i in separate])
@@ -110,139 +81,9 @@ def _match(records: list[TrialRecord], items: list[FixedTrial]) -> dict[int, Tri
 
 
 def _same(record: TrialRecord, item: FixedTrial) -> bool:
-    return record.seed == item.seed and record.profile == item.spec.to_dict()
-
-
-def _slots(cfg: SearchConfig) -> int:
-    """How many trials of `cfg` Ray runs at once on the running Ray (max_concurrent caps it)."""
-    import ray
-
-    have = ray.cluster_resources()
-    return trial_slots(cfg, have.get("CPU", 1.0), have.get("GPU", 0.0))
-
-
-def _run_packs(
-    run_dir: Path,
-    cfg: SearchConfig,
-    items: list[FixedTrial],
-    groups: list[tuple[list[int], PackChoice]],
-    kind: str,
-    address: str | None,
-    progress: bool,
-    say: Callable[[str], None] | None,
-) -> dict[int, TrialRecord]:
-    import ray
-
-    from tlmsearch.tuning.recorder import record_of  # lazy: imports ray.tune
-
-    start_ray(cfg, address)
-    slots = _slots(cfg)
-    task = ray.remote(train_members).options(num_cpus=cfg.cpus_per_trial, num_gpus=cfg.gpus_per_trial or None)
-    queue: list[list[int]] = []
-    for index, choice in groups:
-        start = 0
-        sizes = split(len(index), choice.max_members, slots)
-        for size in sizes:
-            queue.append(index[start : start + size])
-            start += size
-        if progress:
-            (say or _print)(f"{kind}: {len(index)} trials as {len(sizes)} packs ({choice.reason})")
-    specs = {i: spec_of(cfg, items[i].config(kind, i)) for index, _ in groups for i in index}  # resolved once
-    log = RecordLog(run_dir)
-    out: dict[int, TrialRecord] = {}
-    stamp = uuid.uuid4().hex[:5]
-    pending: dict[Any, list[int]] = {}
-    try:
-        while queue or pending:
-            while queue and len(pending) < slots:  # as many packs at once as trials would run (max_concurrent)
-                members = queue.pop(0)
-                pending[task.remote([specs[i].to_dict() for i in members])] = members
-            done, _ = ray.wait(list(pending), num_returns=1)
-            members = pending.pop(done[0])
-            for i, got in zip(members, ray.get(done[0]), strict=True):  # member by member: a kill keeps these
-                record = record_of(
-                    specs[i],
-                    TrialOutcome.from_dict(got["outcome"]),
-                    trial_id=f"{stamp}_{i:05d}",
-                    started=got["started"],
-                    ended=got["ended"],
-                )
-                if log.append(record):
-                    out[i] = record
-            if progress:
-                (say or _print)(f"{kind}: a pack of {len(members)} ended ({len(out)} of {_total(groups)} recorded)")
-    finally:  # a Ctrl-C: the packs still training end with the driver's session
-        for ref in pending:
-            ray.cancel(ref, force=True)
-    return out
-
-
-def _total(groups: Sequence[tuple[list[int], PackChoice]]) -> int:
-    return sum(len(index) for index, _ in groups)
-
-
-def _print(text: str) -> None:
-    print(text, flush=True)
-
-
-def _placement(asked: dict[str, float], device: str) -> dict[str, Any]:
-    """Where the pack trains: as a Ray trial records it (`trainable`), or this process outside Ray
-    (`asked`: the resources its specs ask for)."""
-    import ray
-
-    if ray.is_initialized():
-        return ray_placement(asked, device)
-    return {"node": None, "devices": ["cpu"] if device != "cuda" else ["cuda"], "resources": dict(asked)}
-
-
-def train_members(specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Train the fixed trials `specs` (`TrialSpec` dicts, resolved on the driver by
-    `specs.with_spec`) as one pack; per member {"outcome": its `TrialOutcome` dict, what its Ray
-    trial would have reported last, "started", "ended"} (a Ray task of `run_trials`; callable
-    directly outside Ray). Nothing is resolved here: each member trains its spec's model and
-    TrainConfig on its spec's data."""
-    import torch
-
-    from tlmsearch.training.pack import Member, train_pack  # lazy: heavy (torch)
-
-    trials = [TrialSpec.from_dict(s) for s in specs]
-    first = trials[0].train
-    torch.set_num_threads(first.threads)
-    use_assigned_gpu(first.device)
-    where = _placement(trials[0].resources, first.device)
-    started = time.time()
-    curves: list[list[dict[str, Any]]] = [[] for _ in trials]
-    failed: dict[int, str] = {i: t.error for i, t in enumerate(trials) if t.error}
-    ready = [i for i, t in enumerate(trials) if t.model is not None]
-
-    def report(k: int, step: int, metrics: dict[str, float]) -> None:
-        spec = trials[ready[k]]
-        if step >= spec.train.steps and spec.model is not None:
-            metrics = {**metrics, **speed_metrics(spec.train, spec.model, spec.reference)}
-        curves[ready[k]].append(dict(metrics))
-
-    try:
-        if ready:
-            members = [Member(model=trials[i].model, train=trials[i].train) for i in ready]  # type: ignore[arg-type]
-            for k, outcome in enumerate(train_pack(members, trials[ready[0]].data, report=report)):
-                if outcome.diverged is not None:
-                    failed[ready[k]] = f"TrainingDiverged: {outcome.diverged}"
-    except Exception as exc:  # every member fails with the pack's reason, as a Ray trial records one
-        failed.update({i: failure_reason(exc) for i in ready})
-    ended = time.time()
-    out = []
-    for i, spec in enumerate(trials):
-        curve = curves[i]
-        metrics = dict(curve[-1]) if curve else {}
-        if i not in failed and spec.model is not None:
-            metrics.update(param_counts(spec.model))
-        ending = TrialOutcome(
-            status="failed" if i in failed else "ended",
-            reason=failed.get(i),
-            steps=int(curve[-1]["step"]) if curve else 0,
-            curve=tuple(curve),
-            metrics=metrics,
-            **where,
-        )
-        out.append({"outcome": ending.to_dict(), "started": started, "ended": ended})
-    return out
+    """Whether `record` is `item`'s: its profile and seed, and its rate where the item sets one (the
+    rate check's runs of one profile and seed differ in rate only)."""
+    if record.seed != item.seed or record.profile != item.spec.to_dict():
+        return False
+    rate = (record.params or {}).get("lr")
+    return item.lr is None or (isinstance(rate, int | float) and math.isclose(float(rate), item.lr, rel_tol=1e-9))

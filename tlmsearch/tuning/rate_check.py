@@ -3,11 +3,12 @@
 `run_rate_check` takes each verdict's candidate (`analysis.rate_check.rate_candidate`) and
 cosine and trains both at half and twice the rate the verification trained at, on `n` paired
 seeds (the first of its deciding seeds, continued past the last when it decided on fewer),
-through `run_fixed` with kind "ratecheck" and the rate and its factor in `params`. At the base
-rate the pairs are the verification's own runs. `verify.json` gets a "rate_check" entry naming
-every run's trial id (written before they train, `complete` false, and again after), from which
-the report and `status` rebuild the check. A resume never trains again a run recorded finished
-the same way, nor one that diverged (it would diverge again: part of the answer at that rate).
+through `run_fixed` (or as packs: `pack`, `tuning.pack_trials`) with kind "ratecheck" and the
+rate and its factor in `params`. At the base rate the pairs are the verification's own runs.
+`verify.json` gets a "rate_check" entry naming every run's trial id (written before they train,
+`complete` false, and again after), from which the report and `status` rebuild the check. A
+resume never trains again a run recorded finished the same way, nor one that diverged (it would
+diverge again: part of the answer at that rate).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from tlmsearch.rundir.io import read_verify, write_json
 from tlmsearch.rundir.layout import VERIFY
 from tlmsearch.rundir.lr import read_lr_calibration
 from tlmsearch.rundir.records import RATE_KIND, TrialRecord, read_records
-from tlmsearch.tuning.fixed import FixedTrial, run_fixed
+from tlmsearch.tuning.fixed import FixedTrial
+from tlmsearch.tuning.pack_trials import run_trials
 
 ROLES = ("cosine", "candidate")
 
@@ -68,13 +70,15 @@ def run_rate_check(
     same: Callable[[TrialRecord, float], bool],
     alpha: float,
     lr_given: bool = False,
+    pack: str = "off",
     address: str | None = None,
     progress: bool = True,
     say: Callable[[str], None] | None = None,
 ) -> list[RateCheck]:
     """Train what the rate check of `verdicts` still lacks and return the checks (see the module
     docstring). `cfg` is the configuration the verification trained with (its `train.lr` is the
-    base rate); `same(record, lr)`: whether a record trained as it did, at rate `lr`."""
+    base rate); `same(record, lr)`: whether a record trained as it did, at rate `lr`. `pack`: the
+    runs of one rate and shape trained side by side (`tuning.pack_trials`), each still one record."""
     run_dir = Path(run_dir)
     base = cfg.train.lr
     steps = cfg.train.steps
@@ -137,7 +141,7 @@ def run_rate_check(
                 f"learning-rate check: {len(items)} runs of cosine and the best candidate at {rates} (half and twice "
                 f"{base:.6g}) on seeds {seeds[0]}..{seeds[-1]} (finished ones are reused)"
             )
-        new = run_fixed(run_dir, cfg, items, kind=RATE_KIND, address=address, progress=progress)
+        new = run_trials(run_dir, cfg, items, RATE_KIND, pack=pack, address=address, progress=progress, say=say)
         for (by_seed, seed), record in zip(slots, _matched(items, new), strict=True):
             by_seed[str(seed)] = record.trial_id if record is not None else None
         ids = [t for g in groups for by_role in g["runs"].values() for m in by_role.values() for t in m.values()]

@@ -46,6 +46,7 @@ from tlmsearch.rundir.study import Study, load
 from tlmsearch.tuning import interrupts
 from tlmsearch.tuning.announce import announce, search_line, slots
 from tlmsearch.tuning.checkpoints import interrupted_trials
+from tlmsearch.tuning.pack_runs import pack_groups, run_packs
 from tlmsearch.tuning.ray_session import empty_scratch, ensure_ray
 from tlmsearch.tuning.resources import check_resources
 from tlmsearch.tuning.specs import with_spec
@@ -359,9 +360,23 @@ def run_noise_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool
                 f"at {cfg.train.steps} steps before the search{own}",
                 flush=True,
             )
-        fit_fixed(cfg, run_dir, root, configs, NOISE_KIND, progress)
+        if cfg.pack == "off":
+            fit_fixed(cfg, run_dir, root, configs, NOISE_KIND, progress)
+        else:
+            _noise_packs(cfg, run_dir, root, configs, progress)
     write_noise_floor(run_dir, noise_floor(cfg, read_records(run_dir)))
     return len(seeds)
+
+
+def _noise_packs(cfg: SearchConfig, run_dir: Path, root: str, configs: list[dict[str, Any]], progress: bool) -> None:
+    """The noise floor's trials `configs` as `cfg.pack` says (`tuning.pack_runs`): those it packs
+    as packs, each seed still one "noise" record appended as its pack returns (a resume trains
+    only the seeds not recorded), the rest as fixed trials. Ray is running."""
+    packed, separate = pack_groups(cfg, configs, cfg.pack)
+    if packed:
+        run_packs(run_dir, cfg, configs, packed, NOISE_KIND, None, progress, None)
+    if separate:
+        fit_fixed(cfg, run_dir, root, [configs[i] for i in separate], NOISE_KIND, progress)
 
 
 def run_lr_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -> SearchConfig:

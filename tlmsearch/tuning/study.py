@@ -51,8 +51,9 @@ from tlmsearch.studies.progress import LiveView
 from tlmsearch.tuning import runner
 from tlmsearch.tuning import verify as verifying  # the module: tests replace verify.verify
 from tlmsearch.tuning.address import probe_address
-from tlmsearch.tuning.fixed import FixedTrial, run_fixed
+from tlmsearch.tuning.fixed import FixedTrial
 from tlmsearch.tuning.overlap import Task, run_tasks, tune_can_stop_threads, tuners_in_threads
+from tlmsearch.tuning.pack_trials import run_trials
 
 
 def _phases(cfg: StudyConfig) -> list[str]:
@@ -251,5 +252,5 @@ def _transfer(
         for s in transfer_seeds(cfg)
         if (text, s) not in done
     ]
-    run_fixed(sub, search_cfg, items, kind=TRANSFER_KIND, address=address, progress=False)
+    run_trials(sub, search_cfg, items, TRANSFER_KIND, pack=search_cfg.pack, address=address)
     return len(items)

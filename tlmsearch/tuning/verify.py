@@ -269,6 +269,7 @@ def verify(
             same=lambda r, lr: same_training(r, {**wanted_train, "lr": lr}, wanted_data, device),
             alpha=alpha,
             lr_given="lr" in (train or {}),
+            pack=pack,
             address=address,
             progress=progress,
             say=tell,

@@ -40,3 +40,28 @@ def test_a_toy_run_writes_every_cell(tmp_path: Path, monkeypatch: pytest.MonkeyP
     for c in cells:
         assert c["packed_members_per_s_wall"] > 0 and c["separate_members_per_s_train"] > 0
         assert c["ratio_train"] == pytest.approx(c["packed_members_per_s_train"] / c["separate_members_per_s_train"])
+
+
+def test_each_shape_warms_both_paths_up_untimed_before_its_cells(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[tuple[str, int, int]] = []
+    monkeypatch.setattr(
+        bp,
+        "run_packed",
+        lambda members, data: calls.append(("packed", len(members), members[0].train.steps)) or (1.0, 1.0),
+    )
+    monkeypatch.setattr(
+        bp,
+        "run_separate",
+        lambda members, data: calls.append(("separate", len(members), members[0].train.steps)) or (1.0, 1.0),
+    )
+    monkeypatch.setattr(bp, "machine_info", lambda: {"load_avg_1m_5m_15m": [0, 0, 0]})
+    monkeypatch.setattr(bp, "machine_line", lambda info: "")
+    monkeypatch.setattr("tlmsearch.data.prepare", lambda cfg: None)
+    out = tmp_path / "pack.json"
+    bp.main(
+        ["--presets", "tiny", "--members", "2", "--threads", "1", "--steps", "3", "--repeats", "1", "--out", str(out)]
+    )
+    assert calls[:2] == [("packed", 2, 1), ("separate", 1, 1)]  # the warm-up: one step each, untimed
+    assert calls[2:] == [("packed", 2, 3), ("separate", 2, 3)]  # then the cell at its own steps

@@ -15,6 +15,7 @@ from tlmsearch.configs.presets import preset
 from tlmsearch.data import gather, prepare, val_windows
 from tlmsearch.models import build_model
 from tlmsearch.training.pack import Member, Pack
+from tlmsearch.training.pack.optim import clip_per_member
 from tlmsearch.training.trainer import CHECKPOINT_FILE, train
 
 FAMILIES = ("transformer", "gated_attention", "hope_attention", "titans")
@@ -90,10 +91,13 @@ def test_member_equals_the_trial_alone(arch: str, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_width_parametrization_ema_and_accumulation(tmp_path: Path) -> None:
-    """Per-member lr multipliers (width parametrisation), the moving average and gradient
-    accumulation follow the trainer too."""
+    """Per-member lr multipliers (width parametrisation), the moving average, gradient
+    accumulation and a clipping that binds follow the trainer too."""
     group = members("transformer", quick(parametrization="width", ema_decay=0.9, grad_accum=2, grad_clip=0.5))
     pack = Pack(group, PYDOC)
+    _, grads = pack.gradients(0)
+    norms = clip_per_member(list(grads.values()), 0.5)  # each member's own norm, as its first step clips it
+    assert (norms > 0.5).all() and len(set(norms.tolist())) == len(group)  # clipping binds, per member
     outcomes = pack.run()
     assert pack.optimizer.lr_scale  # the members' down-projections have multipliers other than 1
     x = probe(group[0].model)

@@ -146,6 +146,10 @@ def test_separate_trials_records_are_matched_to_their_items() -> None:
 
     uniform, cosine = ProfileSpec.parse("uniform"), ProfileSpec.parse(COSINE)
     items = [FixedTrial(spec=uniform, seed=1), FixedTrial(spec=cosine, seed=1), FixedTrial(spec=uniform, seed=2)]
-    written = [SimpleNamespace(seed=1, profile=uniform.to_dict()), SimpleNamespace(seed=2, profile=uniform.to_dict())]
+    written = [SimpleNamespace(seed=s, profile=uniform.to_dict(), params={}) for s in (1, 2)]
     got = _match(written, items)  # type: ignore[arg-type]
     assert got == {0: written[0], 2: written[1]}  # cosine's record was not written
+    # the rate check's runs of one profile and seed differ in rate: matched by it too
+    half, twice = FixedTrial(spec=uniform, seed=1, lr=1e-3), FixedTrial(spec=uniform, seed=1, lr=4e-3)
+    at_twice = SimpleNamespace(seed=1, profile=uniform.to_dict(), params={"lr": 4e-3})
+    assert _match([at_twice], [half, twice]) == {1: at_twice}  # type: ignore[list-item]

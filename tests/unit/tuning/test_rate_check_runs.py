@@ -17,7 +17,7 @@ from tlmsearch.analysis.verdicts import verdicts
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.rundir.layout import VERIFY
 from tlmsearch.rundir.records import RecordLog, TrialRecord, read_records
-from tlmsearch.tuning import rate_check as module
+from tlmsearch.tuning import pack_trials
 from tlmsearch.tuning.fixed import FixedTrial
 from tlmsearch.tuning.rate_check import rate_seeds, rate_source, run_rate_check
 
@@ -91,7 +91,7 @@ def test_it_trains_half_and_twice_for_cosine_and_the_candidate_and_reuses_the_ba
     run, vs = _run(tmp_path, range(1, 7))
     assert vs[0].better == KNOTS
     fake = FakeFixed()
-    monkeypatch.setattr(module, "run_fixed", fake)
+    monkeypatch.setattr(pack_trials, "run_fixed", fake)
     (check,) = _check(run, vs, list(range(1, 7)), 4)
     (items,) = fake.calls
     assert sorted((str(i.spec), i.seed, i.lr_factor) for i in items) == sorted(
@@ -118,7 +118,7 @@ def test_an_interrupted_check_resumes_with_only_the_missing_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run, vs = _run(tmp_path, range(1, 3))  # the verification decided on 2 seeds: 2 more at the base rate too
-    monkeypatch.setattr(module, "run_fixed", FakeFixed(stop_after=5))
+    monkeypatch.setattr(pack_trials, "run_fixed", FakeFixed(stop_after=5))
     with pytest.raises(KeyboardInterrupt):
         _check(run, vs, [1, 2], 3)
     doc = json.loads((run / VERIFY).read_text())["rate_check"]
@@ -126,7 +126,7 @@ def test_an_interrupted_check_resumes_with_only_the_missing_runs(
     done = {(str(r.spec), r.seed, r.params["lr_factor"]) for r in read_records(run) if r.kind == "ratecheck"}
     assert len(done) == 5
     fake = FakeFixed()
-    monkeypatch.setattr(module, "run_fixed", fake)
+    monkeypatch.setattr(pack_trials, "run_fixed", fake)
     (check,) = _check(run, vs, [1, 2], 3)
     (items,) = fake.calls
     # 2 profiles x 3 rates x 3 seeds, less the 2 x 2 base runs the verification has, less the 5 recorded
