@@ -13,6 +13,8 @@ from tlmsearch import plots
 from tlmsearch.analysis.collect import profile_results
 from tlmsearch.analysis.crossarch import cross_table
 from tlmsearch.analysis.verdicts import verdicts
+from tlmsearch.ladders.gains import point_result
+from tlmsearch.ladders.report import tables as ladder_tables
 from tlmsearch.plots.data import model_axes
 from tlmsearch.report.run import build, render_markdown
 from tlmsearch.rundir.records import read_records
@@ -92,3 +94,19 @@ def test_the_run_report_lists_each_joint_architectures_axes(tmp_path: Path) -> N
     per_layer = [line for line in md.splitlines() if line.startswith("- `joint:")]
     assert len(per_layer) == 2 and any("query heads 3,2,2,1; kv heads as query" in line for line in per_layer)
     assert "block 32,16,16,64 |" in md  # the best trials' table: the bowtie's every axis
+
+
+def test_a_ladder_point_lists_its_joint_architectures_every_axis(tmp_path: Path) -> None:
+    result = point_result(read_records(joint_verified(tmp_path / "j")), None, margin=0.01, alpha=0.05, arch="x")
+    assert set(result.shapes) == {ATTENTION, BOWTIE}  # cosine and uniform move no other axis
+    assert result.shapes[ATTENTION] == "mlp 64,64,64,64; query heads 3,2,2,1; kv heads as query; block 32,32,32,32"
+    point = {"point": "tiny@5", "non_embedding": 1, "tokens_per_param": 5, "compute": 1.0, "lr": None,
+             "outcome": None, "note": "-", "gains": {}, "shapes": result.shapes}  # fmt: skip
+
+    def joint_tables(p: dict) -> list:
+        summary = {"points": [p], "alpha": 0.05, "trends": {}, "target": {"name": "340m"}}
+        return [t for t in ladder_tables(summary) if t[0].startswith("Joint")]
+
+    ((_, header, rows),) = joint_tables(point)
+    assert header == ["profile", "tiny@5"] and [r[0] for r in rows] == sorted((ATTENTION, BOWTIE))
+    assert joint_tables({**point, "shapes": {}}) == []  # plain profiles: no such table
