@@ -42,6 +42,7 @@ from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.configs.base import TRAIN_INT_BOUNDS, deciding_train
+from tlmsearch.configs.resolve import trial_shape
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.storage import check_storage
 from tlmsearch.configs.validate import MAX_TOP, check_int
@@ -125,6 +126,17 @@ class VerifyResult:
     @property
     def reused(self) -> int:
         return sum(p.done is not None for p in self.planned)
+
+
+def check_controls_build(cfg: SearchConfig, controls: Sequence[str]) -> None:
+    """Refuse, before anything trains, a control the run's architecture and budget cannot build (a
+    whole-block joint profile on Titans, a joint profile the budget cannot balance): one line
+    naming it, rather than failed runs in the verification."""
+    for text in controls:
+        try:
+            trial_shape(cfg, ProfileSpec.parse(text))
+        except ConfigError as exc:
+            raise ConfigError(f"controls: {exc}") from None
 
 
 def retrain_config(
@@ -225,6 +237,7 @@ def verify(
         raise UserError(f"{study.run_dir} has no finished trials (complete, full fidelity): nothing to verify")
     n_first = pilot_seeds if seeds == "auto" else int(seeds)
     cfg, first_seeds = retrain_config(study.config, seeds=n_first, steps=steps, train=train, data=data)
+    check_controls_build(cfg, controls)
     if storage is not None:
         cfg = cfg.replace(storage=check_storage(storage))
     if keep_checkpoints is not None:
