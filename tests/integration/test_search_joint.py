@@ -70,12 +70,12 @@ def test_a_titans_joint_search_draws_only_what_titans_builds(tmp_path: Path) -> 
     tapers and head tapers only, so every trial trains (a whole-block draw would fail its trial)."""
     args = ["search", "--preset", "tiny", "--model", "n_layers=4", "--arch", "titans", "--space", "joint"]
     args += ["--name", "jt", "--runs-dir", str(tmp_path), "--sampler", "random", "--scheduler", "none"]
-    args += ["--trials", "5", "--baseline", "uniform", "--noise-seeds", "0", "--max-concurrent", "2"]
+    args += ["--trials", "4", "--baseline", "uniform", "--noise-seeds", "0", "--max-concurrent", "2"]
     args += ["--corpus", "pydoc", "--quiet", "--steps", "4", "--eval-interval", "4", "--eval-windows", "2"]
     args += ["--batch-size", "2", "--warmup-steps", "1"]
     assert main(args) == 0
     records = read_lines(tmp_path / "jt" / "trials.jsonl")
-    assert len(records) == 5 and all(r["status"] == "complete" for r in records), records
+    assert len(records) == 4 and all(r["status"] == "complete" for r in records), records
     modes = {ProfileSpec.from_dict(r["profile"]).resolved().params["mode"] for r in records if r["kind"] == "sampled"}
     assert "block" not in modes and "attention" in modes, modes  # random draws: a third would be blocks untold
     assert any(r["model"].get("attn_heads") for r in records)  # heads did move
