@@ -11,6 +11,10 @@ ask for more attention than the budget holds:
 - block:     `ratio` in RATIO_RANGE and `position` in POSITION_RANGE, the bowtie of the whole
              block width (the ><former point is ratio 0.3, position 0.75), MLP proportional to it.
 
+For a family that builds one residual width in every layer (Titans, Hope-attention:
+`ArchSpec.block_widths` false) the search tells `sample` its `arch`, and the mode is drawn from
+"mlp" and "attention" only, half each: every trial is one the family can build.
+
 So uniform, TLM's cosine 1.5 -> 0.5 and the bowtie are points of the space (`encode`). A
 sampled profile's heads are snapped to whole heads the budget balances
 (`tlmsearch.configs.joint_budget.resolve_joint`: deterministic, nearest first); one the budget
@@ -23,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from search_spaces._common import START_RANGE
+from tlmsearch.configs.architectures import architecture
 from tlmsearch.profiles import ProfileSpec, resolve_params
 
 NAME = "joint"
@@ -33,8 +38,16 @@ RATIO_RANGE = (0.2, 1.0)  # bottleneck block width / d_model
 POSITION_RANGE = (0.1, 0.9)  # relative depth of the bottleneck
 
 
-def sample(trial: Any, n_layers: int) -> ProfileSpec:
-    mode = trial.suggest_categorical("mode", MODES)
+def modes(arch: str | None) -> tuple[str, ...]:
+    """The modes the space draws for family `arch`: all three, or without "block" for a family
+    that does not build per-layer block widths (None: no family at hand, all three)."""
+    if arch is None or architecture(arch).block_widths:
+        return MODES
+    return tuple(m for m in MODES if m != "block")
+
+
+def sample(trial: Any, n_layers: int, arch: str | None = None) -> ProfileSpec:
+    mode = trial.suggest_categorical("mode", modes(arch))
     if mode == "block":
         ratio = trial.suggest_float("ratio", *RATIO_RANGE)
         position = trial.suggest_float("position", *POSITION_RANGE)

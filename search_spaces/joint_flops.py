@@ -26,8 +26,8 @@ DESCRIPTION = "the joint space with training FLOPs per token held equal (hold=fl
 HOLD = "flops"
 
 
-def sample(trial: Any, n_layers: int) -> ProfileSpec:
-    spec = joint.sample(trial, n_layers)
+def sample(trial: Any, n_layers: int, arch: str | None = None) -> ProfileSpec:
+    spec = joint.sample(trial, n_layers, arch)  # no whole-block mode for a family without block widths
     return ProfileSpec(family=spec.family, params={**spec.params, "hold": HOLD})
 
 

@@ -1,6 +1,7 @@
 """A search run directory whose records are joint architectures, without training: the uniform
 baseline, a query-head taper and a block-width bowtie on preset tiny at 4 layers (records built
-by `build_record`, so each carries the exact model the resolver gives its profile)."""
+by `build_record`, so each carries the exact model the resolver gives its profile); and the same
+run verified (`joint_verified`: each of them and cosine re-trained on two seeds)."""
 
 from __future__ import annotations
 
@@ -40,3 +41,18 @@ def joint_run(run_dir: Path) -> Path:
 def joint_model(text: str) -> ModelConfig:
     """The architecture the resolver builds for profile `text` on the run's budget (what trained)."""
     return resolve_model("tiny", "transformer", {"n_layers": 4}, ProfileSpec.parse(text))[2]
+
+
+VERIFIED = {"uniform": 3.0, "cosine:start=1.5,end=0.5": 2.95, ATTENTION: 2.9, BOWTIE: 2.85}  # mean verified loss
+
+
+def joint_verified(run_dir: Path) -> Path:
+    """`joint_run(run_dir)` plus verify records at full fidelity: uniform, cosine, the head taper
+    and the bowtie on seeds 1 and 2 (losses `VERIFIED` -/+ 0.01), ids v0..v7."""
+    joint_run(run_dir)
+    log = RecordLog(run_dir)
+    for i, (seed, (profile, loss)) in enumerate((s, item) for s in (1, 2) for item in VERIFIED.items()):
+        config = {"profile": profile, "kind": "verify", "seed": seed, "number": -1}
+        curve = [{"step": 30.0, "val_loss": loss + (0.01 if seed == 2 else -0.01)}]
+        log.append(build_record(CFG, f"v{i}", config, {"step": 30, "curve": curve}))
+    return run_dir

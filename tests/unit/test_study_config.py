@@ -126,3 +126,25 @@ def test_study_options_of_another_family_or_in_the_template_are_one_line(fields:
     with pytest.raises(ConfigError) as err:
         StudyConfig(**fields)
     assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+def test_a_joint_study_refuses_a_block_profile_for_a_family_without_block_widths(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Titans and Hope-attention build one residual width in every layer: a whole-block control is
+    one line, exit 2, before anything trains (their verification would stop the study
+    midway); the joint space itself works there (it draws no block mode for them), and the set's
+    other points pass."""
+    from tlmsearch.cli import main
+
+    args = ["study", "--preset", "tiny", "--space", "joint", "--runs-dir", str(tmp_path), "--dry-run", "--quiet"]
+    assert main([*args, "--controls", "joint"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert "controls: joint:mode=block,ratio=0.3,position=0.75 moves the block width, which arch='titans'" in err
+    assert "(families with block widths: transformer, gated_attention)" in err
+    with pytest.raises(ConfigError, match="controls: joint:mode=block,ratio=0.5 .*arch='hope_attention'"):
+        StudyConfig.from_flat({"archs": ("hope_attention",), "controls": ("uniform", "joint:block,ratio=0.5")})
+    others = ("joint:mode=mlp,start=1.5,end=0.5", "joint:mode=attention,heads_start=1.5,heads_end=0.5")
+    assert StudyConfig.from_flat({"space": "joint", "controls": others}).archs == DEFAULT_ARCHS
+    assert StudyConfig.from_flat({"archs": ("transformer", "gated_attention"), "controls": ("joint",)})

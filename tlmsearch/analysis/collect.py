@@ -15,6 +15,7 @@ from typing import Any
 
 from tlmsearch.analysis.verdict import COSINE, UNIFORM, ProfileResult
 from tlmsearch.profiles import ProfileSpec
+from tlmsearch.rundir.axes import layer_axes
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord, as_records, finished
 
 
@@ -74,31 +75,38 @@ def ranked(
     return sorted(finished(records, kinds=kinds, metric_name=metric_name), key=lambda r: r.metric(metric_name))
 
 
-def search_scores(records: Iterable[Any], metric_name: str = "val_loss") -> dict[tuple[int, ...], float]:
-    """Mean search-time score per distinct widths tuple (finished search records only)."""
-    by: dict[tuple[int, ...], list[float]] = {}
+ArchKey = tuple[tuple[int, ...], ...]  # `TrialRecord.arch_key`: MLP widths and a joint model's other axes
+
+
+def search_scores(records: Iterable[Any], metric_name: str = "val_loss") -> dict[ArchKey, float]:
+    """Mean search-time score per distinct architecture (`TrialRecord.arch_key`: the MLP widths
+    and, for joint profiles, the per-layer heads and block widths; finished search records only).
+    A query-head taper whose MLP stays uniform is another model than uniform: it gets no score of
+    uniform's."""
+    by: dict[ArchKey, list[float]] = {}
     for r in finished(records, metric_name=metric_name):
-        by.setdefault(tuple(r.widths), []).append(r.metric(metric_name))
-    return {w: statistics.fmean(v) for w, v in by.items()}
+        by.setdefault(r.arch_key, []).append(r.metric(metric_name))
+    return {key: statistics.fmean(v) for key, v in by.items()}
 
 
-def search_steps(records: Iterable[Any]) -> dict[tuple[int, ...], int]:
-    """Training steps of the finished search records per distinct widths tuple (the largest when
-    several differ): what a search-time score was measured after."""
-    out: dict[tuple[int, ...], int] = {}
+def search_steps(records: Iterable[Any]) -> dict[ArchKey, int]:
+    """Training steps of the finished search records per distinct architecture (`arch_key`; the
+    largest when several differ): what a search-time score was measured after."""
+    out: dict[ArchKey, int] = {}
     for r in finished(records):
         if r.max_steps:  # 0: a record that does not say
-            w = tuple(r.widths)
-            out[w] = max(out.get(w, 0), r.max_steps)
+            out[r.arch_key] = max(out.get(r.arch_key, 0), r.max_steps)
     return out
 
 
 def profile_results(records: Iterable[Any], kinds: Sequence[str] = ("verify",)) -> list[ProfileResult]:
-    """One `ProfileResult` per distinct (profile, widths, budget) among finished records of `kinds`.
+    """One `ProfileResult` per distinct (profile, architecture, budget) among finished records of
+    `kinds` (the architecture: `TrialRecord.arch_key`, the MLP widths and a joint model's heads
+    and block widths, which the result carries as `axes`).
 
     Two profiles that give the same widths (e.g. groups:late and uniform on 2 layers) stay
     separate rows, as asked. Several records of the same profile and seed (a re-run) keep the
-    first. The search-time score of the same widths, when the search trained it to full
+    first. The search-time score of the same architecture, when the search trained it to full
     fidelity, is attached.
     """
     recs = as_records(records)
@@ -106,9 +114,9 @@ def profile_results(records: Iterable[Any], kinds: Sequence[str] = ("verify",)) 
     steps = search_steps(recs)
     groups: dict[tuple[Any, ...], list[TrialRecord]] = {}
     for r in finished(recs, kinds=kinds):
-        groups.setdefault((label(r), tuple(r.widths), r.budget_key), []).append(r)
+        groups.setdefault((label(r), r.arch_key, r.budget_key), []).append(r)
     out = []
-    for (_, widths, _), rs in groups.items():
+    for (_, key, _), rs in groups.items():
         loss: dict[int, float] = {}
         ppl: dict[int, float] = {}
         for r in rs:
@@ -119,16 +127,17 @@ def profile_results(records: Iterable[Any], kinds: Sequence[str] = ("verify",)) 
         out.append(
             ProfileResult(
                 label=label(first),
-                widths=widths,
+                widths=key[0],
                 loss=loss,
                 ppl=ppl,
                 baseline=baseline_name(first),
                 profile=first.profile,
                 shape=first.shape,
-                search_score=scores.get(widths),
+                search_score=scores.get(key),
                 trial_ids=tuple(r.trial_id for r in rs),
                 steps=first.max_steps or None,
-                search_steps=steps.get(widths) if widths in scores else None,
+                search_steps=steps.get(key) if key in scores else None,
+                axes={axis: v for axis, v in layer_axes(first).items() if v is not None},
             )
         )
     return out

@@ -18,6 +18,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tlmsearch.rundir.axes import LAYER_AXES
+
 # Tapered Language Models (arXiv 2606.23670), controlled experiment, 440M Transformer,
 # validation perplexity at equal parameters and FLOPs (as summarised in the project's facts)
 PAPER_PPL: dict[str, float] = {
@@ -58,6 +60,7 @@ def cross_table(verdicts: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any
                 "vs_uniform": _cell(row.get("gain_vs_uniform")),
                 "vs_cosine": _cell(row.get("gain_vs_cosine")),
                 "widths": list(row.get("widths") or ()),
+                **{axis: row[axis] for axis in LAYER_AXES if row.get(axis) is not None},  # a joint model's other axes
             }
     paper = paper_gains()
     out = []

@@ -19,6 +19,7 @@ from tlmsearch.analysis.sequential_verdict import from_plan
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.analysis.verdicts import eval_kind, verdicts
 from tlmsearch.noise_floor import NoiseFloor, ranking_gaps
+from tlmsearch.rundir.axes import layer_axes
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord, as_records, finished
 
 
@@ -37,6 +38,7 @@ def _trial_summary(r: TrialRecord) -> dict[str, Any]:
         "epochs": _num(record_values(r)["epochs"]),
         "val_tokens": _num(record_values(r)["val_tokens"]),
         "widths": list(r.widths),
+        **{axis: v for axis, v in layer_axes(r).items() if v is not None},  # a joint model's other axes
         "shape": r.shape,
     }
 

@@ -65,6 +65,8 @@ class ProfileResult:
     trial_ids: tuple[str, ...] = ()
     steps: int | None = None  # training steps of the re-evaluation
     search_steps: int | None = None  # training steps behind `search_score`
+    # a joint architecture's per-layer query heads, kv heads, block widths (`rundir.axes.layer_axes`; {}: the preset's)
+    axes: Mapping[str, list[int] | None] = field(default_factory=dict)
 
     @property
     def mean_loss(self) -> float:
@@ -512,6 +514,7 @@ def _table(
                 "front_load": r.shape.get("front_load"),
                 "search_score": r.search_score,
                 "widths": list(r.widths),
+                **r.axes,
             }
         )
     return table

@@ -45,6 +45,7 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
     check_top("--top", top)  # -1 would list all but the worst; the bound of verify --top-k
     from tlmsearch.analysis.regime import record_values, regime_of
     from tlmsearch.noise_floor import ranking_gaps
+    from tlmsearch.rundir.axes import layer_axes
     from tlmsearch.rundir.lr import rate_line
     from tlmsearch.rundir.study import objective_value  # run-directory readers: not needed for --help
 
@@ -93,41 +94,6 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
     }
 
 
-AXES: tuple[str, ...] = ("attn_heads", "kv_heads", "block_widths")  # a joint architecture's other axes
-
-
-def layer_axes(record: Any) -> dict[str, list[int] | None]:
-    """Per-layer query heads, key/value heads and block (residual) widths of a record whose model
-    moves any of them (a joint architecture: `ModelConfig.query_heads`, `key_value_heads`,
-    `block_width`, defaults written out), each None for a model that keeps the preset's attention
-    and width in every layer (or a record written before records held their model)."""
-    model = record.model_config
-    if model is None or model.uniform_attention:
-        return dict.fromkeys(AXES)
-    layers = range(model.n_layers)
-    return {
-        "attn_heads": [model.query_heads(layer) for layer in layers],
-        "kv_heads": [model.key_value_heads(layer) for layer in layers],
-        "block_widths": [model.block_width(layer) for layer in layers],
-    }
-
-
-def axes_text(row: dict[str, Any]) -> str | None:
-    """One line of a joint architecture's per-layer axes beside its MLP widths ("mlp 96,80 | query
-    heads 6,2 | kv heads as query | block 32,32"), None for a row without them."""
-    if row.get("attn_heads") is None:
-        return None
-
-    def joined(values: list[int]) -> str:
-        return ",".join(str(v) for v in values)
-
-    kv = "as query" if row["kv_heads"] == row["attn_heads"] else joined(row["kv_heads"])
-    return (
-        f"mlp {joined(row['widths'])} | query heads {joined(row['attn_heads'])} | kv heads {kv} | "
-        f"block {joined(row['block_widths'])}"
-    )
-
-
 def _verdicts(study: Any) -> list[dict[str, Any]]:
     """The run's verdicts as `tlmsearch report` gives them, at the margin and alpha its verify
     decided with (verify.json); [] before a finished verify or compare, [{"error": ...}] when
@@ -172,6 +138,7 @@ def _fmt(x: Any) -> str:
 def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
     from tlmsearch.noise_floor import floor_text, gap_text
     from tlmsearch.profiles.spec import display_name
+    from tlmsearch.rundir.axes import axes_text
 
     s = status_dict(study, top)
     if as_json:

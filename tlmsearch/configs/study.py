@@ -17,6 +17,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, Self
 
+from tlmsearch.configs.architectures import ARCHITECTURES, architecture
 from tlmsearch.configs.base import (
     ARCHITECTURE_NAMES,
     DECIDE_TOKENS_PER_PARAM,
@@ -248,6 +249,7 @@ class StudyConfig(Config):
             resolve_options(arch, given, f"options.{arch}")  # one line naming the family's own options
         for arch in self.archs:
             self.search_config(arch)  # every derived search must be valid too
+            _check_controls_build(arch, self.controls)
 
     def _check_template(self) -> None:
         """Refuse a template that sets what a study sets per architecture or keeps at its default
@@ -332,6 +334,23 @@ class StudyConfig(Config):
             # every run of the study gets its folder below <storage>/<study name>/
             storage=join(storage, self.name or "study") if storage else "",
         )
+
+
+def _check_controls_build(arch: str, controls: tuple[str, ...]) -> None:
+    """Refuse, before anything trains, a control that `arch` cannot build: a joint profile that
+    moves the block width on a family with one residual width in every layer (Titans,
+    Hope-attention). Its verification would otherwise stop the study midway, after the searches."""
+    if architecture(arch).block_widths:
+        return
+    for text in controls:
+        spec = ProfileSpec.parse(text)
+        if spec.family == "joint" and spec.resolved().params["mode"] == "block":
+            allowed = ", ".join(name for name in ARCHITECTURES if architecture(name).block_widths)
+            raise ConfigError(
+                f"controls: {spec} moves the block width, which arch={arch!r} of this study does not build "
+                f"(families with block widths: {allowed}); drop it (the set `joint` holds it: name its other "
+                "points) or study only those families"
+            )
 
 
 def _check_no_template_options(model: Any, where: str) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 from tlmsearch.analysis.collect import profile_results
 from tlmsearch.analysis.summary import decision_seeds, run_verdicts, verify_unfinished
 from tlmsearch.analysis.verdict import COSINE, UNIFORM, ProfileResult, find
+from tlmsearch.rundir.axes import axes_text
 from tlmsearch.rundir.records import as_records
 
 REFERENCES = (UNIFORM, COSINE)
@@ -60,6 +61,7 @@ class PointResult:
     verdict: dict[str, Any] | None
     gains: dict[str, dict[str, PairedGain]] = field(default_factory=dict)  # profile -> reference -> gain
     note: str | None = None  # why there is no verdict yet
+    shapes: dict[str, str] = field(default_factory=dict)  # profile -> a joint architecture's every axis per layer
 
 
 def profile_key(result: ProfileResult) -> str:
@@ -106,7 +108,8 @@ def point_result(
                 if g is not None:
                     gains.setdefault(key, {})[name] = g
     verdict = vs[0].to_dict() if vs and note is None else None
-    return PointResult(verdict, gains, note)
+    shapes = {profile_key(r): text for r in results if (text := axes_text({"widths": r.widths, **r.axes}, sep="; "))}
+    return PointResult(verdict, gains, note, shapes)
 
 
 def _finite(x: float) -> float | None:

@@ -4,7 +4,9 @@ a named GPU at an assumed MFU and, given a sustained FLOP rate, in CPU-hours (pu
 Per point: the learning-rate calibration's runs (its grid of rates on uniform, each
 `lr_calibration_fraction` of the point's length), the point's uniform run, then every profile
 (cosine, uniform, the ladder's profiles, its "best") times the seeds; with planned seeds
-(`seeds` 0) the range from the pilot's seeds to `max_seeds`. FLOPs are those of
+(`seeds` 0) the range from the pilot's seeds to `max_seeds`. Each profile's runs are priced at
+its own model's FLOPs (a joint architecture held at equal parameters moves them), the
+calibration's and the point's uniform runs at uniform's. FLOPs are those of
 `configs.counts` (matrix products, forward + backward); evaluation, start-up and data loading
 are not counted, so real time is longer.
 """
@@ -12,9 +14,12 @@ are not counted, so real time is longer.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from statistics import fmean
 from typing import Any
 
+from tlmsearch.configs.counts import flops_per_token
 from tlmsearch.configs.lr_calibration import grid
+from tlmsearch.configs.resolve import trial_shape
 from tlmsearch.costs.plan import GPUS
 from tlmsearch.errors import ConfigError
 from tlmsearch.ladders.config import LadderConfig
@@ -28,32 +33,51 @@ class PointCost:
     non_embedding: int
     tokens_per_param: float
     steps: int
-    compute: float  # FLOPs of one run
+    compute: float  # FLOPs of one run of the point's uniform model (what the trend is fitted against)
     runs_low: int
     runs_high: int
+    extra_runs: int = 0  # runs of uniform before the profiles' (calibration, the point's own)
+    profile_compute: float = 0.0  # mean FLOPs of one run over the profiles (0: `compute`)
+
+    def _flops(self, runs: int) -> float:
+        """Uniform's runs at `compute`, each profile's at its own FLOPs (a joint architecture held
+        at equal parameters moves them with its heads and block widths)."""
+        return self.compute * self.extra_runs + (self.profile_compute or self.compute) * (runs - self.extra_runs)
 
     @property
     def flops_low(self) -> float:
-        return self.compute * self.runs_low
+        return self._flops(self.runs_low)
 
     @property
     def flops_high(self) -> float:
-        return self.compute * self.runs_high
+        return self._flops(self.runs_high)
+
+
+def profile_texts(cfg: LadderConfig) -> list[str]:
+    """The profiles trained at every point, each once: cosine, uniform, the ladder's, its best."""
+    texts: list[str] = []
+    for text in ("cosine", "uniform", *cfg.controls, *((cfg.best,) if cfg.best else ())):
+        if (canonical := str(ProfileSpec.parse(text))) not in texts:
+            texts.append(canonical)
+    return texts
 
 
 def profile_count(cfg: LadderConfig) -> int:
-    texts = {str(ProfileSpec.parse(t)) for t in ("cosine", "uniform", *cfg.controls)}
-    return len(texts) + (1 if cfg.best and str(ProfileSpec.parse(cfg.best)) not in texts else 0)
+    return len(profile_texts(cfg))
 
 
 def ladder_costs(cfg: LadderConfig) -> list[PointCost]:
-    profiles = profile_count(cfg)
+    """Runs and FLOPs per point. Every profile is resolved on every point's budget, so a joint
+    profile a point cannot build (a bowtie the budget cannot balance, a block-width profile on a
+    family without block widths) is refused here, in one line, before anything trains."""
+    texts = profile_texts(cfg)
     low_seeds, high_seeds = (cfg.seeds, cfg.seeds) if cfg.seeds else (cfg.pilot_seeds, cfg.max_seeds)
     out = []
     for spec, pc in zip(cfg.specs, cfg.point_configs(), strict=True):
         size = point_size(pc)
         calibration = len(grid(cfg.lr_calibration, cfg.train.lr)) * cfg.lr_calibration_fraction
         extra = 1 + int(round(calibration))
+        per_token = [_flops_per_token(pc, spec.text, text) for text in texts]
         out.append(
             PointCost(
                 spec.text,
@@ -61,11 +85,21 @@ def ladder_costs(cfg: LadderConfig) -> list[PointCost]:
                 spec.tokens_per_param,
                 size.steps,
                 size.compute,
-                extra + profiles * low_seeds,
-                extra + profiles * high_seeds,
+                extra + len(texts) * low_seeds,
+                extra + len(texts) * high_seeds,
+                extra_runs=extra,
+                profile_compute=size.tokens * (per_token[0] if len(set(per_token)) == 1 else fmean(per_token)),
             )
         )
     return out
+
+
+def _flops_per_token(point_cfg: Any, point: str, text: str) -> float:
+    try:
+        model = trial_shape(point_cfg, ProfileSpec.parse(text))[2]
+    except ConfigError as exc:
+        raise ConfigError(f"point {point}: {exc}") from None
+    return flops_per_token(model)
 
 
 def plan_ladder(

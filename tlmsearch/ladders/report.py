@@ -86,6 +86,12 @@ def tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]
                 trend_rows,
             )
         )
+    joint = sorted({prof for p in s["points"] for prof in p.get("shapes") or {}})
+    if joint:  # the joint architectures at each point: MLP widths, query heads, KV heads, block widths
+        rows = [[prof] + [(p.get("shapes") or {}).get(prof, "-") for p in s["points"]] for prof in joint]
+        out.append(
+            ("Joint architectures per layer at each point", ["profile"] + [p["point"] for p in s["points"]], rows)
+        )
     return out
 
 

@@ -159,6 +159,7 @@ def summarize_ladder(
                 "best": res.verdict.get("best") if res.verdict else None,  # lowest mean perplexity
                 "note": res.note,
                 "gains": {p: {r: g.to_dict(alpha) for r, g in by.items()} for p, by in res.gains.items()},
+                **({"shapes": res.shapes} if res.shapes else {}),  # the joint architectures' axes per layer
             }
         )
     notes = [n for n in (regime_note(rows),) if n]

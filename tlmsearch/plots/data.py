@@ -29,6 +29,7 @@ class WidthSeries(NamedTuple):
     # the other axes of a joint architecture (`joint` profiles), per layer; () at the preset's
     heads: tuple[int, ...] = ()  # query heads
     blocks: tuple[int, ...] = ()  # block (residual) widths
+    kv: tuple[int, ...] = ()  # key/value heads where they differ from the query heads (grouped-query)
 
 
 def model_axes(model: Mapping[str, Any] | None) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -60,12 +61,13 @@ def widths_data(
         if len([s for s in series if s.role == "best"]) >= k:
             break
         heads, blocks = model_axes(r.model)
-        key = (tuple(r.widths), heads, blocks)  # joint architectures with one MLP shape stay apart
+        kv = tuple(int(g) for g in (r.model or {}).get("kv_heads") or ())  # () = as the query heads
+        key = (tuple(r.widths), heads, blocks, kv)  # joint architectures with one MLP shape stay apart
         if key in seen or baseline_name(r) in ("cosine", "uniform"):
             continue
         seen.add(key)
         value = r.metric(metric_name)
-        series.append(WidthSeries(f"#{r.trial_id} {label(r)}", "best", list(r.widths), value, heads, blocks))
+        series.append(WidthSeries(f"#{r.trial_id} {label(r)}", "best", list(r.widths), value, heads, blocks, kv))
     budget = recs[0].budget if recs else None
     for name in ("cosine", "uniform"):
         rec = next((r for r in recs if baseline_name(r) == name), None)

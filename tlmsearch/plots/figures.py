@@ -141,11 +141,12 @@ def plot_widths(source: Any, k: int = 3, kinds: Sequence[str] = SEARCH_KINDS) ->
     block widths (dash-dot, same axis: a width) and query heads (dotted, right axis)."""
     d = widths_data(source, k=k, kinds=kinds)
     names = [s.label + ("" if math.isnan(s.value) else f" ({s.value:.4f})") for s in d.series]
-    joint = any(s.heads or s.blocks for s in d.series)
+    joint = any(s.heads or s.blocks or s.kv for s in d.series)
+    grouped = ", KV heads dashed" if any(s.kv for s in d.series) else ""
     fig = profiles_figure(
         {n: s.widths for n, s in zip(names, d.series, strict=True)},
         title="Width profiles of the best trials over cosine and uniform"
-        + ("; block widths dash-dot, query heads dotted (right axis)" if joint else ""),
+        + (f"; block widths dash-dot, query heads dotted{grouped} (right axis)" if joint else ""),
         roles={n: s.role for n, s in zip(names, d.series, strict=True)},
     )
     if joint:
@@ -154,11 +155,16 @@ def plot_widths(source: Any, k: int = 3, kinds: Sequence[str] = SEARCH_KINDS) ->
 
 
 def _add_joint_axes(fig: go.Figure, names: Sequence[str], series: Sequence[Any]) -> None:
-    """Block widths and query heads of the series that move them, beside their MLP widths."""
+    """Block widths, query heads and (where they differ from the query heads) key/value heads of
+    the series that move them, beside their MLP widths."""
     import plotly.graph_objects as go
 
     for name, s in zip(names, series, strict=True):
-        axes = ((s.blocks, "block width", "y", "dashdot"), (s.heads, "query heads", "y2", "dot"))
+        axes = (
+            (s.blocks, "block width", "y", "dashdot"),
+            (s.heads, "query heads", "y2", "dot"),
+            (s.kv, "KV heads", "y2", "dash"),
+        )
         for values, what, axis, dash in axes:
             if values:
                 full = f"{name}: {what}"

@@ -5,12 +5,17 @@ A space is a Python module (built in under `search_spaces/`, or a user's `.py` f
     NAME: str                                  # defaults to the file name
     DESCRIPTION: str                           # defaults to the module docstring
     def sample(trial, n_layers: int) -> ProfileSpec     # asks the trial, computes nothing else
+                                               # (or sample(trial, n_layers, arch=None): see below)
     def dimension(n_layers: int) -> int        # number of parameters sampled (optional)
     def encode(spec: ProfileSpec, n_layers: int) -> dict | None   # optional, see below
 
 `encode` returns the parameters that make `sample` reproduce `spec` exactly (so a search can
 seed known baselines such as cosine 1.5 -> 0.5 into the sampler), or None when the space cannot
-express it. Only this module and the search engine know about spaces; Optuna is imported
+express it. A `sample` that takes a keyword `arch` is told the architecture family it samples
+for (None where no family is at hand, e.g. `tlmsearch profiles --spaces`): the joint space draws
+no whole-block bowties for a family that builds one residual width in every layer (Titans,
+Hope-attention), so a joint search or study over those trains only what they can build. Only this
+module and the search engine know about spaces; Optuna is imported
 here only by `prior_fractions`, lazily, to draw from its `RandomSampler`.
 """
 
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import pkgutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,6 +45,13 @@ class SearchSpace:
     _dimension: Callable[[int], int] | None = None
     _encode: Callable[[ProfileSpec, int], dict[str, Any] | None] | None = None
     source: str = ""
+    takes_arch: bool = False  # `sample` takes a keyword `arch` (the family it samples for)
+
+    def draw(self, trial: Any, n_layers: int, arch: str | None = None) -> ProfileSpec:
+        """`sample(trial, n_layers)`, told `arch` when the space takes it."""
+        if self.takes_arch:
+            return self.sample(trial, n_layers, arch=arch)  # type: ignore[call-arg]
+        return self.sample(trial, n_layers)
 
     def dimension(self, n_layers: int) -> int:
         return self._dimension(n_layers) if self._dimension else -1
@@ -101,7 +114,15 @@ def _from_module(module: ModuleType, *, default_name: str, source: str) -> Searc
         _dimension=getattr(module, "dimension", None),
         _encode=getattr(module, "encode", None),
         source=source,
+        takes_arch=_takes_arch(sample),
     )
+
+
+def _takes_arch(sample: Callable[..., Any]) -> bool:
+    try:
+        return "arch" in inspect.signature(sample).parameters
+    except (TypeError, ValueError):  # a callable without a signature (a builtin): the two-argument form
+        return False
 
 
 RETURNS = (
@@ -114,14 +135,17 @@ class SampleError(ConfigError):
     """A space's `sample` raised, or returned something no trial can train."""
 
 
-def sampled_text(space: SearchSpace, trial: Any, n_layers: int, budget: Budget | None = None) -> str:
-    """`space.sample(trial, n_layers)` as the ProfileSpec text a trial trains, checked: a
+def sampled_text(
+    space: SearchSpace, trial: Any, n_layers: int, budget: Budget | None = None, arch: str | None = None
+) -> str:
+    """`space.sample(trial, n_layers)` (told `arch`: `SearchSpace.draw`) as the ProfileSpec text a
+    trial trains, checked: a
     `SampleError` naming the space, what went wrong and what `sample` must return when it
     raises, returns no `ProfileSpec`, returns one whose text does not parse back, or (with
     `budget`) one that budget cannot hold."""
     where = f"search space {space.source or space.name}"
     try:
-        spec = space.sample(trial, n_layers)
+        spec = space.draw(trial, n_layers, arch)
     except Exception as exc:  # a user's code: report, don't crash
         raise SampleError(f"{where}: sample() raised {type(exc).__name__}: {exc}; {RETURNS}") from None
     except SystemExit as exc:  # sys.exit() in a user's sample would end the whole search
@@ -151,7 +175,7 @@ def sampled_text(space: SearchSpace, trial: Any, n_layers: int, budget: Budget |
     return text
 
 
-def check_sample(space: SearchSpace, budgets: Sequence[Budget], seed: int = 0) -> None:
+def check_sample(space: SearchSpace, budgets: Sequence[Budget], seed: int = 0, arch: str | None = None) -> None:
     """Call `space.sample` once per budget on a throwaway trial (an in-memory Optuna study with
     a seeded `RandomSampler`) before a search starts: a `SampleError` (one line naming the
     space, the problem and what `sample` must return) when it raises or returns something no
@@ -163,7 +187,7 @@ def check_sample(space: SearchSpace, budgets: Sequence[Budget], seed: int = 0) -
     try:
         for budget in budgets:
             trial = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=seed)).ask()
-            sampled_text(space, trial, budget.n_layers, budget)
+            sampled_text(space, trial, budget.n_layers, budget, arch)
     finally:
         optuna.logging.set_verbosity(level)
 

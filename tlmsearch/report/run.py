@@ -26,6 +26,7 @@ from tlmsearch.noise_floor import NoiseFloor, floor_text, gap_text
 from tlmsearch.plots.bundle import plotly_script
 from tlmsearch.plots.rate_check import plot_rate_check, rate_check_markdown
 from tlmsearch.profiles.spec import display_name
+from tlmsearch.rundir.axes import axes_text
 from tlmsearch.rundir.io import read_verify, read_yaml, refuse_folder, require_dir, write_text
 from tlmsearch.rundir.layout import CONFIG_FILES, REPORT_HTML, SEARCH_CONFIG, SUMMARY_JSON, SUMMARY_MD, TRIALS
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished, read_records
@@ -213,7 +214,8 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
         lines.append(
             f"| {b['trial_id']} | `{display_name(b['profile'])}` | {_f(b['val_loss'])} | {gap_text(b)} "
             f"| {_f(b['val_ppl'], '.3f')} "
-            f"| {_f(b.get('tokens_per_param'), '.3g')} | {_f(b.get('epochs'), '.3g')} | {b['widths']} |"
+            f"| {_f(b.get('tokens_per_param'), '.3g')} | {_f(b.get('epochs'), '.3g')} "
+            f"| {axes_text(b, sep='; ') or b['widths']} |"
         )
     lines += ["", f"Export the best: `tlmsearch export {summary.get('run_dir', 'RUN_DIR')} --format native`", ""]
     return "\n".join(lines)
@@ -335,6 +337,10 @@ def _verdict_markdown(v: Mapping[str, Any]) -> list[str]:
             f"{_f(row.get('p_within'), '.3g')} | {_pct(row['gain_vs_uniform'])} | "
             f"{_diff(row.get('loss_diff_vs_cosine'))} | {_f(row['front_load'], '.3f')} |"
         )
+    joint = [(row["label"], text) for row in v["table"] if (text := axes_text(row, sep="; "))]
+    if joint:  # the joint architectures' every axis, per layer
+        lines += ["", "Per layer, the joint architectures (MLP widths, query heads, KV heads, block widths):", ""]
+        lines += [f"- `{display_name(name)}`: {text}" for name, text in joint]
     lines += [
         "",
         "Gains are exp(mean over seeds of log(ppl_reference / ppl_profile)) - 1, paired by seed (positive: the "

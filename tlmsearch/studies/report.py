@@ -29,6 +29,7 @@ from tlmsearch.analysis.random_control import control_summary
 from tlmsearch.analysis.rate_check import rate_checks
 from tlmsearch.configs.lr_calibration import short_text
 from tlmsearch.errors import UserError
+from tlmsearch.rundir.axes import axes_text
 from tlmsearch.rundir.io import json_text, read_verify, refuse_folder, write_text
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.lr import run_calibration
@@ -264,10 +265,7 @@ def _tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]
                 cells.append(f"{fmt_gain(c['gain'])} n={c['n']}{mark}")
         best = row["profile"] if row["profile"] is not None else "no verdict yet"
         matrix_rows.append([f"{row['source']}: {best}", *cells])
-    shape_rows = [
-        [row["label"], *[" ".join(map(str, c["widths"])) if (c := row["cells"].get(a)) else "—" for a in archs]]
-        for row in s["cross_table"]
-    ]
+    shape_rows = [[row["label"], *[shape_text(row["cells"].get(a)) for a in archs]] for row in s["cross_table"]]
     return [
         ("Verdicts per architecture", ["arch", "outcome", "seeds", "best by mean", "headline"], verdict_rows),
         (
@@ -281,8 +279,16 @@ def _tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]
             ["best of", *archs],
             matrix_rows,
         ),
-        ("Profile widths per layer", ["profile", *archs], shape_rows),
+        ("Profile widths per layer", ["profile", *archs], shape_rows),  # a joint model's: every axis (`shape_text`)
     ]
+
+
+def shape_text(cell: Mapping[str, Any] | None) -> str:
+    """A profile's MLP widths per layer on one architecture ("96 80 48 32"); a joint
+    architecture's every axis ("mlp 64,64; query heads 3,1; kv heads as query; block 32,32")."""
+    if cell is None:
+        return "—"
+    return axes_text(cell, sep="; ") or " ".join(map(str, cell["widths"]))
 
 
 def length_text(train: Mapping[str, Any]) -> str:
@@ -331,15 +337,29 @@ def markdown(s: Mapping[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _svg(widths: Sequence[int]) -> str:
+def _svg(widths: Sequence[int], colour: str = "#4878a8", title: str = "MLP widths") -> str:
     if not widths:
         return ""
     top = max(widths)
     bars = "".join(
-        f'<rect x="{i * 8}" y="{30 - 30 * w / top:.1f}" width="6" height="{30 * w / top:.1f}" fill="#4878a8"/>'
+        f'<rect x="{i * 8}" y="{30 - 30 * w / top:.1f}" width="6" height="{30 * w / top:.1f}" fill="{colour}"/>'
         for i, w in enumerate(widths)
     )
-    return f'<svg width="{8 * len(widths)}" height="30">{bars}</svg>'
+    return f'<svg width="{8 * len(widths)}" height="30"><title>{title}</title>{bars}</svg>'
+
+
+AXIS_COLOURS = (("attn_heads", "#e08030", "query heads"), ("kv_heads", "#50a050", "KV heads"),
+                ("block_widths", "#905090", "block widths"))  # fmt: skip
+
+
+def _shape_svgs(cell: Mapping[str, Any] | None) -> str:
+    """A profile's MLP widths as bars; a joint architecture's query heads, KV heads and block
+    widths beside them, one bar chart each (its legend under the table)."""
+    if cell is None:
+        return ""
+    charts = [_svg(cell["widths"])]
+    charts += [_svg(cell[axis], colour, what) for axis, colour, what in AXIS_COLOURS if cell.get(axis) is not None]
+    return " ".join(charts)
 
 
 def to_html(s: Mapping[str, Any]) -> str:
@@ -375,7 +395,11 @@ def to_html(s: Mapping[str, Any]) -> str:
     parts.append("<h2>Shapes</h2><table><tr><th>profile</th>" + "".join(f"<th>{e(a)}</th>" for a in archs) + "</tr>")
     short = shortener(s)
     for row in s["cross_table"]:
-        cells = "".join(f"<td>{_svg(c['widths']) if (c := row['cells'].get(a)) else ''}</td>" for a in archs)
+        cells = "".join(f"<td>{_shape_svgs(row['cells'].get(a))}</td>" for a in archs)
         parts.append(f"<tr><td>{e(short(row['label']))}</td>{cells}</tr>")
     parts.append("</table>")
+    shown = [c for row in s["cross_table"] for c in row["cells"].values()]
+    if any(c.get(axis) is not None for c in shown for axis, _, _ in AXIS_COLOURS):
+        legend = ", then ".join(f'<span style="color:{colour}">{what}</span>' for _, colour, what in AXIS_COLOURS)
+        parts.append(f"<p>Bars per layer: MLP widths; a joint architecture's also its {legend}.</p>")
     return "\n".join(parts) + "\n"

@@ -212,7 +212,7 @@ def _new_tuner(cfg: SearchConfig, run_dir: Path, root: str, progress: bool, *, r
         for stale in (journal, journal.with_name(journal.name + ".lock")):  # written anew from the records
             if stale.is_symlink() or stale.is_file():
                 stale.unlink()
-    define = DefineProfile(cfg.space, search_preset(cfg).n_layers, sweep_of(cfg))
+    define = DefineProfile(cfg.space, search_preset(cfg).n_layers, sweep_of(cfg), cfg.arch)
     taken = {(r.baseline, r.params.get("base_width")) for r in records} | {
         (i.config.get("baseline"), i.config.get("base_width")) for i in past.interrupted
     }

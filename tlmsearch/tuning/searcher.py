@@ -84,8 +84,8 @@ class DefineProfile:
     Picklable (Ray saves the searcher): the space is loaded again from its name or path.
     """
 
-    def __init__(self, space: str, n_layers: int, sweep: tuple[int, int, int] | None) -> None:
-        self.space_source, self.n_layers, self.sweep = space, n_layers, sweep
+    def __init__(self, space: str, n_layers: int, sweep: tuple[int, int, int] | None, arch: str | None = None) -> None:
+        self.space_source, self.n_layers, self.sweep, self.arch = space, n_layers, sweep, arch
         self._space: SearchSpace | None = None
 
     @property
@@ -104,7 +104,7 @@ class DefineProfile:
             out["base_width"] = trial.suggest_int("base_width", lo, hi, step=step)
         baseline = trial.user_attrs.get("baseline")
         try:
-            out["profile"] = sampled_text(self.space, trial, self.n_layers)
+            out["profile"] = sampled_text(self.space, trial, self.n_layers, arch=self.arch)
         except ConfigError as exc:  # the space failed (or vanished) mid-search: this trial fails, the search goes on
             if not baseline:
                 out["profile"], out[SPACE_ERROR] = SPACE_FAILED, str(exc)
@@ -128,7 +128,7 @@ class DefineProfile:
             if self.sweep:
                 lo, hi, step = self.sweep
                 trial.suggest_int("base_width", lo, hi, step=step)
-            sampled_text(self.space, trial, self.n_layers)
+            sampled_text(self.space, trial, self.n_layers, arch=self.arch)
         except (ConfigError, ValueError):
             return None
         return trial.params, trial.distributions
@@ -141,7 +141,7 @@ def check_space_samples(cfg: SearchConfig) -> None:
     budgets = [budget_for(cfg, width) for width in sweep_levels(cfg) or (None,)]
     if len(budgets) > 2:  # a sweep: its narrowest and widest budgets
         budgets = [budgets[0], budgets[-1]]
-    check_sample(load_space(cfg.space), budgets, seed=cfg.seed)
+    check_sample(load_space(cfg.space), budgets, seed=cfg.seed, arch=cfg.arch)
 
 
 @dataclass(frozen=True)

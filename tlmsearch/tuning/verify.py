@@ -31,7 +31,7 @@ from tlmsearch.analysis.rate_check import RateCheck
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.configs.base import deciding_train
-from tlmsearch.configs.resolve import resolve_trial_length
+from tlmsearch.configs.resolve import resolve_trial_length, trial_shape
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.storage import check_storage
 from tlmsearch.configs.verify import DEFAULT_MAX_SEEDS, DEFAULT_PILOT_SEEDS, SequentialOptions, VerifyOptions
@@ -66,6 +66,17 @@ class VerifyResult:
     @property
     def reused(self) -> int:
         return sum(p.done is not None for p in self.planned)
+
+
+def check_controls_build(cfg: SearchConfig, controls: Sequence[str]) -> None:
+    """Refuse, before anything trains, a control the run's architecture and budget cannot build (a
+    whole-block joint profile on Titans, a joint profile the budget cannot balance): one line
+    naming it, rather than failed runs in the verification."""
+    for text in controls:
+        try:
+            trial_shape(cfg, ProfileSpec.parse(text))
+        except ConfigError as exc:
+            raise ConfigError(f"controls: {exc}") from None
 
 
 def retrain_config(
@@ -173,6 +184,7 @@ def verify(
         raise UserError(f"{study.run_dir} has no finished trials (complete, full fidelity): nothing to verify")
     n_first = pilot_seeds if seeds == "auto" else int(seeds)
     cfg, first_seeds = retrain_config(study.config, seeds=n_first, steps=steps, train=train, data=data)
+    check_controls_build(cfg, controls)
     if storage is not None:
         cfg = cfg.replace(storage=check_storage(storage))
     if keep_checkpoints is not None:

@@ -10,7 +10,7 @@ import pytest
 from joint_runs import ATTENTION, BOWTIE, joint_model, joint_run
 
 from tlmsearch.cli import main
-from tlmsearch.cli.status import axes_text, layer_axes
+from tlmsearch.rundir.axes import axes_text, layer_axes
 from tlmsearch.rundir.study import load
 
 

@@ -129,3 +129,25 @@ def test_the_plan_expands_a_set_name_for_python_callers() -> None:
     recs = [record("t1", "cosine:start=1.4,end=0.6", 2.0, budget=Budget(n_layers=4, base_width=32, multiple_of=8))]
     names = [name for _, _, name in choose_profiles(recs, top_k=1, controls=("literature",))]
     assert names == [None, "cosine", "uniform", *(str(ProfileSpec.parse(t)) for t in LITERATURE)]
+
+
+def test_a_control_the_runs_family_cannot_build_ends_verify_before_anything_trains(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`verify --controls joint` on a Titans run: the set's whole-block bowtie is one line, exit 2,
+    instead of failed runs in the verification; its other points are built."""
+    from joint_runs import CFG, joint_run
+
+    from tlmsearch.profiles import JOINT_POINTS
+    from tlmsearch.tuning.verify import check_controls_build
+
+    titans = CFG.replace(arch="titans")
+    check_controls_build(titans, [t for t in JOINT_POINTS if "block" not in t])
+    run = joint_run(tmp_path / "run")
+    titans.save(run / "search.yaml")
+    assert main(["verify", str(run), "--controls", "joint", "--seeds", "2", "--no-report"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert (
+        "controls: profile joint:mode=block,ratio=0.3,position=0.75 moves the block width, which arch='titans'" in err
+    )

@@ -100,3 +100,27 @@ def test_plan_counts_runs_and_flops():
     assert planned["points"][0]["runs"][0] < planned["points"][0]["runs"][1]
     with pytest.raises(ConfigError, match="gpu='tpu'"):
         plan_ladder(cfg, gpu="tpu")
+
+
+def test_plan_prices_each_joint_profile_at_its_own_flops_and_refuses_one_a_point_cannot_build():
+    """A whole-block bowtie held at equal parameters trains fewer FLOPs than uniform at cpu-xs
+    (its narrow blocks); the plan prices its runs so, not at uniform's. A profile a point cannot
+    build is one line naming the point, before anything trains."""
+    from tlmsearch.configs.counts import flops_per_token
+    from tlmsearch.configs.resolve import resolve_model
+    from tlmsearch.profiles import ProfileSpec
+
+    bowtie = "joint:mode=block,ratio=0.3,position=0.75"
+    cfg = LadderConfig(points=("tiny@5", "cpu-xs@5"), profiles=(bowtie,), seeds=2, lr_calibration="off")
+    (tiny, xs) = ladder_costs(cfg)
+    ratio = flops_per_token(resolve_model("cpu-xs", "transformer", {}, ProfileSpec.parse(bowtie))[2]) / (
+        flops_per_token(resolve_model("cpu-xs", "transformer", {}, ProfileSpec.parse("uniform"))[2])
+    )
+    assert ratio < 0.99  # the case: the bowtie moves the FLOPs
+    assert xs.profile_compute == pytest.approx(xs.compute * (2 + ratio) / 3)  # cosine, uniform, the bowtie
+    assert xs.flops_low == pytest.approx(xs.compute * (1 + 2 * (2 + ratio)))  # the point's uniform run + 3 x 2 seeds
+    assert tiny.profile_compute == tiny.compute  # at 2 layers the bowtie keeps uniform's FLOPs
+    with pytest.raises(ConfigError, match=r"point 170m@20: profile joint:mode=block.* cannot be balanced"):
+        ladder_costs(cfg.replace(points=("170m@20", "340m@20")))
+    with pytest.raises(ConfigError, match=r"point tiny@5: profile joint:mode=block.*arch='titans' does not build"):
+        ladder_costs(cfg.replace(arch="titans"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -78,7 +79,7 @@ def _check_samples(preset: str, arch: str, n: int, seed: int = 0) -> None:
     moved = 0
     for _ in range(n):
         trial = RandomTrial(rng, modes)
-        spec = ProfileSpec.parse(sampled_text(load_space("joint"), trial, p.n_layers, budget))
+        spec = ProfileSpec.parse(sampled_text(load_space("joint"), trial, p.n_layers, budget, arch))
         _, widths, model = resolve_model(preset, arch, {}, spec)  # a refusal fails the test
         assert count_params(model).non_embedding == target, (spec, model)
         assert widths == model.mlp_widths and len(widths) == p.n_layers
@@ -102,6 +103,28 @@ def test_sampled_joint_profiles_hold_the_budget_exactly(preset: str, arch: str) 
 @pytest.mark.parametrize("arch", FAMILIES)
 def test_ten_thousand_sampled_joint_profiles_hold_the_budget_exactly(preset: str, arch: str) -> None:
     _check_samples(preset, arch, 10_000, seed=1)
+
+
+@pytest.mark.parametrize("name", ["joint", "joint_flops"])
+def test_told_its_family_the_space_draws_only_the_modes_that_family_builds(name: str, tmp_path: Path) -> None:
+    """A search tells the joint spaces its family (`SearchSpace.draw`): Titans and Hope-attention
+    get no whole-block bowtie (their trials would fail), the others all three modes; without a
+    family (`tlmsearch profiles --spaces`) all three. A two-argument `sample` is called as before."""
+    joint_space = load_space(name)
+    assert joint_space.takes_arch
+    for arch, modes in {**FAMILIES, None: space.MODES}.items():
+        rng, drawn = random.Random(0), set()
+        for _ in range(60):
+            trial = RandomTrial(rng, space.MODES)  # offers whatever the space asks among
+            sampled_text(joint_space, trial, 4, arch=arch)
+            drawn.add(trial.params["mode"])
+        assert drawn == set(modes), (arch, drawn)
+    plain = tmp_path / "plain.py"
+    plain.write_text(
+        "from tlmsearch.profiles import ProfileSpec\n\ndef sample(trial, n):\n    return ProfileSpec.parse('uniform')\n"
+    )
+    assert not load_space(str(plain)).takes_arch
+    assert sampled_text(load_space(str(plain)), None, 4, arch="titans") == "uniform"
 
 
 @pytest.mark.parametrize("arch", FAMILIES)

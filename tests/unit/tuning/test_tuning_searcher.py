@@ -228,3 +228,19 @@ def test_re_telling_is_deterministic_and_never_replays_the_first_draws() -> None
 
     assert next_profiles() == next_profiles()
     assert not set(next_profiles()) & {c["profile"] for c in configs}
+
+
+def test_the_define_by_run_function_tells_the_space_its_family() -> None:
+    """A search's define-by-run function passes its architecture to the joint space: Titans is
+    never offered a whole-block bowtie (its trial would fail), the Transformer is; a trial
+    replayed on resume asks the same family's question."""
+    for arch, block in (("titans", False), ("transformer", True)):
+        define = DefineProfile("joint", 4, None, arch)
+        study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+        profiles = [define(study.ask())["profile"] for _ in range(40)]
+        assert any("mode=block" in p for p in profiles) is block, profiles
+        assert any("mode=attention" in p for p in profiles)
+        replay = define.replay({"mode": "attention", "start": 1.2, "heads_start": 1.5})
+        assert replay is not None and replay[1]["mode"].choices == (
+            ("mlp", "attention") if not block else ("mlp", "attention", "block")
+        )
