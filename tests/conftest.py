@@ -23,6 +23,13 @@ from pathlib import Path
 import pytest
 from session_cache import SessionCache
 
+# Pytest rewrites the asserts of every test module it collects (an AST pass over some 170 files,
+# in each xdist worker): about half of collection's CPU. Where PYTHONDONTWRITEBYTECODE is set it
+# cannot keep the result and redoes the pass on every run; the test process keeps it anyway, in
+# the gitignored __pycache__ folders beside the tests (subprocesses keep the environment's
+# setting). This conftest is loaded before any test module is collected.
+sys.dont_write_bytecode = False
+
 
 @pytest.fixture(scope="session", autouse=True)
 def session_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SessionCache]:

@@ -108,6 +108,7 @@ def test_duration() -> None:
     assert [duration(s) for s in (4.6, 65, 3600 * 2 + 14 * 60 + 5)] == ["5s", "1m05s", "2h14m"]
 
 
+@pytest.mark.slow  # two `tlmsearch train` runs in-process: 2.4-2.9 s, the slowest test of the development loop
 def test_finished_run_keeps_no_checkpoint_unless_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TLMSEARCH_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr("tlmsearch.training.trainer.matmul_peak", lambda device, dtype, cache_dir=None: 1e11)

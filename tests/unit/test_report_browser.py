@@ -19,7 +19,11 @@ from tlmsearch.report.run import FIGURES, write_report
 
 sync_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (apt-get install chromium)")
+# slow: starting Chromium alone takes seconds (the development loop checks the report's HTML without it)
+pytestmark = [
+    pytest.mark.skipif(CHROMIUM is None, reason="no chromium binary (apt-get install chromium)"),
+    pytest.mark.slow,
+]
 
 ARGS = [
     "--headless=new",

@@ -92,15 +92,7 @@ def test_spec_text_parses_or_is_refused(text: str) -> None:
     assert again.family == spec.family and again.params.keys() == spec.params.keys()
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    n=numbers | st.booleans() | st.text(max_size=3),
-    base=numbers,
-    multiple=numbers,
-    lo=st.none() | numbers,
-    hi=st.none() | numbers,
-)
-def test_budget_accepts_or_refuses(n: object, base: object, multiple: object, lo: object, hi: object) -> None:
+def _budget_accepts_or_refuses(n: object, base: object, multiple: object, lo: object, hi: object) -> None:
     try:
         budget = Budget(n, base, multiple, lo, hi)  # type: ignore[arg-type]
     except UserError as exc:
@@ -108,6 +100,21 @@ def test_budget_accepts_or_refuses(n: object, base: object, multiple: object, lo
         return
     widths = profile("cosine", budget)
     assert budget.is_valid(widths)
+
+
+BUDGET_INPUTS = given(
+    n=numbers | st.booleans() | st.text(max_size=3),
+    base=numbers,
+    multiple=numbers,
+    lo=st.none() | numbers,
+    hi=st.none() | numbers,
+)
+# the development loop draws 60 budgets (each accepted one is profiled: ~13 ms a draw); the slow
+# test the full 300
+test_budget_accepts_or_refuses = settings(max_examples=60, deadline=None)(BUDGET_INPUTS(_budget_accepts_or_refuses))
+test_budget_accepts_or_refuses_300 = pytest.mark.slow(
+    settings(max_examples=300, deadline=None)(BUDGET_INPUTS(_budget_accepts_or_refuses))
+)
 
 
 @settings(max_examples=300, deadline=None)
