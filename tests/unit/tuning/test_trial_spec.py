@@ -106,10 +106,12 @@ def test_the_worker_trains_the_spec_without_resolving_anything(
         return real_train(model_cfg, train_cfg, data_cfg, **kwargs)
 
     for module, name in [
-        (resolve, "trial_shape"), (resolve, "resolve_model"), (trainable, "trial_shape"), (trial_module, "trial_shape"),
+        (resolve, "trial_shape"), (resolve, "resolve_model"), (trial_module, "trial_shape"),
         (trainer, "resolve_vocab"), (trial_module, "trial_train_config"), (trial_module, "trial_spec"),
     ]:  # fmt: skip
         monkeypatch.setattr(module, name, _refuse)
+    # the worker module holds no resolver to call (were one imported back, it would be patched above)
+    assert not any(hasattr(trainable, name) for name in ("trial_shape", "resolve_model", "resolve_vocab"))
     monkeypatch.setattr(trainer, "train", train)
     trainable.run_trial(config)
     assert trained == [(spec.model, spec.train)]  # exactly the spec's model (vocabulary set) and training
