@@ -20,7 +20,7 @@ family) resolves exactly as before: the profile's widths on the budget.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tlmsearch.configs.architectures import ARCHITECTURES, architecture
@@ -134,6 +134,19 @@ def trial_shape(
     """The budget, the exact-sum widths and the model one trial of search `cfg` trains (before
     the tokenizer sets `vocab_size`: `configs.trial.trial_spec` does that)."""
     return resolve_model(cfg.preset, cfg.arch, cfg.model, spec, base_width or default_base_width(cfg), cfg.data)
+
+
+def check_profiles_build(
+    cfg: SearchConfig, specs: Sequence[ProfileSpec], *, what: str, base_width: int | None = None
+) -> None:
+    """Refuse, before anything trains, a profile the run's architecture and budget cannot build (a
+    whole-block joint profile on Titans, a joint profile the budget cannot balance): one line
+    naming `what` held it, rather than one failed run per seed."""
+    for spec in specs:
+        try:
+            trial_shape(cfg, spec, base_width)
+        except ConfigError as exc:
+            raise ConfigError(f"{what}: {exc}") from None
 
 
 def resolve_trial_length(cfg: SearchConfig) -> SearchConfig:

@@ -31,7 +31,7 @@ from tlmsearch.analysis.rate_check import RateCheck
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.configs.base import deciding_train
-from tlmsearch.configs.resolve import resolve_trial_length, trial_shape
+from tlmsearch.configs.resolve import check_profiles_build, resolve_trial_length
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.storage import check_storage
 from tlmsearch.configs.verify import DEFAULT_MAX_SEEDS, DEFAULT_PILOT_SEEDS, SequentialOptions, VerifyOptions
@@ -69,14 +69,8 @@ class VerifyResult:
 
 
 def check_controls_build(cfg: SearchConfig, controls: Sequence[str]) -> None:
-    """Refuse, before anything trains, a control the run's architecture and budget cannot build (a
-    whole-block joint profile on Titans, a joint profile the budget cannot balance): one line
-    naming it, rather than failed runs in the verification."""
-    for text in controls:
-        try:
-            trial_shape(cfg, ProfileSpec.parse(text))
-        except ConfigError as exc:
-            raise ConfigError(f"controls: {exc}") from None
+    """Refuse, before anything trains, a control the run's architecture and budget cannot build."""
+    check_profiles_build(cfg, [ProfileSpec.parse(text) for text in controls], what="controls")
 
 
 def retrain_config(

@@ -151,3 +151,43 @@ def test_a_control_the_runs_family_cannot_build_ends_verify_before_anything_trai
     assert (
         "controls: profile joint:mode=block,ratio=0.3,position=0.75 moves the block width, which arch='titans'" in err
     )
+
+
+@pytest.mark.parametrize("arch", ["titans", "hope_attention"])
+def test_compare_refuses_a_profile_the_family_cannot_build_before_anything_exists(
+    arch: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`compare` of a whole-block joint profile on a family with one residual width: one line
+    naming the profile and what the family allows, exit 2, no run directory (it trained one
+    failed run per seed before); the same profiles on the Transformer pass the check."""
+    from tlmsearch.configs.resolve import check_profiles_build
+    from tlmsearch.configs.search import SearchConfig
+
+    block = "joint:mode=block,ratio=0.3,position=0.75"
+    runs = tmp_path / "runs"
+    args = ["compare", "--arch", arch, "--preset", "tiny", "--families", "uniform", block, "--runs-dir", str(runs)]
+    assert main([*args, "--seeds", "2", "--steps", "2", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert "block width" in err and arch in err, err
+    assert not runs.exists() or not any(runs.iterdir())
+    cfg = SearchConfig(arch="transformer", preset="tiny")
+    check_profiles_build(cfg, [ProfileSpec.parse(t) for t in ("uniform", block)], what="profiles")
+    with pytest.raises(ConfigError, match=r"^profiles: .*"):
+        check_profiles_build(cfg.replace(arch=arch), [ProfileSpec.parse(block)], what="profiles")
+
+
+def test_compare_refuses_a_joint_profile_the_budget_cannot_balance(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The whole-block bowtie on 170m's 12 layers asks block widths the MLP steps cannot balance:
+    `compare` says so in one line naming the profile, exit 2, before a run directory exists."""
+    block = "joint:mode=block,ratio=0.3,position=0.75"
+    runs = tmp_path / "runs"
+    args = ["compare", "--preset", "170m", "--families", "uniform", block, "--seeds", "2", "--steps", "2"]
+    small = ["--batch-size", "1", "--model", "seq_len=64", "--eval-windows", "1"]  # under any memory check
+    assert main([*args, *small, "--runs-dir", str(runs), "--quiet", "--device", "cpu"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert "profile " + block in err and "cannot be balanced" in err, err
+    assert not runs.exists() or not any(runs.iterdir())
