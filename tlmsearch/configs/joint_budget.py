@@ -303,17 +303,17 @@ def _nearest(
     states: dict[int, float] = {0: 0.0}
     back: list[dict[int, tuple[int, int]]] = []
     for layer in range(n):
-        a, x = weights[layer], targets[layer]
+        a, x, ks = weights[layer], targets[layer], choices[layer]
+        penalty = [a * (k - x) ** 2 for k in ks]
         nxt: dict[int, float] = {}
         came: dict[int, tuple[int, int]] = {}
         for s, cost in states.items():
-            for k in choices[layer]:
+            # the k that leave a sum the later layers can still bring to `total`, in order
+            first = max(ks.start, -((s + high_after[layer + 1] - total) // a))
+            last = min(ks.stop - 1, (total - low_after[layer + 1] - s) // a)
+            for k in range(first, last + 1):
                 t = s + a * k
-                if t + low_after[layer + 1] > total:
-                    break
-                if t + high_after[layer + 1] < total:
-                    continue
-                c = cost + a * (k - x) ** 2
+                c = cost + penalty[k - ks.start]
                 if t not in nxt or c < nxt[t]:
                     nxt[t], came[t] = c, (s, k)
         states = nxt
@@ -338,10 +338,13 @@ def _weighted_fill(raw: list[float], weights: Sequence[int], total: int, lo: int
     a, b = math.log(lo) - max(finite) - 1, math.log(hi) - min(finite) + 1
     for _ in range(200):
         mid = (a + b) / 2
+        before = a, b
         if sum(w * v for w, v in zip(weights, values(mid), strict=True)) < total:
             a = mid
         else:
             b = mid
+        if (a, b) == before:  # a fixed point (adjacent floats): the remaining steps change nothing
+            break
     return values(b)
 
 
