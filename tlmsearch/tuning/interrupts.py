@@ -46,6 +46,12 @@ def watch() -> None:
         signal.signal(signal.SIGINT, _on_sigint)
 
 
+def stop_now() -> None:
+    """Ask this command to stop as a Ctrl-C would, from a signal handler in the main thread:
+    remember the request and raise KeyboardInterrupt (a SIGTERM where SIGINT is ignored)."""
+    _on_sigint(signal.SIGINT, None)
+
+
 def requested() -> bool:
     """Whether a Ctrl-C (or SIGTERM) asked this command to stop."""
     return _REQUESTED.is_set()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.errors import ConfigError
+from tlmsearch.tuning import interrupts
 from tlmsearch.tuning.address import probe_address
 from tlmsearch.tuning.resources import local_gpus
 from tlmsearch.tuning.trainable import TRIAL_TMP_ENV
@@ -167,4 +168,13 @@ def _sigterm_as_sigint() -> None:
     instead of killing it. Replaces the handler `ray.init` installs (`sys.exit(15)` from
     wherever the driver is, which Tune does not treat as a stop); called only where the
     process had the default handler before Ray started (a host program's own handler stays)."""
-    signal.signal(signal.SIGTERM, lambda signum, frame: os.kill(os.getpid(), signal.SIGINT))
+    signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    """A Ctrl-C sent to ourselves, so Tune's handler or ours runs as for a real one; where SIGINT
+    is ignored (a command started in the background by a script inherits that) or left to the
+    system, the stop is asked for directly: SIGTERM must still stop the command cleanly."""
+    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL):
+        interrupts.stop_now()
+    os.kill(os.getpid(), signal.SIGINT)
