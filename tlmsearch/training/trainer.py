@@ -170,6 +170,17 @@ def val_sets(data: TokenData, seq_len: int, cfg: TrainConfig, device: torch.devi
     return val, val
 
 
+EVAL_TOKENS = 2048  # an evaluation reads at least this many tokens per forward (short windows batch up)
+
+
+def eval_batch(cfg: TrainConfig, seq_len: int) -> int:
+    """Validation windows per evaluation forward: the training batch, or more where its windows
+    are short, so that a forward reads at least `EVAL_TOKENS` tokens (at seq_len 32 and batch 8,
+    a whole-split final evaluation ran 8x the forwards it needs; at seq_len >= 2048 / batch the
+    training batch is kept). The sum over windows is the same up to float rounding."""
+    return max(cfg.batch_size, EVAL_TOKENS // seq_len)
+
+
 def at_least_fp32(x: torch.Tensor) -> torch.Tensor:
     """`x` in float32 for the loss (bf16 logits under autocast); float64 stays float64, so a
     model trained in float64 (exactness tests) computes its loss in float64 too."""
@@ -458,7 +469,7 @@ class _Run:
             torch._foreach_copy_(params, saved)
 
     def _val_nats(self, windows: torch.Tensor) -> float:
-        return val_nats(self.model, windows, self.cfg.batch_size, self.autocast)
+        return val_nats(self.model, windows, eval_batch(self.cfg, self.model_cfg.seq_len), self.autocast)
 
     def _evaluate(self, last_eval: int, lr: float, elapsed: float) -> dict[str, float]:
         clip_frac = inner_clip_fraction(self.model)  # training forwards since the last evaluation

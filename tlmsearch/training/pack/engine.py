@@ -55,6 +55,7 @@ from tlmsearch.training.trainer import (
     TrainResult,
     at_least_fp32,
     autocast_for,
+    eval_batch,
     eval_metrics,
     lr_at,
     static_metrics,
@@ -307,8 +308,9 @@ class Pack:
         """Summed validation nats of each active member over `windows` (W, T+1), in eval mode."""
         total = torch.zeros(len(self.active), dtype=torch.float64, device=self.device)
         self.base.eval()
-        for i in range(0, windows.shape[0], self.cfg.batch_size):
-            window = windows[i : i + self.cfg.batch_size]  # (b, T+1)
+        batch = eval_batch(self.cfg, windows.shape[1] - 1)
+        for i in range(0, windows.shape[0], batch):
+            window = windows[i : i + batch]  # (b, T+1)
             logits = self.forward(params, window[:, :-1], shared_input=True)  # (M, b, T, V)
             V = logits.shape[-1]
             y = window[:, 1:].reshape(-1).repeat(len(self.active))
