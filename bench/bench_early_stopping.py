@@ -122,6 +122,7 @@ def search_config(args: argparse.Namespace, scheduler: str, runs_dir: str) -> An
         seed=args.seed,
         scheduler=scheduler,
         trials=trials,
+        **({"noise_seeds": 0} if args.dry else {}),  # a smoke test measures no noise floor
         cpus_per_trial=1.0,
         train=train,
         data=DataConfig(corpus=corpus),

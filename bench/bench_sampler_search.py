@@ -173,6 +173,7 @@ def search_config(args: argparse.Namespace, sampler: str, scheduler: str, seed: 
         scheduler=scheduler,
         seed=seed,
         trials=args.trials,
+        **({"noise_seeds": 0} if args.dry else {}),  # a smoke test measures no noise floor
         max_concurrent=2,
         cpus_per_trial=1.0,
         train=train,

@@ -44,9 +44,9 @@ def _lines(path: Path) -> list[dict]:
     return out
 
 
-def _search_killed_when(runs: Path, name: str, when: Callable[[Path], bool]) -> bool:
+def _search_killed_when(runs: Path, name: str, when: Callable[[Path], bool], *extra: str) -> bool:
     """Start a search; SIGKILL its driver (then its Ray) as soon as `when(run_dir)`; True if killed."""
-    cmd = [sys.executable, "-m", "tlmsearch", "search", *ARGS, "--runs-dir", str(runs), "--name", name]
+    cmd = [sys.executable, "-m", "tlmsearch", "search", *ARGS, *extra, "--runs-dir", str(runs), "--name", name]
     proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     killed = False
     try:
@@ -234,15 +234,22 @@ def test_copied_and_moved_run_directories_resume_in_place(killed_at_first_record
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One whole search, with every trial's checkpoints kept (`--keep-checkpoints`): each case
+    below damages a copy of it (one search for all of them)."""
     runs = tmp_path_factory.mktemp("finished")
-    assert not _search_killed_when(runs, "done", lambda run: False)
+    assert not _search_killed_when(runs, "done", lambda run: False, "--keep-checkpoints")
     _check_whole(runs / "done")
     return runs / "done"
 
 
-def _copy(finished: Path, tmp_path: Path) -> Path:
+def _copy(finished: Path, tmp_path: Path, checkpoints: bool = False) -> Path:
+    """A copy of the finished search; without `checkpoints`, its trials' checkpoints deleted as
+    a search without `--keep-checkpoints` deletes them once each trial is recorded."""
     run = tmp_path / "run"
     shutil.copytree(finished, run, symlinks=True)
+    if not checkpoints:
+        for folder in (run / "tune").glob("trial_*/checkpoint_*"):
+            shutil.rmtree(folder)
     return run
 
 
@@ -274,14 +281,12 @@ def test_a_torn_last_record_is_cut_and_its_trial_trained_again(finished: Path, t
     assert (run / "trials.jsonl").read_text().startswith("".join(whole))  # the whole records kept as they were
 
 
-def test_a_trial_that_ended_unrecorded_comes_back_from_its_checkpoint_untrained(tmp_path: Path) -> None:
+def test_a_trial_that_ended_unrecorded_comes_back_from_its_checkpoint_untrained(finished: Path, tmp_path: Path) -> None:
     """The driver died between a trial's last report and its record: the resume finds the
     trial's final checkpoint by the trial's identity (its Optuna number) and records the same
     trial, with the same curve and metrics, without training it again. (`--keep-checkpoints`
     keeps the checkpoints of recorded trials, so removing a record leaves that state.)"""
-    cmd = [sys.executable, "-m", "tlmsearch", "search", *ARGS, "--keep-checkpoints", "--runs-dir", str(tmp_path)]
-    assert subprocess.run([*cmd, "--name", "run"], env=ENV, capture_output=True, timeout=600).returncode == 0
-    run = tmp_path / "run"
+    run = _copy(finished, tmp_path, checkpoints=True)
     lines = (run / "trials.jsonl").read_text().splitlines(keepends=True)
     last = json.loads(lines[-1])
     (run / "trials.jsonl").write_text("".join(lines[:-1]))
