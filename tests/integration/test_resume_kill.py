@@ -223,7 +223,10 @@ def test_copied_and_moved_run_directories_resume_in_place(killed_at_first_record
     shutil.copytree(killed_at_first_record, a, symlinks=True)  # a killed search, as the kill left it
     shutil.copytree(a, b, symlinks=True)
     original, killed = _files(a), _files(killed_at_first_record)
-    _resumed_whole(b)  # the first-record kill point: every trial once, the journal lock cleared
+    before = [r["trial_id"] for r in _lines(b / "trials.jsonl")]
+    assert before  # killed after its first record
+    records = _resumed_whole(b)  # the first-record kill point: every trial once, the journal lock cleared
+    assert [r["trial_id"] for r in records[: len(before)]] == before  # recorded trials kept, never rewritten
     assert _files(a) == original and _files(killed_at_first_record) == killed  # nothing written to the originals
     a.rename(c)
     done = _resume(c)

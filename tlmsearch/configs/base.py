@@ -126,11 +126,47 @@ def _to_plain(value: Any) -> Any:
     return value
 
 
+_SHAPES: dict[Any, tuple[Any, tuple[Any, ...]]] = {}
+
+
+def _shape(hint: Any) -> tuple[Any, tuple[Any, ...]]:
+    """`(get_origin(hint), get_args(hint))`, worked out once per annotation."""
+    try:
+        shape = _SHAPES.get(hint)
+    except TypeError:  # an unhashable annotation: worked out every time
+        return get_origin(hint), get_args(hint)
+    if shape is None:
+        shape = _SHAPES[hint] = (get_origin(hint), get_args(hint))
+    return shape
+
+
 def _from_plain(value: Any, hint: Any, where: str) -> Any:
-    origin = get_origin(hint)
-    args = get_args(hint)
     if hint is Any:
         return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{where}: expected a number, got {value!r}")
+        try:
+            return float(value)
+        except OverflowError:  # an int beyond float range
+            raise ConfigError(
+                f"{where}: expected a finite number, got an integer of {int(value).bit_length()} bits"
+            ) from None
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
+            raise ConfigError(f"{where}: expected an integer, got {value!r}")
+        return value
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: expected true or false, got {value!r}")
+        return value
+    if hint is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: expected a string, got {value!r}")
+        return value
+    origin, args = _shape(hint)
     if origin in (Union, types.UnionType):
         if value is None and type(None) in args:
             return None
@@ -158,29 +194,6 @@ def _from_plain(value: Any, hint: Any, where: str) -> Any:
             raise ConfigError(f"{where}: expected a mapping, got {value!r}")
         vhint = args[1] if args else Any
         return {str(k): _from_plain(v, vhint, f"{where}.{k}") for k, v in value.items()}
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(f"{where}: expected a number, got {value!r}")
-        try:
-            return float(value)
-        except OverflowError:  # an int beyond float range
-            raise ConfigError(
-                f"{where}: expected a finite number, got an integer of {int(value).bit_length()} bits"
-            ) from None
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, float) and value.is_integer():
-                return int(value)
-            raise ConfigError(f"{where}: expected an integer, got {value!r}")
-        return value
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where}: expected true or false, got {value!r}")
-        return value
-    if hint is str:
-        if not isinstance(value, str):
-            raise ConfigError(f"{where}: expected a string, got {value!r}")
-        return value
     return value
 
 

@@ -304,18 +304,23 @@ def _nearest(
     back: list[dict[int, tuple[int, int]]] = []
     for layer in range(n):
         a, x, ks = weights[layer], targets[layer], choices[layer]
+        k0, k1 = ks.start, ks.stop - 1
         penalty = [a * (k - x) ** 2 for k in ks]
+        high, low = high_after[layer + 1] - total, total - low_after[layer + 1]
         nxt: dict[int, float] = {}
         came: dict[int, tuple[int, int]] = {}
+        get = nxt.get
         for s, cost in states.items():
             # the k that leave a sum the later layers can still bring to `total`, in order
-            first = max(ks.start, -((s + high_after[layer + 1] - total) // a))
-            last = min(ks.stop - 1, (total - low_after[layer + 1] - s) // a)
+            first = max(k0, -((s + high) // a))
+            last = min(k1, (low - s) // a)
+            t = s + a * first
             for k in range(first, last + 1):
-                t = s + a * k
-                c = cost + penalty[k - ks.start]
-                if t not in nxt or c < nxt[t]:
+                c = cost + penalty[k - k0]
+                old = get(t)
+                if old is None or c < old:
                     nxt[t], came[t] = c, (s, k)
+                t += a
         states = nxt
         back.append(came)
     if total not in states:

@@ -21,6 +21,7 @@ here only by `prior_fractions`, lazily, to draw from its `RandomSampler`.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -61,9 +62,14 @@ class SearchSpace:
 
 
 def builtin_spaces() -> list[str]:
+    return list(_builtin_spaces())
+
+
+@functools.cache
+def _builtin_spaces() -> tuple[str, ...]:  # the package's folder is listed once per process
     import search_spaces
 
-    return sorted(m.name for m in pkgutil.iter_modules(search_spaces.__path__) if not m.name.startswith("_"))
+    return tuple(sorted(m.name for m in pkgutil.iter_modules(search_spaces.__path__) if not m.name.startswith("_")))
 
 
 _SPACE_FILE = (
