@@ -9,27 +9,28 @@ from tlmsearch.cli.status import exit_status, print_status
 HELP = "continue an interrupted search, study or ladder (Ctrl-C, crash) without re-running finished trials"
 DESCRIPTION = """\
 Continue the search in RUN_DIR where it stopped: finished trials are kept (and never recorded
-twice), interrupted trials continue from their last checkpoint, and the sampler carries on
-with the same Optuna study. For a study directory (`tlmsearch study`), every phase that
-is not done runs again, reusing every finished trial. Resuming unpickles Ray's saved state: resume only run
-directories you trust.
+twice), interrupted trials continue from their last checkpoint, and the sampler carries on,
+re-told from the records. A search is rebuilt from its trials.jsonl alone (Ray Tune's saved
+state is not read) and checkpoints load as weights only. For a study (`tlmsearch study`) or a
+ladder (`tlmsearch ladder`), every phase that is not done runs again, reusing every finished
+trial.
 
 examples:
   tlmsearch resume runs/transformer-knots-tpe-20260101-120000
   tlmsearch resume runs/big --address auto
 
 A damaged run directory is repaired where it safely can be (a record or journal line cut by a
-crash is removed and kept aside; unreadable Tune state is set aside and the remaining trials
-run from trials.jsonl, the source of truth); otherwise one line names the file. A directory
-being resumed is locked: a second resume of it is refused. The run directory may have been
-copied or moved: it is resumed where it now lies.
+crash is removed and kept aside; an Optuna journal that cannot be read is written anew from
+trials.jsonl, the source of truth); otherwise one line names the file. A directory being
+resumed is locked: a second resume of it is refused. The run directory may have been copied
+or moved: it is resumed where it now lies.
 
 exit status: 0 done; 2 bad input or a damaged file; 3 every trial failed; 130 interrupted.
 """
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a search run directory (holds search.yaml)")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a search, study or ladder run directory")
     p.add_argument("--address", help="join this Ray cluster ('auto' or host:port); default: start Ray locally")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.add_argument("--json", action="store_true", help="print the final status as JSON")
