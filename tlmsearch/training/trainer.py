@@ -170,14 +170,16 @@ def val_sets(data: TokenData, seq_len: int, cfg: TrainConfig, device: torch.devi
     return val, val
 
 
-EVAL_TOKENS = 2048  # an evaluation reads at least this many tokens per forward (short windows batch up)
+EVAL_TOKENS = 1024  # an evaluation reads at least this many tokens per forward (short windows batch up)
 
 
 def eval_batch(cfg: TrainConfig, seq_len: int) -> int:
     """Validation windows per evaluation forward: the training batch, or more where its windows
     are short, so that a forward reads at least `EVAL_TOKENS` tokens (at seq_len 32 and batch 8,
-    a whole-split final evaluation ran 8x the forwards it needs; at seq_len >= 2048 / batch the
-    training batch is kept). The sum over windows is the same up to float rounding."""
+    a whole-split final evaluation ran 4x the forwards it needs). On this project's CPU, forwards
+    of about 1,024 tokens were the fastest for the small presets: at 2,048 cpu-xs evaluated up
+    to a fifth slower (`python -m bench.bench_eval`). The sum over windows is the same up to
+    float rounding."""
     return max(cfg.batch_size, EVAL_TOKENS // seq_len)
 
 
