@@ -32,10 +32,11 @@ def time_case(preset_name: str, arch: str, batch: int, repeats: int, windows: in
     from tlmsearch.data import prepare
     from tlmsearch.models import build_model
     from tlmsearch.profiles import ProfileSpec
-    from tlmsearch.training.trainer import _with_vocab, eval_batch, val_nats, val_sets
+    from tlmsearch.training.trainer import eval_batch, resolve_vocab, val_nats, val_sets
 
-    data = prepare(DataConfig(corpus="pydoc"))
-    model_cfg = _with_vocab(resolve_model(preset_name, arch, {}, ProfileSpec.parse("uniform"))[2], data)
+    data_cfg = DataConfig(corpus="pydoc")
+    model_cfg = resolve_vocab(resolve_model(preset_name, arch, {}, ProfileSpec.parse("uniform"))[2], data_cfg)
+    data = prepare(data_cfg)
     model = build_model(model_cfg, seed=0)
     train = TrainConfig(batch_size=batch, final_eval_windows=-1)
     _, (split, _) = val_sets(data, model_cfg.seq_len, train, torch.device("cpu"))

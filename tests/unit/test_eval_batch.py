@@ -2,8 +2,8 @@
 
 The whole-split final evaluation of a tiny model read 8 windows of 32 tokens per forward (the
 training batch): most of its time was per-forward overhead. An evaluation forward now reads at
-least `EVAL_TOKENS` tokens; long windows keep the training batch (`bench/bench_eval.py`). The nats summed over the split
-do not depend on the batch beyond float rounding, in the trainer and in a pack alike.
+least `EVAL_TOKENS` tokens; long windows keep the training batch (`bench/bench_eval.py`). The
+nats summed over the split do not depend on the batch beyond float rounding, in the trainer and in a pack alike.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tlmsearch.configs.resolve import resolve_model
 from tlmsearch.data import prepare
 from tlmsearch.models import build_model
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.training.trainer import EVAL_TOKENS, _with_vocab, eval_batch, val_nats, val_sets
+from tlmsearch.training.trainer import EVAL_TOKENS, eval_batch, resolve_vocab, val_nats, val_sets
 
 
 @pytest.mark.parametrize(
@@ -32,9 +32,9 @@ def test_an_evaluation_forward_reads_at_least_eval_tokens_or_the_training_batch(
 
 @pytest.mark.parametrize("arch", ["transformer", "titans"])
 def test_the_whole_split_sums_to_the_same_nats_at_any_batch(arch: str) -> None:
-    model_cfg = resolve_model("tiny", arch, {"n_layers": 2}, ProfileSpec.parse("uniform"))[2]
-    data = prepare(DataConfig(corpus="pydoc"))
-    model_cfg = _with_vocab(model_cfg, data)
+    data_cfg = DataConfig(corpus="pydoc")
+    model_cfg = resolve_vocab(resolve_model("tiny", arch, {"n_layers": 2}, ProfileSpec.parse("uniform"))[2], data_cfg)
+    data = prepare(data_cfg)
     model = build_model(model_cfg, seed=0).double()
     _, (windows, _) = val_sets(data, model_cfg.seq_len, TrainConfig(final_eval_windows=-1), torch.device("cpu"))
     windows = windows[:96]

@@ -138,11 +138,8 @@ def _water_fill(raw: list[float], total: float, lo: float, hi: float) -> list[fl
             return hi
         return min(hi, max(lo, math.exp(z)))
 
-    def filled(t: float) -> float:  # Σ value(t, v), inlined: the bisection calls it ~60 times
-        exp = math.exp
-        return math.fsum(
-            [lo if (z := t + v) <= log_lo else hi if z >= log_hi else min(hi, max(lo, exp(z))) for v in logs]
-        )
+    def filled(t: float) -> float:
+        return math.fsum(value(t, v) for v in logs)
 
     # at t_low every value is at lo (sum n*lo <= total); at t_high every positive one is at hi
     t_low, t_high = log_lo - max(positive), log_hi - min(positive)
