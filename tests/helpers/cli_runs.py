@@ -34,11 +34,49 @@ def wait_for_first_record(proc: subprocess.Popen, records: Path, timeout: float 
 
 
 def kill_group(proc: subprocess.Popen) -> None:
-    """SIGKILL the driver's whole process group (its local Ray too, as a crash leaves it) and reap it.
+    """SIGKILL the driver's whole process group (its local Ray too, as a crash leaves it), reap
+    it, and end what of its session outlives the group (see `end_session`).
 
     The driver must have been started with `start_new_session=True`, so its group is its own."""
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=60)
+    end_session(proc.pid)
+
+
+def _session_of(pid: int) -> tuple[int, str] | None:
+    """(session id, state) of a process from /proc/PID/stat; None once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) ": state ppid pgrp session ...
+    return int(fields[3]), fields[0]
+
+
+def end_session(sid: int, timeout: float = 60) -> None:
+    """SIGKILL every live process of session `sid` and wait until none is left.
+
+    A driver started with `start_new_session=True` leads its own session; Ray's trial workers
+    stay in it but each in a process group of its own, so a SIGKILL of the driver's group leaves
+    them running for a moment (until they notice that their raylet is gone), still able to write
+    a checkpoint. Once this returns nothing of the killed search can write any more: the run
+    directory is as a crash of the whole machine's share of the search would leave it."""
+    deadline = time.time() + timeout
+    while True:
+        live = []
+        for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+            found = _session_of(pid)
+            if found is not None and found[0] == sid and found[1] not in ("Z", "X"):
+                live.append(pid)
+        if not live:
+            return
+        assert time.time() < deadline, f"processes of session {sid} outlived SIGKILL: {live}"
+        for pid in live:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.1)
 
 
 @contextmanager
@@ -50,6 +88,7 @@ def reaped(proc: subprocess.Popen) -> Iterator[subprocess.Popen]:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+            end_session(proc.pid)
 
 
 _FINISHED: dict[int, Path] = {}  # trials -> this process's pristine finished tiny search

@@ -230,25 +230,6 @@ def _gpu_groups() -> list[dict[str, Any]]:
 # ----------------------------------------------------------------------------- tests
 
 
-def test_trials_run_on_both_nodes(cluster: LocalCluster, tmp_path: Path) -> None:
-    import ray
-
-    import tlmsearch
-
-    study = tlmsearch.search(_config("both", tmp_path), address=cluster.address, progress=False)
-    assert ray.get_runtime_context().get_node_id() == cluster.head_id  # the driver sits on the head
-    records = study.records
-    assert sorted(r.trial_id for r in records) == sorted({r.trial_id for r in records}) and len(records) == 4
-    assert all(r.status == "complete" and r.full_fidelity for r in records), [(r.status, r.reason) for r in records]
-    where = _placements(study.run_dir)
-    assert set(where) == {r.trial_id for r in records}
-    nodes = {w["node_id"] for w in where.values()}
-    assert nodes == {cluster.head_id, cluster.worker_id}, where
-    for w in where.values():
-        assert w["requested"] == [{"CPU": 1.0}] and w["resources"] == {"CPU": 1.0}, w
-        assert w["devices"] == ("cpu",) and w["num_failures"] == 0, w
-
-
 def test_gpu_trials_only_on_the_gpu_node_with_their_fraction(cluster: LocalCluster, tmp_path: Path) -> None:
     import tlmsearch
 
@@ -293,14 +274,18 @@ def test_gpu_trials_only_on_the_gpu_node_with_their_fraction(cluster: LocalClust
         assert r.status == "failed" and "no CUDA device is available" in (r.reason or ""), r.reason
 
 
-def test_checkpoints_go_to_the_shared_storage(cluster: LocalCluster, tmp_path: Path) -> None:
-    """`storage=` a folder both nodes see: Tune's state and every trial's checkpoint land there,
-    the run directory keeps the records and the journal, and every trial is recorded once."""
+def test_trials_run_on_both_nodes_and_checkpoint_to_the_shared_storage(cluster: LocalCluster, tmp_path: Path) -> None:
+    """The driver joins on the head and its trials run on both nodes, one CPU each. `storage=` a
+    folder both nodes see: Tune's state and every trial's checkpoint land there, the run
+    directory keeps the records and the journal, and every trial is recorded once."""
+    import ray
+
     import tlmsearch
 
     shared = tmp_path / "shared"
     study = tlmsearch.search(_config("stored", tmp_path / "runs", storage=str(shared)), address=cluster.address,
                              progress=False)  # fmt: skip
+    assert ray.get_runtime_context().get_node_id() == cluster.head_id  # the driver sits on the head
     records = study.records
     assert len(records) == 4 and len({r.trial_id for r in records}) == 4
     assert all(r.status == "complete" and r.full_fidelity for r in records), [(r.status, r.reason) for r in records]
@@ -313,7 +298,11 @@ def test_checkpoints_go_to_the_shared_storage(cluster: LocalCluster, tmp_path: P
     assert locations["tune"] == str(tune_dir) and locations["journal"] == "optuna.log"
     assert not any((shared / "stored" / ".tlmsearch-markers").glob("*"))  # the shared check cleaned up
     where = _placements(study.run_dir, tune_dir)
+    assert set(where) == {r.trial_id for r in records}
     assert {w["node_id"] for w in where.values()} == {cluster.head_id, cluster.worker_id}, where
+    for w in where.values():
+        assert w["requested"] == [{"CPU": 1.0}] and w["resources"] == {"CPU": 1.0}, w
+        assert w["devices"] == ("cpu",) and w["num_failures"] == 0, w
 
 
 def test_worker_node_killed_mid_search_every_trial_recorded_once(cluster: LocalCluster, tmp_path: Path) -> None:

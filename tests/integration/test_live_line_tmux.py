@@ -1,5 +1,5 @@
-"""The live line in an 80-column terminal stays on one row: a whole (tiny) quickstart in a tmux
-pane of 80 columns, the pane captured while it runs. Every live line fits in 79 columns, and
+"""The live line in an 80-column terminal stays on one row: a whole (tiny) search, its noise
+floor first, in a tmux pane of 80 columns, the pane captured while it runs. Every live line fits in 79 columns, and
 its redraws happen in place: the pane's history ends with far fewer live rows than the
 distinct pictures the line showed (a line that wrapped would leave a row behind at every redraw)."""
 
@@ -32,15 +32,15 @@ def test_the_live_line_stays_on_one_row_in_an_80_column_pane(tmp_path: Path) -> 
     session = f"tlm-{uuid.uuid4().hex[:8]}"
     env = {k: os.environ[k] for k in ("TLMSEARCH_CACHE", "PYTHONPATH", "PATH", "HOME") if k in os.environ}
     env["OMP_NUM_THREADS"] = "1"
-    quickstart = [
-        sys.executable, "-m", "tlmsearch", "quickstart", "--preset", "tiny", "--corpus", "pydoc", "--trials", "4",
-        "--steps", "12", "--seeds", "2", "--runs-dir", str(tmp_path), "--name", "qs",
+    search = [
+        sys.executable, "-m", "tlmsearch", "search", "--preset", "tiny", "--corpus", "pydoc", "--trials", "4",
+        "--steps", "12", "--noise-seeds", "3", "--runs-dir", str(tmp_path), "--name", "qs",
     ]  # fmt: skip
     command = (
         f"cd {shlex.quote(str(tmp_path))} && env -u COLUMNS -u LINES "
         + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         + " "
-        + shlex.join(quickstart)
+        + shlex.join(search)
         + "; echo EXIT=$?; sleep 120"
     )
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", str(COLUMNS), "-y", "30", command], check=True)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_runs import end_session
 
 pytestmark = pytest.mark.slow
 
@@ -46,60 +47,34 @@ def _lines(path: Path) -> list[dict]:
 
 def _search_killed_when(runs: Path, name: str, when: Callable[[Path], bool], *extra: str) -> bool:
     """Start a search; SIGKILL its driver (then its Ray) as soon as `when(run_dir)`; True if killed."""
-    cmd = [sys.executable, "-m", "tlmsearch", "search", *ARGS, *extra, "--runs-dir", str(runs), "--name", name]
+    cmd = ["search", *ARGS, *extra, "--runs-dir", str(runs), "--name", name]
+    return _killed_when(cmd, runs / name, when)
+
+
+def _killed_when(args: list[str], run: Path, when: Callable[[Path], bool]) -> bool:
+    """Run `tlmsearch ARGS`; SIGKILL its driver (then its Ray) as soon as `when(run)`; True if killed."""
+    cmd = [sys.executable, "-m", "tlmsearch", *args]
     proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     killed = False
     try:
         deadline = time.time() + 400
         while proc.poll() is None and time.time() < deadline:
-            if when(runs / name):
+            if when(run):
                 proc.send_signal(signal.SIGKILL)
                 killed = True
                 break
             time.sleep(0.05)
-        proc.wait(timeout=60)
+        _, err = proc.communicate(timeout=60)
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)  # the rest of its Ray, as a crash would leave it
         except ProcessLookupError:
             pass
         proc.wait()
-        _end_orphans(runs / name)
+        end_session(proc.pid)  # its trial workers too: nothing of it writes any more
+    assert killed or proc.returncode == 0, err.decode()[-3000:]
+    assert b"Traceback" not in err, err.decode()[-3000:]
     return killed
-
-
-def _working_in(run: Path) -> list[int]:
-    """Processes whose working directory lies in `run` (Tune runs each trial in its folder)."""
-    out = []
-    for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
-        try:
-            if os.readlink(f"/proc/{pid}/cwd").startswith(str(run) + os.sep):
-                out.append(pid)
-        except OSError:
-            continue
-    return out
-
-
-def _end_orphans(run: Path) -> None:
-    """Trial workers of the killed driver outlive it for a moment (Ray ends them once it notices)
-    and may still write a checkpoint: wait for them (then end them), so that the run directory
-    is quiet before it is copied, moved or resumed, as after a real crash."""
-    deadline = time.time() + 30
-    while _working_in(run) and time.time() < deadline:
-        time.sleep(0.5)
-    for pid in _working_in(run):  # started by this test's search: ours to end
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    # a worker persisting its last checkpoint need not sit in the trial folder: wait until
-    # nothing in the run directory has changed for 5 s
-    last, quiet_since = _files(run) if run.exists() else {}, time.time()
-    while time.time() - quiet_since < 5 and time.time() < deadline + 30:
-        time.sleep(0.5)
-        now = _files(run) if run.exists() else {}
-        if now != last:
-            last, quiet_since = now, time.time()
 
 
 def _resume(run: Path) -> subprocess.CompletedProcess[str]:
@@ -135,12 +110,19 @@ def _newest_state_mtime(run: Path) -> float:
     return max((p.stat().st_mtime for p in states), default=0.0)
 
 
-def _after_a_snapshot_with_checkpoints() -> Callable[[Path], bool]:
-    """True right after Tune rewrites its experiment state while a trial has a checkpoint."""
-    seen: list[float] = []
+def _new_checkpoint(run: Path) -> Callable[[Path], bool]:
+    """True once a trial folder that `run` did not hold when this was made has a checkpoint."""
+    old = set((run / "tune").glob("trial_*"))
+    return lambda run: any(t not in old and any(t.glob("checkpoint_*")) for t in (run / "tune").glob("trial_*"))
+
+
+def _after_a_snapshot_with_checkpoints(run: Path) -> Callable[[Path], bool]:
+    """True right after Tune rewrites its experiment state while a new trial (see
+    `_new_checkpoint`) has a checkpoint."""
+    new_checkpoint, seen = _new_checkpoint(run), []
 
     def when(run: Path) -> bool:
-        if not any((run / "tune").glob("trial_*/checkpoint_*")):
+        if not new_checkpoint(run):
             return False
         mtime = _newest_state_mtime(run)
         if not seen:
@@ -151,12 +133,8 @@ def _after_a_snapshot_with_checkpoints() -> Callable[[Path], bool]:
     return when
 
 
-KILL_POINTS: dict[str, Callable[[], Callable[[Path], bool]]] = {
-    "journal-created": lambda: lambda run: (run / "optuna.log").is_file() and (run / "optuna.log").stat().st_size > 0,
-    "first-checkpoint": lambda: lambda run: any((run / "tune").glob("trial_*/checkpoint_000001")),
-    "after-tune-snapshot": _after_a_snapshot_with_checkpoints,
-    "first-record": lambda: lambda run: len(_lines(run / "trials.jsonl")) >= 1,
-}
+def _journal_created(run: Path) -> bool:
+    return (run / "optuna.log").is_file() and (run / "optuna.log").stat().st_size > 0
 
 
 @pytest.fixture(scope="module")
@@ -165,7 +143,7 @@ def killed_at_first_record(tmp_path_factory: pytest.TempPathFactory) -> Path:
     copied/moved case resumes copies of it (the first-record kill point: its first resume is
     that case's, with the same checks)."""
     runs = tmp_path_factory.mktemp("killed")
-    assert _search_killed_when(runs, "run", KILL_POINTS["first-record"]())
+    assert _search_killed_when(runs, "run", lambda run: len(_lines(run / "trials.jsonl")) >= 1)
     return runs / "run"
 
 
@@ -177,12 +155,20 @@ def _resumed_whole(run: Path) -> list[dict]:
     return _check_whole(run)
 
 
-# "first-record": the shared killed search, resumed (as a copy) by the copied/moved case below
-@pytest.mark.parametrize("point", [p for p in KILL_POINTS if p != "first-record"])
-def test_sigkill_then_resume_records_every_trial_once(tmp_path: Path, point: str) -> None:
-    killed = _search_killed_when(tmp_path, "run", KILL_POINTS[point]())
-    records = _resumed_whole(tmp_path / "run")
-    print(f"{point}: killed={killed} records={len(records)}")
+def test_sigkill_at_each_stage_in_turn_then_resume(tmp_path: Path) -> None:
+    """One search SIGKILLed once its Optuna journal exists (nothing trained yet); its resume
+    SIGKILLed once a new trial has its first checkpoint; that resume's resume SIGKILLed right
+    after Tune saved its state with a checkpoint in it; then resumed to the end: every trial once.
+    (The kill right after the first record is `killed_at_first_record`, resumed by the
+    copied/moved case with the same checks.)"""
+    run = tmp_path / "run"
+    resume = ["resume", str(run), "--quiet"]
+    killed = [_search_killed_when(tmp_path, "run", _journal_created)]
+    killed.append(_killed_when(resume, run, _new_checkpoint(run)))
+    killed.append(_killed_when(resume, run, _after_a_snapshot_with_checkpoints(run)))
+    assert killed[:2] == [True, True], killed  # the last may find the search ended first
+    records = _resumed_whole(run)
+    print(f"killed={killed} records={len(records)}")
 
 
 def test_sigterm_stops_the_search_like_ctrl_c_then_resume_completes(tmp_path: Path) -> None:
@@ -206,7 +192,7 @@ def test_sigterm_stops_the_search_like_ctrl_c_then_resume_completes(tmp_path: Pa
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-        _end_orphans(run)
+        end_session(proc.pid)
     assert proc.returncode == 130, err[-3000:]
     assert "Traceback" not in err and "tlmsearch resume" in err, err[-3000:]
     done = _resume(run)
@@ -375,7 +361,7 @@ def _run_killable(args: list[str], kill: dict[str, str], run: Path) -> int:
         except ProcessLookupError:
             pass
         proc.wait()
-        _end_orphans(run)
+        end_session(proc.pid)
     assert proc.returncode in (0, -signal.SIGKILL), err.decode()[-3000:]
     assert b"Traceback" not in err, err.decode()[-3000:]
     return proc.returncode

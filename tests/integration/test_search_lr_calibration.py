@@ -1,7 +1,8 @@
 """A search's learning-rate calibration on real Ray: uniform at each rate of the grid before the
 noise floor and the search, recorded once as "lr" trials, the chosen rate written to search.yaml
 and trained by every later trial; a resume after a kill inside the calibration trains only the
-missing rates and chooses the same rate; a study calibrates each architecture by default.
+missing rates and chooses the same rate. (A study calibrates each architecture by default:
+integration/test_study_random_control.py.)
 
 Tiny models (10 steps) on the shared local Ray; slow-marked.
 """
@@ -114,32 +115,3 @@ def test_resume_after_a_kill_in_the_calibration_trains_only_the_missing_rates(
     assert json.loads((run / "lr_calibration.json").read_text())["configured"] == pytest.approx(2e-3)
     later = [r for r in records if r.kind != "lr"]
     assert len(later) == 3 and all(r.train["lr"] == pytest.approx(chosen) for r in later)
-
-
-def test_a_study_calibrates_each_architecture_by_default(tmp_path: Path, ray_session: None) -> None:
-    """One architecture, two search trials, a two-seed verification: the search calibrates (the
-    study's default), its verification re-trains at the chosen rate, and status / the summary say so."""
-    from study_fakes import tiny_study
-
-    from tlmsearch.api import study
-    from tlmsearch.cli.study import study_progress
-    from tlmsearch.configs.study import StudyConfig
-    from tlmsearch.studies.report import study_summary
-
-    cfg = tiny_study(tmp_path, archs=("transformer",), trials=2, noise_seeds=0, controls=())
-    cfg = cfg.with_fields(lr_calibration=StudyConfig().search.lr_calibration)  # the default: auto
-    assert cfg.search.lr_calibration == "auto"
-    run = study(cfg, progress=False).run_dir
-    records = read_records(run / "transformer")
-    assert len([r for r in records if r.kind == "lr"]) == 5
-    chosen = load_run_config(run / "transformer" / "search.yaml").train.lr
-    verify = [r for r in records if r.kind == "verify"]
-    assert verify and all(r.train["lr"] == pytest.approx(chosen) for r in verify)
-    summary = study_summary(run)
-    entry = summary["learning_rates"]["transformer"]
-    assert entry["lr"] == pytest.approx(chosen) and entry["calibration"]["chosen"] == pytest.approx(chosen)
-    assert "(chosen)" in " ".join(entry["losses"])
-    md = (run / "summary.md").read_text()
-    assert "Learning rate of each architecture" in md and "transformer " in md and "calibrated" in md
-    row = study_progress(run, cfg, {})[0]
-    assert row["lr"] is not None and row["lr"]["lr"] == pytest.approx(chosen)

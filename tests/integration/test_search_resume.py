@@ -1,9 +1,11 @@
-"""Stop the driver of a running `python -m tlmsearch search` (SIGINT), then `resume`.
+"""Stop the driver of a running `python -m tlmsearch search` (SIGINT), move its run directory, then `resume`.
 
-Every trial must end up recorded exactly once. In the "storage-moved" case Tune's state and the
-checkpoints lie in a separate trial storage (`--storage file://...`) and the run directory is
-moved before the resume, which finds them through `locations.json`. Each case starts its own local Ray in the
-subprocesses (slow: ~1 min per case on 2 cores).
+Every trial must end up recorded exactly once. Tune's state and the checkpoints lie in a separate
+trial storage (`--storage file://...`) and the run directory is moved before the resume, which
+finds them through `locations.json`. The same stop without a separate storage is
+integration/test_resume_kill.py's SIGTERM case (the driver turns a SIGTERM into the SIGINT
+stop); a SIGKILL right after the first record is its first-record kill point, resumed by its
+copied/moved case with the same checks. Starts its own local Ray in the subprocesses (slow).
 """
 
 from __future__ import annotations
@@ -25,24 +27,16 @@ ARGS = [
 ]  # fmt: skip
 
 
-# a SIGKILL right after the first record: test_resume_kill.py's first-record kill point, resumed
-# by its copied/moved case with the same checks (this file's SIGKILL case was the same run)
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    ("sig", "storage"),
-    [(signal.SIGINT, False), (signal.SIGINT, True)],
-    ids=["sigint", "sigint-storage-moved"],
-)
-def test_killed_search_resumes_and_records_every_trial_once(tmp_path: Path, sig: signal.Signals, storage: bool) -> None:
+def test_stopped_search_resumes_after_its_run_directory_moved(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     run = tmp_path / "run"
     cmd = [sys.executable, "-m", "tlmsearch", "search", *ARGS, "--runs-dir", str(tmp_path), "--name", "run"]
-    if storage:
-        cmd += ["--storage", f"file://{tmp_path}/store"]
+    cmd += ["--storage", f"file://{tmp_path}/store"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
         wait_for_first_record(proc, run / "trials.jsonl", poll=0.3)
-        proc.send_signal(sig)
+        proc.send_signal(signal.SIGINT)
         proc.wait(timeout=120)
     finally:
         if proc.poll() is None:
@@ -50,11 +44,10 @@ def test_killed_search_resumes_and_records_every_trial_once(tmp_path: Path, sig:
             proc.wait()
     before = read_lines(run / "trials.jsonl")
     assert 1 <= len(before) < 7, "the search should have been cut short"
-    if sig == signal.SIGINT:
-        assert proc.returncode == 130 and b"tlmsearch resume" in proc.stderr.read()  # type: ignore[union-attr]
-    if storage:  # the run directory holds no Tune state; it moves, the storage stays
-        assert not (run / "tune").exists() and any((tmp_path / "store" / "run" / "tune").glob("trial_*"))
-        run = run.rename(tmp_path / "moved")
+    assert proc.returncode == 130 and b"tlmsearch resume" in proc.stderr.read()  # type: ignore[union-attr]
+    # the run directory holds no Tune state; it moves, the storage stays
+    assert not (run / "tune").exists() and any((tmp_path / "store" / "run" / "tune").glob("trial_*"))
+    run = run.rename(tmp_path / "moved")
 
     done = subprocess.run(
         [sys.executable, "-m", "tlmsearch", "resume", str(run), "--quiet", "--json"],
@@ -73,9 +66,8 @@ def test_killed_search_resumes_and_records_every_trial_once(tmp_path: Path, sig:
     assert all(r["status"] in ("complete", "stopped") for r in records)
     status = json.loads(done.stdout)
     assert status["ended"] == 7
-    if storage:
-        assert not (run / "tune").exists() and not (tmp_path / "run").exists()
-        assert json.loads((run / "locations.json").read_text())["tune"] == f"file://{tmp_path}/store/run/tune"
-        trials = list((tmp_path / "store" / "run" / "tune").glob("trial_*"))
-        kept = [c for t in trials for c in t.glob("checkpoint_*")]
-        assert len(trials) == 7 and not kept, trials  # checkpoints dropped once recorded
+    assert not (run / "tune").exists() and not (tmp_path / "run").exists()
+    assert json.loads((run / "locations.json").read_text())["tune"] == f"file://{tmp_path}/store/run/tune"
+    trials = list((tmp_path / "store" / "run" / "tune").glob("trial_*"))
+    kept = [c for t in trials for c in t.glob("checkpoint_*")]
+    assert len(trials) == 7 and not kept, trials  # checkpoints dropped once recorded

@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from cli_runs import kill_group, reaped
 from study_fakes import tiny_study
 
 from tlmsearch.analysis.crossarch import COSINE, one_shape_answer, paper_gains, transfer_matrix
@@ -254,7 +255,7 @@ def _stop_in_phase(cmd: list[str], run: Path, phase: str, how: str) -> str:
 
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    try:
+    with reaped(proc):
         deadline = time.time() + 400
         while not _phase_reached(run, phase):
             assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
@@ -262,16 +263,11 @@ def _stop_in_phase(cmd: list[str], run: Path, phase: str, how: str) -> str:
             time.sleep(0.2)
         status = json.loads((run / "study_state.json").read_text())["phases"][phase]["status"]
         if how == "SIGKILL":
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=60)
+            kill_group(proc)  # its trial workers too: nothing of it writes any more
         else:
             os.kill(proc.pid, signal.SIGTERM)
             assert proc.wait(timeout=300) != 0  # stopped, not finished
             assert b"Traceback" not in proc.communicate()[1]
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
     return str(status)
 
 

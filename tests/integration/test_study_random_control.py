@@ -1,6 +1,8 @@
 """`tlmsearch study --random-control`: per architecture a random-search companion with the same
-trials and seed, whose best profile the verification re-trains as "random-best" (real tiny
-models on the shared local Ray; slow)."""
+trials and seed, whose best profile the verification re-trains as "random-best"; and the
+study's default learning-rate calibration: each architecture's search calibrates, its
+verification and its companion train at the chosen rate, and status and the summary say so
+(one study for both: real tiny models on the shared local Ray; slow)."""
 
 from __future__ import annotations
 
@@ -17,10 +19,12 @@ from tlmsearch.rundir.records import read_records
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("ray_session")]
 
 
-def test_random_control_is_searched_then_verified_as_random_best(tmp_path: Path) -> None:
+def test_a_study_calibrates_and_verifies_its_random_control_as_random_best(tmp_path: Path) -> None:
     from tlmsearch import study
     from tlmsearch.analysis.collect import label
     from tlmsearch.cli import main
+    from tlmsearch.cli.study import study_progress
+    from tlmsearch.studies.report import study_summary
 
     cfg = StudyConfig.from_flat(dict(
         name="rc", runs_dir=str(tmp_path), archs=("transformer",), preset="tiny", model={"n_layers": 4},
@@ -34,8 +38,18 @@ def test_random_control_is_searched_then_verified_as_random_best(tmp_path: Path)
     assert [r.kind for r in rnd] == ["sampled", "sampled"] and {r.seed for r in rnd} == {0}
     assert all(r.max_steps == 10 for r in rnd)
     # the study calibrates by default: the companion trains at the rate its main search chose (shared baselines)
+    assert cfg.search.lr_calibration == "auto"  # the study's default
     rate = load_run_config(run / "transformer" / "search.yaml").train.lr
     assert sum(r.kind == "lr" for r in main_recs) == 5 and all(r.train["lr"] == rate for r in rnd)
+    verify = [r for r in main_recs if r.kind == "verify"]
+    assert verify and all(r.train["lr"] == pytest.approx(rate) for r in verify)  # re-trained at the chosen rate
+    entry = study_summary(run)["learning_rates"]["transformer"]
+    assert entry["lr"] == pytest.approx(rate) and entry["calibration"]["chosen"] == pytest.approx(rate)
+    assert "(chosen)" in " ".join(entry["losses"])
+    md = (run / "summary.md").read_text()
+    assert "Learning rate of each architecture" in md and "transformer " in md and "calibrated" in md
+    row = study_progress(run, cfg, {})[0]
+    assert row["lr"] is not None and row["lr"]["lr"] == pytest.approx(rate)
     s = json.loads((run / "summary.json").read_text())
     c = s["random_control"]["transformer"]
     pool = {r.trial_id: r for r in rnd} | {r.trial_id: r for r in main_recs if r.kind == "baseline"}

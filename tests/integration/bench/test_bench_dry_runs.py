@@ -33,7 +33,7 @@ def test_early_stopping_dry_run_two_real_searches(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_sampler_search_dry_run_real_searches_and_a_refusal(tmp_path: Path) -> None:
     out = tmp_path / "ss.json"
-    args = ["--dry", "--trials", "5", "--combos", "tpexasha,randomxnone,gpxasha", "--out", str(out)]
+    args = ["--dry", "--seeds", "1", "--trials", "5", "--combos", "tpexasha,randomxnone,gpxasha", "--out", str(out)]
     assert bss.main([*args, "--log", str(tmp_path / "log.jsonl")]) == 0
     result = json.loads(out.read_text())
     assert {(r["sampler"], r["scheduler"]) for r in result["rows"]} == {("tpe", "asha"), ("random", "none")}
