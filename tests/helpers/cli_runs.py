@@ -126,7 +126,7 @@ def _search_tiny(runs: Path, trials: int) -> Path:
         scheduler="none",
         trials=trials,
         noise_seeds=0,
-        max_concurrent=2,
+        max_concurrent=1,  # one trial (one Ray worker) at a time: less start-up for the same records
         baselines=("uniform", "cosine:start=1.5,end=0.5"),
         train=TrainConfig(steps=6, warmup_steps=2, eval_interval=3, eval_windows=4, batch_size=4),
         data=DataConfig(corpus="pydoc"),

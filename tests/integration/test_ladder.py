@@ -35,7 +35,8 @@ def tiny(tmp_path: Path, name: str = "lad") -> LadderConfig:
             "seeds": 2,
             "target": "340m",
             "lr_calibration": "off",
-            "train": {"batch_size": 4, "eval_interval": 20, "eval_windows": 4, "warmup_steps": 2},
+            "cpus_per_trial": 2,  # one trial (one Ray worker) at a time, one thread: less start-up
+            "train": {"threads": 1, "batch_size": 4, "eval_interval": 20, "eval_windows": 4, "warmup_steps": 2},
             "data": {"corpus": "pydoc"},
         }
     )

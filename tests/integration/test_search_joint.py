@@ -26,7 +26,7 @@ BOWTIE = "joint:mode=block,ratio=0.3,position=0.5"  # at 4 layers the bottleneck
 def test_a_joint_search_trains_and_records_heads_and_block_widths(tmp_path: Path) -> None:
     args = ["search", "--preset", "tiny", "--model", "n_layers=4", "--space", "joint", "--name", "joint"]
     args += ["--runs-dir", str(tmp_path), "--sampler", "random", "--scheduler", "none", "--trials", "5"]
-    args += ["--noise-seeds", "0", "--max-concurrent", "2", "--corpus", "pydoc", "--quiet"]
+    args += ["--noise-seeds", "0", "--max-concurrent", "1", "--corpus", "pydoc", "--quiet"]
     args += ["--steps", "6", "--warmup-steps", "2", "--eval-interval", "3", "--eval-windows", "4", "--batch-size", "4"]
     args += ["--baseline", "uniform", "--baseline", ATTENTION, "--baseline", BOWTIE]  # uniform: the taper's MLP shape
     assert main(args) == 0
@@ -70,7 +70,7 @@ def test_a_titans_joint_search_draws_only_what_titans_builds(tmp_path: Path) -> 
     tapers and head tapers only, so every trial trains (a whole-block draw would fail its trial)."""
     args = ["search", "--preset", "tiny", "--model", "n_layers=4", "--arch", "titans", "--space", "joint"]
     args += ["--name", "jt", "--runs-dir", str(tmp_path), "--sampler", "random", "--scheduler", "none"]
-    args += ["--trials", "4", "--baseline", "uniform", "--noise-seeds", "0", "--max-concurrent", "2"]
+    args += ["--trials", "4", "--baseline", "uniform", "--noise-seeds", "0", "--max-concurrent", "1"]
     args += ["--corpus", "pydoc", "--quiet", "--steps", "4", "--eval-interval", "4", "--eval-windows", "2"]
     args += ["--batch-size", "2", "--warmup-steps", "1"]
     assert main(args) == 0

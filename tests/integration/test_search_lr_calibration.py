@@ -26,7 +26,7 @@ GRID = [5e-4, 1e-3, 2e-3, 4e-3, 8e-3]  # auto around lr 2e-3
 def tiny(tmp_path: Path, **changes: object) -> SearchConfig:
     base = SearchConfig(
         name="lr", runs_dir=str(tmp_path), preset="tiny", model={"n_layers": 4}, trials=2, sampler="random",
-        scheduler="none", space="knots", noise_seeds=2, max_concurrent=2, lr_calibration="auto",
+        scheduler="none", space="knots", noise_seeds=2, max_concurrent=1, lr_calibration="auto",
         baselines=("uniform", "cosine:start=1.5,end=0.5"),
         train=TrainConfig(steps=10, eval_interval=5, warmup_steps=2, batch_size=4, eval_windows=4, lr=2e-3),
         data=DataConfig(corpus="pydoc"),

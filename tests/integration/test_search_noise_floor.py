@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 def tiny(tmp_path: Path, **changes: object) -> SearchConfig:
     base = SearchConfig(
         name="nf", runs_dir=str(tmp_path), preset="tiny", model={"n_layers": 4}, trials=3, sampler="random",
-        scheduler="none", space="knots", noise_seeds=3, max_concurrent=2,
+        scheduler="none", space="knots", noise_seeds=3, max_concurrent=1,
         baselines=("cosine:start=1.5,end=0.5", "uniform"),
         train=TrainConfig(steps=10, eval_interval=5, warmup_steps=2, batch_size=4, eval_windows=4),
         data=DataConfig(corpus="pydoc"),

@@ -125,7 +125,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tlmsearch import study
 
     tmp_path = tmp_path_factory.mktemp("reference")
-    result = study(tiny(tmp_path), progress=False)
+    result = study(tiny(tmp_path, max_concurrent=1), progress=False)
     assert result.run_dir == (tmp_path / "st").resolve()
     ray.shutdown()  # the kill/resume runs start their own local Ray in subprocesses
     return tmp_path
@@ -281,7 +281,7 @@ def test_study_stopped_in_each_phase_resumes_to_the_same_records(reference: Path
     import subprocess
     import sys
 
-    tiny(tmp_path).save(tmp_path / "study-config.yaml")
+    tiny(tmp_path, max_concurrent=1).save(tmp_path / "study-config.yaml")
     run = tmp_path / "st"
     study_cmd = [sys.executable, "-m", "tlmsearch", "study", "--config", str(tmp_path / "study-config.yaml"), "--quiet"]
     resume_cmd = [sys.executable, "-m", "tlmsearch", "resume", str(run), "--quiet"]

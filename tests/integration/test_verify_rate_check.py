@@ -26,7 +26,7 @@ def _tiny_search(runs: Path) -> Path:
 
     cfg = SearchConfig(
         name="tiny", runs_dir=str(runs), arch="transformer", preset="tiny", space="knots", sampler="random",
-        scheduler="none", trials=2, noise_seeds=0, max_concurrent=2, baselines=("uniform", COSINE),
+        scheduler="none", trials=2, noise_seeds=0, max_concurrent=1, baselines=("uniform", COSINE),
         train=TrainConfig(steps=6, warmup_steps=2, eval_interval=3, eval_windows=4, batch_size=4, lr=LR),
         data=DataConfig(corpus="pydoc"),
     )  # fmt: skip
