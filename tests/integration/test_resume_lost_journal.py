@@ -20,7 +20,7 @@ import pytest
 ARGS = [
     "--preset", "tiny", "--model", "n_layers=4", "--corpus", "pydoc", "--space", "knots", "--steps", "20",
     "--eval-interval", "10", "--grace-steps", "10", "--batch-size", "4", "--train", "eval_windows=4",
-    "--train", "warmup_steps=2", "--trials", "6", "--baseline", "uniform", "--max-concurrent", "2",
+    "--train", "warmup_steps=2", "--trials", "6", "--baseline", "uniform", "--max-concurrent", "1",
     "--noise-seeds", "0", "--quiet",
 ]  # fmt: skip
 

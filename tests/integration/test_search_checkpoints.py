@@ -17,7 +17,7 @@ pytestmark = pytest.mark.usefixtures("ray_session")
 def tiny(tmp_path: Path, **changes: object) -> SearchConfig:
     base = SearchConfig(
         name="ck", runs_dir=str(tmp_path), preset="tiny", model={"n_layers": 4}, trials=4, noise_seeds=2,
-        scheduler="none",
+        scheduler="none", max_concurrent=1,
         train=TrainConfig(steps=20, eval_interval=5, warmup_steps=2, batch_size=4, eval_windows=4),
         data=DataConfig(corpus="pydoc"),
     )  # fmt: skip
