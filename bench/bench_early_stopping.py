@@ -122,7 +122,8 @@ def search_config(args: argparse.Namespace, scheduler: str, runs_dir: str) -> An
         seed=args.seed,
         scheduler=scheduler,
         trials=trials,
-        **({"noise_seeds": 0} if args.dry else {}),  # a smoke test measures no noise floor
+        # a smoke test: no noise floor, one trial (one Ray worker, one start-up) at a time
+        **({"noise_seeds": 0, "max_concurrent": 1} if args.dry else {}),
         cpus_per_trial=1.0,
         train=train,
         data=DataConfig(corpus=corpus),

@@ -174,7 +174,7 @@ def search_config(args: argparse.Namespace, sampler: str, scheduler: str, seed: 
         seed=seed,
         trials=args.trials,
         **({"noise_seeds": 0} if args.dry else {}),  # a smoke test measures no noise floor
-        max_concurrent=2,
+        max_concurrent=1 if args.dry else 2,  # a smoke test: one Ray worker, one start-up
         cpus_per_trial=1.0,
         train=train,
         data=DataConfig(corpus=corpus),

@@ -224,9 +224,10 @@ def test_copied_and_moved_run_directories_resume_in_place(killed_at_first_record
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One whole search, with every trial's checkpoints kept (`--keep-checkpoints`): each case
-    below damages a copy of it (one search for all of them)."""
+    below damages a copy of it (one search for all of them). One trial at a time: the damage, not
+    concurrency, is under test (the kills above land with two trials in flight)."""
     runs = tmp_path_factory.mktemp("finished")
-    assert not _search_killed_when(runs, "done", lambda run: False, "--keep-checkpoints")
+    assert not _search_killed_when(runs, "done", lambda run: False, "--keep-checkpoints", "--max-concurrent", "1")
     _check_whole(runs / "done")
     return runs / "done"
 
