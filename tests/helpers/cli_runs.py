@@ -37,8 +37,12 @@ def kill_group(proc: subprocess.Popen) -> None:
     """SIGKILL the driver's whole process group (its local Ray too, as a crash leaves it), reap
     it, and end what of its session outlives the group (see `end_session`).
 
-    The driver must have been started with `start_new_session=True`, so its group is its own."""
-    os.killpg(proc.pid, signal.SIGKILL)
+    The driver must have been started with `start_new_session=True`, so its group is its own;
+    a driver that has already exited is reaped and what it left of its group and session ended."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:  # nothing of the group left
+        pass
     proc.wait(timeout=60)
     end_session(proc.pid)
 
@@ -86,9 +90,7 @@ def reaped(proc: subprocess.Popen) -> Iterator[subprocess.Popen]:
         yield proc
     finally:
         if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            end_session(proc.pid)
+            kill_group(proc)
 
 
 _FINISHED: dict[int, Path] = {}  # trials -> this process's pristine finished tiny search

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cli_runs import end_session
+from cli_runs import kill_group
 
 pytestmark = pytest.mark.slow
 
@@ -66,12 +66,7 @@ def _killed_when(args: list[str], run: Path, when: Callable[[Path], bool]) -> bo
             time.sleep(0.05)
         _, err = proc.communicate(timeout=60)
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # the rest of its Ray, as a crash would leave it
-        except ProcessLookupError:
-            pass
-        proc.wait()
-        end_session(proc.pid)  # its trial workers too: nothing of it writes any more
+        kill_group(proc)  # the rest of its Ray and its trial workers, as a crash would leave them
     assert killed or proc.returncode == 0, err.decode()[-3000:]
     assert b"Traceback" not in err, err.decode()[-3000:]
     return killed
@@ -189,10 +184,7 @@ def test_sigterm_stops_the_search_like_ctrl_c_then_resume_completes(tmp_path: Pa
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=300)
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        end_session(proc.pid)
+        kill_group(proc)  # a driver still running, or what its stop left of its Ray
     assert proc.returncode == 130, err[-3000:]
     assert "Traceback" not in err and "tlmsearch resume" in err, err[-3000:]
     done = _resume(run)
@@ -357,12 +349,7 @@ def _run_killable(args: list[str], kill: dict[str, str], run: Path) -> int:
     try:
         _, err = proc.communicate(timeout=600)
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # the rest of its Ray, as a crash would leave it
-        except ProcessLookupError:
-            pass
-        proc.wait()
-        end_session(proc.pid)
+        kill_group(proc)  # the rest of its Ray and its trial workers, as a crash would leave them
     assert proc.returncode in (0, -signal.SIGKILL), err.decode()[-3000:]
     assert b"Traceback" not in err, err.decode()[-3000:]
     return proc.returncode
