@@ -17,6 +17,7 @@ from typing import Any
 from tlmsearch import rundir
 from tlmsearch.analysis.summary import run_verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
+from tlmsearch.configs.compare import CompareOptions
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.study import StudyConfig
 from tlmsearch.errors import UserError
@@ -30,7 +31,7 @@ from tlmsearch.studies.files import set_phase
 from tlmsearch.studies.report import study_summary, write_study_report
 from tlmsearch.tuning import runner
 from tlmsearch.tuning import study as study_runner
-from tlmsearch.tuning.compare import CompareOptions, CompareResult
+from tlmsearch.tuning.compare import CompareResult
 from tlmsearch.tuning.compare import compare as train_and_compare
 from tlmsearch.tuning.ladder import run_ladder, start_ladder
 from tlmsearch.tuning.verify import VerifyResult

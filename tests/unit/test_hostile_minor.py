@@ -39,7 +39,7 @@ def no_training(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("training started")
 
-    monkeypatch.setattr("tlmsearch.tuning.compare.run_trials", refuse)  # separate trials and packs alike
+    monkeypatch.setattr("tlmsearch.tuning.compare.run_fixed", refuse)  # separate trials and packs alike
 
 
 # ----------------------------------------------------------------------------- 1: one profile, two spellings

@@ -163,8 +163,8 @@ def no_training(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("training started")
 
-    monkeypatch.setattr("tlmsearch.tuning.verify.run_trials", refuse)  # separate trials and packs alike
-    monkeypatch.setattr("tlmsearch.tuning.compare.run_trials", refuse)  # separate trials and packs alike
+    monkeypatch.setattr("tlmsearch.tuning.verify.run_fixed", refuse)  # separate trials and packs alike
+    monkeypatch.setattr("tlmsearch.tuning.compare.run_fixed", refuse)  # separate trials and packs alike
 
 
 @pytest.mark.parametrize(

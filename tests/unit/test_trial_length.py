@@ -150,7 +150,7 @@ def test_a_budget_sweep_takes_its_middle_budget_and_says_so() -> None:
 
 def test_verify_derives_from_the_search_or_the_flags() -> None:
     from tlmsearch.cli.verify import verify_arguments
-    from tlmsearch.tuning.verify import retrain_config
+    from tlmsearch.configs.verify import retrain_config
 
     search = resolve_trial_length(
         SearchConfig(preset="tiny", train=TrainConfig(tokens_per_param=2, eval_interval=10), data=DataConfig())

@@ -211,16 +211,14 @@ def status_rows(ladder_dir: Any) -> list[dict[str, Any]]:
 
 
 def print_status(ladder_dir: Any, as_json: bool = False) -> None:
-    from tlmsearch.ladders.files import time_left
+    from tlmsearch.ladders.files import time_left, time_left_line
     from tlmsearch.ladders.report import json_safe, ladder_summary
 
     rows = status_rows(ladder_dir)
     s = ladder_summary(ladder_dir)
     left = time_left(ladder_dir)
     outcomes = {p["name"]: p["outcome"] for p in s["points"]}
-    seconds = left["run_seconds_left"]
-    when = "unknown until a run has ended" if seconds is None else f"about {seconds / 60:.1f} min of run time"
-    line = f"{left['runs_done']}/{left['runs_planned']} runs; left: {when} (summed over runs)"
+    line = time_left_line(left)
     if as_json:
         doc = {"ladder": str(ladder_dir), "points": rows, "progress": left, "now": line, "conclusion": s["conclusion"]}
         print(json.dumps(json_safe(doc), indent=2))

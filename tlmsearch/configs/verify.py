@@ -12,7 +12,8 @@ normalised (a rate check "off" is 0, a pack " Auto " is "auto"; on the command l
 `SequentialOptions` carries what a group-sequential verify (`looks`) runs under: the options'
 numbers with the verdict's margin and alpha and the first seeds, built once by
 `tuning.verify.verify` for `tuning.verify_sequential.run_sequential` (the boundaries planned
-from them are `analysis.sequential.Design`).
+from them are `analysis.sequential.Design`). `retrain_config` is the search config a verify
+trains with and its fresh seeds; `check_controls_build` refuses a control the run cannot build.
 
 Pure: no torch, no Ray, no analysis (the statistics read their bounds from here).
 """
@@ -20,11 +21,12 @@ Pure: no torch, no Ray, no analysis (the statistics read their bounds from here)
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from tlmsearch.configs.base import TRAIN_INT_BOUNDS
-from tlmsearch.configs.search import PACK_MODES
+from tlmsearch.configs.base import TRAIN_INT_BOUNDS, deciding_train
+from tlmsearch.configs.resolve import check_profiles_build, resolve_trial_length
+from tlmsearch.configs.search import PACK_MODES, SearchConfig
 from tlmsearch.configs.validate import (
     MAX_SEEDS,
     MAX_TOP,
@@ -34,6 +36,7 @@ from tlmsearch.configs.validate import (
     check_seed_count,
 )
 from tlmsearch.errors import ConfigError
+from tlmsearch.profiles import ProfileSpec
 
 DEFAULT_PILOT_SEEDS = 3
 DEFAULT_MAX_SEEDS = 20
@@ -229,3 +232,41 @@ class SequentialOptions:
             method=options.method,
             arch=arch,
         )
+
+
+def check_controls_build(cfg: SearchConfig, controls: Sequence[str]) -> None:
+    """Refuse, before anything trains, a control the run's architecture and budget cannot build."""
+    check_profiles_build(cfg, [ProfileSpec.parse(text) for text in controls], what="controls")
+
+
+def retrain_config(
+    cfg: SearchConfig,
+    *,
+    seeds: int,
+    steps: int | None = None,
+    train: Mapping[str, Any] | None = None,
+    data: Mapping[str, Any] | None = None,
+) -> tuple[SearchConfig, list[int]]:
+    """The search config a re-evaluation trains with, and its seeds (pure).
+
+    `train`/`data` replace single TrainConfig/DataConfig fields of the search's settings (the
+    CLI's training flags); the trial length defaults to the search's full fidelity, raised to the
+    deciding length (`config.deciding_train`: 20 tokens per parameter) when the search gave its
+    length in tokens per parameter below it. The seeds start at
+    `train["seed"]` when given, else at the search's seed + 1: fresh, never the seed the search
+    selected on.
+    """
+    changes = dict(train or {})
+    if steps is not None:
+        changes["steps"] = steps
+    first = int(changes.get("seed", cfg.seed + 1))
+    # no length given: the deciding length (20 tokens per parameter after a search that screened at 5)
+    given = steps is not None or "tokens_per_param" in changes
+    base = cfg.train if given else deciding_train(cfg.train)
+    new_train = cfg.train.from_dict({**base.to_dict(), **changes, "seed": first}, where="train")
+    new_data = cfg.data.from_dict({**cfg.data.to_dict(), **(data or {})}, where="data")
+    if steps is not None and "tokens_per_param" not in changes:  # a step count replaces the search's length
+        new_train = new_train.replace(tokens_per_param=0.0)
+    # a trial length in tokens per parameter (the search's, or given here) becomes the step count once
+    resolved = resolve_trial_length(cfg.replace(train=new_train, data=new_data))
+    return resolved, [first + i for i in range(seeds)]

@@ -115,6 +115,13 @@ def time_left(ladder_dir: str | Path, cfg: LadderConfig | None = None) -> dict[s
     return {"runs_done": done, "runs_planned": planned, "run_seconds_left": left * rate if flops else None}
 
 
+def time_left_line(left: dict[str, Any]) -> str:
+    """`time_left`'s answer in words: "12/30 runs; left: about 4.2 min of run time (summed over runs)"."""
+    seconds = left["run_seconds_left"]
+    when = "unknown until a run has ended" if seconds is None else f"about {seconds / 60:.1f} min of run time"
+    return f"{left['runs_done']}/{left['runs_planned']} runs; left: {when} (summed over runs)"
+
+
 def target_tokens_per_param(cfg: LadderConfig) -> float:
     """The target's tokens per parameter: the configured one, else the largest point's."""
     if cfg.target_tokens_per_param:
@@ -135,4 +142,5 @@ __all__ = [
     "set_phase",
     "target_tokens_per_param",
     "time_left",
+    "time_left_line",
 ]

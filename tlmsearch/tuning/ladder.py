@@ -14,12 +14,19 @@ anywhere trains nothing twice. The report is the caller's (`tlmsearch.api.ladder
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 from tlmsearch.ladders.config import LadderConfig
-from tlmsearch.ladders.files import LADDER_CONFIG, LADDER_STATE, load_config, phase_keys, read_state, set_phase
-from tlmsearch.ladders.plan import ladder_costs
+from tlmsearch.ladders.files import (
+    LADDER_CONFIG,
+    LADDER_STATE,
+    load_config,
+    phase_keys,
+    read_state,
+    set_phase,
+    time_left,
+    time_left_line,
+)
 from tlmsearch.ladders.points import point_size
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
@@ -51,9 +58,6 @@ def run_ladder(ladder_dir: str | Path, *, address: str | None = None, progress: 
     specs = cfg.specs
     state = read_state(ladder_dir)["phases"]
     say = (lambda text: print(text, flush=True)) if progress else (lambda text: None)
-    costs = ladder_costs(cfg)  # the planned FLOPs of each point (fewest runs), for the time left
-    t0 = time.monotonic()
-    spent = 0.0  # planned FLOPs of the points this call trained
     try:
         for done, i in enumerate(order(cfg)):
             spec = specs[i]
@@ -62,8 +66,8 @@ def run_ladder(ladder_dir: str | Path, *, address: str | None = None, progress: 
             size = point_size(point_cfg)
             say(
                 f"ladder {cfg.name}: point {done + 1}/{len(specs)} {spec.text}: {size.non_embedding:,} non-embedding "
-                f"parameters, {size.steps:,} steps, {size.compute:.3g} FLOPs a run"
-                + time_left(time.monotonic() - t0, spent, sum(costs[j].flops_low for j in order(cfg)[done:]))
+                f"parameters, {size.steps:,} steps, {size.compute:.3g} FLOPs a run; "
+                + time_left_line(time_left(ladder_dir, cfg))  # `tlmsearch ladder status`'s estimate
             )
             key = f"{spec.name}/search"
             if state.get(key, {}).get("status") != "done" or not finished(read_records(sub)):
@@ -89,23 +93,12 @@ def run_ladder(ladder_dir: str | Path, *, address: str | None = None, progress: 
                 pack=cfg.pack,
             )
             set_phase(ladder_dir, key, "done")
-            if result.new_records:  # trained here: its FLOPs measure this machine's rate
-                spent += costs[i].flops_low
             outcome = result.verdicts[0].outcome if result.verdicts else "no verdict"
             say(f"ladder {cfg.name}: point {spec.text}: {outcome} ({len(result.new_records)} runs trained now)")
     except KeyboardInterrupt:
         print(f"ladder interrupted; resume it with: tlmsearch ladder resume {ladder_dir}", file=sys.stderr)
         raise
     return ladder_dir
-
-
-def time_left(elapsed: float, spent_flops: float, left_flops: float) -> str:
-    """'; 42s so far, about 3.1 min left (at this run's rate)' once a point has trained here."""
-    if spent_flops <= 0 or elapsed <= 0:
-        return ""
-    left = left_flops * elapsed / spent_flops
-    when = f"{left:.0f}s" if left < 120 else f"{left / 60:.1f} min" if left < 7200 else f"{left / 3600:.1f} h"
-    return f"; {elapsed:.0f}s so far, about {when} left at this run's FLOP rate (planned seeds; start-up not scaled)"
 
 
 def _spec_dict(text: str) -> dict[str, object]:
@@ -119,4 +112,4 @@ def pending(ladder_dir: str | Path) -> list[str]:
     return [k for k in phase_keys(cfg) if state.get(k, {}).get("status") != "done"]
 
 
-__all__ = ["order", "pending", "run_ladder", "start_ladder", "time_left"]
+__all__ = ["order", "pending", "run_ladder", "start_ladder"]

@@ -1,11 +1,23 @@
-"""Packs of fixed trials through Ray: which trials of one shape pack (`pack_groups`, by the rule
-of `training.pack.auto`), the packs trained as Ray tasks with each member's record appended as
-its pack returns (`run_packs`), and what one such task runs (`train_members`).
+"""Fixed trials trained as packs (`--pack auto|on` of verify and its rate check, compare, the
+noise floor, a study's transfer; issue 29): the trials of one shape (profiles x seeds of one
+budget) side by side in one process, one Ray task per pack.
 
-The trials are Tune configs of fixed trials (`runner.fixed_config`: profile, seed, kind, index,
-optional base width and rate), so both `tuning.pack_trials.run_trials` (verify, its rate
-check, compare, a study's transfer) and the search's noise floor (`runner`) use this module;
-it imports neither of them. See `tuning.pack_trials` for what a packed record holds.
+`pack_groups` groups the Tune configs of fixed trials (`runner.fixed_config`) by shape and rate
+and asks `pack.auto.choose` per group which packs they form on the slots Ray runs trials at once
+(`on`: all of them, at least one pack a slot; `auto`: packs of a size measured faster, where that
+beats separate trials); `run_packs` trains them as Ray tasks holding one trial's resources each
+(`cpus_per_trial`, `gpus_per_trial`); `runner.fit_configs` trains the rest as separate trials.
+
+Each member is a `TrialSpec` resolved on the driver (`specs.spec_of`, as a separate trial's is);
+a pack's task (`train_members`) trains exactly them and returns each member's `TrialOutcome`
+(curve, final metrics with parameter counts, placement), the one a Ray trial reports. Each
+member becomes one record, `recorder.record_of(spec, outcome)` as for a separate trial, so a
+packed record has exactly the fields of an unpacked one; its numbers are those of the trial
+trained alone, up to summation order (float64: ~1e-15; float32: see tests/unit/pack). Its
+throughput metrics are its own tokens over the pack's training time and its `wall_s` the pack's.
+The driver appends each member's record as soon as its pack returns: a driver killed midway
+leaves the members recorded so far, and `verify` run again packs only those not recorded.
+Packs keep no checkpoint.
 """
 
 from __future__ import annotations
@@ -163,7 +175,7 @@ def _placement(asked: dict[str, float], device: str) -> dict[str, Any]:
 def train_members(specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Train the fixed trials `specs` (`TrialSpec` dicts, resolved on the driver by
     `specs.with_spec`) as one pack; per member {"outcome": its `TrialOutcome` dict, what its Ray
-    trial would have reported last, "started", "ended"} (a Ray task of `run_trials`; callable
+    trial would have reported last, "started", "ended"} (a Ray task of `run_packs`; callable
     directly outside Ray). Nothing is resolved here: each member trains its spec's model and
     TrainConfig on its spec's data."""
     import torch

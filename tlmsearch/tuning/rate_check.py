@@ -3,7 +3,7 @@
 `run_rate_check` takes each verdict's candidate (`analysis.rate_check.rate_candidate`) and
 cosine and trains both at half and twice the rate the verification trained at, on `n` paired
 seeds (the first of its deciding seeds, continued past the last when it decided on fewer),
-through `run_fixed` (or as packs: `pack`, `tuning.pack_trials`) with kind "ratecheck" and the
+through `run_fixed` (or as packs: `pack`, `tuning.pack_runs`) with kind "ratecheck" and the
 rate and its factor in `params`. At the base rate the pairs are the verification's own runs.
 `verify.json` gets a "rate_check" entry naming every run's trial id (written before they train,
 `complete` false, and again after), from which the report and `status` rebuild the check. A
@@ -13,7 +13,6 @@ diverge again: part of the answer at that rate).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,8 +28,7 @@ from tlmsearch.rundir.io import read_verify, write_json
 from tlmsearch.rundir.layout import VERIFY
 from tlmsearch.rundir.lr import read_lr_calibration
 from tlmsearch.rundir.records import RATE_KIND, TrialRecord, read_records
-from tlmsearch.tuning.fixed import FixedTrial
-from tlmsearch.tuning.pack_trials import run_trials
+from tlmsearch.tuning.fixed import FixedTrial, train_items
 
 ROLES = ("cosine", "candidate")
 
@@ -78,7 +76,7 @@ def run_rate_check(
     """Train what the rate check of `verdicts` still lacks and return the checks (see the module
     docstring). `cfg` is the configuration the verification trained with (its `train.lr` is the
     base rate); `same(record, lr)`: whether a record trained as it did, at rate `lr`. `pack`: the
-    runs of one rate and shape trained side by side (`tuning.pack_trials`), each still one record."""
+    runs of one rate and shape trained side by side (`tuning.pack_runs`), each still one record."""
     run_dir = Path(run_dir)
     base = cfg.train.lr
     steps = cfg.train.steps
@@ -141,9 +139,9 @@ def run_rate_check(
                 f"learning-rate check: {len(items)} runs of cosine and the best candidate at {rates} (half and twice "
                 f"{base:.6g}) on seeds {seeds[0]}..{seeds[-1]} (finished ones are reused)"
             )
-        new = run_trials(run_dir, cfg, items, RATE_KIND, pack=pack, address=address, progress=progress, say=say)
-        for (by_seed, seed), record in zip(slots, _matched(items, new), strict=True):
-            by_seed[str(seed)] = record.trial_id if record is not None else None
+        new = train_items(run_dir, cfg, items, RATE_KIND, pack=pack, address=address, progress=progress, say=say)
+        for j, (by_seed, seed) in enumerate(slots):
+            by_seed[str(seed)] = new[j].trial_id if j in new else None
         ids = [t for g in groups for by_role in g["runs"].values() for m in by_role.values() for t in m.values()]
         doc["complete"] = all(t is not None for t in ids)
         _write(run_dir, doc)
@@ -168,23 +166,6 @@ def _record_of(
             if r.finished() or (kind == RATE_KIND and _diverged(r)):
                 return r.trial_id
     return None
-
-
-def _matched(items: list[FixedTrial], new: list[TrialRecord]) -> list[TrialRecord | None]:
-    """The record of each trained item (`run_fixed` returns only the ended ones), matched by
-    profile, seed and rate; None for an item that left no record (an interrupted batch)."""
-
-    def same(r: TrialRecord, item: FixedTrial) -> bool:
-        rate = r.params.get("lr")
-        return (
-            r.seed == item.seed
-            and label(r) == str(item.spec)
-            and isinstance(rate, int | float)
-            and item.lr is not None
-            and math.isclose(float(rate), item.lr, rel_tol=1e-9)
-        )
-
-    return [next((r for r in new if same(r, item)), None) for item in items]
 
 
 def _write(run_dir: Path, doc: Mapping[str, Any]) -> None:

@@ -41,7 +41,15 @@ from tlmsearch.rundir.lr import (
 )
 from tlmsearch.rundir.noise import UNIFORM, missing_noise_seeds, noise_base_width, noise_floor, write_noise_floor
 from tlmsearch.rundir.provenance import write_environment
-from tlmsearch.rundir.records import LR_KIND, NOISE_KIND, SEARCH_KINDS, RecordLog, check_records, read_records
+from tlmsearch.rundir.records import (
+    LR_KIND,
+    NOISE_KIND,
+    SEARCH_KINDS,
+    RecordLog,
+    TrialRecord,
+    check_records,
+    read_records,
+)
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.tuning import interrupts
 from tlmsearch.tuning.announce import announce, search_line, slots
@@ -315,12 +323,12 @@ def fit_fixed(
     kind: str,
     progress: bool,
     resumable: bool = True,
-) -> Any:
+) -> dict[int, TrialRecord]:
     """Train each Tune config of `configs` once, in parallel, at full fidelity (no sampler, no
     early stopping), each ended trial recorded with `kind` (the noise floor, the learning-rate
     calibration, and `run_fixed`'s batches); fewer records than configs after the fit (a Ctrl-C)
     ends it as in `fit_trials`. Tune's folder is `<root>/fixed/<kind>-<time>/`. Returns the
-    `RecordWriter` (`written`, `configs`)."""
+    records written, by their config's "index" (`fixed_config`)."""
     from ray import tune
 
     from tlmsearch.tuning.progress import ProgressView  # lazy: heavy (ray)
@@ -342,7 +350,31 @@ def fit_fixed(
         run_config=run_config(cfg, join_location(root, FIXED_DIR), f"{kind}-{stamp}", [writer, *view]),
     )
     fit_trials(tuner, run_dir, len(configs), lambda: len(writer.written), cfg, resumable=resumable)
-    return writer
+    return {int(writer.configs[r.trial_id].get("index", -1)): r for r in writer.written}
+
+
+def fit_configs(
+    cfg: SearchConfig,
+    run_dir: Path,
+    root: str,
+    configs: list[dict[str, Any]],
+    kind: str,
+    progress: bool,
+    *,
+    say: Callable[[str], None] | None = None,
+    resumable: bool = True,
+) -> dict[int, TrialRecord]:
+    """`fit_fixed`, with the groups of one shape that `cfg.pack` packs trained as packs
+    (`tuning.pack_runs`: each member still one record, appended as its pack returns) and the
+    rest as fixed trials. Returns the records written, by their config's "index". Ray is running."""
+    packed, separate = pack_groups(cfg, configs, cfg.pack) if cfg.pack != "off" else ([], list(range(len(configs))))
+    out: dict[int, TrialRecord] = {}
+    if packed:
+        found = run_packs(run_dir, cfg, configs, packed, kind, None, progress, say)
+        out.update({int(configs[i]["index"]): r for i, r in found.items()})
+    if separate:
+        out.update(fit_fixed(cfg, run_dir, root, [configs[i] for i in separate], kind, progress, resumable))
+    return out
 
 
 def run_noise_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -> int:
@@ -360,23 +392,9 @@ def run_noise_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool
                 f"at {cfg.train.steps} steps before the search{own}",
                 flush=True,
             )
-        if cfg.pack == "off":
-            fit_fixed(cfg, run_dir, root, configs, NOISE_KIND, progress)
-        else:
-            _noise_packs(cfg, run_dir, root, configs, progress)
+        fit_configs(cfg, run_dir, root, configs, NOISE_KIND, progress)
     write_noise_floor(run_dir, noise_floor(cfg, read_records(run_dir)))
     return len(seeds)
-
-
-def _noise_packs(cfg: SearchConfig, run_dir: Path, root: str, configs: list[dict[str, Any]], progress: bool) -> None:
-    """The noise floor's trials `configs` as `cfg.pack` says (`tuning.pack_runs`): those it packs
-    as packs, each seed still one "noise" record appended as its pack returns (a resume trains
-    only the seeds not recorded), the rest as fixed trials. Ray is running."""
-    packed, separate = pack_groups(cfg, configs, cfg.pack)
-    if packed:
-        run_packs(run_dir, cfg, configs, packed, NOISE_KIND, None, progress, None)
-    if separate:
-        fit_fixed(cfg, run_dir, root, [configs[i] for i in separate], NOISE_KIND, progress)
 
 
 def run_lr_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -> SearchConfig:

@@ -4,7 +4,7 @@
     config["spec"]   # TrialSpec.to_dict(): what the worker trains, exactly
 
 Called where a trial's Tune config is made (the searcher's `suggest`, the fixed trials'
-`fit_fixed`, the packs of `pack_trials`). The tokenizer's vocabulary comes from the prepared
+`fit_fixed`, the packs of `pack_runs`). The tokenizer's vocabulary comes from the prepared
 corpus (`data.prepare`, once per data config in this process): the model in the spec is the
 one trained, so the worker sets nothing.
 """

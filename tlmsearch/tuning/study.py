@@ -47,20 +47,13 @@ from tlmsearch.studies.files import (
     transfer_seeds,
     verify_options,
 )
+from tlmsearch.studies.phases import phase_graph, phase_keys
 from tlmsearch.studies.progress import LiveView
 from tlmsearch.tuning import runner
 from tlmsearch.tuning import verify as verifying  # the module: tests replace verify.verify
 from tlmsearch.tuning.address import probe_address
-from tlmsearch.tuning.fixed import FixedTrial
+from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.overlap import Task, run_tasks, tune_can_stop_threads, tuners_in_threads
-from tlmsearch.tuning.pack_trials import run_trials
-
-
-def _phases(cfg: StudyConfig) -> list[str]:
-    """Every phase key in order: per architecture its search (with its noise floor), its
-    random-search companion when `random_control`, its verification; the transfers; "report"."""
-    chain = ("search", "random", "verify") if cfg.random_control else ("search", "verify")
-    return [f"{a}/{p}" for a in cfg.archs for p in chain] + [f"transfer/{a}" for a in cfg.archs] + ["report"]
 
 
 def start_study(cfg: StudyConfig, *, address: str | None = None, progress: bool = True) -> Path:
@@ -71,7 +64,7 @@ def start_study(cfg: StudyConfig, *, address: str | None = None, progress: bool 
     storage = normalise(cfg.search.storage)  # absolute: a resume may run elsewhere
     cfg = cfg.replace(name=study_dir.name, search=cfg.search.replace(storage=storage))
     cfg.save(study_dir / STUDY_CONFIG)
-    write_json(study_dir / STUDY_STATE, {"phases": {k: {"status": "pending"} for k in _phases(cfg)}})
+    write_json(study_dir / STUDY_STATE, {"phases": {k: {"status": "pending"} for k in phase_keys(cfg)}})
     calibration = calibrate(cfg, study_dir)  # a few timed steps per architecture, kept in cost.json
     if progress:
         print(estimate(cfg, study_dir, calibration).text(), flush=True)
@@ -167,34 +160,6 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
     return study_dir
 
 
-def phase_graph(
-    archs: tuple[str, ...], *, overlap: bool = True, random_control: bool = False
-) -> dict[str, tuple[str, ...]]:
-    """Each step of a study and the steps it waits for, in start order (pure).
-
-    Overlapping: one search at a time, in `archs` order (each architecture's search starts when
-    the previous one ends, beside that one's verification; with `random_control` its random-search
-    companion follows it in the same chain); each verification after its search (and companion);
-    the choice of the best profiles after every verification; the transfers after that choice,
-    all at once. Sequential: each step after the one before it.
-    """
-    chain = ("search", "random") if random_control else ("search",)
-    searches = [f"{a}/{p}" for a in archs for p in chain]
-    keys = searches + [f"{a}/verify" for a in archs] + ["choose"] + [f"transfer/{a}" for a in archs]
-    if not overlap:
-        order = [f"{a}/{p}" for a in archs for p in (*chain, "verify")] + keys[len(searches) + len(archs) :]
-        return {k: (order[i - 1],) if i else () for i, k in enumerate(order)}
-    graph: dict[str, tuple[str, ...]] = {}
-    for i, k in enumerate(searches):
-        graph[k] = (searches[i - 1],) if i else ()
-    for a in archs:
-        graph[f"{a}/verify"] = (f"{a}/{chain[-1]}",)
-    graph["choose"] = tuple(f"{a}/verify" for a in archs)
-    for a in archs:
-        graph[f"transfer/{a}"] = ("choose",)
-    return graph
-
-
 def _random_search(cfg: StudyConfig, study_dir: Path, arch: str, address: str | None) -> None:
     """The random-search companion of `arch` (`StudyConfig.random_config`), started or resumed."""
     search_cfg = cfg.random_config(arch, str(study_dir))
@@ -252,5 +217,5 @@ def _transfer(
         for s in transfer_seeds(cfg)
         if (text, s) not in done
     ]
-    run_trials(sub, search_cfg, items, TRANSFER_KIND, pack=search_cfg.pack, address=address)
+    run_fixed(sub, search_cfg, items, TRANSFER_KIND, pack=search_cfg.pack, address=address)
     return len(items)

@@ -30,11 +30,15 @@ from tlmsearch.analysis.planning import SeedPlan
 from tlmsearch.analysis.rate_check import RateCheck
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
-from tlmsearch.configs.base import deciding_train
-from tlmsearch.configs.resolve import check_profiles_build, resolve_trial_length
-from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.storage import check_storage
-from tlmsearch.configs.verify import DEFAULT_MAX_SEEDS, DEFAULT_PILOT_SEEDS, SequentialOptions, VerifyOptions
+from tlmsearch.configs.verify import (
+    DEFAULT_MAX_SEEDS,
+    DEFAULT_PILOT_SEEDS,
+    SequentialOptions,
+    VerifyOptions,
+    check_controls_build,
+    retrain_config,
+)
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import read_verify, write_json
@@ -43,8 +47,7 @@ from tlmsearch.rundir.records import TrialRecord, finished
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.tuning.announce import announce as announce_plan
 from tlmsearch.tuning.announce import fixed_line
-from tlmsearch.tuning.fixed import FixedTrial
-from tlmsearch.tuning.pack_trials import run_trials
+from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.rate_check import run_rate_check
 from tlmsearch.tuning.resources import trial_device_kind
 from tlmsearch.tuning.trainable import trial_train_config
@@ -66,44 +69,6 @@ class VerifyResult:
     @property
     def reused(self) -> int:
         return sum(p.done is not None for p in self.planned)
-
-
-def check_controls_build(cfg: SearchConfig, controls: Sequence[str]) -> None:
-    """Refuse, before anything trains, a control the run's architecture and budget cannot build."""
-    check_profiles_build(cfg, [ProfileSpec.parse(text) for text in controls], what="controls")
-
-
-def retrain_config(
-    cfg: SearchConfig,
-    *,
-    seeds: int,
-    steps: int | None = None,
-    train: Mapping[str, Any] | None = None,
-    data: Mapping[str, Any] | None = None,
-) -> tuple[SearchConfig, list[int]]:
-    """The search config a re-evaluation trains with, and its seeds (pure).
-
-    `train`/`data` replace single TrainConfig/DataConfig fields of the search's settings (the
-    CLI's training flags); the trial length defaults to the search's full fidelity, raised to the
-    deciding length (`config.deciding_train`: 20 tokens per parameter) when the search gave its
-    length in tokens per parameter below it. The seeds start at
-    `train["seed"]` when given, else at the search's seed + 1: fresh, never the seed the search
-    selected on.
-    """
-    changes = dict(train or {})
-    if steps is not None:
-        changes["steps"] = steps
-    first = int(changes.get("seed", cfg.seed + 1))
-    # no length given: the deciding length (20 tokens per parameter after a search that screened at 5)
-    given = steps is not None or "tokens_per_param" in changes
-    base = cfg.train if given else deciding_train(cfg.train)
-    new_train = cfg.train.from_dict({**base.to_dict(), **changes, "seed": first}, where="train")
-    new_data = cfg.data.from_dict({**cfg.data.to_dict(), **(data or {})}, where="data")
-    if steps is not None and "tokens_per_param" not in changes:  # a step count replaces the search's length
-        new_train = new_train.replace(tokens_per_param=0.0)
-    # a trial length in tokens per parameter (the search's, or given here) becomes the step count once
-    resolved = resolve_trial_length(cfg.replace(train=new_train, data=new_data))
-    return resolved, [first + i for i in range(seeds)]
 
 
 def verify(
@@ -151,7 +116,7 @@ def verify(
     cosine and uniform. `storage`, `keep_checkpoints`: the re-trainings' trial storage and
     checkpoints (default: the search's). `rate_check=N`: cosine and each verdict's best
     candidate re-trained at half and twice the rate on N paired seeds (`tuning.rate_check`).
-    `pack` ("off", "on", "auto"): trials of one shape trained side by side (`tuning.pack_trials`).
+    `pack` ("off", "on", "auto"): trials of one shape trained side by side (`tuning.pack_runs`).
     Every bad option is refused before anything trains.
     """
     if not isinstance(study, Study | str | Path) or isinstance(study, str) and not study.strip():
@@ -216,7 +181,7 @@ def verify(
                 then = f"then {lo}-{hi} runs of the fresh seeds the planner asks for (2-{hi // profiles} a profile)"
             announce_plan(fixed_line, address, cfg, len(items), what, then=then, out=announce)
         t0 = time.monotonic()
-        new = run_trials(study.run_dir, cfg, items, "verify", pack=pack, address=address, progress=progress, say=say)
+        new = run_fixed(study.run_dir, cfg, items, "verify", pack=pack, address=address, progress=progress, say=say)
         return planned, new, time.monotonic() - t0
 
     def mine(seed_list: list[int]) -> list[TrialRecord]:

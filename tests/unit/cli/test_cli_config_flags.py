@@ -83,7 +83,7 @@ def resolve(command: str, argv: list[str]) -> tuple[TrainConfig, DataConfig]:
         assert kw["seed"] == train.seed  # the first of the seeds
         return train, DataConfig.from_dict(kw["data"])
     from tlmsearch.cli.verify import verify_arguments
-    from tlmsearch.tuning.verify import retrain_config
+    from tlmsearch.configs.verify import retrain_config
 
     kw = verify_arguments(parser.parse_args(["verify", "runs/x", *argv]))
     cfg, seeds = retrain_config(search_config(), seeds=2, **kw)

@@ -14,7 +14,7 @@ def test_search_study_compare_and_quickstart_carry_the_flag(given: bool) -> None
     from tlmsearch.cli.quickstart import quickstart_config
     from tlmsearch.cli.search import build_config as search_config
     from tlmsearch.cli.study import build_config as study_config
-    from tlmsearch.tuning.compare import CompareOptions
+    from tlmsearch.configs.compare import CompareOptions
 
     flag = ["--keep-checkpoints"] if given else []
     parser = build_parser()

@@ -138,8 +138,8 @@ def test_a_control_the_runs_family_cannot_build_ends_verify_before_anything_trai
     instead of failed runs in the verification; its other points are built."""
     from joint_runs import CFG, joint_run
 
+    from tlmsearch.configs.verify import check_controls_build
     from tlmsearch.profiles import JOINT_POINTS
-    from tlmsearch.tuning.verify import check_controls_build
 
     titans = CFG.replace(arch="titans")
     check_controls_build(titans, [t for t in JOINT_POINTS if "block" not in t])

@@ -10,7 +10,6 @@ from tlmsearch.ladders.points import PointSize
 from tlmsearch.ladders.report import plot_data, tables, to_html, to_markdown
 from tlmsearch.ladders.summary import paper_point, summarize_ladder
 from tlmsearch.ladders.trend import Target
-from tlmsearch.tuning.ladder import time_left
 
 CONFIG = {"name": "lad", "arch": "transformer", "alpha": 0.05, "margin": 0.01}
 
@@ -69,9 +68,3 @@ def test_report_renders_tables_plot_and_page():
     page = to_html(s)
     assert "<svg" in page and "paper 440M" in page and "nan" not in page.lower()
     assert "| cosine |" in to_markdown(s)
-
-
-def test_time_left_scales_by_the_measured_flop_rate():
-    assert time_left(0.0, 0.0, 1e12) == ""
-    assert "about 30s left" in time_left(10.0, 1e12, 3e12)
-    assert "about 5.0 min left" in time_left(60.0, 1e12, 5e12)

@@ -134,7 +134,7 @@ def test_check_pack_refuses_in_one_line(bad: object) -> None:
 def test_a_verify_trial_of_tiny_packs_under_auto_at_one_thread() -> None:
     from tlmsearch.configs.base import DataConfig
     from tlmsearch.configs.search import SearchConfig
-    from tlmsearch.tuning.pack_trials import pack_choice
+    from tlmsearch.tuning.pack_runs import pack_choice
 
     cfg = SearchConfig(arch="transformer", preset="tiny", train=TrainConfig(steps=4), data=DataConfig(corpus="pydoc"))
     assert pack_choice(cfg, "auto", 8).sizes == (4, 4)

@@ -55,7 +55,7 @@ def test_compare_takes_pack_and_refuses_a_bad_mode_in_one_line(capsys: pytest.Ca
 def test_compare_refuses_a_bad_mode_before_anything_trains(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from tlmsearch.tuning.compare import compare
 
-    monkeypatch.setattr("tlmsearch.tuning.compare.run_trials", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr("tlmsearch.tuning.compare.run_fixed", lambda *a, **k: pytest.fail("trained"))
     with pytest.raises(ConfigError, match="pack"):
         compare(["uniform", "cosine"], preset="tiny", seeds=2, runs_dir=tmp_path, pack="yes", progress=False)
     assert not list(tmp_path.iterdir())  # no run directory left behind
@@ -78,9 +78,10 @@ def test_the_noise_floor_trains_the_seeds_pack_chooses_as_packs(
         got["packs"] += [configs[i]["seed"] for index, _ in groups for i in index]
         return {}
 
-    def fixed(cfg: SearchConfig, run_dir: Path, root: str, configs: list[dict[str, Any]], kind: str, *a: Any) -> None:
+    def fixed(cfg: SearchConfig, run_dir: Path, root: str, configs: list[dict[str, Any]], kind: str, *a: Any) -> dict:
         assert kind == "noise"
         got["fixed"] += [c["seed"] for c in configs]
+        return {}
 
     monkeypatch.setattr(runner, "run_packs", packs)
     monkeypatch.setattr(runner, "fit_fixed", fixed)
@@ -90,13 +91,39 @@ def test_the_noise_floor_trains_the_seeds_pack_chooses_as_packs(
     assert got == {"packs": packed, "fixed": [s for s in SEEDS if s not in packed]}
 
 
+def test_packed_and_separate_records_come_back_by_their_trials_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`fit_configs` keys every record by its config's "index" (a batch's item order), whether
+    its trial trained in a pack (`run_packs` answers by position) or alone (`fit_fixed`)."""
+    configs = [runner.fixed_config("uniform", s, "verify", 10 + s) for s in SEEDS]  # indices 11..15
+
+    def packs(run_dir: Path, cfg: SearchConfig, configs: list[dict], groups: Any, *a: Any) -> dict:
+        return {i: f"packed seed {configs[i]['seed']}" for index, _ in groups for i in index}
+
+    def fixed(cfg: SearchConfig, run_dir: Path, root: str, configs: list[dict[str, Any]], *a: Any) -> dict:
+        return {c["index"]: f"alone seed {c['seed']}" for c in configs}
+
+    monkeypatch.setattr(runner, "run_packs", packs)
+    monkeypatch.setattr(runner, "fit_fixed", fixed)
+    cfg = tiny(pack="auto", cpus_per_trial=1, max_concurrent=1)  # a pack of 4, the fifth alone (above)
+    got = runner.fit_configs(cfg, tmp_path, str(tmp_path), configs, "verify", progress=False)
+    assert got == {
+        11: "packed seed 1",
+        12: "packed seed 2",
+        13: "packed seed 3",
+        14: "packed seed 4",
+        15: "alone seed 5",
+    }
+
+
 def test_a_study_packs_each_search_and_its_transfer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = tiny_study(tmp_path, pack="on")
     assert {cfg.search_config(a).pack for a in cfg.archs} == {"on"}  # each search's noise floor
     assert tiny_study(tmp_path).search_config("transformer").pack == "off"
     calls: list[tuple[str, str, int]] = []
     monkeypatch.setattr(
-        study_mod, "run_trials", lambda run_dir, c, items, kind, **kw: calls.append((kind, kw["pack"], len(items)))
+        study_mod, "run_fixed", lambda run_dir, c, items, kind, **kw: calls.append((kind, kw["pack"], len(items)))
     )
     study_dir = tmp_path / "st"
     (study_dir / "transformer").mkdir(parents=True)

@@ -1,6 +1,6 @@
 """A packed verification trial's record against the same trial's record through Ray's trainable.
 
-`tuning.pack_trials.train_members` (what a pack's Ray task runs) and `trainable.run_trial` (what
+`tuning.pack_runs.train_members` (what a pack's Ray task runs) and `trainable.run_trial` (what
 a Ray trial runs, here with Tune's reporting stubbed) train the same fixed trials, each given
 the same resolved `TrialSpec`; both records come from `recorder.record_of(spec, outcome)`.
 They have the same fields and the same values: in float64 the losses agree to 1e-10, in
@@ -47,7 +47,7 @@ def configs(cfg: SearchConfig) -> list[dict[str, Any]]:
 
 
 def packed_records(cfg: SearchConfig) -> list[TrialRecord]:
-    from tlmsearch.tuning.pack_trials import train_members
+    from tlmsearch.tuning.pack_runs import train_members
     from tlmsearch.tuning.recorder import record_of
 
     specs = [TrialSpec.from_dict(c[SPEC]) for c in configs(cfg)]
@@ -119,7 +119,7 @@ def test_a_packed_record_equals_the_trial_trained_alone(
 
 
 def test_a_pack_that_fails_fails_every_member_with_its_reason() -> None:
-    from tlmsearch.tuning.pack_trials import train_members
+    from tlmsearch.tuning.pack_runs import train_members
     from tlmsearch.tuning.recorder import record_of
     from tlmsearch.tuning.runner import fixed_config
     from tlmsearch.tuning.specs import spec_of
@@ -134,22 +134,3 @@ def test_a_pack_that_fails_fails_every_member_with_its_reason() -> None:
         assert str(outcome.reason).startswith("ConfigError: pack member 1 differs from member 0 in train.lr")
         record = record_of(spec, outcome, trial_id="x")
         assert record.status == "failed" and record.train["lr"] in (1e-3, 2e-3)  # what it was to train
-
-
-def test_separate_trials_records_are_matched_to_their_items() -> None:
-    """`run_trials` puts `run_fixed`'s records (unwritten ones left out) back at their items' places."""
-    from types import SimpleNamespace
-
-    from tlmsearch.profiles import ProfileSpec
-    from tlmsearch.tuning.fixed import FixedTrial
-    from tlmsearch.tuning.pack_trials import _match
-
-    uniform, cosine = ProfileSpec.parse("uniform"), ProfileSpec.parse(COSINE)
-    items = [FixedTrial(spec=uniform, seed=1), FixedTrial(spec=cosine, seed=1), FixedTrial(spec=uniform, seed=2)]
-    written = [SimpleNamespace(seed=s, profile=uniform.to_dict(), params={}) for s in (1, 2)]
-    got = _match(written, items)  # type: ignore[arg-type]
-    assert got == {0: written[0], 2: written[1]}  # cosine's record was not written
-    # the rate check's runs of one profile and seed differ in rate: matched by it too
-    half, twice = FixedTrial(spec=uniform, seed=1, lr=1e-3), FixedTrial(spec=uniform, seed=1, lr=4e-3)
-    at_twice = SimpleNamespace(seed=1, profile=uniform.to_dict(), params={"lr": 4e-3})
-    assert _match([at_twice], [half, twice]) == {1: at_twice}  # type: ignore[list-item]

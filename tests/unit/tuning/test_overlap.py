@@ -8,8 +8,8 @@ import time
 
 import pytest
 
+from tlmsearch.studies.phases import phase_graph
 from tlmsearch.tuning.overlap import Task, check_graph, ready, run_tasks
-from tlmsearch.tuning.study import phase_graph
 
 
 def test_the_graph_overlaps_a_search_with_the_last_verification() -> None:

@@ -17,7 +17,7 @@ from tlmsearch.analysis.verdicts import verdicts
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.rundir.layout import VERIFY
 from tlmsearch.rundir.records import RecordLog, TrialRecord, read_records
-from tlmsearch.tuning import pack_trials
+from tlmsearch.tuning import rate_check
 from tlmsearch.tuning.fixed import FixedTrial
 from tlmsearch.tuning.rate_check import rate_seeds, rate_source, run_rate_check
 
@@ -41,16 +41,16 @@ def _rec(tid: str, spec: str, seed: int, kind: str, lr: float, **kw: Any) -> dic
 
 
 class FakeFixed:
-    """Stands in for `run_fixed`: records every item as trained, or stops after `stop_after` items."""
+    """Stands in for `fixed.train_items`: records every item as trained, or stops after `stop_after` items."""
 
     def __init__(self, stop_after: int | None = None) -> None:
         self.calls: list[list[FixedTrial]] = []
         self.stop_after = stop_after
 
-    def __call__(self, run_dir: Path, cfg: SearchConfig, items: list[FixedTrial], kind: str, **_: Any) -> list:
+    def __call__(self, run_dir: Path, cfg: SearchConfig, items: list[FixedTrial], kind: str, **_: Any) -> dict:
         assert kind == "ratecheck"
         self.calls.append(list(items))
-        log, new = RecordLog(run_dir), []
+        log, new = RecordLog(run_dir), {}
         for i, item in enumerate(items):
             if self.stop_after is not None and i >= self.stop_after:
                 raise KeyboardInterrupt("interrupted")
@@ -59,7 +59,7 @@ class FakeFixed:
             d = _rec(tid, str(item.spec), item.seed, kind, item.lr, params={"lr": item.lr, "lr_factor": item.lr_factor})
             rec = TrialRecord.from_dict(d)
             log.append(rec)
-            new.append(rec)
+            new[i] = rec
         return new
 
 
@@ -91,7 +91,7 @@ def test_it_trains_half_and_twice_for_cosine_and_the_candidate_and_reuses_the_ba
     run, vs = _run(tmp_path, range(1, 7))
     assert vs[0].better == KNOTS
     fake = FakeFixed()
-    monkeypatch.setattr(pack_trials, "run_fixed", fake)
+    monkeypatch.setattr(rate_check, "train_items", fake)
     (check,) = _check(run, vs, list(range(1, 7)), 4)
     (items,) = fake.calls
     assert sorted((str(i.spec), i.seed, i.lr_factor) for i in items) == sorted(
@@ -118,7 +118,7 @@ def test_an_interrupted_check_resumes_with_only_the_missing_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run, vs = _run(tmp_path, range(1, 3))  # the verification decided on 2 seeds: 2 more at the base rate too
-    monkeypatch.setattr(pack_trials, "run_fixed", FakeFixed(stop_after=5))
+    monkeypatch.setattr(rate_check, "train_items", FakeFixed(stop_after=5))
     with pytest.raises(KeyboardInterrupt):
         _check(run, vs, [1, 2], 3)
     doc = json.loads((run / VERIFY).read_text())["rate_check"]
@@ -126,7 +126,7 @@ def test_an_interrupted_check_resumes_with_only_the_missing_runs(
     done = {(str(r.spec), r.seed, r.params["lr_factor"]) for r in read_records(run) if r.kind == "ratecheck"}
     assert len(done) == 5
     fake = FakeFixed()
-    monkeypatch.setattr(pack_trials, "run_fixed", fake)
+    monkeypatch.setattr(rate_check, "train_items", fake)
     (check,) = _check(run, vs, [1, 2], 3)
     (items,) = fake.calls
     # 2 profiles x 3 rates x 3 seeds, less the 2 x 2 base runs the verification has, less the 5 recorded
