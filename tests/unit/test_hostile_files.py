@@ -21,6 +21,7 @@ from types import FrameType, SimpleNamespace
 
 import pytest
 from analysis_fakes import search_records, write_run
+from covering import covering
 from fs_shapes import dangling, fifo, folder, loop, read_only
 
 from tlmsearch.cli import main
@@ -185,7 +186,9 @@ for _shape in ("loop", "fifo", "dangling", "folder", "below_loop"):
         ]
 
 
-@pytest.mark.parametrize("case", [c[0] for c in PATH_CASES])
+@pytest.mark.parametrize(
+    "case", covering([c[0] for c in PATH_CASES], lambda c: c.rsplit(" ", 1)[0], lambda c: c.rsplit(" ", 1)[1])
+)
 def test_a_hostile_path_is_one_line_naming_it(
     case: str, place: SimpleNamespace, capsys: pytest.CaptureFixture[str], nothing_trains: None, no_hang: None
 ) -> None:
@@ -209,8 +212,10 @@ RUN_FILES: list[tuple[str, str]] = [
 SHAPES = {"loop": loop, "fifo": fifo, "folder": folder, "dangling": dangling}
 
 
-@pytest.mark.parametrize(("name", "shape"), RUN_FILES)
-@pytest.mark.parametrize("command", ["status", "report", "export", "verify", "resume"])
+RUN_FILE_CASES = [(c, n, s) for n, s in RUN_FILES for c in ("status", "report", "export", "verify", "resume")]
+
+
+@pytest.mark.parametrize(("command", "name", "shape"), covering(RUN_FILE_CASES, 0, 1, 2, ids="-".join))
 def test_a_run_file_of_a_hostile_shape_is_named_or_warned_about(
     command: str,
     name: str,
@@ -360,10 +365,16 @@ def test_anything_else_keeps_its_traceback() -> None:
 REFERENCE_STUDY = Path(__file__).resolve().parents[2] / "runs" / "reference" / "study"
 
 
+STUDY_FILE_CASES = [
+    (c, n, s)
+    for c in ("status", "report", "resume")
+    for n in ("study.yaml", "study_state.json")
+    for s in ("folder", "loop", "fifo")
+]
+
+
 @pytest.mark.skipif(not (REFERENCE_STUDY / "study.yaml").is_file(), reason="the reference study is not committed")
-@pytest.mark.parametrize("shape", ["folder", "loop", "fifo"])
-@pytest.mark.parametrize("name", ["study.yaml", "study_state.json"])
-@pytest.mark.parametrize("command", ["status", "report", "resume"])
+@pytest.mark.parametrize(("command", "name", "shape"), covering(STUDY_FILE_CASES, 0, 1, 2, ids="-".join))
 def test_a_study_file_of_a_hostile_shape_is_one_line_naming_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], nothing_trains: None, no_hang: None,
     command: str, name: str, shape: str,

@@ -13,6 +13,7 @@ import typing
 from typing import Any
 
 import pytest
+from covering import covering
 
 from tlmsearch.cli import build_parser
 from tlmsearch.cli.search import _NOT_DERIVED
@@ -94,8 +95,14 @@ def resolve(command: str, argv: list[str]) -> tuple[TrainConfig, DataConfig]:
 FIELDS = [(cls, f) for cls in (TrainConfig, DataConfig) for f in dataclasses.fields(cls)]
 
 
-@pytest.mark.parametrize("command", COMMANDS)
-@pytest.mark.parametrize(("cls", "field"), FIELDS, ids=[f"{c.__name__}.{f.name}" for c, f in FIELDS])
+# each field through every command (in the development loop through one, the commands taking turns)
+FIELD_CASES = [(command, cls, f) for cls, f in FIELDS for command in COMMANDS]
+
+
+@pytest.mark.parametrize(
+    ("command", "cls", "field"),
+    covering(FIELD_CASES, 0, lambda c: (c[1], c[2].name), ids=lambda c: f"{c[1].__name__}.{c[2].name}-{c[0]}"),
+)
 def test_every_field_lands_in_the_config(command: str, cls: type[Config], field: dataclasses.Field[Any]) -> None:
     argv, expected = sample(cls, field)
     train, data = resolve(command, argv)
