@@ -101,14 +101,12 @@ def run_packs(
     configs: Sequence[Mapping[str, Any]],
     groups: list[tuple[list[int], PackChoice]],
     kind: str,
-    address: str | None,
     progress: bool,
     say: Callable[[str], None] | None,
 ) -> dict[int, TrialRecord]:
     """Train `groups` of `configs` (`pack_groups`'s packed groups) as packs, one Ray task each, at
     most as many at once as Ray runs trials; each member's record appended as its pack returns.
-    Returns the records written, by their index in `configs`. Ray must be running (`address`:
-    the cluster it joined, for the caller's messages only)."""
+    Returns the records written, by their index in `configs`. Ray must be running."""
     import ray
 
     from tlmsearch.tuning.recorder import record_of  # lazy: imports ray.tune

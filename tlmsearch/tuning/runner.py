@@ -370,7 +370,7 @@ def fit_configs(
     packed, separate = pack_groups(cfg, configs, cfg.pack) if cfg.pack != "off" else ([], list(range(len(configs))))
     out: dict[int, TrialRecord] = {}
     if packed:
-        found = run_packs(run_dir, cfg, configs, packed, kind, None, progress, say)
+        found = run_packs(run_dir, cfg, configs, packed, kind, progress, say)
         out.update({int(configs[i]["index"]): r for i, r in found.items()})
     if separate:
         out.update(fit_fixed(cfg, run_dir, root, [configs[i] for i in separate], kind, progress, resumable))
