@@ -11,7 +11,7 @@ import pytest
 
 from tlmsearch.cli import main
 from tlmsearch.configs.presets import preset
-from tlmsearch.costs.plan import PlanConfig, plan, slots_for, steps_for
+from tlmsearch.costs.plan import PlanConfig, format_plan, plan, slots_for, steps_for
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import count_params, flops_per_token
 
@@ -93,6 +93,31 @@ def test_warnings() -> None:
     assert any("one device per trial" in w for w in plan(PlanConfig(gpus_per_trial=2)).warnings)
 
 
+def test_a_small_model_is_priced_by_its_steps_not_its_flops() -> None:
+    """A 0.1 M-parameter model's FLOPs take microseconds a step; the floor of `step_ms` a step
+    (kernel launches) prices it, says so, and never prints a bare 0.0 for work that costs."""
+    cfg = PlanConfig(
+        preset="cpu-xs", model={"n_layers": 2}, trials=0, verify_profiles=4, seeds=219, verify_steps=1124,
+        gpu="h200", gpus=1, gpus_per_trial=0.25,
+    )  # fmt: skip
+    p = plan(cfg)
+    (verify,) = p.archs[0].phases
+    assert verify.step_bound and verify.flops_per_run / p.sustained_flops < 1124 * 0.010 / 100
+    assert verify.gpu_hours_per_run == pytest.approx(1124 * 0.010 / 3600)
+    assert verify.run_hours == pytest.approx(1124 * 0.010 / 0.25 / 3600)  # time-sliced: a quarter of the GPU
+    assert verify.gpu_hours == pytest.approx(876 * 1124 * 0.010 / 3600)
+    assert any("step-ms" in w and "verify" in w for w in p.warnings)
+    text = format_plan(p)
+    assert "(step-bound)" in text and "2.7 GPU-h" in text and "0.0 GPU" not in text
+    flops_only = plan(cfg.replace(step_ms=0.0))
+    assert not flops_only.archs[0].phases[0].step_bound and not flops_only.warnings
+    assert flops_only.gpu_hours == pytest.approx(flops_only.flops / p.sustained_flops / 3600)
+    assert "GPU-s" in format_plan(flops_only)  # seconds, not "0.0 GPU-h"
+    big = plan(PlanConfig(preset="170m", trials=4, steps=100))  # FLOPs bind: 32 ms a step at the default batch
+    assert not any(ph.step_bound for ph in big.archs[0].phases)
+    assert big.gpu_hours == pytest.approx(big.flops / big.sustained_flops / 3600)
+
+
 @pytest.mark.parametrize(
     ("changes", "needle"),
     [
@@ -105,6 +130,7 @@ def test_warnings() -> None:
         ({"trials": 0, "verify_profiles": 0}, "runs nothing"),
         ({"model": {"n_experts": 4}}, "model override='n_experts' is not allowed"),
         ({"steps": 0}, "steps=0 must be > 0"),
+        ({"step_ms": -1.0}, "step_ms=-1.0 must be >= 0"),
     ],
 )
 def test_bad_config(changes: dict, needle: str) -> None:

@@ -80,6 +80,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     _ladder_flags(pl, training=True)
     pl.add_argument("--gpu", default="h100-sxm", help="GPU model for GPU-hours (default h100-sxm)")
     pl.add_argument("--mfu", type=float, default=0.4, help="share of the GPU's dense BF16 peak (default 0.4)")
+    pl.add_argument(
+        "--step-ms", type=float, default=10.0,
+        help="GPU milliseconds a step costs at least: kernel launches bound small models (default 10, measured "
+        "on an H200 at cpu-s; 0 = FLOPs only)",
+    )  # fmt: skip
     pl.add_argument("--cpu-flops", type=float, default=0.0, help="sustained FLOP/s of the CPUs, for CPU-hours")
     pl.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -148,7 +153,9 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "plan":
         from tlmsearch.ladders.plan import format_ladder_plan, plan_ladder
 
-        p = plan_ladder(build_config(args), gpu=args.gpu, mfu=args.mfu, cpu_flops=args.cpu_flops)
+        p = plan_ladder(
+            build_config(args), gpu=args.gpu, mfu=args.mfu, cpu_flops=args.cpu_flops, step_ms=args.step_ms
+        )
         print(json.dumps(p, indent=2) if args.json else format_ladder_plan(p))
         return 0
     if args.action in ("status", "report"):

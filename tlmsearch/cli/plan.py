@@ -14,8 +14,9 @@ DESCRIPTION = """\
 Cost a study at paper scale before launching it: a search of --trials trials of --steps steps,
 then a verification that re-trains --verify-profiles profiles with --seeds seeds each. FLOPs
 per token are the analytic ones of the model (forward + backward); GPU time is FLOPs over the
-GPU's dense BF16 peak times --mfu; wall time counts waves of trials on --gpus GPUs, packed
---gpus-per-trial to a trial (0.25 = four trials per GPU). Search trials are costed at full
+GPU's dense BF16 peak times --mfu, and at least --step-ms a step (small models are bound by
+kernel launches, not FLOPs: such phases are marked step-bound); wall time counts waves of trials
+on --gpus GPUs, packed --gpus-per-trial to a trial (0.25 = four trials per GPU). Search trials are costed at full
 length (an upper bound: ASHA stops most early); start-up and data loading are not counted.
 The FLOPs are the budget's uniform model's: every MLP profile of a budget trains at exactly
 them, and so does a joint architecture held at equal FLOPs (hold=flops in a joint profile,
@@ -33,7 +34,7 @@ examples:
 _SHAPE = {"d_model": "d_model", "layers": "n_layers", "heads": "n_heads", "seq_len": "seq_len", "vocab": "vocab_size"}
 # PlanConfig fields by help group (every other field with a flag goes to "study")
 _MODEL_FIELDS = ("preset", "base_width")
-_HARDWARE_FIELDS = ("gpu", "mfu", "gpus", "gpus_per_trial")
+_HARDWARE_FIELDS = ("gpu", "mfu", "gpus", "gpus_per_trial", "step_ms")
 _COUNTS = ("steps", "tokens", "verify_steps", "verify_tokens")  # whole numbers, also written 30e9
 _OWN_FLAGS = ("archs", "model", "tie_embeddings")  # given as --arch a,b, the shape flags and --untied
 

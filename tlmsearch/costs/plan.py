@@ -23,6 +23,16 @@ equally long, and the last wave may leave slots idle (`packing` is the used shar
 trials are costed at full length: ASHA stops most of them early, so the search phase is an
 upper bound. Start-up, data loading, checkpointing and compilation are not counted.
 
+A step costs at least `step_ms` milliseconds of a whole GPU: a small model is bound by kernel
+launches and the optimizer's per-tensor work, not by its FLOPs (a 0.1 M-parameter model's step
+is a few microseconds of matrix products at 40 % MFU), so a run's GPU time is the larger of its
+FLOP time and `steps * step_ms`. Packed trials time-slice the GPU, so a trial on a fraction `g`
+of it takes `step_ms / g` per step. The default, 10 ms, is the one GPU measurement the project
+has (bench/README.md, section 9): on an H200, 18 verification runs of 300 steps at the `cpu-s`
+shape, 16 trials per GPU in float32, took 53 s of the GPU, 9.8 ms a step with start-up and
+evaluations included. It binds only for small models: a `170m` step at the default batch is
+tens of milliseconds of FLOPs. `step_ms=0` counts FLOPs only.
+
 Memory: `static_gb` is the trial's weights, gradients and AdamW moments at 16 bytes per
 parameter (fp32 master weights under bf16 autocast); activations come on top and depend on the
 micro-batch, so a plan only warns when the static memory alone exceeds the trial's share of the
@@ -62,6 +72,7 @@ from tlmsearch.errors import ConfigError
 
 BYTES_PER_PARAM_STATIC = 16  # fp32 weights + fp32 gradients + two fp32 AdamW moments
 EVAL_FLOPS_SHARE = 1.0 / 3.0  # a forward pass is ~1/3 of a training step's FLOPs per token
+STEP_FLOOR_MS = 10.0  # GPU time a step costs at least (measured once on an H200, see the module docstring)
 
 
 class GPU(NamedTuple):
@@ -114,6 +125,11 @@ class PlanConfig(Config):
     mfu: float = option(0.4, "share of the dense BF16 peak a trial sustains")
     gpus: int = option(8, "GPUs in the cluster")
     gpus_per_trial: float = option(1.0, "GPUs per trial; 0.25 packs four trials per GPU; above 1 a whole number")
+    step_ms: float = option(
+        STEP_FLOOR_MS,
+        "GPU milliseconds a step costs at least (kernel launches bound small models; 10 = measured on an H200 "
+        "at cpu-s, 16 trials per GPU); 0 = FLOPs only",
+    )
 
     def __post_init__(self) -> None:
         preset(self.preset)  # a ConfigError naming the presets
@@ -139,6 +155,7 @@ class PlanConfig(Config):
         if not 0 < self.mfu <= 1:
             raise ConfigError(f"mfu={self.mfu!r} must lie in (0, 1] (a share of the GPU's peak, e.g. 0.4)")
         check_positive("gpus_per_trial", self.gpus_per_trial)
+        check_positive("step_ms", self.step_ms, allow_zero=True)
         if self.gpus_per_trial > 1 and not float(self.gpus_per_trial).is_integer():
             raise ConfigError(
                 f"gpus_per_trial={self.gpus_per_trial:g}: above 1 it must be a whole number "
@@ -159,6 +176,7 @@ class Phase(NamedTuple):
     tokens_per_run: int  # training tokens per run
     flops_per_run: float  # training + evaluation FLOPs per run
     gpu_hours_per_run: float
+    step_bound: bool  # the step floor (`step_ms`), not the FLOPs, sets the run's GPU time
     run_hours: float  # wall hours of one run on its share of GPUs
     waves: int  # rounds of `slots` runs at once
     wall_hours: float
@@ -231,7 +249,8 @@ def _phase(cfg: PlanConfig, name: str, runs: int, steps: int, seq_len: int, fpt:
     evals = steps // cfg.eval_interval + (steps % cfg.eval_interval != 0)  # every interval and the last step
     eval_tokens = evals * cfg.eval_windows * seq_len
     flops_per_run = tokens_per_run * fpt + eval_tokens * fpt * EVAL_FLOPS_SHARE
-    gpu_seconds = flops_per_run / (GPUS[cfg.gpu].bf16_dense_flops * cfg.mfu)
+    flop_seconds = flops_per_run / (GPUS[cfg.gpu].bf16_dense_flops * cfg.mfu)
+    gpu_seconds = max(flop_seconds, steps * cfg.step_ms / 1000.0)
     run_hours = gpu_seconds / cfg.gpus_per_trial / 3600.0
     waves = -(-runs // slots)
     return Phase(
@@ -241,6 +260,7 @@ def _phase(cfg: PlanConfig, name: str, runs: int, steps: int, seq_len: int, fpt:
         tokens_per_run=tokens_per_run,
         flops_per_run=flops_per_run,
         gpu_hours_per_run=gpu_seconds / 3600.0,
+        step_bound=gpu_seconds > flop_seconds,
         run_hours=run_hours,
         waves=waves,
         wall_hours=waves * run_hours,
@@ -282,6 +302,12 @@ def plan(cfg: PlanConfig) -> Plan:
             warnings.append(
                 f"{arch}: weights, gradients and AdamW moments alone need {static_gb:.1f} GB, more than the "
                 f"{share:.0f} GB a trial gets with gpus_per_trial={cfg.gpus_per_trial:g} on {gpu.name}"
+            )
+        if bound := [ph.name for ph in phases if ph.step_bound]:
+            warnings.append(
+                f"{arch}: a step's FLOPs take less than the {cfg.step_ms:g} ms a step costs on a GPU at least "
+                f"(--step-ms), so the {' and '.join(bound)} GPU time is counted from steps, not FLOPs: the model is "
+                "too small to keep the GPU's tensor cores busy"
             )
         arch_plans.append(
             ArchPlan(
@@ -328,7 +354,16 @@ def _si(x: float, unit: str = "") -> str:
 
 
 def _hours(h: float) -> str:
+    if h < 1:
+        return f"{h * 60:.2g} min"
     return f"{h:,.1f} h" if h < 48 else f"{h:,.0f} h ({h / 24:,.1f} days)"
+
+
+def _gpu_hours(h: float) -> str:
+    """GPU-hours with the digits a small figure needs (never a bare 0.0 for work that costs)."""
+    if h < 0.1:
+        return f"{h * 3600:.3g} GPU-s" if h < 1 / 60 else f"{h * 60:.3g} GPU-min"
+    return f"{h:,.1f} GPU-h" if h < 1000 else f"{h:,.0f} GPU-h"
 
 
 def format_plan(p: Plan) -> str:
@@ -339,8 +374,8 @@ def format_plan(p: Plan) -> str:
         f"seq {s['seq_len']}, vocab {s['vocab_size']}, MLP width {s['base_width']} per layer (budget)",
         f"{p.tokens_per_step:,} tokens per step (batch {c.batch_size} x accum {c.grad_accum} x seq {s['seq_len']})",
         f"{p.gpu.name}: {_si(p.gpu.bf16_dense_flops, 'FLOP/s')} dense BF16 peak, at MFU {c.mfu:.0%} "
-        f"{_si(p.sustained_flops, 'FLOP/s')}; {c.gpus} GPUs, {c.gpus_per_trial:g} GPU per trial -> "
-        f"{p.slots} trials at once",
+        f"{_si(p.sustained_flops, 'FLOP/s')}, at least {c.step_ms:g} ms a step; {c.gpus} GPUs, "
+        f"{c.gpus_per_trial:g} GPU per trial -> {p.slots} trials at once",
     ]
     for a in p.archs:
         lines.append("")
@@ -352,18 +387,19 @@ def format_plan(p: Plan) -> str:
         for ph in a.phases:
             lines.append(
                 f"  {ph.name:<7} {ph.runs:>4} runs x {ph.steps:,} steps = {_si(ph.tokens_per_run)} tokens, "
-                f"{_si(ph.flops_per_run, 'FLOP')}, {ph.gpu_hours_per_run:,.2f} GPU-h per run; "
+                f"{_si(ph.flops_per_run, 'FLOP')}, {_gpu_hours(ph.gpu_hours_per_run)} per run"
+                f"{' (step-bound)' if ph.step_bound else ''}; "
                 f"{ph.waves} wave{'s' if ph.waves != 1 else ''} of {_hours(ph.run_hours)} -> "
                 f"{_hours(ph.wall_hours)} wall, "
-                f"{ph.gpu_hours:,.1f} GPU-h"
+                f"{_gpu_hours(ph.gpu_hours)}"
             )
         lines.append(
-            f"  total   {_si(a.tokens)} tokens, {_si(a.flops, 'FLOP')}, {a.gpu_hours:,.1f} GPU-h, "
+            f"  total   {_si(a.tokens)} tokens, {_si(a.flops, 'FLOP')}, {_gpu_hours(a.gpu_hours)}, "
             f"{_hours(a.wall_hours)} wall"
         )
     lines.append("")
     lines.append(
-        f"study: {_si(p.tokens)} tokens, {_si(p.flops, 'FLOP')}, {p.gpu_hours:,.1f} GPU-hours, "
+        f"study: {_si(p.tokens)} tokens, {_si(p.flops, 'FLOP')}, {_gpu_hours(p.gpu_hours)}, "
         f"{_hours(p.wall_hours)} wall on {c.gpus} x {c.gpu} (slots used {p.packing:.0%})"
     )
     lines.extend(f"warning: {w}" for w in p.warnings)

@@ -8,7 +8,9 @@ Per point: the learning-rate calibration's runs (its grid of rates on uniform, e
 its own model's FLOPs (a joint architecture held at equal parameters moves them), the
 calibration's and the point's uniform runs at uniform's. FLOPs are those of
 `configs.counts` (matrix products, forward + backward); evaluation, start-up and data loading
-are not counted, so real time is longer.
+are not counted, so real time is longer. A run's GPU time is at least `step_ms` per step (a
+small model is bound by kernel launches, not FLOPs; `costs.plan` says where the default comes
+from), so the GPU-hours of a point are the larger of its FLOP time and its steps' floor.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 from tlmsearch.configs.counts import flops_per_token
 from tlmsearch.configs.lr_calibration import grid
 from tlmsearch.configs.resolve import trial_shape
-from tlmsearch.costs.plan import GPUS
+from tlmsearch.costs.plan import GPUS, STEP_FLOOR_MS
 from tlmsearch.errors import ConfigError
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.points import point_size
@@ -103,7 +105,12 @@ def _flops_per_token(point_cfg: Any, point: str, text: str) -> float:
 
 
 def plan_ladder(
-    cfg: LadderConfig, *, gpu: str = "h100-sxm", mfu: float = 0.4, cpu_flops: float = 0.0
+    cfg: LadderConfig,
+    *,
+    gpu: str = "h100-sxm",
+    mfu: float = 0.4,
+    cpu_flops: float = 0.0,
+    step_ms: float = STEP_FLOOR_MS,
 ) -> dict[str, Any]:
     """The ladder's price as plain data (what `tlmsearch ladder plan --json` prints)."""
     if gpu not in GPUS:
@@ -112,9 +119,17 @@ def plan_ladder(
         raise ConfigError(f"mfu={mfu} must lie in (0, 1]")
     if cpu_flops < 0:
         raise ConfigError(f"cpu_flops={cpu_flops} must be >= 0 (0: no CPU-hours)")
+    if not 0.0 <= step_ms < float("inf"):
+        raise ConfigError(f"step_ms={step_ms} must be a finite number >= 0 (0: FLOPs only)")
     costs = ladder_costs(cfg)
     peak = GPUS[gpu].bf16_dense_flops * mfu
+
+    def gpu_seconds(c: PointCost, runs: int, flops: float) -> float:
+        return max(flops / peak, runs * c.steps * step_ms / 1000.0)
+
     low, high = sum(c.flops_low for c in costs), sum(c.flops_high for c in costs)
+    gpu_low = sum(gpu_seconds(c, c.runs_low, c.flops_low) for c in costs) / 3600
+    gpu_high = sum(gpu_seconds(c, c.runs_high, c.flops_high) for c in costs) / 3600
     computes = [c.compute for c in costs]
     return {
         "points": [
@@ -126,6 +141,7 @@ def plan_ladder(
                 "flops_per_run": c.compute,
                 "runs": [c.runs_low, c.runs_high],
                 "flops": [c.flops_low, c.flops_high],
+                "step_bound": c.flops_high / peak < c.runs_high * c.steps * step_ms / 1000.0,
             }
             for c in costs
         ],
@@ -135,7 +151,8 @@ def plan_ladder(
         "flops": [low, high],
         "gpu": gpu,
         "mfu": mfu,
-        "gpu_hours": [low / peak / 3600, high / peak / 3600],
+        "step_ms": step_ms,
+        "gpu_hours": [gpu_low, gpu_high],
         "cpu_flops": cpu_flops or None,
         "cpu_hours": [low / cpu_flops / 3600, high / cpu_flops / 3600] if cpu_flops else None,
     }
@@ -154,10 +171,12 @@ def format_ladder_plan(p: dict[str, Any]) -> str:
         lines.append(
             f"  {q['point']:<28} {q['non_embedding']:>14,} params  {q['tokens_per_param']:>6g} tok/param  "
             f"{q['steps']:>9,} steps  {q['flops_per_run']:.3g} FLOPs a run  x {span(q['runs'], 'd')} runs"
+            + ("  (step-bound)" if q["step_bound"] else "")
         )
     lines.append(
         f"total {span(p['flops'], '.3g')} FLOPs (matrix products; evaluation and start-up not counted): "
-        f"{span(p['gpu_hours'], '.3g')} GPU-hours on {p['gpu']} at MFU {p['mfu']:g}"
+        f"{span(p['gpu_hours'], '.3g')} GPU-hours on {p['gpu']} at MFU {p['mfu']:g} and at least "
+        f"{p['step_ms']:g} ms a step"
         + (f"; {span(p['cpu_hours'], '.3g')} CPU-hours at {p['cpu_flops']:.3g} FLOP/s" if p["cpu_hours"] else "")
     )
     return "\n".join(lines)

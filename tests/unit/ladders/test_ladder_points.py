@@ -100,6 +100,21 @@ def test_plan_counts_runs_and_flops():
     assert planned["points"][0]["runs"][0] < planned["points"][0]["runs"][1]
     with pytest.raises(ConfigError, match="gpu='tpu'"):
         plan_ladder(cfg, gpu="tpu")
+    with pytest.raises(ConfigError, match="step_ms=-1"):
+        plan_ladder(cfg, step_ms=-1.0)
+
+
+def test_plan_prices_small_points_by_their_steps():
+    """Tiny points are bound by a step's launches, not its FLOPs: at least `step_ms` a step."""
+    cfg = LadderConfig(points=("tiny@5", "cpu-xs@20"), seeds=3, lr_calibration="off")
+    costs = ladder_costs(cfg)
+    floor = plan_ladder(cfg, step_ms=10.0)
+    steps_s = sum(c.runs_low * c.steps * 0.010 for c in costs)
+    assert floor["gpu_hours"][0] == pytest.approx(steps_s / 3600)
+    assert all(q["step_bound"] for q in floor["points"])
+    flops_only = plan_ladder(cfg, step_ms=0.0)
+    assert flops_only["gpu_hours"][0] == pytest.approx(flops_only["flops"][0] / (989.5e12 * 0.4) / 3600)
+    assert not any(q["step_bound"] for q in flops_only["points"])
 
 
 def test_plan_prices_each_joint_profile_at_its_own_flops_and_refuses_one_a_point_cannot_build():
