@@ -153,9 +153,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "plan":
         from tlmsearch.ladders.plan import format_ladder_plan, plan_ladder
 
-        p = plan_ladder(
-            build_config(args), gpu=args.gpu, mfu=args.mfu, cpu_flops=args.cpu_flops, step_ms=args.step_ms
-        )
+        p = plan_ladder(build_config(args), gpu=args.gpu, mfu=args.mfu, cpu_flops=args.cpu_flops, step_ms=args.step_ms)
         print(json.dumps(p, indent=2) if args.json else format_ladder_plan(p))
         return 0
     if args.action in ("status", "report"):
