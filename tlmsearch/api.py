@@ -20,7 +20,8 @@ from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.configs.compare import CompareOptions
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.study import StudyConfig
-from tlmsearch.errors import UserError
+from tlmsearch.costs.deciding import Deciding, deciding
+from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.export.schedule import Export, export_run
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.report import write_ladder_report
@@ -75,6 +76,26 @@ class Study(rundir.Study):
         margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
         plan = read_verify(self.run_dir)
         return run_verdicts(self.records, plan, margin=margin, alpha=alpha, arch=self.config.arch, method=method)
+
+    def deciding_plan(self, seeds: int | None = None, **hardware: Any) -> Deciding:
+        """What re-running this run's verification with the seeds its verdict asks for (or
+        `seeds`) would cost on GPUs: `tlmsearch.plan(study.deciding_plan(gpu="h200").config)`;
+        `hardware` are the plan's gpu, mfu, gpus, gpus_per_trial and step_ms
+        (`tlmsearch.costs.deciding`). One line when the run has no finished verification."""
+        where = str(self.run_dir)
+        vs = self.verdicts()
+        runs = [r for r in self.records if r.kind in ("verify", "compare") and r.full_fidelity and r.model]
+        if not vs or not runs:
+            raise ConfigError(
+                f"{where}: no finished verification (or comparison) to price: run `tlmsearch verify {where}` "
+                "first, or price a study of your own with the shape flags"
+            )
+        models = [m for r in runs if (m := r.model_config) is not None]
+        last = runs[-1]
+        return deciding(
+            where, vs[0], models, last.train, last.max_steps,
+            preset_name=self.config.preset, base_width=last.base_width, seeds=seeds, **hardware,
+        )  # fmt: skip
 
     def report(self, out_dir: str | Path | None = None, **kwargs: Any) -> dict[str, Path]:
         """Write report.html, summary.md, summary.json (`tlmsearch.report.run.write_report`)."""

@@ -23,7 +23,12 @@ them, and so does a joint architecture held at equal FLOPs (hold=flops in a join
 `search --space joint_flops`); one held at equal parameters (the default) moves its FLOPs with
 its heads and block widths (attention FLOPs grow with the sequence length).
 
+With --run RUN_DIR the plan prices deciding that run instead: its verification again, with its
+model shape, batch and steps, at the seeds its verdict says would decide it (or --seeds N);
+only --seeds and the hardware flags may be given beside it.
+
 examples:
+  tlmsearch plan --run runs/my-search --gpu h200 --gpus 1 --gpus-per-trial 0.25
   tlmsearch plan --preset 170m --trials 64 --steps 2000 --gpus 8 --gpus-per-trial 0.25
   tlmsearch plan --preset 340m --layers 32 --trials 0 --verify-profiles 5 --seeds 3 \\
       --verify-tokens 30e9 --batch-size 64 --grad-accum 8 --gpu h100-sxm --gpus 64
@@ -78,7 +83,35 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_config_arguments(g, PlanConfig, section="plan", skip=[f for f in fields if f not in study], types=counts)
     g = p.add_argument_group("hardware")
     add_config_arguments(g, PlanConfig, section="plan", skip=[f for f in fields if f not in _HARDWARE_FIELDS])
+    p.add_argument(
+        "--run", metavar="RUN_DIR",
+        help="price deciding this search run's verification (a study's architecture folder too): its shape, "
+        "batch and steps, at the seeds its verdict asks for",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def deciding_from_args(args: argparse.Namespace) -> Any:
+    """The `Deciding` of `--run`: the run sets shape, lengths and profiles; the flags give
+    only the seeds and the hardware."""
+    from tlmsearch.api import load
+    from tlmsearch.cli._config_args import config_overrides
+    from tlmsearch.costs.deciding import HARDWARE_FIELDS
+    from tlmsearch.errors import ConfigError
+    from tlmsearch.studies.files import is_study
+
+    fields: dict[str, Any] = config_overrides(args, "plan")
+    shape = [k for k in _SHAPE if getattr(args, k) is not None]
+    given = [f for f in fields if f not in (*HARDWARE_FIELDS, "seeds")] + shape
+    given += ["arch"] * (args.arch is not None) + ["untied"] * args.untied
+    if given:
+        flags = ", ".join("--" + f.replace("_", "-") for f in given)
+        raise ConfigError(f"--run takes the shape, lengths and profiles from the run; give only --seeds and the "
+                          f"hardware flags beside it, not {flags}")  # fmt: skip
+    if is_study(args.run):
+        raise ConfigError(f"--run {args.run} is a study: name one architecture's folder, e.g. {args.run}/transformer")
+    seeds = fields.pop("seeds", None)
+    return load(args.run).deciding_plan(seeds, **fields)
 
 
 def config_from_args(args: argparse.Namespace) -> PlanConfig:
@@ -109,6 +142,14 @@ def config_from_args(args: argparse.Namespace) -> PlanConfig:
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.costs.plan import format_plan, plan
 
+    if args.run:
+        deciding = deciding_from_args(args)
+        result = plan(deciding.config)
+        if args.json:
+            print(json.dumps({**result.to_dict(), "deciding": deciding.line}, indent=2))
+        else:
+            print(deciding.line + "\n" + format_plan(result))
+        return 0
     result = plan(config_from_args(args))
     print(json.dumps(result.to_dict(), indent=2) if args.json else format_plan(result))
     return 0
