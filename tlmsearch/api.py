@@ -90,8 +90,14 @@ class Study(rundir.Study):
                 f"{where}: no finished verification (or comparison) to price: run `tlmsearch verify {where}` "
                 "first, or price a study of your own with the shape flags"
             )
-        models = [m for r in runs if (m := r.model_config) is not None]
         last = runs[-1]
+        if len(vs) > 1:  # a budget sweep: one verdict per budget, each its own price
+            raise ConfigError(
+                f"{where}: {len(vs)} verdicts, one per budget of a sweep; price one budget with the shape flags: "
+                f"tlmsearch plan --preset {self.config.preset} --base-width W --trials 0 "
+                f"--verify-profiles {vs[0].n_profiles} --seeds N --verify-steps {last.max_steps}"
+            )
+        models = [m for r in runs if (m := r.model_config) is not None]
         return deciding(
             where, vs[0], models, last.train, last.max_steps,
             preset_name=self.config.preset, base_width=last.base_width, seeds=seeds, **hardware,

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 import tlmsearch
-from tests.helpers.analysis_fakes import search_records, verify_records, write_run
+from tests.helpers.analysis_fakes import record, search_records, verify_records, write_run
 from tlmsearch.cli import main
 from tlmsearch.configs.counts import flops_per_token
 from tlmsearch.costs.plan import plan
 from tlmsearch.errors import ConfigError
+from tlmsearch.profiles import Budget
 
 
 def _run(tmp_path: Path, name: str, **verify: object) -> tlmsearch.Study:
@@ -45,6 +46,16 @@ def test_a_decided_run_is_priced_at_the_seeds_it_took_and_seeds_override(tmp_pat
     assert d.seeds == verdict.n_seeds == 5 and "the seeds it took" in d.line
     asked = study.deciding_plan(seeds=40)
     assert asked.config.seeds == 40 and "as asked" in asked.line
+    wider = Budget(n_layers=4, base_width=96, multiple_of=8)
+    other = [
+        record(f"w-{p}-{s}", p, 2.2 + 0.01 * s, kind="verify", seed=s, budget=wider)
+        for p in ("uniform", "cosine")
+        for s in range(3)
+    ]
+    sweep = tlmsearch.load(write_run(tmp_path / "sweep", search_records() + verify_records(seeds=5) + other))
+    assert len(sweep.verdicts()) == 2
+    with pytest.raises(ConfigError, match="2 verdicts, one per budget of a sweep; price one budget"):
+        sweep.deciding_plan()
     with pytest.raises(ConfigError, match="preset: not a hardware setting"):
         study.deciding_plan(preset="170m")
 
