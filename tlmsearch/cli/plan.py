@@ -15,9 +15,10 @@ Cost a study at paper scale before launching it: a search of --trials trials of 
 then a verification that re-trains --verify-profiles profiles with --seeds seeds each. FLOPs
 per token are the analytic ones of the model (forward + backward); GPU time is FLOPs over the
 GPU's dense BF16 peak times --mfu, and at least --step-ms a step (small models are bound by
-kernel launches, not FLOPs: such phases are marked step-bound); wall time counts waves of trials
-on --gpus GPUs, packed --gpus-per-trial to a trial (0.25 = four trials per GPU). Search trials are costed at full
-length (an upper bound: ASHA stops most early); start-up and data loading are not counted.
+kernel launches, not FLOPs: such phases are marked step-bound); wall time counts waves of
+trials on --gpus GPUs, packed --gpus-per-trial to a trial (0.25 = four trials per GPU). Search
+trials are costed at full length (an upper bound: ASHA stops most early); start-up and data
+loading are not counted.
 The FLOPs are the budget's uniform model's: every MLP profile of a budget trains at exactly
 them, and so does a joint architecture held at equal FLOPs (hold=flops in a joint profile,
 `search --space joint_flops`); one held at equal parameters (the default) moves its FLOPs with
