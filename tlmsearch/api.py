@@ -35,6 +35,7 @@ from tlmsearch.tuning import study as study_runner
 from tlmsearch.tuning.compare import CompareResult
 from tlmsearch.tuning.compare import compare as train_and_compare
 from tlmsearch.tuning.ladder import run_ladder, start_ladder
+from tlmsearch.tuning.resume_resources import change_resources
 from tlmsearch.tuning.verify import VerifyResult
 from tlmsearch.tuning.verify import verify as _verify
 
@@ -146,9 +147,22 @@ def search(cfg: SearchConfig | Mapping[str, Any], *, address: str | None = None,
     return _with_verbs(runner.search(cfg, address=address, progress=progress))
 
 
-def resume(run_dir: str | Path, *, address: str | None = None, progress: bool = True) -> Study:
-    """Continue an interrupted search in `run_dir` without re-running finished trials."""
-    return _with_verbs(runner.resume(_run_dir(run_dir, "resume"), address=address, progress=progress))
+def resume(
+    run_dir: str | Path, *, address: str | None = None, progress: bool = True, **resources: float | None
+) -> Study:
+    """Continue an interrupted search in `run_dir` without re-running finished trials.
+
+    `resources` (`cpus_per_trial`, `gpus_per_trial`, `max_concurrent`; None keeps the run's)
+    change what each trial holds and how many run at once from here on, never what a trial
+    trains (`tlmsearch.tuning.resume_resources`)."""
+    _change_resources(_run_dir(run_dir, "resume"), resources, progress)
+    return _with_verbs(runner.resume(run_dir, address=address, progress=progress))
+
+
+def _change_resources(run_dir: str | Path, resources: Mapping[str, float | None], progress: bool) -> None:
+    for line in change_resources(run_dir, **resources):
+        if progress:
+            print(line, flush=True)
 
 
 def compare(
@@ -194,8 +208,12 @@ def study(
     return _finish_study(study_runner.start_study(cfg, address=address, progress=progress), progress)
 
 
-def resume_study(run_dir: str | Path, *, address: str | None = None, progress: bool = True) -> StudyResult:
-    """Continue an interrupted study without training any finished trial again."""
+def resume_study(
+    run_dir: str | Path, *, address: str | None = None, progress: bool = True, **resources: float | None
+) -> StudyResult:
+    """Continue an interrupted study without training any finished trial again (`resources` as
+    in `resume`: every phase's search takes them)."""
+    _change_resources(run_dir, resources, progress)
     return _finish_study(study_runner.run_phases(run_dir, address=address, progress=progress), progress)
 
 
@@ -231,8 +249,12 @@ def ladder(
     return _finish_ladder(start_ladder(cfg, address=address, progress=progress), progress)
 
 
-def resume_ladder(run_dir: str | Path, *, address: str | None = None, progress: bool = True) -> LadderResult:
-    """Continue an interrupted ladder without training any finished run again."""
+def resume_ladder(
+    run_dir: str | Path, *, address: str | None = None, progress: bool = True, **resources: float | None
+) -> LadderResult:
+    """Continue an interrupted ladder without training any finished run again (`resources`:
+    `cpus_per_trial`, `gpus_per_trial`, as in `resume`)."""
+    _change_resources(_run_dir(run_dir, "resume_ladder"), resources, progress)
     return _finish_ladder(run_ladder(_run_dir(run_dir, "resume_ladder"), address=address, progress=progress), progress)
 
 

@@ -2,10 +2,11 @@
 
 Every trial must end up recorded exactly once. Tune's state and the checkpoints lie in a separate
 trial storage (`--storage file://...`) and the run directory is moved before the resume, which
-finds them through `locations.json`. The same stop without a separate storage is
-integration/test_resume_kill.py's SIGTERM case (the driver turns a SIGTERM into the SIGINT
-stop); a SIGKILL right after the first record is its first-record kill point, resumed by its
-copied/moved case with the same checks. Starts its own local Ray in the subprocesses (slow).
+finds them through `locations.json`; it takes 2 CPUs a trial from then on (`--cpus-per-trial`).
+The same stop without a separate storage is integration/test_resume_kill.py's SIGTERM case (the
+driver turns a SIGTERM into the SIGINT stop); a SIGKILL right after the first record is its
+first-record kill point, resumed by its copied/moved case with the same checks. Starts its own
+local Ray in the subprocesses (slow).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def test_stopped_search_resumes_after_its_run_directory_moved(tmp_path: Path) ->
     run = run.rename(tmp_path / "moved")
 
     done = subprocess.run(
-        [sys.executable, "-m", "tlmsearch", "resume", str(run), "--quiet", "--json"],
+        [sys.executable, "-m", "tlmsearch", "resume", str(run), "--quiet", "--json", "--cpus-per-trial", "2"],
         env=env, capture_output=True, timeout=400,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr.decode()[-3000:]
@@ -58,6 +59,9 @@ def test_stopped_search_resumes_after_its_run_directory_moved(tmp_path: Path) ->
     ids = [r["trial_id"] for r in records]
     assert len(records) == 7 and len(set(ids)) == 7
     assert ids[: len(before)] == [r["trial_id"] for r in before]  # finished trials kept, never rewritten
+    # resumed with 2 CPUs a trial (one at a time on two cores), still trained with the 1 thread of before
+    assert {r["resources"].get("CPU") for r in records[len(before) :]} == {2.0}
+    assert {r["train"]["threads"] for r in records} == {1}
     assert sorted(r["baseline"] for r in records if r["kind"] == "baseline") == sorted(
         ["uniform", "cosine:start=1.5,end=0.5", "linear:start=1.5,end=0.5", "cosine:start=0.5,end=1.5"]
     )

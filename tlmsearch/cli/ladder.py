@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from tlmsearch.cli._config_args import add_config_arguments, config_overrides, parse_pairs, training_overrides
+from tlmsearch.cli._resource_flags import add_resource_flags, resources
 from tlmsearch.errors import UserError
 from tlmsearch.ladders.config import LadderConfig, ladder_train
 
@@ -67,6 +68,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     res.add_argument("ladder_dir", metavar="LADDER_DIR")
     res.add_argument("--address", help="join this Ray cluster ('auto' or host:port)")
     res.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_resource_flags(res, ladder=True)
     for name, text in (("status", "each point's phases and verdict"), ("report", "write the ladder's report")):
         q = sub.add_parser(name, help=text)
         q.add_argument("ladder_dir", metavar="LADDER_DIR")
@@ -184,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
         from tlmsearch.ladders.files import load_config
 
         load_config(args.ladder_dir)
-        result = resume_ladder(args.ladder_dir, address=args.address, progress=not args.quiet)
+        result = resume_ladder(args.ladder_dir, address=args.address, progress=not args.quiet, **resources(args))
     else:
         result = ladder(build_config(args), address=args.address, progress=not args.quiet)
     print(result.summary["conclusion"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from tlmsearch.cli._resource_flags import add_resource_flags, resources
 from tlmsearch.cli.status import exit_status, print_status
 
 HELP = "continue an interrupted search, study or ladder (Ctrl-C, crash) without re-running finished trials"
@@ -18,6 +19,11 @@ trial.
 examples:
   tlmsearch resume runs/transformer-knots-tpe-20260101-120000
   tlmsearch resume runs/big --address auto
+  tlmsearch resume runs/big --cpus-per-trial 1 --max-concurrent 8   # more trials at once from here on
+
+--cpus-per-trial, --gpus-per-trial and --max-concurrent change the run's resources from here on
+(written into its configs, a line each): what a trial holds and how many run at once, never
+what it trains, so the records stay one experiment. A run does not move between CPUs and GPUs.
 
 A damaged run directory is repaired where it safely can be (a record or journal line cut by a
 crash is removed and kept aside; an Optuna journal that cannot be read is written anew from
@@ -34,6 +40,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--address", help="join this Ray cluster ('auto' or host:port); default: start Ray locally")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     p.add_argument("--json", action="store_true", help="print the final status as JSON")
+    add_resource_flags(p, ladder=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,17 +50,18 @@ def run(args: argparse.Namespace) -> int:
     if is_ladder(args.run_dir):  # a ladder (`tlmsearch ladder`): as `tlmsearch ladder resume`
         from tlmsearch.api import resume_ladder
 
-        print(resume_ladder(args.run_dir, address=args.address, progress=not args.quiet).summary["conclusion"])
+        done = resume_ladder(args.run_dir, address=args.address, progress=not args.quiet, **resources(args))
+        print(done.summary["conclusion"])
         return 0
     if is_study(args.run_dir):  # a cross-architecture study (`tlmsearch study`)
         from tlmsearch.api import resume_study
         from tlmsearch.cli.study import print_study_status
 
-        result = resume_study(args.run_dir, address=args.address, progress=not args.quiet)
+        result = resume_study(args.run_dir, address=args.address, progress=not args.quiet, **resources(args))
         print_study_status(result.run_dir, args.json)
         return 0
-    from tlmsearch.tuning import resume
+    from tlmsearch.api import resume
 
-    study = resume(args.run_dir, address=args.address, progress=not args.quiet)
+    study = resume(args.run_dir, address=args.address, progress=not args.quiet, **resources(args))
     print_status(study, as_json=args.json)
     return exit_status(study)
