@@ -13,7 +13,7 @@ from analysis_fakes import record, write_run
 from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.study import StudyConfig
 from tlmsearch.studies.cost import COST_FILE
-from tlmsearch.studies.files import STUDY_CONFIG, STUDY_STATE
+from tlmsearch.studies.files import STUDY_CONFIG, STUDY_STATE, load_config
 from tlmsearch.studies.progress import LiveView, current_line, snapshot, study_line
 
 
@@ -64,6 +64,32 @@ def test_each_architecture_shows_its_phase_trials_and_best(tmp_path: Path) -> No
     line = study_line(cfg.name, rows, (90.0, 150.0), elapsed=65)
     assert line.startswith("study st 1m05s | transformer verify 2/8 best linear")
     assert "| gated_attention search 1/6 best cosine" in line and line.endswith("| left 1.5 min-2.5 min")
+
+
+def test_a_planned_verification_counts_its_seeds_and_its_rate_check(tmp_path: Path) -> None:
+    """Once the pilot fixes the seeds, the verification's total is exact (profiles x seeds, plus
+    the learning-rate check's runs), its rate-check runs count as ended, and the line says when
+    the verification is decided and the rate check runs (a range before: `phase_trials`)."""
+    study = _study(tmp_path, {"transformer/search": "done", "transformer/verify": "running"})
+    load_config(study).with_fields(seeds=0, rate_check=3).save(study / STUDY_CONFIG)  # planned seeds
+    profiles = ("uniform", "cosine:start=1.5,end=0.5", "linear:start=1.5,end=0.5")
+    recs = [record(f"v{p}{s}", p, 2.2, kind="verify", seed=s) for p in profiles for s in range(1, 6)]
+    recs += [record(f"r{i}", "uniform", 2.2, kind="ratecheck", seed=4) for i in range(5)]
+    write_run(study / "transformer", recs)
+    before = {r.arch: r for r in snapshot(study)[1]}["transformer"]
+    assert before.ended == 20 and before.total[0] < before.total[1]  # no plan yet: a range
+    plan = {"n_seeds": 5, "pilot_seeds": 3, "final_seeds": 2}
+    (study / "transformer" / "verify.json").write_text(json.dumps({"plan": plan, "complete": False}))
+    row = {r.arch: r for r in snapshot(study)[1]}["transformer"]
+    # 3 profiles x 5 seeds, then cosine and linear at half and twice the rate on 3 seeds (12) and
+    # at the base rate on the 1 seed the 2 fresh ones lack (2)
+    assert (row.ended, row.total) == (20, (29, 29)) and "rate check" not in row.best
+    (study / "transformer" / "verify.json").write_text(json.dumps({"plan": plan, "complete": True}))
+    row = {r.arch: r for r in snapshot(study)[1]}["transformer"]
+    assert row.text().startswith("transformer verify 20/29 best ") and row.best.endswith("; learning-rate check")
+    sequential = {"plan": {**plan, "sequential": {"looks": 3}}}
+    (study / "transformer" / "verify.json").write_text(json.dumps(sequential))
+    assert {r.arch: r for r in snapshot(study)[1]}["transformer"].total == before.total  # may stop early: a range
 
 
 def test_waiting_done_and_the_time_left_from_the_calibration(tmp_path: Path) -> None:

@@ -5,8 +5,9 @@ running study (`LiveView`) and `tlmsearch status runs/<study>` print the same li
     study st 3m12s | transformer verify 12/18-90 best linear:... 5.4321 (2 seeds)
         | gated_attention search 3/4 best uniform 5.5012 | left 4.0-21.0 min
 
-(one line). A verification's total is a range until it is done: its planned seeds stop between
-the pilot and the cap. "best" is the best single trial during a search, then the best mean
+(one line). A verification's total counts its learning-rate check's runs; it is a range until
+the pilot has fixed the seeds per profile (`verify.json`'s plan), then exact (a group-sequential
+plan may stop early, so it stays a range). "best" is the best single trial during a search, then the best mean
 val_loss of the verified profiles; once the verification is done, its outcome. The time left
 comes from `tlmsearch.studies.cost` (seconds per trial measured in the study, else calibrated).
 """
@@ -26,8 +27,9 @@ from tlmsearch.analysis.collect import brief_label, label
 from tlmsearch.configs.search import load_search_config
 from tlmsearch.configs.study import StudyConfig
 from tlmsearch.costs.estimate import elapsed_text
+from tlmsearch.rundir.io import read_verify
 from tlmsearch.rundir.layout import SEARCH_CONFIG
-from tlmsearch.rundir.records import LR_KIND, NOISE_KIND, SEARCH_KINDS, finished, read_records_polled
+from tlmsearch.rundir.records import LR_KIND, NOISE_KIND, RATE_KIND, SEARCH_KINDS, finished, read_records_polled
 from tlmsearch.studies.cost import estimate, phase_trials, phase_weights, remaining_seconds, weighted_trials
 from tlmsearch.studies.files import TRANSFER_KIND, load_config, read_state, transfer_dir
 
@@ -66,9 +68,12 @@ def arch_progress(cfg: StudyConfig, study_dir: Path, arch: str, phases: dict[str
     ended = {
         # its total counts the floor and the learning-rate calibration
         "search": sum(r.kind in (*SEARCH_KINDS, NOISE_KIND, LR_KIND) for r in records),
-        "verify": sum(r.kind == "verify" for r in records),
+        "verify": sum(r.kind in ("verify", RATE_KIND) for r in records),  # its total counts the rate check's runs
         "transfer": sum(r.kind == TRANSFER_KIND for r in moved),
     }
+    doc = read_verify(study_dir / arch)
+    if (planned := planned_verify_trials(cfg, records, doc)) is not None:
+        spans["verify"] = (planned, planned)
     sub = transfer_dir(study_dir, arch) / SEARCH_CONFIG
     if sub.is_file():  # the transfer knows its trials once it has started
         n = load_search_config(sub).trials
@@ -82,12 +87,28 @@ def arch_progress(cfg: StudyConfig, study_dir: Path, arch: str, phases: dict[str
         return ArchProgress(arch, "done", True, 0, (0, 0), str(outcome), (0, 0))
     if current == "transfer" or status["verify"] == "done":
         best = str(phases.get(f"{arch}/verify", {}).get("outcome") or "")
-    elif current == "verify" and ended["verify"]:
-        best = _best_verified(records)
+    elif current == "verify" and ended["verify"]:  # decided and checking the rate: say so
+        best = _best_verified(records) + ("; learning-rate check" if doc.get("complete") and cfg.rate_check else "")
     else:
         best = _best_trial(records)
     running = status[current] == "running"
     return ArchProgress(arch, current, running, ended[current], totals[current], best, (left_lo, left_hi))
+
+
+def planned_verify_trials(cfg: StudyConfig, records: list[Any], doc: dict[str, Any]) -> int | None:
+    """The verification's trials once its pilot has fixed the seeds per profile (`verify.json`'s
+    plan): the verified profiles times those seeds, plus the learning-rate check's runs (cosine
+    and the best candidate at half and twice the rate on `rate_check` seeds, and at the base rate
+    the seeds the verification lacks). None before the plan, or for a group-sequential plan,
+    which may stop early."""
+    plan = doc.get("plan") or {}
+    seeds = plan.get("n_seeds")
+    if not isinstance(seeds, int) or seeds < 1 or doc.get("sequential") or plan.get("sequential"):
+        return None
+    profiles = len({label(r) for r in records if r.kind == "verify"})
+    fresh = int(plan.get("final_seeds", seeds))
+    rate = 4 * cfg.rate_check + 2 * max(0, cfg.rate_check - fresh) if cfg.rate_check else 0
+    return profiles * seeds + rate
 
 
 def _best_trial(records: list[Any]) -> str:
