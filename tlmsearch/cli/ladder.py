@@ -9,6 +9,7 @@ from typing import Any
 
 from tlmsearch.cli._config_args import add_config_arguments, config_overrides, parse_pairs, training_overrides
 from tlmsearch.cli._resource_flags import add_resource_flags, resources
+from tlmsearch.costs.plan import STEP_FLOOR_MS
 from tlmsearch.errors import UserError
 from tlmsearch.ladders.config import LadderConfig, ladder_train
 
@@ -83,9 +84,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     pl.add_argument("--gpu", default="h100-sxm", help="GPU model for GPU-hours (default h100-sxm)")
     pl.add_argument("--mfu", type=float, default=0.4, help="share of the GPU's dense BF16 peak (default 0.4)")
     pl.add_argument(
-        "--step-ms", type=float, default=10.0,
-        help="GPU milliseconds a step costs at least: kernel launches bound small models (default 10, measured "
-        "on an H200 at cpu-s; 0 = FLOPs only)",
+        "--step-ms", type=float, default=STEP_FLOOR_MS,
+        help=f"GPU milliseconds a step costs at least: kernel launches bound small models (default {STEP_FLOOR_MS:g}, "
+        "measured on an H200 at cpu-s; 0 = FLOPs only)",
     )  # fmt: skip
     pl.add_argument("--cpu-flops", type=float, default=0.0, help="sustained FLOP/s of the CPUs, for CPU-hours")
     pl.add_argument("--json", action="store_true", help="machine-readable output")
