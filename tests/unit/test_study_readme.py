@@ -75,6 +75,20 @@ def test_the_docs_agree_with_the_committed_reference_study() -> None:
     f"{REFERENCE}`:\n" + "\n".join(problems)
 
 
+STUDY20 = "runs/reference/study20"  # the four architectures at 20 tokens per parameter (issue 27): the README's
+
+
+@pytest.mark.skipif(
+    not (ROOT / STUDY20 / "summary.json").is_file(),
+    reason=f"the study at 20 tokens per parameter has not finished yet ({STUDY20}/summary.json, issue 27)",
+)
+def test_the_readme_agrees_with_the_study_at_20_tokens_per_parameter() -> None:
+    summary = read_summary(ROOT / STUDY20)
+    problems = check_readme((ROOT / "README.md").read_text(), summary, STUDY20)
+    assert problems == [], "README.md differs from the study; regenerate with `tlmsearch study --readme-table "
+    f"{STUDY20}`:\n" + "\n".join(problems)
+
+
 def _close(a: object, b: object) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
