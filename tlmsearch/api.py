@@ -27,7 +27,7 @@ from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.report import write_ladder_report
 from tlmsearch.report.run import write_report
 from tlmsearch.rundir.io import read_json_object, read_verify
-from tlmsearch.rundir.records import read_records
+from tlmsearch.rundir.records import EVAL_KINDS, read_records
 from tlmsearch.studies.files import set_phase
 from tlmsearch.studies.report import study_summary, write_study_report
 from tlmsearch.tuning import runner
@@ -85,7 +85,7 @@ class Study(rundir.Study):
         (`tlmsearch.costs.deciding`). One line when the run has no finished verification."""
         where = str(self.run_dir)
         vs = self.verdicts()
-        runs = [r for r in self.records if r.kind in ("verify", "compare") and r.full_fidelity and r.model]
+        runs = [r for r in self.records if r.kind in EVAL_KINDS and r.full_fidelity and r.model]
         if not vs or not runs:
             raise ConfigError(
                 f"{where}: no finished verification (or comparison) to price: run `tlmsearch verify {where}` "

@@ -18,5 +18,6 @@ def add_resource_flags(p: argparse.ArgumentParser, *, ladder: bool) -> None:
 
 def resources(args: argparse.Namespace) -> dict[str, float | None]:
     """The resource flags given (None: keep the run's)."""
-    keys = ("cpus_per_trial", "gpus_per_trial", "max_concurrent")
-    return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
+    from tlmsearch.tuning.resume_resources import RESOURCE_FIELDS  # lazy: the parser builds without it
+
+    return {k: getattr(args, k) for k in RESOURCE_FIELDS if getattr(args, k, None) is not None}

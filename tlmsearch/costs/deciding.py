@@ -21,7 +21,7 @@ from typing import Any, NamedTuple, Protocol
 from tlmsearch.configs.base import ModelConfig
 from tlmsearch.configs.counts import flops_per_token
 from tlmsearch.configs.presets import preset
-from tlmsearch.costs.plan import SHAPE_FIELDS, PlanConfig, plan
+from tlmsearch.costs.plan import SHAPE_FIELDS, PlanConfig, model_of
 from tlmsearch.errors import ConfigError
 
 HARDWARE_FIELDS = ("gpu", "mfu", "gpus", "gpus_per_trial", "step_ms")  # what the run does not set
@@ -109,7 +109,7 @@ def deciding(
         "its shape and batch"
     )
     trained = fmean(flops_per_token(m) for m in models)
-    priced = plan(config).archs[0].flops_per_token
+    priced = flops_per_token(model_of(config, model.arch)[1])
     if abs(trained / priced - 1) > 0.01:  # architecture options or joint shapes the plan's preset model lacks
         line += (
             f" (its models train at {trained:,.0f} FLOPs per token on average, the plan's at {priced:,.0f}: "

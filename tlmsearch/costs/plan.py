@@ -237,7 +237,8 @@ def steps_for(tokens: int, tokens_per_step: int) -> int:
     return -(-tokens // tokens_per_step)
 
 
-def _model_config(cfg: PlanConfig, arch: str) -> Any:
+def model_of(cfg: PlanConfig, arch: str) -> Any:
+    """The (shaped preset, uniform ModelConfig) a plan prices `arch` at."""
     shape = preset(cfg.preset).replace(**cfg.model)
     if cfg.base_width:
         shape = shape.replace(base_width=cfg.base_width)
@@ -283,7 +284,7 @@ def plan(cfg: PlanConfig) -> Plan:
     arch_plans = []
     shape: Any = None
     for arch in cfg.archs:
-        shape, model = _model_config(cfg, arch)
+        shape, model = model_of(cfg, arch)
         tokens_per_step = cfg.batch_size * cfg.grad_accum * shape.seq_len
         counts = count_params(model)
         steps = steps_for(cfg.tokens, tokens_per_step) if cfg.tokens else cfg.steps

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
+from tlmsearch.configs.base import check_positive
 from tlmsearch.configs.counts import flops_per_token
 from tlmsearch.configs.lr_calibration import grid
 from tlmsearch.configs.resolve import trial_shape
@@ -119,8 +120,7 @@ def plan_ladder(
         raise ConfigError(f"mfu={mfu} must lie in (0, 1]")
     if cpu_flops < 0:
         raise ConfigError(f"cpu_flops={cpu_flops} must be >= 0 (0: no CPU-hours)")
-    if not 0.0 <= step_ms < float("inf"):
-        raise ConfigError(f"step_ms={step_ms} must be a finite number >= 0 (0: FLOPs only)")
+    check_positive("step_ms", step_ms, allow_zero=True)
     costs = ladder_costs(cfg)
     peak = GPUS[gpu].bf16_dense_flops * mfu
 

@@ -155,16 +155,23 @@ def phase_trials(cfg: StudyConfig) -> dict[str, tuple[int, int]]:
         verify = (profiles * cfg.seeds,) * 2
     else:
         verify = (profiles * (cfg.pilot_seeds + 2), profiles * cfg.max_seeds)
-    if cfg.rate_check:  # cosine and the candidate at half and twice the rate; at the base rate the seeds
-        # the verification lacks (it may decide on as few as 2)
-        rate = 4 * cfg.rate_check
-        verify = (verify[0] + rate, verify[1] + rate + 2 * max(0, cfg.rate_check - (cfg.seeds or 2)))
+    if cfg.rate_check:  # the verification may decide on as few as 2 fresh seeds
+        verify = (
+            verify[0] + rate_check_trials(cfg.rate_check, cfg.rate_check),
+            verify[1] + rate_check_trials(cfg.rate_check, cfg.seeds or 2),
+        )
     transfer = (0, len(cfg.archs) * cfg.transfer_seeds) if len(cfg.archs) > 1 else (0, 0)
     search = cfg.search.trials + len(noise_trial_seeds(cfg.search_config(cfg.archs[0])))  # the floor's extra seeds
     search += len(calibration_rates(cfg.search_config(cfg.archs[0])))  # the learning-rate calibration's rates
     companion = cfg.random_config(cfg.archs[0]) if cfg.random_control else None
     search += companion.trials if companion is not None else 0  # the random-search control
     return {"search": (search, search), "verify": verify, "transfer": transfer}
+
+
+def rate_check_trials(rate_check: int, fresh_seeds: int) -> int:
+    """Runs of a learning-rate check on `rate_check` seeds: cosine and the candidate at half and
+    twice the rate, and at the base rate on the seeds the verification's `fresh_seeds` lack."""
+    return 4 * rate_check + 2 * max(0, rate_check - fresh_seeds) if rate_check else 0
 
 
 def trials_per_arch(cfg: StudyConfig) -> tuple[int, int]:

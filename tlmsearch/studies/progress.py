@@ -30,7 +30,14 @@ from tlmsearch.costs.estimate import elapsed_text
 from tlmsearch.rundir.io import read_verify
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.records import LR_KIND, NOISE_KIND, RATE_KIND, SEARCH_KINDS, finished, read_records_polled
-from tlmsearch.studies.cost import estimate, phase_trials, phase_weights, remaining_seconds, weighted_trials
+from tlmsearch.studies.cost import (
+    estimate,
+    phase_trials,
+    phase_weights,
+    rate_check_trials,
+    remaining_seconds,
+    weighted_trials,
+)
 from tlmsearch.studies.files import TRANSFER_KIND, load_config, read_state, transfer_dir
 
 ORDER = ("search", "verify", "transfer")
@@ -106,9 +113,7 @@ def planned_verify_trials(cfg: StudyConfig, records: list[Any], doc: dict[str, A
     if not isinstance(seeds, int) or seeds < 1 or doc.get("sequential") or plan.get("sequential"):
         return None
     profiles = len({label(r) for r in records if r.kind == "verify"})
-    fresh = int(plan.get("final_seeds", seeds))
-    rate = 4 * cfg.rate_check + 2 * max(0, cfg.rate_check - fresh) if cfg.rate_check else 0
-    return profiles * seeds + rate
+    return profiles * seeds + rate_check_trials(cfg.rate_check, int(plan.get("final_seeds", seeds)))
 
 
 def _best_trial(records: list[Any]) -> str:

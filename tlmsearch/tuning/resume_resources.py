@@ -62,11 +62,13 @@ def change_resources(run_dir: str | Path, **changes: Any) -> list[str]:
         threads = _threads(study.search.train.threads, study.search.cpus_per_trial, changes)
         flat_train = {**study.flat_dict()["train"], "threads": threads}
         writes[run_dir / STUDY_CONFIG] = study.with_fields(**changes, train=flat_train).to_yaml()
+    elif (run_dir / SEARCH_CONFIG).is_file():
+        before = {}  # the search's own, read below
     else:
-        if not (run_dir / SEARCH_CONFIG).is_file():
-            raise ConfigError(f"{run_dir} is not a search, study or ladder run directory (no {SEARCH_CONFIG})")
-        before = {k: getattr(load_run_config(run_dir / SEARCH_CONFIG), k) for k in changes}
-    searches = [run_dir / SEARCH_CONFIG] if (run_dir / SEARCH_CONFIG).is_file() else []
+        raise ConfigError(f"{run_dir} is not a search, study or ladder run directory (no {SEARCH_CONFIG})")
+    if "gpus_per_trial" in before and bool(changes["gpus_per_trial"]) != bool(before["gpus_per_trial"]):
+        raise ConfigError(_device_error(run_dir, before["gpus_per_trial"], changes["gpus_per_trial"]))
+    searches = [run_dir / SEARCH_CONFIG] if not before else []
     searches += sorted(p for p in run_dir.glob(f"*/{SEARCH_CONFIG}") if p.is_file())
     for path in searches:
         cfg = load_run_config(path)
@@ -75,8 +77,7 @@ def change_resources(run_dir: str | Path, **changes: Any) -> list[str]:
         if bool(new.gpus_per_trial) != bool(cfg.gpus_per_trial):
             raise ConfigError(_device_error(path.parent, cfg.gpus_per_trial, new.gpus_per_trial))
         writes[path] = new.to_yaml()
-    if "gpus_per_trial" in changes and bool(changes["gpus_per_trial"]) != bool(before["gpus_per_trial"]):
-        raise ConfigError(_device_error(run_dir, before["gpus_per_trial"], changes["gpus_per_trial"]))
+        before = before or {k: getattr(cfg, k) for k in changes}
     with contextlib.ExitStack() as locks:
         for folder in sorted({p.parent for p in writes}):
             locks.enter_context(run_lock(folder))
