@@ -142,10 +142,9 @@ def test_a_study_reports_each_architectures_check(tmp_path: Path, capsys: pytest
     assert f"- transformer: {check['headline']}" in md
     assert "rate-sensitive: the sign flips" in (study / "report.html").read_text()
     assert main(["status", str(study)]) == 0
-    assert (
-        "learning-rate check: rate-sensitive (better at 0.001, better at 0.002, worse at 0.004"
-        in capsys.readouterr().out
-    )
+    out = capsys.readouterr().out
+    assert "learning-rate check: rate-sensitive (better at 0.001, better at 0.002, worse at 0.004" in out
+    assert "verify done     15 runs (+20 rate check)  transfer pending" in out  # 2 rates x 2 profiles x 5 seeds
     (arch / VERIFY).write_text(json.dumps({"decision_seeds": list(SEEDS), "rate_check": {"groups": [{}]}}))
     assert main(["status", str(study)]) == 0  # a damaged entry: the status still answers, and says so
     assert "learning-rate check: unreadable: verify.json: its rate_check entry is damaged" in capsys.readouterr().out

@@ -196,7 +196,8 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
     for r in rows:
         print(
             f"  {r['arch']:<16} search {r['search']:<8} {r['search_trials']}/{cfg.search.trials} trials  "
-            f"verify {r['verify']:<8} {r['verify_trials']} runs  transfer {r['transfer']:<8} "
+            f"verify {r['verify']:<8} {r['verify_trials']} runs{_rate_runs(r['rate_check_trials'])}  "
+            f"transfer {r['transfer']:<8} "
             f"{r['transfer_trials']} runs  lr {lr_short(r['lr'])}  noise floor {floor_text(r['noise_floor'])}  "
             f"{r['outcome'] or ''}"
             + ("  DAMAGED (see the warning)" if _names(damage, Path(study_dir) / r["arch"]) else "")
@@ -219,6 +220,11 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
         print(f"  answer: {study_summary(study_dir)['answer']}")
 
 
+def _rate_runs(n: int) -> str:
+    """The learning-rate check's runs beside the verification's, when it has any."""
+    return f" (+{n} rate check)" if n else ""
+
+
 def _names(problems: list[str], path: Any) -> bool:
     """Whether one of `problems` is about `path` or a file in it."""
     return any(f"{path} " in p or f"{path}/" in p for p in problems)
@@ -227,7 +233,7 @@ def _names(problems: list[str], path: Any) -> bool:
 def study_progress(study_dir: Any, cfg: StudyConfig, phases: dict[str, Any]) -> list[dict[str, Any]]:
     from pathlib import Path
 
-    from tlmsearch.rundir.records import NOISE_KIND, SEARCH_KINDS, read_records
+    from tlmsearch.rundir.records import NOISE_KIND, RATE_KIND, SEARCH_KINDS, read_records
     from tlmsearch.studies.files import TRANSFER_KIND, random_dir, transfer_dir
     from tlmsearch.studies.report import arch_floor, arch_lr
 
@@ -248,6 +254,7 @@ def study_progress(study_dir: Any, cfg: StudyConfig, phases: dict[str, Any]) -> 
                 "noise_floor": arch_floor(Path(study_dir) / arch),
                 "lr": arch_lr(Path(study_dir) / arch),  # the rate its trials train at, and its calibration
                 "verify_trials": sum(r.kind == "verify" for r in recs),
+                "rate_check_trials": sum(r.kind == RATE_KIND for r in recs),
                 "transfer_trials": sum(r.kind == TRANSFER_KIND for r in moved),
                 "outcome": phases.get(f"{arch}/verify", {}).get("outcome"),
             }
