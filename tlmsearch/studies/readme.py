@@ -22,7 +22,7 @@ from typing import Any
 from tlmsearch.errors import UserError
 from tlmsearch.report.blocks import TableBlock
 from tlmsearch.studies.files import STUDY_CONFIG, is_study
-from tlmsearch.studies.report import length_text, shortener, tables
+from tlmsearch.studies.report import length_text, preset_text, shortener, tables
 
 MARKERS = TableBlock("study-table", "study")
 # the README shows the verdicts, the cross-architecture gains and the transfer matrix (the
@@ -106,8 +106,8 @@ def readme_table(summary: Mapping[str, Any]) -> str:
     """The README's lines for a study (pure): its settings, its answer, and its tables."""
     cfg = summary["config"]
     out = [
-        f"Study `{summary['study']}`: {', '.join(cfg['archs'])}; preset {cfg['preset']}, "
-        f"{length_text(cfg['train'])}, {cfg['trials']} search trials each, seed {cfg['seed']}; "
+        f"Study `{summary['study']}`: {', '.join(cfg['archs'])}; preset {preset_text(cfg)}, "
+        f"{cfg['trials']} search trials each of {length_text(cfg['train'])}, seed {cfg['seed']}; "
         f"margin {cfg['margin']:.1%}, alpha {cfg['alpha']:g}.",
         "",
         f"**Is one shape best everywhere, and is it cosine?** {shortener(summary)(summary['answer'])}.",

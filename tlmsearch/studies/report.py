@@ -291,6 +291,12 @@ def shape_text(cell: Mapping[str, Any] | None) -> str:
     return axes_text(cell, sep="; ") or " ".join(map(str, cell["widths"]))
 
 
+def preset_text(cfg: Mapping[str, Any]) -> str:
+    """'cpu-xs', or 'cpu-xs with n_layers=2' when the study changed the preset's shape."""
+    changed = ", ".join(f"{k}={v}" for k, v in (cfg.get("model") or {}).items())
+    return f"{cfg['preset']} with {changed}" if changed else str(cfg["preset"])
+
+
 def length_text(train: Mapping[str, Any]) -> str:
     """'300 steps', or '20 tokens per parameter (non-embedding; steps per architecture)'."""
     tpp = train.get("tokens_per_param") or 0
@@ -310,8 +316,8 @@ def markdown(s: Mapping[str, Any]) -> str:
     out = [
         f"# Study {s['study']}",
         "",
-        f"Architectures {', '.join(cfg['archs'])}; preset {cfg['preset']}, {length_text(cfg['train'])}, "
-        f"{cfg['trials']} search trials each; margin {cfg['margin']:.1%}, alpha {cfg['alpha']:g}.",
+        f"Architectures {', '.join(cfg['archs'])}; preset {preset_text(cfg)}, {cfg['trials']} search trials each "
+        f"of {length_text(cfg['train'])}; margin {cfg['margin']:.1%}, alpha {cfg['alpha']:g}.",
         "",
         *_regimes(s),
         f"**Is one shape best everywhere, and is it cosine?** {shortener(s)(s['answer'])}.",
