@@ -144,6 +144,7 @@ class ProgressView(Callback):
         self.clock = clock
         self._t0 = clock()
         self._last = 0.0
+        self._said = ""  # the last line printed, less its name and elapsed time
         self._records: list[TrialRecord] = []
         self._steps: dict[str, int] = {}  # trial id -> latest evaluated step
         self.max_steps = writer.cfg.train.steps
@@ -176,12 +177,15 @@ class ProgressView(Callback):
         line = summary_line(
             self.name, self._records, self.total, len(live), self.clock() - self._t0, trials=where, width=width
         )
+        news = line.partition(" | ")[2]  # what the line says, less its name and elapsed time
+        if final and not self.tty and news == self._said:
+            return  # a log already holds this line (the last trial's end printed it)
         if self.tty and not final:
             self.out.write("\r\033[K" + line)
         else:
             self.out.write(("\r\033[K" if self.tty else "") + line + "\n")
         self.out.flush()
-        self._last = self.clock()
+        self._last, self._said = self.clock(), news
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
         interval = self.interval if self.interval is not None else (1.0 if self.tty else PLAIN_EVERY_S)

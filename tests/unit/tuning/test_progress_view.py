@@ -144,5 +144,6 @@ def test_trials_that_have_a_record_are_not_shown_running(monkeypatch: pytest.Mon
     trials = [SimpleNamespace(trial_id="ab_00001", status="RUNNING", config={"profile": "knots:k0=1"})]
     view.on_trial_complete(0, trials, trials[0])
     view.on_experiment_end(trials)
-    last = out.getvalue().splitlines()[-1]
-    assert "2/2 ended" in last and "0 running" in last and "step" not in last
+    lines = out.getvalue().splitlines()
+    assert "2/2 ended" in lines[-1] and "0 running" in lines[-1] and "step" not in lines[-1]
+    assert sum("2/2 ended" in x for x in lines) == 1  # a log does not repeat the last trial's line at the end
