@@ -141,7 +141,7 @@ def plan_ladder(
                 "flops_per_run": c.compute,
                 "runs": [c.runs_low, c.runs_high],
                 "flops": [c.flops_low, c.flops_high],
-                "step_bound": c.flops_high / peak < c.runs_high * c.steps * step_ms / 1000.0,
+                "step_bound": gpu_seconds(c, c.runs_high, c.flops_high) > c.flops_high / peak,
             }
             for c in costs
         ],

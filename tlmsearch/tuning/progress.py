@@ -144,7 +144,7 @@ class ProgressView(Callback):
         self.clock = clock
         self._t0 = clock()
         self._last = 0.0
-        self._said = ""  # the last line printed, less its name and elapsed time
+        self._said: str | None = None  # the last line printed, less its name and elapsed time
         self._records: list[TrialRecord] = []
         self._steps: dict[str, int] = {}  # trial id -> latest evaluated step
         self.max_steps = writer.cfg.train.steps
