@@ -12,6 +12,7 @@ from tlmsearch.errors import UserError
 from tlmsearch.export.formats import FORMATS, ExportInput
 
 WIDTHS = (256, 256, 512, 512)
+CARRY_EVERY_AXIS = ("native", "hf")  # hf: tests/unit/test_export_hf.py
 
 
 def _input(**heads: tuple[int, ...]) -> ExportInput:
@@ -20,13 +21,19 @@ def _input(**heads: tuple[int, ...]) -> ExportInput:
     return ExportInput(model, WIDTHS)
 
 
-@pytest.mark.parametrize("name", [n for n in FORMATS if n != "native"])
+@pytest.mark.parametrize("name", [n for n in FORMATS if n not in CARRY_EVERY_AXIS])
 def test_formats_without_per_layer_heads_refuse_them(name: str) -> None:
     with pytest.raises(UserError, match=r"^[^\n]*per-layer attention heads[^\n]*export it as native$") as err:
         FORMATS[name].write(_input(attn_heads=(8, 4, 4, 2), kv_heads=(2, 2, 1, 1)))
     assert f"'{name}'" in str(err.value) and "attn_heads=[8, 4, 4, 2]" in str(err.value)
     doc, _ = FORMATS[name].write(_input())  # the uniform model still exports
     assert FORMATS[name].decode(doc) == WIDTHS
+
+
+def test_hf_carries_the_heads_and_block_widths() -> None:
+    doc, _ = FORMATS["hf"].write(_input(block_widths=(256, 128, 64, 256), kv_heads=(4, 2, 1, 2)))
+    assert doc["block_widths"] == [256, 128, 64, 256] and doc["key_value_heads"] == [4, 2, 1, 2]
+    assert doc["query_heads"] == [8, 4, 2, 8] and FORMATS["hf"].decode(doc) == WIDTHS  # heads follow the blocks
 
 
 def test_native_carries_the_heads() -> None:
@@ -37,7 +44,7 @@ def test_native_carries_the_heads() -> None:
     assert "attn_heads" not in uniform["model"]  # as native files were before per-layer heads
 
 
-@pytest.mark.parametrize("name", [n for n in FORMATS if n != "native"])
+@pytest.mark.parametrize("name", [n for n in FORMATS if n not in CARRY_EVERY_AXIS])
 def test_formats_without_per_layer_block_widths_refuse_them(name: str) -> None:
     """A model with per-layer residual widths (heads following them) is refused naming that axis."""
     with pytest.raises(

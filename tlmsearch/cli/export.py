@@ -31,6 +31,7 @@ examples:
   tlmsearch export runs/my-search --format native
   tlmsearch train --config runs/my-search/export/<trial>-native/config.yaml
   tlmsearch export runs/my-search --trial 3f2a_00007 --format nemotron-nas --out /tmp/nas
+  tlmsearch export runs/my-search --format hf --weights   # trained weights (a run with --keep-checkpoints)
 """
 
 
@@ -49,6 +50,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--divisor",
         type=int,
         help=f"{', '.join(f'{n}: {FORMATS[n].divisor}' for n in DIVISOR_FORMATS)} (default: gcd of the widths, exact)",
+    )
+    p.add_argument(
+        "--weights",
+        nargs="?",
+        const="auto",
+        metavar="CHECKPOINT",
+        help="hf: also write the trained weights as model.safetensors, from CHECKPOINT (a checkpoint.pt or its "
+        "folder) or, without one, from the trial's kept checkpoint (runs kept with --keep-checkpoints)",
     )
     p.add_argument("--stdout", action="store_true", help="print the exported file instead of writing it")
     p.add_argument(
@@ -79,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
             divisor=args.divisor,
             write=not args.stdout,
             allow_inexact=args.allow_inexact,
+            weights=args.weights,
         )
     fmt = get_format(args.fmt)
     if args.stdout:

@@ -48,6 +48,7 @@ from typing import Any, NamedTuple
 from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.run import RunConfig
 from tlmsearch.errors import UserError
+from tlmsearch.export.hf import MODELING_FILE, decode_hf, hf_config, modeling_source
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,8 @@ class Format(NamedTuple):
     checked: str = ""  # what the tests check of that loading, and what they cannot
     # what `ExportInput.divisor` (--divisor) means to this format; "" = the format takes no divisor
     divisor: str = ""
+    # the other files the format's folder holds beside `filename`: name -> text (the hf modeling file)
+    files: Callable[[], dict[str, str]] | None = None
 
 
 # ----------------------------------------------------------------------------- writers
@@ -262,6 +265,14 @@ def _gemma3n(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
     return doc, ["per-layer widths carry over exactly; Gemma 3n's AltUp/LAuReL/per-layer inputs are not ours"]
 
 
+def _hf(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
+    doc = hf_config(x.model, x.widths, dict(x.source))
+    return doc, [
+        f"a Llama-style {'Gated Attention ' if doc['attention_gate'] != 'none' else ''}model with per-layer shapes "
+        f"({MODELING_FILE}, tlmsearch's own code); untrained unless exported with --weights"
+    ]
+
+
 def _widths(x: ExportInput) -> tuple[list[int], list[str]]:
     return list(x.widths), []
 
@@ -327,6 +338,23 @@ FORMATS: dict[str, Format] = {
             _yaml,
             loading="tlmsearch train --config {path}",
             checked="tested: the file is a valid --config that trains the exported widths",
+        ),
+        Format(
+            "hf",
+            "config.json",
+            "Hugging Face folder: config.json with per-layer shapes and tlmsearch's own modeling file "
+            "(trust_remote_code); trained weights as safetensors with --weights",
+            "exact",
+            _hf,
+            decode_hf,
+            loading="""\
+from transformers import AutoModelForCausalLM
+model = AutoModelForCausalLM.from_pretrained({dir!r}, trust_remote_code=True)""",
+            checked=(
+                "tested: transformers loads the folder (trust_remote_code), its logits equal tlmsearch's model's with "
+                "the same weights (float32, max abs difference 0.0) and transformers.Trainer trains it a step"
+            ),
+            files=lambda: {MODELING_FILE: modeling_source()},
         ),
         Format(
             "nemotron-nas",

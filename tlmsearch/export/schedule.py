@@ -9,6 +9,7 @@ transformers.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,7 @@ class Export:
     widths: tuple[int, ...]  # the widths we asked for
     built: tuple[int, ...]  # the widths the reader builds under its documented rule
     notes: tuple[str, ...] = field(default=())
+    files: tuple[tuple[str, str], ...] = field(default=())  # other files of the folder: (name, text)
 
     @property
     def exact(self) -> bool:
@@ -64,6 +66,8 @@ class Export:
         out.mkdir(parents=True, exist_ok=True)
         path = out / self.filename
         path.write_text(self.text)
+        for name, text in self.files:
+            (out / name).write_text(text)
         return path
 
 
@@ -87,7 +91,10 @@ def export(
     x = ExportInput(model, widths, dict(train or {}), dict(data or {}), dict(source or {}), divisor)
     doc, notes = spec.write(x)
     text, built = spec.dump(doc), spec.decode(doc)
-    return Export(format=fmt, filename=spec.filename, text=text, widths=widths, built=built, notes=tuple(notes))
+    files = tuple(spec.files().items()) if spec.files else ()
+    return Export(
+        format=fmt, filename=spec.filename, text=text, widths=widths, built=built, notes=tuple(notes), files=files
+    )
 
 
 # ----------------------------------------------------------------------------- from a run
@@ -202,6 +209,7 @@ def export_run(
     divisor: int | None = None,
     write: bool = True,
     allow_inexact: bool = False,
+    weights: str | None = None,
 ) -> tuple[Export, Path | None, str]:
     """Export one trial of a run (a `Study` or a run directory); returns (export, path, why chosen).
 
@@ -209,8 +217,15 @@ def export_run(
     `<run_dir>/export/<trial_id>-<format>/`) unless `write=False`. A format whose reader would
     build other widths than the trial trained is refused (a `UserError` showing both) unless
     `allow_inexact=True`: a silently different model is not the one the search chose.
+
+    `weights` (hf only): a checkpoint.pt (or its folder) of the trial, or "auto" for the trial's
+    kept checkpoint in the run; its trained weights go beside the config as model.safetensors.
     """
     get_format(fmt)  # refuse an unknown format before reading the run
+    if weights is not None and fmt != "hf":
+        raise UserError(f"--weights writes trained weights for --format hf only, not --format {fmt}")
+    if weights is not None and not write:
+        raise UserError("--weights writes model.safetensors into a folder: drop --stdout")
     if isinstance(study, str | Path):
         study = load(require_dir(study))
     rec, why = pick_trial(study, trial)
@@ -241,4 +256,20 @@ def export_run(
             writable_dir(out_dir, "--out") if out_dir else confined(study.run_dir, EXPORT_DIR, f"{rec.trial_id}-{fmt}")
         )
         path = ex.write(out)
+        if weights is not None:
+            ex = _with_weights(ex, model, weights, study.run_dir, rec.trial_id, out)
     return ex, path, why
+
+
+def _with_weights(ex: Export, model: ModelConfig, weights: str, run_dir: Path, trial_id: str, out: Path) -> Export:
+    """Write the trial's trained weights into `out` (hf); `ex` with a note saying from where."""
+    from tlmsearch.export.hf_weights import find_checkpoint, write_weights  # lazy: torch
+
+    checkpoint = find_checkpoint(run_dir, trial_id) if weights == "auto" else Path(weights)
+    try:
+        path, step = write_weights(model, checkpoint, out)
+    except ImportError as exc:
+        missing = f"--weights needs the safetensors package ({exc.name} is missing)"
+        raise UserError(f"{missing}: pip install safetensors") from None
+    note = f"weights: {path.name} from {checkpoint} (step {step})"
+    return dataclasses.replace(ex, notes=(*ex.notes, note))

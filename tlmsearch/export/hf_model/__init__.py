@@ -1,0 +1,1 @@
+"""The modeling file `tlmsearch export --format hf` copies next to its config.json (standalone)."""
