@@ -45,6 +45,12 @@ def test_autoconfig_follows_the_auto_map_to_the_reference_code(
     class StandIn(transformers.PretrainedConfig):  # type: ignore[misc]
         model_type = fmt
 
+        def __init__(self, **kwargs: Any) -> None:  # as DeciLMConfig: it sets its RoPE fields itself, then init
+            for name in ("max_position_embeddings", "rope_theta", "rope_scaling"):
+                if name in kwargs:
+                    setattr(self, name, kwargs.pop(name))
+            super().__init__(**kwargs)
+
     def fetch(class_ref: str, repo_or_dir: str, **kwargs: Any) -> type:
         asked.append(class_ref)
         return StandIn

@@ -100,8 +100,8 @@ def run(args: argparse.Namespace) -> int:
     print(ex.summary())
     print(f"wrote {path}")
     assert path is not None
-    if fmt.loading:
-        snippet = fmt.loading.format(path=str(path), dir=str(path.parent))
+    if ex.loading:
+        snippet = ex.loading.format(path=str(path), dir=str(path.parent))
         print("load it with:\n" + "\n".join(f"  {line}" for line in snippet.splitlines()))
     if fmt.checked:
         print(fmt.checked)  # "tested: ...; not tested: ..."

@@ -49,6 +49,7 @@ from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.run import RunConfig
 from tlmsearch.errors import UserError
 from tlmsearch.export.hf import MODELING_FILE, decode_hf, hf_config, modeling_source
+from tlmsearch.export.megatron import ROPE_SCALING, megatron_doc, megatron_loading, one_kv_group
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,8 @@ class Format(NamedTuple):
     write: Callable[[ExportInput], tuple[Any, list[str]]]  # -> (document, notes)
     decode: Callable[[Any], tuple[int, ...]]  # document -> the widths the reader builds
     dump: Callable[[Any], str] = _json  # document -> file text
-    loading: str = ""  # how to load the file: a snippet with {path} and {dir} to fill in
+    # how to load the file: a snippet with {path} and {dir} to fill in, or a function of the document giving one
+    loading: str | Callable[[Any], str] = ""
     checked: str = ""  # what the tests check of that loading, and what they cannot
     # what `ExportInput.divisor` (--divisor) means to this format; "" = the format takes no divisor
     divisor: str = ""
@@ -178,10 +180,14 @@ def _nemotron(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
         "rope_theta": model.rope_theta,
         "tie_word_embeddings": model.tie_embeddings,
         "hidden_act": "silu",
+        "rope_scaling": dict(ROPE_SCALING),  # factor 1: no scaling; Megatron-LM's validation reads it
         "block_configs": blocks,
         "tlmsearch": {**x.source, "mlp_widths": list(x.widths)},
     }
-    notes = []
+    notes = [
+        "Megatron reads this file too (--heterogeneous-layers-config-path, with the flags `--format megatron` "
+        "prints); RoPE scaling factor 1.0 changes nothing"
+    ]
     if any(w % 256 for w in x.widths):
         notes.append(
             "Nemotron-NAS readers round every FFN width up to a multiple of 256; exact only for "
@@ -223,23 +229,14 @@ def _openelm(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
 
 
 def _megatron(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
-    model = x.model
-    blocks = [
-        {
-            "attention": {"no_op": False, "replace_with_linear": False, "num_query_groups": g},  # KV heads
-            "ffn": {"no_op": False, "replace_with_linear": False, "ffn_hidden_size": w},
-        }
-        for w, g in zip(x.widths, kv_heads_of(model), strict=True)
-    ]
-    doc = {
-        "hidden_size": model.d_model,
-        "num_hidden_layers": model.n_layers,
-        "num_attention_heads": model.n_heads,
-        "vocab_size": model.vocab_size,
-        "block_configs": blocks,
-        "tlmsearch": {**x.source, "mlp_widths": list(x.widths)},
-    }
-    return doc, ["pass to Megatron with --heterogeneous-layers-config-path; --swiglu, no biases"]
+    doc = megatron_doc(x.model, x.widths, kv_heads_of(x.model), dict(x.source), dict(x.train))
+    notes = ["RoPE scaling factor 1.0 (Megatron-LM's validation asks for Llama-3 scaling; factor 1 changes nothing)"]
+    if not one_kv_group(doc):
+        notes.append(
+            "per-layer key/value heads: Megatron Core builds them, Megatron-LM's pretrain_gpt.py refuses them "
+            "(one n_heads_in_group in all layers): build with the Megatron Core calls below"
+        )
+    return doc, notes
 
 
 def _gemma3n(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
@@ -384,8 +381,12 @@ model = AutoModelForCausalLM.from_pretrained({dir!r}, trust_remote_code=True)"""
             "exact",
             _mlp_widths_only("megatron", _megatron, kv_heads="block_configs[i].attention.num_query_groups"),
             lambda doc: tuple(int(b["ffn"]["ffn_hidden_size"]) for b in doc["block_configs"]),
-            loading="pretrain_gpt.py ... --heterogeneous-layers-config-path {path} --swiglu --disable-bias-linear",
-            checked="not loaded here (Megatron Core is not installed); the widths follow its ffn_hidden_size field",
+            loading=megatron_loading,
+            checked=(
+                "tested: Megatron Core (megatron-core, the megatron extra) builds the model from the file with every "
+                "layer's MLP width and KV groups, and the command passes Megatron-LM's argument validation as pinned "
+                "from its source (megatron/training/arguments.py, which the PyPI package does not ship)"
+            ),
         ),
         Format(
             "gemma3n",

@@ -42,6 +42,7 @@ class Export:
     built: tuple[int, ...]  # the widths the reader builds under its documented rule
     notes: tuple[str, ...] = field(default=())
     files: tuple[tuple[str, str], ...] = field(default=())  # other files of the folder: (name, text)
+    loading: str = ""  # how to load it: a snippet with {path} and {dir} to fill in (`Format.loading`)
 
     @property
     def exact(self) -> bool:
@@ -92,8 +93,16 @@ def export(
     doc, notes = spec.write(x)
     text, built = spec.dump(doc), spec.decode(doc)
     files = tuple(spec.files().items()) if spec.files else ()
+    loading = spec.loading(doc) if callable(spec.loading) else spec.loading
     return Export(
-        format=fmt, filename=spec.filename, text=text, widths=widths, built=built, notes=tuple(notes), files=files
+        format=fmt,
+        filename=spec.filename,
+        text=text,
+        widths=widths,
+        built=built,
+        notes=tuple(notes),
+        files=files,
+        loading=loading,
     )
 
 
