@@ -47,6 +47,13 @@ class ParetoData(NamedTuple):
     points: list[ParetoPoint]
 
     @property
+    def two_dimensional(self) -> bool:
+        """Whether both axes vary over the points: else the "front" is one vertical or
+        horizontal line of points (e.g. parameters as an objective at one budget), and a
+        ranking says the same without pretending to a trade-off."""
+        return len({p.x for p in self.points}) > 1 and len({p.y for p in self.points}) > 1
+
+    @property
     def front(self) -> list[ParetoPoint]:
         """Front points sorted by x (the line to draw)."""
         return sorted((p for p in self.points if p.on_front), key=lambda p: p.x)

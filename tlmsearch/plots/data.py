@@ -91,6 +91,20 @@ class Curve(NamedTuple):
     steps: list[float]
     values: list[float]
 
+    @property
+    def stopped(self) -> bool:
+        """Ended before its last step (ASHA stopped it, or it failed)."""
+        return self.status != "complete"
+
+    @property
+    def mode(self) -> str:
+        """How it is drawn, so that every curve shows: a single evaluation (a trial ASHA
+        stopped at its first rung) as a marker, a stopped trial's few points as a line with
+        markers, a complete trial as a line."""
+        if len(self.steps) == 1:
+            return "markers"
+        return "lines+markers" if self.stopped else "lines"
+
 
 def curves_data(source: Any, metric_name: str = "val_loss", kinds: Sequence[str] = SEARCH_KINDS) -> list[Curve]:
     """One curve per trial of `kinds` that reported at least one evaluation."""
@@ -138,6 +152,15 @@ class ParallelData(NamedTuple):
     columns: list[list[float]]  # one column per name, nan where a trial lacks the parameter
     color: list[float]  # the metric
     metric_name: str
+
+    @property
+    def informative(self) -> bool:
+        """Whether the figure shows anything: at least two finished sampled trials and at least
+        one parameter that differs between them (else it is one line, or lines on top of
+        each other, and the report leaves it out)."""
+        if len(self.color) < 2 or not self.names:
+            return False
+        return any(len({v for v in col if math.isfinite(v)}) > 1 for col in self.columns)
 
 
 def parallel_data(source: Any, metric_name: str = "val_loss") -> ParallelData:

@@ -188,23 +188,23 @@ def plot_curves(source: Any, metric_name: str = "val_loss", kinds: Sequence[str]
 
     fig = go.Figure()
     for c in curves_data(source, metric_name, kinds):
-        stopped = c.status != "complete"
-        full = f"{c.trial_id} {c.label}" + (" (stopped)" if stopped else "")
+        full = f"{c.trial_id} {c.label}" + (" (stopped)" if c.stopped else "")
         fig.add_trace(
             go.Scatter(
                 x=c.steps,
                 y=c.values,
-                mode="lines",
+                mode=c.mode,  # a trial stopped at its first evaluation is a marker, never an invisible line
                 name=short_name(display_name(full)),
-                line={"dash": "dot" if stopped else "solid", "width": 1 if stopped else 2},
-                opacity=0.5 if stopped else 1,
+                line={"dash": "dot" if c.stopped else "solid", "width": 1 if c.stopped else 2},
+                marker={"size": 8 if len(c.steps) == 1 else 5, "symbol": "x" if c.stopped else "circle"},
+                opacity=0.6 if c.stopped else 1,
                 text=[full] * len(c.steps),
                 hovertemplate="%{text}<br>step %{x}: %{y}<extra></extra>",
             )
         )
     return _finish(
         fig,
-        title=f"Learning curves ({metric_name}); dotted: stopped early",
+        title=f"Learning curves ({metric_name}); dotted with crosses: stopped early",
         xaxis_title="step",
         yaxis_title=metric_name,
     )

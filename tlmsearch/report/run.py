@@ -70,9 +70,9 @@ def quality_figure(
     (one objective at one budget: a front against measured speed would only show load), its band
     the search's noise floor (`floor`, `NoiseFloor.to_dict()`)."""
     x = front_axis(records, objectives, kinds=kinds)
-    if x is not None:
+    if x is not None and plots.pareto_data(records, y=objectives[0], x=x, kinds=kinds).two_dimensional:
         return plots.plot_pareto(records, y=objectives[0], x=x, kinds=kinds)
-    return plots.plot_ranking(records, kinds=kinds, floor=floor)
+    return plots.plot_ranking(records, kinds=kinds, floor=floor)  # one objective, or a second that never varies
 
 
 def figures(
@@ -82,14 +82,20 @@ def figures(
     objectives: tuple[str, ...] = ("val_loss",),
     floor: Mapping[str, Any] | None = None,
 ) -> dict[str, go.Figure]:
-    """Every figure of the report, by id (see `FIGURES`)."""
-    return {
+    """Every figure of the report that shows something, by id (see `FIGURES`): the sampled
+    parameters only where at least two finished sampled trials differ in one (`ParallelData.
+    informative`; else the figure would be one line), the learning curves only where a trial
+    reported an evaluation."""
+    figs = {
         "pareto": quality_figure(records, kinds, objectives, floor),
         "widths": plots.plot_widths(records, kinds=kinds),
-        "curves": plots.plot_curves(records, kinds=kinds),
-        "front-load": plots.plot_front_load(records, kinds=kinds),
-        "parallel": plots.plot_parallel(records),
     }
+    if plots.curves_data(records, kinds=kinds):
+        figs["curves"] = plots.plot_curves(records, kinds=kinds)
+    figs["front-load"] = plots.plot_front_load(records, kinds=kinds)
+    if plots.parallel_data(records).informative:
+        figs["parallel"] = plots.plot_parallel(records)
+    return figs
 
 
 def build(
@@ -192,7 +198,9 @@ def _f(x: Any, fmt: str = ".4f") -> str:
     return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, fmt)
 
 
-def render_markdown(summary: Mapping[str, Any]) -> str:
+def render_markdown(summary: Mapping[str, Any], *, headlines: bool = True) -> str:
+    """summary.md. `headlines=False` leaves out each verdict's headline and the notes: the HTML
+    page states them once, in its verdict section, above this text."""
     lines = [
         f"# tlmsearch report: {summary.get('run_dir', '')}",
         "",
@@ -202,8 +210,8 @@ def render_markdown(summary: Mapping[str, Any]) -> str:
     lines += _regime_markdown(summary.get("regime"))
     lines += _plan_markdown(summary.get("verify_plan"))
     for v in summary["verdicts"]:
-        lines += _verdict_markdown(v) + rate_check_markdown(v.get("rate_check"))
-    for note in summary["notes"]:
+        lines += _verdict_markdown(v, headline=headlines) + rate_check_markdown(v.get("rate_check"))
+    for note in summary["notes"] if headlines else ():
         lines += [f"> {note}", ""]
     lines += ["## Best trials", ""] + _floor_markdown(summary.get("noise_floor"))
     lines += [
@@ -245,7 +253,8 @@ _CSS = (
     ".headline{font-size:1.15em}.note{color:#a15c00}"
     "table{border-collapse:collapse;margin:.5em 0;font-size:.9em;width:100%}"
     "th,td{border:1px solid #ccc;padding:4px 6px;text-align:left;vertical-align:top}"
-    "th{background:#f3f3f3}code{font-size:.95em;word-break:break-all}"
+    "th{background:#f3f3f3;overflow-wrap:normal;word-break:normal;hyphens:none}"  # headers wrap between words
+    "code{font-size:.95em;word-break:break-all}"
     "section{margin-bottom:1.5em}.plot{width:100%}"
 )
 
@@ -292,7 +301,7 @@ def _plan_markdown(plan: Mapping[str, Any] | None) -> list[str]:
     return [text + ".", ""]
 
 
-def _verdict_markdown(v: Mapping[str, Any]) -> list[str]:
+def _verdict_markdown(v: Mapping[str, Any], *, headline: bool = True) -> list[str]:
     rc = v.get("rank_correlation") or {}
     rci = rc.get("interval")
     rc_text = "-" if rc.get("rho") is None else f"{rc['rho']:.2f}"
@@ -300,8 +309,7 @@ def _verdict_markdown(v: Mapping[str, Any]) -> list[str]:
     lines = [
         f"## Verdict ({v['group']}): {v.get('outcome', '')}",
         "",
-        f"**{v['headline']}**",
-        "",
+        *([f"**{v['headline']}**", ""] if headline else []),
         f"- margin {v['margin']:.1%} perplexity, declared in advance; alpha {v['alpha']:g}; "
         f"{v['n_candidates']} candidates against cosine; {v['n_seeds']} paired seeds",
         f"- cosine ranks {v['cosine_rank']} of {v['n_profiles']} re-evaluated profiles by mean perplexity",
@@ -373,7 +381,7 @@ def render_html(summary: Mapping[str, Any], figs: Mapping[str, go.Figure]) -> st
         + "</section>"
     )
     sections = []
-    for fig_id in [*FIGURES, *(f for f in OPTIONAL_FIGURES if f in figs)]:
+    for fig_id in [f for f in (*FIGURES, *OPTIONAL_FIGURES) if f in figs]:
         fig = figs[fig_id]
         height = fig.layout.height or 480
         div = fig.to_html(
@@ -385,7 +393,8 @@ def render_html(summary: Mapping[str, Any], figs: Mapping[str, go.Figure]) -> st
             config={"responsive": True, "displaylogo": False},
         )
         sections.append(f"<section><h2>{html.escape(_section_title(fig_id, fig))}</h2>{div}</section>")
-    md = markdown_to_html(render_markdown(summary).split("\n", 1)[-1])  # the page has its own title
+    # the page has its own title, and its verdict section states the headlines and notes once
+    md = markdown_to_html(render_markdown(summary, headlines=False).split("\n", 1)[-1])
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
@@ -393,9 +402,17 @@ def render_html(summary: Mapping[str, Any], figs: Mapping[str, go.Figure]) -> st
         f"<style>{_CSS}</style>"
         f"<script type='text/javascript'>{plotly_script(figs.values())}</script></head><body>"
         f"<h1>tlmsearch report</h1><p>{html.escape(str(summary.get('run_dir', '')))} &middot; "
-        f"architecture {html.escape(str(summary['arch']))} &middot; {summary['finished']} finished trials</p>"
+        f"architecture {html.escape(str(summary['arch']))} &middot; {html.escape(runs_line(summary))}</p>"
         f"{verdict}{''.join(sections)}<section id='summary'><h2>Summary</h2>{md}</section></body></html>\n"
     )
+
+
+def runs_line(summary: Mapping[str, Any]) -> str:
+    """Every run the records hold, by kind and status: "20 runs: 8 search trials (5 ran to the
+    end, 3 stopped early), 12 verification runs (all ran to the end)"."""
+    counts = summary.get("counts") or {}
+    total = sum(int(n) for n in counts.values())
+    return f"{total} run{'s' if total != 1 else ''}: {records_in_words(counts)}"
 
 
 def json_safe(value: Any) -> Any:
