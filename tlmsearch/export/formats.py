@@ -150,6 +150,10 @@ def _native(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
 
 NEMOTRON_CODE = "nvidia/Llama-3_1-Nemotron-51B-Instruct"  # Hub repository of DeciLM's config/model code
 OPENELM_CODE = "apple/OpenELM-270M"  # Hub repository of OpenELM's config/model code
+OPENELM_READERS = (
+    "OpenELM's readers are Apple's code on the Hub (needs network) and mlx-lm (needs MLX, built for Apple silicon; "
+    "it does not run on Linux CPU machines); the file carries every field mlx-lm 0.32.2 requires"
+)
 
 
 def _auto_map(repo: str, config: str, model: str) -> dict[str, str]:
@@ -208,7 +212,11 @@ def _openelm(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
         "model_dim": model.d_model,
         "num_transformer_layers": model.n_layers,
         "head_dim": model.head_dim,
-        "num_query_heads": None,
+        # per layer, as mlx-lm reads them (Apple's code derives the same from qkv_multipliers and num_gqa_groups)
+        "num_query_heads": [model.n_heads] * model.n_layers,
+        "num_kv_heads": [model.n_heads] * model.n_layers,
+        "normalize_qk_projections": False,  # tlmsearch's attention has no QK-norm (mlx-lm's default is on)
+        "rms_norm_eps": model.norm_eps,
         "num_gqa_groups": 1,
         "qkv_multipliers": 1.0,
         "ffn_multipliers": [w / model.d_model for w in x.widths],
@@ -219,12 +227,15 @@ def _openelm(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
         "share_input_output_layers": model.tie_embeddings,
         "vocab_size": model.vocab_size,
         "max_context_length": model.seq_len,
-        "rope_freq_constant": int(model.rope_theta),
+        "rope_freq_constant": int(model.rope_theta) if float(model.rope_theta).is_integer() else model.rope_theta,
         "tlmsearch": {**x.source, "mlp_widths": list(x.widths)},
     }
-    notes = [f"ffn_dim_divisor={div}"]
+    notes = [
+        f"ffn_dim_divisor={div}; normalize_qk_projections=false (no QK-norm, as trained)",
+        f"not loaded in tlmsearch's tests: {OPENELM_READERS}",
+    ]
     if model.n_layers == 2:
-        notes.append("OpenELM reads a 2-entry ffn_multipliers list as linspace end points rounded to 2 decimals")
+        notes.append("Apple's OpenELM code reads a 2-entry ffn_multipliers list as linspace end points (2 decimals)")
     return doc, notes
 
 
@@ -237,6 +248,13 @@ def _megatron(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
             "(one n_heads_in_group in all layers): build with the Megatron Core calls below"
         )
     return doc, notes
+
+
+GEMMA3N_DIFFERS = (
+    "transformers builds Gemma 3n, not the trained model: the MLP widths, heads and RoPE theta ({theta:g}) carry "
+    "over, but it adds AltUp (4 streams), LAuReL (rank 64), per-layer input embeddings and final-logit softcapping "
+    "(30), so it has more parameters and computes otherwise (for the trained model: --format hf)"
+)
 
 
 def _gemma3n(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
@@ -253,13 +271,14 @@ def _gemma3n(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
         "vocab_size_per_layer_input": model.vocab_size,
         "max_position_embeddings": model.seq_len,
         "rms_norm_eps": model.norm_eps,
+        "rope_theta": model.rope_theta,  # Gemma 3n's own default is 1e6 (transformers 5: full_attention's theta)
         "tie_word_embeddings": model.tie_embeddings,
         "hidden_activation": "silu",
         "layer_types": ["full_attention"] * n,
         "num_kv_shared_layers": 0,
         "activation_sparsity_pattern": [0.0] * n,
     }
-    return doc, ["per-layer widths carry over exactly; Gemma 3n's AltUp/LAuReL/per-layer inputs are not ours"]
+    return doc, [GEMMA3N_DIFFERS.format(theta=model.rope_theta)]
 
 
 def _hf(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
@@ -370,8 +389,11 @@ model = AutoModelForCausalLM.from_pretrained({dir!r}, trust_remote_code=True)"""
             "exact with ffn_dim_divisor = gcd of the widths (the default)",
             _mlp_widths_only("openelm", _openelm),
             _decode_openelm,
-            loading=_REMOTE_LOADING.format(repo=OPENELM_CODE),
-            checked=_REMOTE_CHECKED.format(repo=OPENELM_CODE, cls="OpenELMConfig"),
+            loading=_REMOTE_LOADING.format(repo=OPENELM_CODE)
+            + "\n# or with mlx-lm on Apple silicon: mlx_lm.load({dir!r}) after adding weights and a tokenizer",
+            checked=_REMOTE_CHECKED.format(repo=OPENELM_CODE, cls="OpenELMConfig")
+            + "; tested: every field mlx-lm 0.32.2's OpenELM ModelArgs requires is there, and the widths and heads its "
+            "rules build equal the trained model's (mlx-lm itself needs Apple silicon: not run here)",
             divisor="its ffn_dim_divisor",
         ),
         Format(
