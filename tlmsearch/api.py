@@ -21,6 +21,7 @@ from tlmsearch.configs.compare import CompareOptions
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.study import StudyConfig
 from tlmsearch.costs.deciding import Deciding, deciding
+from tlmsearch.costs.price import LIMIT_HOURS
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.export.schedule import Export, export_run
 from tlmsearch.ladders.config import LadderConfig
@@ -54,8 +55,9 @@ class Study(rundir.Study):
         self, top_k: int = 5, seeds: int | str = "auto", steps: int | None = None, **kwargs: Any
     ) -> VerifyResult:
         """Re-train the top-k profiles and the baselines with planned (`"auto"`) or N seeds
-        (`tlmsearch.tuning.verify.verify`)."""
-        result = _verify(self, top_k, seeds, steps, **kwargs)
+        (`tlmsearch.tuning.verify.verify`); one priced beyond `max_hours` (default 12) of this
+        machine is refused unless `yes=True`."""
+        result = _verify(self, top_k, seeds, steps, **{"yes": False, **kwargs})
         self.records = read_records(self.run_dir)
         return result
 
@@ -131,12 +133,21 @@ def load(run_dir: str | Path) -> Study:
     return _with_verbs(rundir.load(_run_dir(run_dir, "load")))
 
 
-def search(cfg: SearchConfig | Mapping[str, Any], *, address: str | None = None, progress: bool = True) -> Study:
+def search(
+    cfg: SearchConfig | Mapping[str, Any],
+    *,
+    address: str | None = None,
+    progress: bool = True,
+    yes: bool = False,
+    max_hours: float = LIMIT_HOURS,
+) -> Study:
     """Run the search `cfg` describes (locally, or on the Ray cluster at `address`).
 
     `cfg` is a `SearchConfig` or its fields as a dict (`SearchConfig.from_dict`, e.g.
     `{"preset": "tiny", "trials": 8}`). The search space's `sample` is called once on a
     throwaway trial first (`runner.search`): a space that fails is refused before anything starts.
+    A search priced beyond `max_hours` of this machine (default 12; 0 = no limit) is refused
+    with a `UserError` unless `yes=True` (nothing trains to price it: `tlmsearch.costs.price`).
     """
     if isinstance(cfg, Mapping):
         cfg = SearchConfig.from_dict(dict(cfg))
@@ -144,7 +155,7 @@ def search(cfg: SearchConfig | Mapping[str, Any], *, address: str | None = None,
         raise UserError(
             f"search: cfg must be a SearchConfig or a dict of its fields, not {type(cfg).__name__} ({cfg!r:.80})"
         )
-    return _with_verbs(runner.search(cfg, address=address, progress=progress))
+    return _with_verbs(runner.search(cfg, address=address, progress=progress, max_hours=None if yes else max_hours))
 
 
 def resume(
@@ -166,7 +177,13 @@ def _change_resources(run_dir: str | Path, resources: Mapping[str, float | None]
 
 
 def compare(
-    profiles: Sequence[str], options: CompareOptions | None = None, *, report: bool = True, **changes: Any
+    profiles: Sequence[str],
+    options: CompareOptions | None = None,
+    *,
+    report: bool = True,
+    yes: bool = False,
+    max_hours: float = LIMIT_HOURS,
+    **changes: Any,
 ) -> CompareResult:
     """Train every profile in `profiles` (ProfileSpec texts) with seeds seed..seed+seeds-1
     (`tlmsearch.tuning.compare.compare`), then, with `report`, write report.html, summary.md
@@ -175,10 +192,11 @@ def compare(
     `options` is a `CompareOptions` (`storage`: where trial checkpoints go, a shared path or
     object-store URI; "" = the run directory); its fields may also be given as keywords (they win), e.g.
     `tlmsearch.compare(["uniform", "cosine"], arch="titans", preset="cpu-xs", seeds=3, steps=200)`.
+    A compare priced beyond `max_hours` of this machine (default 12) is refused unless `yes=True`.
     """
     o = CompareOptions.of(options, **changes)
     margin, alpha = resolve_levels(o.margin, o.alpha, threshold=o.threshold, confidence=o.confidence)
-    result = train_and_compare(profiles, o)
+    result = train_and_compare(profiles, o, yes=yes, max_hours=max_hours)
     if report and any(r.status == "complete" for r in result.records):
         write_report(result.run_dir, margin=margin, alpha=alpha, method=o.method)
     return result
@@ -194,10 +212,20 @@ class StudyResult:
 
 
 def study(
-    cfg: StudyConfig | None = None, *, address: str | None = None, progress: bool = True, **fields: Any
+    cfg: StudyConfig | None = None,
+    *,
+    address: str | None = None,
+    progress: bool = True,
+    yes: bool = False,
+    max_hours: float = LIMIT_HOURS,
+    **fields: Any,
 ) -> StudyResult:
     """Run a cross-architecture study (`tlmsearch.tuning.study`): per architecture a search and
     a verification with planned seeds, then the transfer check and the study report.
+
+    It is priced first (nothing trains: `tlmsearch.studies.cost.price_arch`) and refused with a
+    `UserError` when the price passes `max_hours` of this machine (default 12; 0 = no limit)
+    unless `yes=True`.
 
     `cfg` or its settings as flat keywords, the study's own and its searches' side by side (as the
     CLI's flags), e.g. `tlmsearch.study(archs=("transformer", "titans"), preset="cpu-s", trials=16)`;
@@ -205,7 +233,8 @@ def study(
     studies continue with `resume_study`.
     """
     cfg = cfg.with_fields(**fields) if cfg is not None else StudyConfig.from_flat(fields)
-    return _finish_study(study_runner.start_study(cfg, address=address, progress=progress), progress)
+    started = study_runner.start_study(cfg, address=address, progress=progress, yes=yes, max_hours=max_hours)
+    return _finish_study(started, progress)
 
 
 def resume_study(

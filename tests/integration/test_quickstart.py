@@ -38,10 +38,10 @@ def test_quickstart_runs_the_whole_loop(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     run = runs / "q"
     # the plan with its estimate comes first: the whole loop's (stdout), then each stage's before
-    # its first progress line (stderr); a fresh cache: the first is timed now, the verify's measured
+    # its first progress line (stderr); a fresh cache: the first is priced from FLOPs, the verify's measured
     first = done.stdout.splitlines()[0]
     assert first.startswith("quickstart: search 5 trials of 9 steps") and "; estimate " in first, first
-    assert "timed now on" in first, first
+    assert "FLOPs at" in first, first
     err = done.stderr.splitlines()
     plan = next(i for i, line in enumerate(err) if line.startswith("search q: 5 trials x 9 steps"))
     assert "; estimate " in err[plan] and plan < next(i for i, line in enumerate(err) if line.startswith("search q "))

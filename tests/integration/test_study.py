@@ -48,7 +48,7 @@ def test_cost_estimate_counts_trials_and_flops(tmp_path: Path) -> None:
     est = estimate(cfg)
     assert [a.arch for a in est.archs] == ["transformer", "gated_attention"]
     assert est.archs[1].flops_per_trial > est.archs[0].flops_per_trial > 0  # the gate adds a projection
-    assert "TFLOP" in est.text() and "not calibrated" in est.text() and est.hours is None
+    assert "TFLOP" in est.text() and "not priced" in est.text() and est.hours is None
 
 
 def test_tuners_in_threads_hand_worker_threads_the_stop_event_and_lock_the_registry() -> None:

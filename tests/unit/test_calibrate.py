@@ -52,7 +52,7 @@ def test_a_long_cpu_step_is_not_timed(setup: tuple, monkeypatch: pytest.MonkeyPa
     model, train, data = setup
     monkeypatch.setattr(cal, "predicted_step_s", lambda *a: 40.0)
     monkeypatch.setattr(cal, "calibrate", lambda *a, **k: pytest.fail("timed a 40 s step"))
-    reason = cal.rate_or_reason(model, train, data)
+    reason = cal.rate_or_reason(model, train, data, time_now=True)
     assert isinstance(reason, str) and "about 40 s" in reason
 
 
@@ -60,9 +60,9 @@ def test_runs_sharing_the_cores_slow_a_calibrated_rate(setup: tuple, monkeypatch
     model, train, data = setup
     monkeypatch.setattr(cal, "predicted_step_s", lambda *a: 0.01)
     monkeypatch.setattr(cal, "calibrate", lambda *a, **k: Rate(0.1, 0.1, 1.0, 0.0, "timed now on 6 steps"))
-    alone = cal.rate_or_reason(model, train, data, slots=2, cores=2)
+    alone = cal.rate_or_reason(model, train, data, slots=2, cores=2, time_now=True)
     monkeypatch.setattr(cal, "calibrate", lambda *a, **k: pytest.fail("timed the same shape twice in one process"))
-    shared = cal.rate_or_reason(model, train, data, slots=4, cores=2)
+    shared = cal.rate_or_reason(model, train, data, slots=4, cores=2, time_now=True)
     assert isinstance(alone, Rate) and alone.s_per_step_high == 0.1
     assert isinstance(shared, Rate) and shared.s_per_step_high == pytest.approx(0.2)
     assert shared.source == "timed now on 6 steps, x2 for 4 runs of 1 thread on 2 cores"
@@ -88,12 +88,12 @@ def test_a_calibrated_rate_under_load_becomes_a_range_said_in_the_plan(
     model, train, data = setup
     monkeypatch.setattr(cal, "predicted_step_s", lambda *a: 0.01)
     monkeypatch.setattr(cal, "calibrate", lambda *a, **k: Rate(0.1, 0.1, 1.0, 0.0, "timed now on 6 steps"))
-    rate = cal.rate_or_reason(model, train, data, slots=2, cores=2, load=1.7)
+    rate = cal.rate_or_reason(model, train, data, slots=2, cores=2, load=1.7, time_now=True)
     assert isinstance(rate, Rate)
     assert (rate.s_per_step_low, rate.s_per_step_high) == pytest.approx((0.1 * 3.7 / 2.7, 0.1 * 3.7 / 2.7 * 1.85))
     assert rate.source == "timed now on 6 steps, x1.4-2.5 for 2 runs of 1 thread on 2 cores beside a load of 1.7"
     monkeypatch.setattr(cal, "current_load", lambda cores: 1.7)  # read before the timing when not given
-    assert cal.rate_or_reason(model, train, data, slots=2, cores=2) == rate
+    assert cal.rate_or_reason(model, train, data, slots=2, cores=2, time_now=True) == rate
 
 
 def test_current_load_is_the_share_on_this_process_cores(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,5 +1,5 @@
-"""The study's cost estimate: trial counts per phase, hours from a calibration or from measured
-trials, the time left, and the calibration itself (a few real steps of a tiny model)."""
+"""The study's cost estimate: trial counts per phase, hours from a price or from measured
+trials, the time left, and the price itself (no training: FLOPs or recorded rates)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from study_fakes import tiny_study
 from tlmsearch.configs.base import DataConfig
 from tlmsearch.studies.cost import (
     calibrate,
-    calibrate_arch,
     estimate,
     phase_trials,
     read_calibration,
@@ -49,7 +48,7 @@ def test_hours_from_a_calibration_over_the_slots(tmp_path: Path) -> None:
     assert lo == pytest.approx((lo_trials * 0.5 * steps[0] + lo_trials * 1.0 * steps[1]) / 2 / 3600)
     assert hi == pytest.approx(lo * hi_trials / lo_trials)
     text = est.text()
-    assert "calibrated 500 ms a step" in text and "total:" in text and "2 trials at once" in text
+    assert "priced 500 ms a step" in text and "total:" in text and "2 trials at once" in text
     left = remaining_seconds(est, {"transformer": (2, 3), "gated_attention": (0, 0)})
     assert left == pytest.approx((2 * 0.5 * steps[0] / 2, 3 * 0.5 * steps[0] / 2))
 
@@ -63,19 +62,40 @@ def test_no_hours_without_seconds_and_a_note_says_why(tmp_path: Path) -> None:
     assert remaining_seconds(est, {}) == (0.0, 0.0)  # nothing left: no seconds needed
 
 
-def test_calibration_times_real_steps_and_skips_shapes_too_big(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # the measured matmul peak is tested on its own; keep this test quick
-    for where in ("tlmsearch.training.hardware.matmul_peak", "tlmsearch.training.trainer.matmul_peak"):
-        monkeypatch.setattr(where, lambda device, dtype, cache_dir=None: 1e11)
+def test_the_price_trains_nothing_and_is_kept_for_a_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A study's seconds come from its FLOPs at the measured matmul peak (`costs.price`), nothing
+    trains; the price is a range, kept in cost.json and not worked out twice."""
+    import tlmsearch.costs.calibrate as cal
+    from tlmsearch.costs.price import REFERENCE_PEAK
+    from tlmsearch.studies.cost import price_arch
+
+    monkeypatch.setenv("TLMSEARCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr("tlmsearch.training.hardware.matmul_peak", lambda device, dtype, cache_dir=None: REFERENCE_PEAK)
+    monkeypatch.setattr(cal, "calibrate", lambda *a, **k: pytest.fail("trained to price a study"))
+    monkeypatch.setattr("tlmsearch.training.trainer.train", lambda *a, **k: pytest.fail("trained to price a study"))
     cfg = tiny(tmp_path, archs=("transformer",), data=DataConfig(corpus="pydoc", cache_dir=str(tmp_path / "cache")))
-    skipped = calibrate_arch(cfg, "transformer", budget_s=0.0)
-    assert skipped["step_s"] is None and "too big to calibrate here" in skipped["note"]
+    priced = price_arch(cfg, "transformer", n_slots=1)
+    # a tiny step is below the smallest measured shape: its fixed 8 ms and the cpu-xs share
+    assert priced["step_s"] == pytest.approx(priced["step_s_high"]) and 0.008 < priced["step_s"] < 0.02
+    assert "FLOPs at 40% of this CPU's measured matmul peak" in priced["note"]
     study = tmp_path / "st"
     study.mkdir()
-    measured = calibrate(cfg, study)["transformer"]
-    assert measured["step_s"] > 0 and measured["steps"] == 4
-    assert read_calibration(study) == {"transformer": measured}  # kept for a resume and for status
-    assert calibrate(cfg, study)["transformer"] == measured  # not measured twice
+    kept = calibrate(cfg, study)["transformer"]
+    assert kept == read_calibration(study)["transformer"]
+    monkeypatch.setattr("tlmsearch.studies.cost.price_arch", lambda *a, **k: pytest.fail("priced twice"))
+    assert calibrate(cfg, study)["transformer"] == kept
+
+
+def test_a_price_range_spans_the_estimate(tmp_path: Path) -> None:
+    cfg = tiny(tmp_path)
+    cal = {"transformer": {"step_s": 0.5, "step_s_high": 1.0}, "gated_attention": {"step_s": 1.0}}
+    est = estimate(cfg, calibration=cal, n_slots=1)
+    steps = [steps_equivalent(cfg, a) for a in cfg.archs]
+    lo_trials, hi_trials = trials_per_arch(cfg)
+    lo, hi = est.hours or (0, 0)
+    assert lo == pytest.approx(lo_trials * (0.5 * steps[0] + 1.0 * steps[1]) / 3600)
+    assert hi == pytest.approx(hi_trials * (1.0 * steps[0] + 1.0 * steps[1]) / 3600)
+    assert "priced 0.5-1 s a step" in est.text() and "how the range is formed" in est.text()
 
 
 def test_measured_trials_rescale_the_calibration_of_the_others(tmp_path: Path) -> None:
@@ -99,7 +119,7 @@ def test_measured_trials_rescale_the_calibration_of_the_others(tmp_path: Path) -
     by_arch = {a.arch: a for a in est.archs}
     assert by_arch["transformer"].trial_s == pytest.approx(0.1 * steps["transformer"])  # measured
     assert by_arch["gated_attention"].trial_s == pytest.approx(0.8 / 4 * steps["gated_attention"])
-    assert "x0.25: measured / calibrated" in est.text()
+    assert "x0.25: measured / priced" in est.text()
     # nothing measured: the calibration as it is
     plain = {a.arch: a for a in estimate(cfg, tmp_path / "empty", calibration=cal, n_slots=1).archs}
     assert plain["gated_attention"].trial_s == pytest.approx(0.8 * steps["gated_attention"])

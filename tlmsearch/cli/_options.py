@@ -59,3 +59,18 @@ def verdict_levels(args: argparse.Namespace) -> tuple[float, float]:
     if not 0.0 < alpha < 0.5:
         raise UserError(f"--alpha={alpha} must lie in (0, 0.5)")
     return margin, alpha
+
+
+def add_price_arguments(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--yes and --max-hours: a long command priced beyond the limit starts only when confirmed."""
+    from tlmsearch.costs.price import LIMIT_HOURS
+
+    p.add_argument("--yes", action="store_true", help="start even when priced beyond --max-hours of this machine")
+    p.add_argument(
+        "--max-hours",
+        type=float,
+        default=LIMIT_HOURS,
+        metavar="H",
+        help=f"refuse to start when priced beyond H hours of this machine unless --yes (default {LIMIT_HOURS:g}; "
+        "0 = no limit)",
+    )

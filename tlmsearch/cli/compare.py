@@ -12,7 +12,7 @@ from tlmsearch.cli._config_args import (
     parse_pairs,
     training_overrides,
 )
-from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
+from tlmsearch.cli._options import add_price_arguments, add_verdict_arguments, verdict_levels
 from tlmsearch.cli.verify import print_verdicts
 from tlmsearch.configs.base import DataConfig, TrainConfig
 
@@ -72,6 +72,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     g.add_argument("--quiet", action="store_true", help="no plan line, no progress line")
+    add_price_arguments(g)
     add_verdict_arguments(p)
 
 
@@ -119,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
         method=args.interval,
         address=args.address,
         progress=not (args.json or args.quiet),
+        yes=args.yes,
+        max_hours=args.max_hours,
     )
     if not args.json:
         done = sum(r.status == "complete" for r in result.records)

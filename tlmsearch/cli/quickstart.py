@@ -29,7 +29,7 @@ HELP = "run the whole loop (search with baselines, verify, report) on a small mo
 DESCRIPTION = """\
 Run search -> verify -> report end to end on the embedded corpus with a small 6-layer model,
 and print where the report is. It first prints the plan with a time estimate measured on this
-machine (recorded rates of earlier runs of the shape, or a few steps timed now); 2.5 minutes
+machine (recorded rates of earlier runs of the shape, or its FLOPs at the measured matmul peak); 2.5 minutes
 on a quiet 2-core machine with the defaults (see the README, "First five minutes"). Every
 stage's own plan and progress lines show while it runs.
 

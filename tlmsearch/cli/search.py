@@ -15,6 +15,7 @@ from tlmsearch.cli._config_args import (
     screening_default_text,
     training_overrides,
 )
+from tlmsearch.cli._options import add_price_arguments
 from tlmsearch.cli.status import EVERY_TRIAL_FAILED as EXIT_ALL_FAILED
 from tlmsearch.cli.status import exit_status, print_status
 from tlmsearch.configs.lr_calibration import after_explicit_lr
@@ -121,6 +122,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the resolved config, then the plan line with its time estimate (stderr), and exit",
     )
+    add_price_arguments(g)
     g.add_argument("--quiet", action="store_true", help="no plan line, no progress line")
     g.add_argument("--json", action="store_true", help="print the final status as JSON")
 
@@ -180,6 +182,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from tlmsearch.tuning import search
 
-    study = search(cfg, address=args.address, progress=not args.quiet)
+    limit = None if args.yes else args.max_hours
+    study = search(cfg, address=args.address, progress=not args.quiet, max_hours=limit)
     print_status(study, as_json=args.json)
     return exit_status(study)

@@ -16,7 +16,7 @@ from tlmsearch.cli._config_args import (
     screening_default_text,
     training_overrides,
 )
-from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
+from tlmsearch.cli._options import add_price_arguments, add_verdict_arguments, verdict_levels
 from tlmsearch.configs.lr_calibration import after_explicit_lr
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.study import DEFAULT_ARCHS, SEARCH_FIELDS, SEARCH_HELP, STUDY_SEARCH_DEFAULTS, StudyConfig
@@ -39,12 +39,14 @@ directory runs/<name>/:
      the paper's 440M figures beside ours where the profiles correspond).
 
 Phases overlap (--phase-order overlap): the next architecture's search trains beside the last
-one's verification, on the same CPU slots. A cost estimate in hours (a few timed training steps
-per architecture, and the analytic FLOPs) is printed before anything trains; a live line shows
-each architecture's phase, trials and best so far. Kill it at any point: `tlmsearch resume
-runs/<name>` continues without training a finished trial again; `tlmsearch status runs/<name>`
-shows the same line and each phase. `--readme-table runs/<name>` prints the README's table of a
-finished study.
+one's verification, on the same CPU slots. The price in hours (each architecture's analytic
+FLOPs at the share of this machine's measured matmul peak such a step sustains, or rates
+recorded by earlier runs of the shape; nothing trains to price it) is printed before anything
+trains, and a study priced beyond --max-hours (default 12) of this machine is refused unless
+--yes confirms it; a live line shows each architecture's phase, trials, best so far and time
+left. Kill it at any point: `tlmsearch resume runs/<name>` continues without training a
+finished trial again; `tlmsearch status runs/<name>` shows the same line and each phase.
+`--readme-table runs/<name>` prints the README's table of a finished study.
 
 --random-control (off by default: it nearly doubles the search cost) adds, per architecture,
 a random-search companion (runs/<name>/random-<arch>/): the random sampler with the same seed,
@@ -94,8 +96,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_training_arguments(p, default_text=screening_default_text())
     g = p.add_argument_group("output")
     g.add_argument(
-        "--dry-run", action="store_true", help="print the resolved config and the cost estimate (calibrated), then exit"
-    )
+        "--dry-run", action="store_true",
+        help="print the resolved config and the price (nothing trains: seconds), then exit",
+    )  # fmt: skip
+    add_price_arguments(g)
     g.add_argument(
         "--readme-table", metavar="STUDY_DIR",
         help="print the README's table of a finished study (from its summary.json, markers included), then exit",
@@ -153,14 +157,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     cfg = build_config(args)
     if args.dry_run:
-        from tlmsearch.studies.cost import calibrate_arch
+        from tlmsearch.studies.cost import price_arch
 
         print(cfg.to_yaml(), end="")
-        print(estimate(cfg, calibration={a: calibrate_arch(cfg, a) for a in cfg.archs}).text())
+        print(estimate(cfg, calibration={a: price_arch(cfg, a) for a in cfg.archs}).text())
         return 0
     from tlmsearch.api import study
 
-    result = study(cfg, address=args.address, progress=not args.quiet)
+    result = study(cfg, address=args.address, progress=not args.quiet, yes=args.yes, max_hours=args.max_hours)
     print_study_status(result.run_dir)
     return 0
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.cli._config_args import add_training_arguments, training_overrides
-from tlmsearch.cli._options import add_verdict_arguments, verdict_levels
+from tlmsearch.cli._options import add_price_arguments, add_verdict_arguments, verdict_levels
 
 # the defaults of the options a study's architecture directory takes from its study instead
 DEFAULTS: dict[str, Any] = {
@@ -186,6 +186,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-report", action="store_true", help="do not write report.html/summary.* afterwards")
     p.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     p.add_argument("--quiet", action="store_true", help="no plan line, no progress line")
+    add_price_arguments(p)
     deciding = "the search's, raised to 20 (the deciding length) when it was below 20 tokens per parameter"
     add_training_arguments(
         p,
@@ -338,6 +339,8 @@ def run(args: argparse.Namespace) -> int:
         spending=options.spending,
         rate_check=options.rate_check,
         pack=options.pack,
+        yes=args.yes,
+        max_hours=args.max_hours,
     )
     if not args.json:
         decided = f"{len(result.seeds)} seeds ({result.seeds[0]}..{result.seeds[-1]})" if result.seeds else "no seeds"

@@ -1,14 +1,15 @@
-"""The timing half of the estimates: a rate from earlier runs, or a few steps timed now.
+"""The rate half of the estimates: a rate from earlier runs, else a price from FLOPs (or a few steps timed now).
 
 `rate_or_reason` answers the question every long command asks before it starts: how many
 seconds does a step of this run shape take here? First from the rates recorded by earlier runs
-of the same shape on this machine (`tlmsearch.costs.rates`); otherwise by training a few steps of
-the model in this process (`calibrate`, about a second at small shapes, capped at
-`MAX_SECONDS`), the first step untimed (it warms up). A step that the analytic FLOPs and this
-machine's measured matmul peak say is long on a CPU is not timed at all: the answer is then a
-reason instead of a rate ("no estimate").
+of the same shape on this machine (`tlmsearch.costs.rates`); otherwise from the step's FLOPs
+(`tlmsearch.costs.price.flop_rate`: nothing trains, so every command states its price within
+seconds). With `time_now` it trains a few steps of the model in this process instead
+(`calibrate`, about a second at small shapes, capped at `MAX_SECONDS`), the first step untimed
+(it warms up); a step that the analytic FLOPs and this machine's measured matmul peak say is
+long on a CPU is then not timed at all: the answer is a reason instead of a rate ("no estimate").
 
-A calibration runs alone; trials run `slots` at once, beside whatever else the machine runs. On
+A price, like a calibration, is of a run alone; trials run `slots` at once, beside whatever else the machine runs. On
 a CPU, runs that together ask for more threads than there are cores share them, and so does
 other work: the timed rate is scaled by `estimate.load_slowdown` from the 1-minute load average
 read before the timing (`current_load`), into a range that widens with that load (the plan line
@@ -100,10 +101,13 @@ def rate_or_reason(
     slots: int = 1,
     cores: int = 0,
     load: float | None = None,
+    time_now: bool = False,
 ) -> Rate | str:
     """The rate of a run of (`model`, `train`) here, or why there is none (see the module
     docstring); `slots` runs at once on `cores` cores (0: this machine's) beside `load` runnable
-    threads of other work (None: `current_load`, read before the timing)."""
+    threads of other work (None: `current_load`). Without a recorded rate it is priced from its
+    FLOPs (`costs.price.flop_rate`: no training); `time_now` times a few steps instead."""
+    from tlmsearch.costs.price import flop_rate
     from tlmsearch.training.hardware import cpu_count  # lazy: heavy (torch)
     from tlmsearch.training.trainer import resolve_vocab  # lazy: heavy (numpy, torch)
 
@@ -114,7 +118,7 @@ def rate_or_reason(
     if recorded is not None:
         return recorded
     key = rate_key(shape)
-    if device == "cpu":
+    if time_now and device == "cpu":
         predicted = predicted_step_s(model, train, data)
         if predicted > MAX_STEP_S:
             return (
@@ -124,12 +128,18 @@ def rate_or_reason(
     cores = cores or cpu_count()
     if load is None:
         load = current_load(cores) if device == "cpu" else 0.0
-    rate = _TIMED.get(key) or calibrate(model, train, data)
-    _TIMED[key] = rate  # a command that plans twice (the quickstart, then its search) times once
+    if time_now:
+        rate = _TIMED.get(key) or calibrate(model, train, data)
+        _TIMED[key] = rate  # a command that plans twice (the quickstart, then its search) times once
+    else:
+        rate = flop_rate(model, train, data, device)
     if device != "cpu":
         return rate
     threads = train.threads or cpu_count()
     low, high = load_slowdown(slots, threads, cores, load)
+    if not time_now:  # the model's figures are of a run alone, not timed beside `load`
+        alone = max(1.0, (load + threads) / cores)
+        low, high = low * alone, high * alone
     if high > 1.0:
         factor = f"x{low:.2g}" if high == low else f"x{low:.2g}-{high:.2g}"
         beside = f" beside a load of {load:.1f}" if load > 0 else ""

@@ -8,20 +8,21 @@ of the budget has the same FLOPs). They are a lower bound on time, not a time: e
 is not counted, and the recurrent memories of Titans and Hope-attention run far slower per
 counted FLOP than attention on a CPU.
 
-Seconds come from measurements only, never from an assumed utilisation:
+Seconds come from measured figures, and nothing trains to price a study (its dry run answers in
+seconds):
 
-- `calibrate` times a few real training steps of each architecture's uniform profile at the
-  study's trial shape, in the driver, before anything trains through Ray (seconds at small
-  shapes). A shape whose calibration would take too long on this machine (predicted from its
-  FLOPs at the measured matmul peak) is skipped with a note, and so is one that does not fit
-  in memory. The result is kept in `<study>/cost.json` so a resumed study and `status` reuse it.
-- Once trials of an architecture have finished, their mean wall time replaces the calibration
-  (it includes what a calibration leaves out: start-up, evaluation, the load of the machine),
-  and the ratio of measured to calibrated seconds rescales the calibration of the architectures
-  with no finished trial yet (`load_scale`): a calibration taken under a heavy load would
-  otherwise overstate them for the whole study.
+- `price_arch` prices a training step of each architecture's uniform profile at the study's
+  trial shape: a rate recorded by earlier runs of that shape on this machine, else its FLOPs over
+  this machine's measured matmul peak at the share of it such a step was measured to sustain
+  (`tlmsearch.costs.price`: a range, a point at a measured shape), slowed for the trials that
+  share the cores (`costs.estimate.load_slowdown`). The result is kept in `<study>/cost.json` so
+  a resumed study and `status` reuse it.
+- Once trials of an architecture have finished, their mean wall time replaces the price
+  (it includes what a price leaves out: start-up, evaluation, the load of the machine),
+  and the ratio of measured to priced seconds rescales the price of the architectures
+  with no finished trial yet (`load_scale`).
 
-A trial's seconds from a calibration are steps x seconds per step, plus its evaluations priced
+A trial's seconds from a price are steps x seconds per step, plus its evaluations priced
 at the same seconds per FLOP as a training step (their share of the trial's analytic FLOPs).
 Hours are trial seconds / the trials that run at once (CPU slots), summed over architectures.
 """
@@ -30,7 +31,6 @@ from __future__ import annotations
 
 import math
 import statistics
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -40,6 +40,7 @@ from tlmsearch.configs.base import TrainConfig, deciding_train, trial_length_tex
 from tlmsearch.configs.counts import count_params, flops_per_token, forward_flops
 from tlmsearch.configs.resolve import trial_shape
 from tlmsearch.configs.study import StudyConfig
+from tlmsearch.costs.estimate import duration
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import read_json_object, write_json
@@ -48,8 +49,6 @@ from tlmsearch.rundir.noise import noise_trial_seeds
 from tlmsearch.rundir.records import read_records_polled
 
 COST_FILE = "cost.json"
-CALIBRATION_STEPS = 4  # timed steps after one warm-up step
-CALIBRATION_BUDGET_S = 60.0  # skip an architecture whose calibration would take longer
 
 
 @dataclass(frozen=True)
@@ -58,7 +57,8 @@ class ArchCost:
     trials: tuple[int, int]  # (fewest, most) trials: noise floor + search + verification (pilot..cap) + transfer
     flops_per_trial: float
     measured_s: float | None = None  # mean wall seconds of a finished trial of this arch, if any
-    step_s: float | None = None  # calibrated seconds per training step, if calibrated
+    step_s: float | None = None  # priced seconds per training step (the fast end), if priced
+    step_s_high: float | None = None  # ... and the slow end (None: step_s)
     note: str = ""  # why there is no calibration
     steps_equivalent: float = 0.0  # a trial's steps plus its evaluations, in training steps
     load_scale: float = 1.0  # measured / calibrated seconds of the architectures that have both
@@ -85,6 +85,16 @@ class ArchCost:
     def calibrated_trial_s(self) -> float | None:
         return None if self.step_s is None else self.step_s * self.steps_equivalent * self.load_scale
 
+    @property
+    def trial_s_range(self) -> tuple[float, float] | None:
+        """(fast, slow) seconds of one trial: measured in this study (a point), else priced."""
+        if self.measured_s is not None:
+            return self.measured_s, self.measured_s
+        if self.step_s is None:
+            return None
+        high = self.step_s_high if self.step_s_high is not None else self.step_s
+        return self.step_s * self.steps_equivalent * self.load_scale, high * self.steps_equivalent * self.load_scale
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -94,10 +104,11 @@ class Estimate:
     @property
     def hours(self) -> tuple[float, float] | None:
         """(fewest, most) wall hours of the whole study; None when an architecture has no seconds."""
-        if any(a.trial_s is None for a in self.archs):
+        spans = [a.trial_s_range for a in self.archs]
+        if any(s is None for s in spans):
             return None
-        lo = sum(a.trial_units[0] * (a.trial_s or 0.0) for a in self.archs) / self.slots / 3600
-        hi = sum(a.trial_units[1] * (a.trial_s or 0.0) for a in self.archs) / self.slots / 3600
+        lo = sum(a.trial_units[0] * s[0] for a, s in zip(self.archs, spans, strict=True) if s) / self.slots / 3600
+        hi = sum(a.trial_units[1] * s[1] for a, s in zip(self.archs, spans, strict=True) if s) / self.slots / 3600
         return lo, hi
 
     def text(self) -> str:
@@ -110,16 +121,18 @@ class Estimate:
             )
             if a.measured_s is not None:
                 line += f"; measured {a.measured_s:.1f} s a trial in this study"
-            elif a.step_s is not None:
-                line += f"; calibrated {a.step_s * 1000:.0f} ms a step -> {a.calibrated_trial_s:.1f} s a trial"
+            elif a.step_s is not None and (span := a.trial_s_range):
+                line += f"; priced {_ms(a.step_s, a.step_s_high)} a step -> {_secs(*span)} a trial"
                 if a.load_scale != 1.0:
-                    line += f" (x{a.load_scale:.2f}: measured / calibrated in this study's other architectures)"
+                    line += f" (x{a.load_scale:.2f}: measured / priced in this study's other architectures)"
             else:
-                line += f"; no seconds ({a.note or 'not calibrated'})"
-            if a.trial_s is not None:
-                lo_s, hi_s = (n * a.trial_s / self.slots for n in a.trial_units)
+                line += f"; no seconds ({a.note or 'not priced'})"
+            if span := a.trial_s_range:
+                lo_s, hi_s = a.trial_units[0] * span[0] / self.slots, a.trial_units[1] * span[1] / self.slots
                 line += f" -> {_hours(lo_s)}-{_hours(hi_s)}"
             lines.append(line)
+            if a.measured_s is None and a.note and a.step_s is not None:
+                lines.append(f"  {'':<16} a step: {a.note}")
             if a.length:
                 lines.append(f"  {'':<16} a trial: {a.length}")
             if a.decide_ratio != 1.0:
@@ -134,14 +147,32 @@ class Estimate:
             else "  total: unknown in hours (an architecture has no seconds; FLOPs only)"
         )
         lines.append(
-            "  (a range: planned seeds stop between the pilot and the cap, transfers happen only where the best"
-            " is not cosine; ASHA's early stops make the search cheaper than counted; the machine's load moves it)"
+            "  (how the range is formed: the low end is the fewest trials (planned seeds stop at the pilot, no"
+            " transfer) at the fast end of each step's price; the high end every profile at the seed cap and"
+            " every transfer at the slow end; search trials count in full: ASHA's early stops only lower it)"
         )
         return "\n".join(lines)
 
 
 def _hours(seconds: float) -> str:
     return f"{seconds / 3600:.2f} h" if seconds >= 360 else f"{seconds / 60:.1f} min"
+
+
+def _ms(low: float, high: float | None) -> str:
+    """`500 ms`, `2.4-4.8 s`: a step's price."""
+    high = low if high is None else high
+    if high >= 1.0:
+        return f"{low:.2g} s" if f"{low:.2g}" == f"{high:.2g}" else f"{low:.2g}-{high:.2g} s"
+    return (
+        f"{low * 1000:.0f} ms" if round(high * 1000) == round(low * 1000) else f"{low * 1000:.0f}-{high * 1000:.0f} ms"
+    )
+
+
+def _secs(low: float, high: float) -> str:
+    """`12.5 s`, `1h20m-2h41m`: a trial's price."""
+    if high < 60:
+        return f"{low:.1f} s" if round(low, 1) == round(high, 1) else f"{low:.1f}-{high:.1f} s"
+    return duration(low) if duration(low) == duration(high) else f"{duration(low)}-{duration(high)}"
 
 
 # ----------------------------------------------------------------------------- counts
@@ -262,46 +293,44 @@ def slots(cfg: StudyConfig) -> int:
 # ----------------------------------------------------------------------------- calibration
 
 
-def calibrate_arch(cfg: StudyConfig, arch: str, *, budget_s: float = CALIBRATION_BUDGET_S) -> dict[str, Any]:
-    """{"step_s": seconds per training step} of `arch`'s uniform trial, timed over a few real
-    steps after a warm-up one; or {"step_s": None, "note": why not}."""
-    from tlmsearch.training.hardware import matmul_peak, resolve_device, thread_count  # lazy: heavy (torch)
-    from tlmsearch.training.trainer import train  # lazy: heavy (numpy, torch)
+def price_arch(cfg: StudyConfig, arch: str, n_slots: int | None = None) -> dict[str, Any]:
+    """{"step_s": fast, "step_s_high": slow seconds per training step, "note": where the figures
+    come from} of `arch`'s uniform trial, trained nothing: a rate recorded for the shape, else its
+    FLOPs priced by `costs.price` (`costs.calibrate.rate_or_reason`), for `n_slots` trials at once
+    (default: the study's); or {"step_s": None, "note": why not}."""
+    from tlmsearch.costs.calibrate import rate_or_reason
 
     search = cfg.search_config(arch)
     _, _, model = trial_shape(search, ProfileSpec.parse("uniform"))
-    # as a study's trial trains (`tuning.trainable.trial_train_config`): CPU, one thread per CPU asked
+    # as a study's trial trains (`tuning.trainable.trial_train_config`): one thread per CPU asked
     threads = search.train.threads or max(1, int(search.cpus_per_trial))
-    base = search.train.replace(seed=search.seed, threads=threads, device="cpu")
-    steps = CALIBRATION_STEPS + 1
-    tokens = base.batch_size * base.grad_accum * model.seq_len
-    with thread_count(base.threads):
-        peak = matmul_peak(resolve_device("cpu"), base.dtype, search.data.cache_path())
-    predicted = steps * tokens * flops_per_token(model) / peak
-    if predicted > budget_s:
-        return {
-            "step_s": None,
-            "note": f"too big to calibrate here ({predicted:.0f} s predicted from FLOPs at the matmul peak)",
-        }
-    tcfg = base.replace(steps=steps, eval_interval=steps, eval_windows=1, warmup_steps=0, checkpoint_interval=0)
-    stamps: list[float] = []
+    base = search.train.replace(seed=search.seed, threads=threads, device=study_device(cfg))
+    # a bare training step: the trial's evaluations are counted apart (`steps_equivalent`)
+    bare = base.replace(eval_interval=base.steps, eval_windows=1, warmup_steps=0, checkpoint_interval=0)
     try:
-        train(model, tcfg, search.data, progress=lambda step: stamps.append(time.perf_counter()))
+        # no load: a study runs for hours, through whatever else the machine runs meanwhile; its own
+        # trials sharing the cores (`slots`) are counted
+        rate = rate_or_reason(model, bare, search.data, slots=n_slots or slots(cfg), load=0.0)
     except (UserError, MemoryError) as exc:
-        return {"step_s": None, "note": f"does not train here ({str(exc).splitlines()[0][:120]})"}
-    if len(stamps) < 2:
-        return {"step_s": None, "note": "calibration ended early"}
-    return {"step_s": (stamps[-1] - stamps[0]) / (len(stamps) - 1), "steps": len(stamps) - 1}
+        return {"step_s": None, "note": f"not priced ({str(exc).splitlines()[0][:120]})"}
+    if isinstance(rate, str):
+        return {"step_s": None, "note": rate}
+    return {"step_s": rate.s_per_step_low, "step_s_high": rate.s_per_step_high, "note": rate.source}
+
+
+def study_device(cfg: StudyConfig) -> str:
+    """Where a study's trials train: "cuda" with a share of a GPU per trial, else "cpu"."""
+    return "cuda" if cfg.search.gpus_per_trial > 0 else "cpu"
 
 
 def calibrate(cfg: StudyConfig, study_dir: str | Path) -> dict[str, dict[str, Any]]:
-    """Each architecture's calibration, measured once and kept in `<study>/cost.json`."""
+    """Each architecture's price per step (`price_arch`), worked out once and kept in `<study>/cost.json`."""
     path = Path(study_dir) / COST_FILE
     saved = read_calibration(study_dir)
     missing = [a for a in cfg.archs if a not in saved]
     if missing:
-        saved.update({a: calibrate_arch(cfg, a) for a in missing})
-        write_json(path, {"calibration": saved, "steps_timed": CALIBRATION_STEPS})
+        saved.update({a: price_arch(cfg, a) for a in missing})
+        write_json(path, {"calibration": saved})
     return saved
 
 
@@ -337,6 +366,7 @@ def estimate(
                 trial_flops(cfg, a),
                 measured_seconds(study_dir, a, _trial(cfg, a)[1].steps),
                 step_s=cal.get("step_s"),
+                step_s_high=cal.get("step_s_high"),
                 note=str(cal.get("note", "")),
                 steps_equivalent=steps_equivalent(cfg, a),
                 length=trial_length(cfg, a),
@@ -372,7 +402,8 @@ def remaining_seconds(est: Estimate, left: Mapping[str, tuple[float, float]]) ->
         n = left.get(a.arch, (0, 0))
         if n == (0, 0):
             continue
-        if a.trial_s is None:
+        span = a.trial_s_range
+        if span is None:
             return None
-        lo, hi = lo + n[0] * a.trial_s, hi + n[1] * a.trial_s
+        lo, hi = lo + n[0] * span[0], hi + n[1] * span[1]
     return lo / est.slots, hi / est.slots

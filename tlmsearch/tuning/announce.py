@@ -6,9 +6,11 @@
 
 (one line; a trial length given in tokens per parameter adds the line before it that derives
 the step count, and a trial count too small for every baseline a note that names those left
-out). The arithmetic is `tlmsearch.costs.estimate`'s, the rate `tlmsearch.costs.calibrate`'s (recorded
-or timed now, before Ray starts). The line goes to stderr, beside the progress line, so a
-command's stdout (`--json`, `--dry-run`'s YAML) stays clean.
+out). The arithmetic is `tlmsearch.costs.estimate`'s, the rate `tlmsearch.costs.calibrate`'s
+(recorded, or priced from FLOPs: nothing trains). `check_search_price` and `check_fixed_price`
+refuse a run priced beyond the limit (`tlmsearch.costs.price.check_price`) unless confirmed.
+The line goes to stderr, beside the progress line, so a command's stdout (`--json`,
+`--dry-run`'s YAML) stays clean.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from tlmsearch.configs.resolve import trial_length_line, trial_shape
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.costs.calibrate import rate_or_reason
 from tlmsearch.costs.estimate import Estimate, Work, estimate, fixed_work, plan_line, search_work
+from tlmsearch.costs.price import LIMIT_HOURS, check_price
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.lr import calibration_rates
 from tlmsearch.rundir.noise import noise_trial_seeds
@@ -74,15 +77,11 @@ def estimate_work(cfg: SearchConfig, work: Work) -> Estimate | str:
 
 def search_line(cfg: SearchConfig, *, done: int = 0, cpus: float | None = None, gpus: float | None = None) -> str:
     """The plan line of a search (`done`: trials already recorded, for a resume)."""
-    levels = cfg.budget_levels if cfg.base_widths else 1
     noise = 0 if done else len(noise_trial_seeds(cfg))  # full-length runs before the search, never stopped
     lr = 0 if done else len(calibration_rates(cfg))  # the learning-rate calibration's (counted at full length)
-    n_base = min(cfg.trials, len(cfg.baselines) * levels) + noise + lr
     first_rung = None if cfg.scheduler == "none" else cfg.grace
     at_once = slots(cfg, cpus, gpus)
-    work = search_work(
-        cfg.trials + noise + lr, cfg.train.steps, baselines=n_base, first_rung=first_rung, slots=at_once, done=done
-    )
+    work = search_runs(cfg, done=done, at_once=at_once)
     left = cfg.trials - done
     head = f"search {cfg.name}: " + (f"{left} of {cfg.trials} trials left" if done else f"{cfg.trials} trials")
     head += f" x {cfg.train.steps} steps"
@@ -103,6 +102,39 @@ def search_line(cfg: SearchConfig, *, done: int = 0, cpus: float | None = None, 
     line = _with_length(cfg, plan_line(head, estimate_work(cfg, work), _tokens_per_step(cfg)), f"search {cfg.name}")
     note = "" if done else dropped_baselines_line(cfg)
     return f"{note}\n{line}" if note else line
+
+
+def search_runs(cfg: SearchConfig, *, done: int = 0, at_once: int = 1) -> Work:
+    """The runs a search of `cfg` trains, in start order (`done`: trials already recorded): its
+    learning-rate calibration and noise floor in full, its baselines in full, the others from
+    ASHA's first rung to full length."""
+    levels = cfg.budget_levels if cfg.base_widths else 1
+    noise = 0 if done else len(noise_trial_seeds(cfg))
+    lr = 0 if done else len(calibration_rates(cfg))
+    n_base = min(cfg.trials, len(cfg.baselines) * levels) + noise + lr
+    first_rung = None if cfg.scheduler == "none" else cfg.grace
+    return search_work(
+        cfg.trials + noise + lr, cfg.train.steps, baselines=n_base, first_rung=first_rung, slots=at_once, done=done
+    )
+
+
+SHRINK_SEARCH = "fewer --trials, a smaller --preset, or fewer --steps or --tokens-per-param"
+
+
+def check_search_price(cfg: SearchConfig, *, max_hours: float = LIMIT_HOURS, done: int = 0) -> None:
+    """Refuse a search of `cfg` priced beyond `max_hours` of this machine (`costs.price.check_price`);
+    a search with no price (its rate could not be worked out) starts."""
+    found = estimate_work(cfg, search_runs(cfg, done=done, at_once=slots(cfg, gpus=float(local_gpus()))))
+    if not isinstance(found, str):
+        check_price(f"search {cfg.name}", found.high_s, yes=False, limit_hours=max_hours, shrink=SHRINK_SEARCH)
+
+
+def check_fixed_price(cfg: SearchConfig, runs: int, what: str, *, max_hours: float = LIMIT_HOURS) -> None:
+    """Refuse `runs` full-length runs of `cfg`'s shape (verify, compare) priced beyond `max_hours`."""
+    found = estimate_work(cfg, fixed_work(runs, cfg.train.steps, slots(cfg, gpus=float(local_gpus()))))
+    if not isinstance(found, str):
+        shrink = "fewer seeds or profiles, or fewer --steps"
+        check_price(what, found.high_s, yes=False, limit_hours=max_hours, shrink=shrink)
 
 
 def dropped_baselines_line(cfg: SearchConfig) -> str:

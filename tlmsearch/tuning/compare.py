@@ -23,11 +23,13 @@ from typing import Any
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.configs.compare import CompareOptions, compare_config
+from tlmsearch.costs.price import LIMIT_HOURS
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import COMPARE, SEARCH_CONFIG, create_run_dir
 from tlmsearch.rundir.records import TrialRecord
-from tlmsearch.tuning.announce import announce, fixed_line
+from tlmsearch.tuning.announce import announce, check_fixed_price, fixed_line
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
+from tlmsearch.tuning.resources import check_resources
 from tlmsearch.tuning.runner import resolve
 
 
@@ -40,11 +42,19 @@ class CompareResult:
     verdicts: list[Verdict]  # empty when cosine is not among the profiles
 
 
-def compare(profiles: Sequence[str], options: CompareOptions | None = None, **changes: Any) -> CompareResult:
+def compare(
+    profiles: Sequence[str],
+    options: CompareOptions | None = None,
+    *,
+    yes: bool = True,
+    max_hours: float = LIMIT_HOURS,
+    **changes: Any,
+) -> CompareResult:
     """Train every profile in `profiles` (ProfileSpec texts) with seeds seed..seed+seeds-1.
 
     `options` (`configs.compare.CompareOptions`), or its fields as keywords, or both (keywords
-    win). Writes the run directory (no report: see `tlmsearch.compare`).
+    win). Writes the run directory (no report: see `tlmsearch.compare`). `yes=False`: refuse a
+    compare priced beyond `max_hours` of this machine before anything is written.
     """
     o = CompareOptions.of(options, **changes)
     cfg, specs = compare_config(profiles, o)
@@ -53,6 +63,10 @@ def compare(profiles: Sequence[str], options: CompareOptions | None = None, **ch
     # everything (numbers, names, models, memory, runs_dir) is checked before the run directory
     # exists and before Ray starts, so a refused compare leaves nothing behind to block a retry
     cfg = resolve(cfg).replace(name="")  # checked; storage made absolute
+    if not yes:
+        if not o.address:  # a trial that cannot fit here says so before its price does
+            check_resources(cfg)
+        check_fixed_price(cfg, len(specs) * o.seeds, f"compare {o.name or o.arch}".rstrip(), max_hours=max_hours)
     run_path = create_run_dir(o.runs_dir, o.name or None, prefix=f"compare-{o.arch}")
     cfg = cfg.replace(name=run_path.name)
     cfg.save(run_path / SEARCH_CONFIG)

@@ -52,7 +52,7 @@ from tlmsearch.rundir.records import (
 )
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.tuning import interrupts
-from tlmsearch.tuning.announce import announce, search_line, slots
+from tlmsearch.tuning.announce import announce, check_search_price, search_line, slots
 from tlmsearch.tuning.checkpoints import interrupted_trials
 from tlmsearch.tuning.pack_runs import pack_groups, run_packs
 from tlmsearch.tuning.ray_session import empty_scratch, ensure_ray
@@ -439,13 +439,20 @@ def run_lr_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -
 # ----------------------------------------------------------------------------- public
 
 
-def search(cfg: SearchConfig, *, address: str | None = None, progress: bool = True) -> Study:
-    """Run the search `cfg` describes in `<runs_dir>/<name>/` and return its `Study`."""
+def search(
+    cfg: SearchConfig, *, address: str | None = None, progress: bool = True, max_hours: float | None = None
+) -> Study:
+    """Run the search `cfg` describes in `<runs_dir>/<name>/` and return its `Study`; with
+    `max_hours`, refuse one priced beyond it first (`announce.check_search_price`)."""
     interrupts.watch()  # a Ctrl-C from here on stops it (between Tune's fits too)
     cfg = resolve(cfg)
     from tlmsearch.tuning.searcher import check_space_samples  # lazy: heavy (ray)
 
     check_space_samples(cfg)  # a space whose sample() fails: one line before Ray (a study's searches too)
+    if max_hours is not None:
+        if not address:  # a trial that cannot fit here says so before its price does
+            check_resources(cfg)
+        check_search_price(cfg, max_hours=max_hours)
     run_dir = (Path(cfg.runs_dir) / cfg.name).resolve()
     if (run_dir / SEARCH_CONFIG).exists():
         raise ConfigError(f"run directory {run_dir} already holds a search; resume it or choose another name")
@@ -502,7 +509,7 @@ def search_or_resume(cfg: SearchConfig, run_dir: Path, *, address: str | None, p
 
 
 def _start(cfg: SearchConfig, address: str | None, root: str, progress: bool, done: int = 0) -> None:
-    """Print the plan line (before a local Ray starts: its estimate times a few steps on the
+    """Print the plan line (before a local Ray starts: its estimate prices the trials' FLOPs on the
     CPUs; after joining a cluster: its resources) and start Ray."""
     if progress and not address:
         announce(search_line, None, cfg, done=done)

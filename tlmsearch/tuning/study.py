@@ -29,12 +29,13 @@ from tlmsearch.configs.base import deciding_train
 from tlmsearch.configs.resolve import resolve_trial_length
 from tlmsearch.configs.storage import normalise
 from tlmsearch.configs.study import StudyConfig
+from tlmsearch.costs.price import LIMIT_HOURS, check_price
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, create_run_dir
 from tlmsearch.rundir.lr import at_search_rate
 from tlmsearch.rundir.records import finished, read_records
-from tlmsearch.studies.cost import calibrate, estimate
+from tlmsearch.studies.cost import COST_FILE, estimate, price_arch
 from tlmsearch.studies.files import (
     STUDY_CONFIG,
     STUDY_STATE,
@@ -55,19 +56,35 @@ from tlmsearch.tuning.address import probe_address
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.overlap import Task, run_tasks, tune_can_stop_threads, tuners_in_threads
 
+# how a study priced beyond the limit shrinks (the CLI's flags; the Python API's keywords are the same names)
+SHRINK_STUDY = "fewer --trials or --archs, a smaller --preset, or --tokens-per-param"
 
-def start_study(cfg: StudyConfig, *, address: str | None = None, progress: bool = True) -> Path:
-    """Create the study directory, calibrate and print the cost estimate, and run every training phase."""
-    if address:  # an unreachable cluster: one line before the directory and the calibration
+
+def start_study(
+    cfg: StudyConfig,
+    *,
+    address: str | None = None,
+    progress: bool = True,
+    yes: bool = False,
+    max_hours: float = LIMIT_HOURS,
+) -> Path:
+    """Price the study (nothing trains), refuse it beyond `max_hours` of this machine unless
+    `yes`, then create the study directory, print the price and run every training phase."""
+    if address:  # an unreachable cluster: one line before the directory and the price
         probe_address(address)
+    prices = {a: price_arch(cfg, a) for a in cfg.archs}  # seconds: FLOPs or recorded rates, kept in cost.json
+    priced = estimate(cfg, calibration=prices)
+    hours = priced.hours
+    check_price(f"study {cfg.name or ''}".rstrip(), hours[1] * 3600 if hours else 0.0, yes=yes,
+                limit_hours=max_hours, shrink=SHRINK_STUDY)  # fmt: skip
     study_dir = create_run_dir(cfg.runs_dir, cfg.name or None, prefix="study").resolve()
     storage = normalise(cfg.search.storage)  # absolute: a resume may run elsewhere
     cfg = cfg.replace(name=study_dir.name, search=cfg.search.replace(storage=storage))
     cfg.save(study_dir / STUDY_CONFIG)
     write_json(study_dir / STUDY_STATE, {"phases": {k: {"status": "pending"} for k in phase_keys(cfg)}})
-    calibration = calibrate(cfg, study_dir)  # a few timed steps per architecture, kept in cost.json
+    write_json(study_dir / COST_FILE, {"calibration": prices})
     if progress:
-        print(estimate(cfg, study_dir, calibration).text(), flush=True)
+        print(estimate(cfg, study_dir, prices).text(), flush=True)
     return run_phases(study_dir, address=address, progress=progress)
 
 

@@ -39,6 +39,7 @@ from tlmsearch.configs.verify import (
     check_controls_build,
     retrain_config,
 )
+from tlmsearch.costs.price import LIMIT_HOURS
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import read_verify, write_json
@@ -46,7 +47,7 @@ from tlmsearch.rundir.layout import VERIFY
 from tlmsearch.rundir.records import TrialRecord, finished
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.tuning.announce import announce as announce_plan
-from tlmsearch.tuning.announce import fixed_line
+from tlmsearch.tuning.announce import check_fixed_price, fixed_line
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.rate_check import run_rate_check
 from tlmsearch.tuning.resources import trial_device_kind
@@ -98,6 +99,8 @@ def verify(
     spending: str = "obf",
     rate_check: int | str = 0,
     pack: str = "off",
+    yes: bool = True,
+    max_hours: float = LIMIT_HOURS,
 ) -> VerifyResult:
     """Re-train the top-k profiles and the baselines with fresh seeds; return the verdicts.
 
@@ -117,6 +120,8 @@ def verify(
     checkpoints (default: the search's). `rate_check=N`: cosine and each verdict's best
     candidate re-trained at half and twice the rate on N paired seeds (`tuning.rate_check`).
     `pack` ("off", "on", "auto"): trials of one shape trained side by side (`tuning.pack_runs`).
+    `yes=False`: refuse a verification priced beyond `max_hours` of this machine (its pilot and
+    the most fresh seeds the planner may add; `costs.price.check_price`) before anything trains.
     Every bad option is refused before anything trains.
     """
     if not isinstance(study, Study | str | Path) or isinstance(study, str) and not study.strip():
@@ -173,11 +178,14 @@ def verify(
             for p in planned
             if p.done is None
         ]
+        profiles = len(planned) // max(1, len(seed_list))
+        more = profiles * (max_seeds - len(seed_list)) if seeds == "auto" and looks is None else 0
+        if what and not yes and items:  # the first batch: priced with the most it may add
+            check_fixed_price(cfg, len(items) + more, f"verify {study.run_dir.name}", max_hours=max_hours)
         if what and progress and items:
-            profiles = len(planned) // max(1, len(seed_list))
             then = ""
-            if seeds == "auto" and looks is None:
-                lo, hi = profiles * 2, profiles * (max_seeds - len(seed_list))
+            if more:
+                lo, hi = profiles * 2, more
                 then = f"then {lo}-{hi} runs of the fresh seeds the planner asks for (2-{hi // profiles} a profile)"
             announce_plan(fixed_line, address, cfg, len(items), what, then=then, out=announce)
         t0 = time.monotonic()

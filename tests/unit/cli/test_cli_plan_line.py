@@ -1,6 +1,6 @@
 """`search --dry-run` states the plan and its time estimate (stderr) before anything runs;
-`--quiet` leaves it out. The estimate is real: a few steps of the tiny model timed in process
-(no Ray), or the rates recorded by earlier runs of the shape."""
+`--quiet` leaves it out. The estimate trains nothing: the FLOPs of the tiny model at the measured
+matmul peak (`costs.price`), or the rates recorded by earlier runs of the shape."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ LINE = re.compile(
     r"^search plan: 6 trials x 60 steps after 2 noise-floor runs of uniform "
     r"\(4 baselines in full; ASHA may stop the other 2 at step \d+\), "
     r"\d+ at a time x 1 thread \(transformer, tiny, cpu\); estimate (about )?[\dhms]+(-[\dhms]+)? "
-    r"\([\d.e-]+ s/step, [\d,]+ tok/s: timed now on \d+ steps"
+    r"\([\d.e-]+ s/step, [\d,]+ tok/s: FLOPs at \d+% of this CPU's measured matmul peak"
 )
 
 
@@ -31,7 +31,10 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("tlmsearch.costs.calibrate.current_load", lambda cores: 0.0)  # the load's range: test_calibrate
 
 
-def test_dry_run_prints_the_plan_line_with_an_estimate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_dry_run_prints_the_plan_line_with_an_estimate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("tlmsearch.training.trainer.train", lambda *a, **k: pytest.fail("trained to price"))
     assert main([*ARGS, "--runs-dir", str(tmp_path / "runs")]) == 0
     out, err = capsys.readouterr()
     assert yaml.safe_load(out)["trials"] == 6  # stdout stays the resolved config
@@ -90,6 +93,6 @@ def test_the_plan_line_says_the_load_it_expects(
     assert main([*ARGS, "--runs-dir", str(tmp_path / "runs")]) == 0
     line = capsys.readouterr().err.strip().splitlines()[-1]
     assert re.search(
-        r"s/step, [\d,]+-[\d,]+ tok/s: timed now on \d+ steps, x[\d.]+-[\d.]+ for \d runs? of 1 thread", line
+        r"s/step, [\d,]+-[\d,]+ tok/s: FLOPs at .*, x[\d.]+-[\d.]+ for \d runs? of 1 thread", line
     )
     assert line.endswith("beside a load of 1.7)"), line
