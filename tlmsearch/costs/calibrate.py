@@ -25,6 +25,7 @@ from dataclasses import replace
 from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.counts import flops_per_token
 from tlmsearch.costs.estimate import Rate, eval_share, load_slowdown
+from tlmsearch.costs.price import flop_rate
 from tlmsearch.costs.rates import rate_for, rate_key, rate_shape
 
 STEPS = 6  # timed after the warm-up step, at most
@@ -107,7 +108,6 @@ def rate_or_reason(
     docstring); `slots` runs at once on `cores` cores (0: this machine's) beside `load` runnable
     threads of other work (None: `current_load`). Without a recorded rate it is priced from its
     FLOPs (`costs.price.flop_rate`: no training); `time_now` times a few steps instead."""
-    from tlmsearch.costs.price import flop_rate
     from tlmsearch.training.hardware import cpu_count  # lazy: heavy (torch)
     from tlmsearch.training.trainer import resolve_vocab  # lazy: heavy (numpy, torch)
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.counts import flops_per_token
 from tlmsearch.costs.estimate import Rate, duration, eval_share
+from tlmsearch.costs.plan import GPUS, STEP_FLOOR_MS
 from tlmsearch.errors import UserError
 
 REFERENCE_PEAK = 90.6e9  # FLOP/s: the one-thread float32 matmul peak of the machine that measured the table
@@ -93,8 +94,6 @@ def flop_rate(model: ModelConfig, train: TrainConfig, data: DataConfig, device: 
 
     step = flops_per_step(model, train)
     if device == "cuda":
-        from tlmsearch.costs.plan import GPUS, STEP_FLOOR_MS
-
         name = _gpu_name()
         known = [g for g in GPUS.values() if _same_gpu(g.name, name)]
         cache = data.cache_path()

@@ -40,6 +40,7 @@ from tlmsearch.configs.base import TrainConfig, deciding_train, trial_length_tex
 from tlmsearch.configs.counts import count_params, flops_per_token, forward_flops
 from tlmsearch.configs.resolve import trial_shape
 from tlmsearch.configs.study import StudyConfig
+from tlmsearch.costs.calibrate import rate_or_reason
 from tlmsearch.costs.estimate import duration
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.profiles import ProfileSpec
@@ -298,8 +299,6 @@ def price_arch(cfg: StudyConfig, arch: str, n_slots: int | None = None) -> dict[
     come from} of `arch`'s uniform trial, trained nothing: a rate recorded for the shape, else its
     FLOPs priced by `costs.price` (`costs.calibrate.rate_or_reason`), for `n_slots` trials at once
     (default: the study's); or {"step_s": None, "note": why not}."""
-    from tlmsearch.costs.calibrate import rate_or_reason
-
     search = cfg.search_config(arch)
     _, _, model = trial_shape(search, ProfileSpec.parse("uniform"))
     # as a study's trial trains (`tuning.trainable.trial_train_config`): one thread per CPU asked
