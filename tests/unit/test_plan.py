@@ -11,15 +11,16 @@ import pytest
 
 from tlmsearch.cli import main
 from tlmsearch.configs.presets import preset
-from tlmsearch.costs.plan import PlanConfig, format_plan, plan, slots_for, steps_for
+from tlmsearch.costs.plan import PlanConfig, plan, slots_for, steps_for
+from tlmsearch.costs.plan_text import format_plan
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import count_params, flops_per_token
 
 
 def test_figures_match_analytic_flops_and_arithmetic() -> None:
     cfg = PlanConfig(
-        preset="170m", archs=("transformer", "titans"), trials=10, steps=1000, verify_profiles=4, seeds=3,
-        verify_steps=3000, batch_size=32, grad_accum=2, eval_interval=100, eval_windows=8,
+        preset="170m", archs=("transformer", "titans"), trials=10, noise_seeds=0, steps=1000, verify_profiles=4,
+        seeds=3, verify_steps=3000, batch_size=32, grad_accum=2, eval_interval=100, eval_windows=8,
         gpu="a100-80gb", mfu=0.35, gpus=3, gpus_per_trial=0.5,
     )  # fmt: skip
     p = plan(cfg)
@@ -129,7 +130,7 @@ def test_a_small_model_is_priced_by_its_steps_not_its_flops() -> None:
         ({"gpus": 2, "gpus_per_trial": 4.0}, "exceeds gpus=2"),
         ({"trials": 0, "verify_profiles": 0}, "runs nothing"),
         ({"model": {"n_experts": 4}}, "model override='n_experts' is not allowed"),
-        ({"steps": 0}, "steps=0 must be > 0"),
+        ({"steps": 0, "tokens_per_param": 0.0}, "a search trial has no length"),
         ({"step_ms": -1.0}, "step_ms=-1.0 must be >= 0"),
     ],
 )

@@ -11,8 +11,14 @@ if TYPE_CHECKING:  # pragma: no cover
 
 HELP = "cost a study before running it: tokens, FLOPs, GPU-hours and wall time on N GPUs"
 DESCRIPTION = """\
-Cost a study at paper scale before launching it: a search of --trials trials of --steps steps,
-then a verification that re-trains --verify-profiles profiles with --seeds seeds each. FLOPs
+Cost a study at paper scale before launching it, phase by phase, as `search` and `verify` will
+run it and from their defaults: a search of --trials trials and its noise floor's extra seeds
+(--noise-seeds), each at the search's length (by default 5 tokens per non-embedding parameter,
+the screening length; or --steps, --tokens), then a verification that re-trains
+--verify-profiles profiles (verify's: its top 5, cosine, uniform, 3 controls) with --seeds seeds
+each (by default verify's planned seeds, priced at their cap), each at the deciding length (20
+tokens per parameter after a search given in tokens per parameter; or --verify-steps,
+--verify-tokens). FLOPs
 per token are the analytic ones of the model (forward + backward); GPU time is FLOPs over the
 GPU's dense BF16 peak times --mfu, and at least --step-ms a step (small models are bound by
 kernel launches, not FLOPs: such phases are marked step-bound); wall time counts waves of
@@ -141,7 +147,8 @@ def config_from_args(args: argparse.Namespace) -> PlanConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tlmsearch.costs.plan import format_plan, plan
+    from tlmsearch.costs.plan import plan
+    from tlmsearch.costs.plan_text import format_plan
 
     if args.run:
         deciding = deciding_from_args(args)

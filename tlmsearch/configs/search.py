@@ -294,3 +294,20 @@ def load_search_config(path: str | Path) -> SearchConfig:
 def load_run_config(path: str | Path) -> SearchConfig:
     """A run directory's `search.yaml` (every setting written out, as `SearchConfig.save` writes it)."""
     return load_search_config(Path(path))
+
+
+def search_runs_uniform(cfg: SearchConfig) -> bool:
+    """Whether the search itself trains uniform at seed `cfg.seed` at the noise budget (a baseline
+    within its `trials`; in a sweep the baselines of the first base width come first)."""
+    names = [str(ProfileSpec.parse(text)) for text in cfg.baselines]
+    return _UNIFORM in names and names.index(_UNIFORM) < cfg.trials
+
+
+def noise_runs(cfg: SearchConfig) -> int:
+    """Noise-floor runs beside the search's own trials: every floor seed but the search's own uniform."""
+    if cfg.noise_seeds < 2:
+        return 0
+    return cfg.noise_seeds - 1 if search_runs_uniform(cfg) else cfg.noise_seeds
+
+
+_UNIFORM = str(ProfileSpec.parse("uniform"))

@@ -1,10 +1,15 @@
 """What a study costs before it runs: tokens, FLOPs, GPU-hours and wall time (pure, no torch).
 
 A study has two phases that run one after the other, because verification needs the search's
-result: a **search** of `trials` trials of `steps` optimizer steps each, then a
-**verification** that re-trains `verify_profiles` profiles (the best ones plus the baselines;
-`tlmsearch verify` re-trains its top 5 and the 4 default baselines) with `seeds` seeds each for
-`verify_steps` steps. Every trial trains `steps * batch_size * grad_accum * seq_len` tokens.
+result: a **search** of `trials` trials and its noise floor's extra seeds, then a
+**verification** that re-trains `verify_profiles` profiles (by default verify's own: its top 5,
+cosine, uniform and 3 controls) with `seeds` seeds each (by default verify's planned seeds at
+their cap). Each phase's run length is derived as the commands derive it, from the same
+defaults (`phase_steps`, `costs.phases`): a search trial at `tokens_per_param` (the search's
+default, the screening length 5) unless `steps` or `tokens` is given, a verification run at the
+deciding length (`verify_tokens_per_param`, 20) after a search given in tokens per parameter,
+else at the search's length, unless `verify_steps` or `verify_tokens` is given. Every trial
+trains `steps * batch_size * grad_accum * seq_len` tokens.
 
 FLOPs come from the analytic `tlmsearch.models.flops_per_token` (training: forward and
 backward), evaluated on the budget's uniform profile; every profile of a budget has the same
@@ -58,16 +63,21 @@ from typing import Any, NamedTuple
 
 from tlmsearch.configs.base import (
     ARCHITECTURE_NAMES,
+    DECIDE_TOKENS_PER_PARAM,
     Config,
     TrainConfig,
     check_choice,
     check_positive,
+    deciding_train,
     option,
     steps_for_tokens_per_param,
 )
 from tlmsearch.configs.counts import count_params, flops_per_token
 from tlmsearch.configs.presets import preset
+from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.validate import check_seed_count
+from tlmsearch.configs.verify import DEFAULT_MAX_SEEDS as MAX_SEEDS
+from tlmsearch.costs.phases import VERIFY_CONTROLS, VERIFY_TOP_K, noise_runs
 from tlmsearch.errors import ConfigError
 
 BYTES_PER_PARAM_STATIC = 16  # fp32 weights + fp32 gradients + two fp32 AdamW moments
@@ -94,6 +104,7 @@ GPUS: dict[str, GPU] = {
 SHAPE_FIELDS: tuple[str, ...] = ("d_model", "n_layers", "n_heads", "seq_len", "vocab_size")
 
 _TRAIN = TrainConfig()
+_SEARCH = SearchConfig()  # a search's defaults: the plan's, so that `plan` prices what `search` and `verify` run
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -105,17 +116,26 @@ class PlanConfig(Config):
     model: dict[str, int] = dataclasses.field(default_factory=dict)  # shape overrides (SHAPE_FIELDS): --layers ...
     base_width: int = option(0, "MLP width per layer; 0 = the preset's")
     tie_embeddings: bool = True  # flag: --untied
-    trials: int = option(32, "search trials, baselines included, costed at full length; 0 = no search")
-    steps: int = option(_TRAIN.steps, "optimizer steps of a search trial")
+    trials: int = option(_SEARCH.trials, "search trials, baselines included, costed at full length; 0 = no search")
+    noise_seeds: int = option(_SEARCH.noise_seeds, "the search's noise floor: uniform trained with this many seeds")
+    steps: int = option(0, "optimizer steps of a search trial; 0 = from --tokens or --tokens-per-param")
     tokens: int = option(0, "tokens of a search trial instead of --steps, not with it (e.g. 2e8); 0 = use --steps")
     tokens_per_param: float = option(
-        0.0,
-        "every run's length in tokens per NON-EMBEDDING parameter, each architecture's steps from its own count, "
-        "instead of --steps/--tokens and --verify-steps/--verify-tokens (e.g. 20); 0 = off",
+        _SEARCH.train.tokens_per_param,
+        "a search trial's length in tokens per NON-EMBEDDING parameter, each architecture's steps from its own "
+        "count, when neither --steps nor --tokens is given (the search's default: the screening length)",
     )
-    verify_profiles: int = option(9, "profiles re-trained with seeds (verify: top 5 + 4 baselines)")
-    seeds: int = option(3, "seeds per verified profile")
-    verify_steps: int = option(0, "steps of a verification run; 0 = --steps")
+    verify_tokens_per_param: float = option(
+        DECIDE_TOKENS_PER_PARAM,
+        "a verification run's length in tokens per parameter after a search given in tokens per parameter "
+        "(at least the search's; verify's default: the deciding length)",
+    )
+    verify_profiles: int = option(
+        VERIFY_TOP_K + 2 + VERIFY_CONTROLS, f"profiles re-trained with seeds (verify's: its top {VERIFY_TOP_K}, "
+        f"cosine, uniform and {VERIFY_CONTROLS} controls); 0 = no verification"
+    )  # fmt: skip
+    seeds: int = option(0, f"seeds per verified profile; 0 = verify's planned seeds, priced at their cap ({MAX_SEEDS})")
+    verify_steps: int = option(0, "steps of a verification run; 0 = the deciding length (or the search's steps)")
     verify_tokens: int = option(0, "tokens of a verification run instead of --verify-steps, not with it")
     batch_size: int = option(_TRAIN.batch_size, "sequences per micro-batch")
     grad_accum: int = option(_TRAIN.grad_accum, "micro-batches per step")
@@ -141,16 +161,15 @@ class PlanConfig(Config):
             check_choice("model override", key, SHAPE_FIELDS)
             check_positive(key, value)
         check_choice("gpu", self.gpu, GPUS)
-        for name in ("steps", "batch_size", "grad_accum", "eval_interval", "gpus"):
+        for name in ("batch_size", "grad_accum", "eval_interval", "gpus"):
             check_positive(name, getattr(self, name))
-        zero_allowed = ("base_width", "trials", "tokens", "verify_profiles", "verify_steps", "verify_tokens")
-        for name in (*zero_allowed, "tokens_per_param"):
+        zero_allowed = ("base_width", "trials", "steps", "tokens", "verify_profiles", "verify_steps", "verify_tokens")
+        for name in (*zero_allowed, "tokens_per_param", "verify_tokens_per_param", "noise_seeds"):
             check_positive(name, getattr(self, name), allow_zero=True)
-        if self.tokens_per_param and (self.tokens or self.verify_tokens or self.verify_steps):
-            raise ConfigError(
-                "tokens_per_param sets the length of every run: give it without tokens, verify_tokens or verify_steps"
-            )
-        check_seed_count("seeds", self.seeds)  # verify's and the study's rule: at least 2 seeds
+        if not (self.steps or self.tokens or self.tokens_per_param):
+            raise ConfigError("steps, tokens and tokens_per_param are all 0: a search trial has no length")
+        if self.seeds:
+            check_seed_count("seeds", self.seeds)  # verify's and the study's rule: at least 2 seeds
         check_positive("eval_windows", self.eval_windows, allow_zero=True)
         if not 0 < self.mfu <= 1:
             raise ConfigError(f"mfu={self.mfu!r} must lie in (0, 1] (a share of the GPU's peak, e.g. 0.4)")
@@ -245,6 +264,39 @@ def model_of(cfg: PlanConfig, arch: str) -> Any:
     return shape, shape.model_config(arch, tie_embeddings=cfg.tie_embeddings)
 
 
+def phase_steps(cfg: PlanConfig, non_embedding: int, tokens_per_step: int) -> tuple[int, int]:
+    """(search, verify) steps of a run, as the commands derive them: a search trial from --steps,
+    --tokens or its tokens per parameter (`configs.resolve.resolve_trial_length`'s rule); a
+    verification run from --verify-steps or --verify-tokens, else at the deciding length after a
+    search given in tokens per parameter (`configs.base.deciding_train`, `configs.verify.retrain_config`'s
+    rule), else the search's steps."""
+    if cfg.tokens or cfg.steps:
+        steps = steps_for(cfg.tokens, tokens_per_step) if cfg.tokens else cfg.steps
+        per_param = 0.0
+    else:
+        per_param = cfg.tokens_per_param
+        steps = steps_for_tokens_per_param(per_param, non_embedding, tokens_per_step)
+    if cfg.verify_tokens or cfg.verify_steps:
+        return steps, steps_for(cfg.verify_tokens, tokens_per_step) if cfg.verify_tokens else cfg.verify_steps
+    if per_param:
+        deciding = deciding_train(TrainConfig(tokens_per_param=per_param), cfg.verify_tokens_per_param)
+        return steps, steps_for_tokens_per_param(deciding.tokens_per_param, non_embedding, tokens_per_step)
+    return steps, steps
+
+
+def search_runs_of(cfg: PlanConfig) -> int:
+    """A search's runs: its trials and the noise floor's extra seeds of uniform (`costs.phases.noise_runs`)."""
+    if not cfg.trials:
+        return 0
+    return cfg.trials + noise_runs(_SEARCH.replace(trials=cfg.trials, noise_seeds=cfg.noise_seeds))
+
+
+def verify_runs_of(cfg: PlanConfig) -> int:
+    """A verification's runs: its profiles (verify's: `costs.phases.verify_runs` at the most) x
+    its seeds (0: verify's planned seeds, priced at their cap)."""
+    return cfg.verify_profiles * (cfg.seeds or MAX_SEEDS)
+
+
 def _phase(cfg: PlanConfig, name: str, runs: int, steps: int, seq_len: int, fpt: float, slots: int) -> Phase:
     tokens_per_run = steps * cfg.batch_size * cfg.grad_accum * seq_len
     evals = steps // cfg.eval_interval + (steps % cfg.eval_interval != 0)  # every interval and the last step
@@ -287,14 +339,11 @@ def plan(cfg: PlanConfig) -> Plan:
         shape, model = model_of(cfg, arch)
         tokens_per_step = cfg.batch_size * cfg.grad_accum * shape.seq_len
         counts = count_params(model)
-        steps = steps_for(cfg.tokens, tokens_per_step) if cfg.tokens else cfg.steps
-        if cfg.tokens_per_param:  # each architecture's own non-embedding count
-            steps = steps_for_tokens_per_param(cfg.tokens_per_param, counts.non_embedding, tokens_per_step)
-        vsteps = steps_for(cfg.verify_tokens, tokens_per_step) if cfg.verify_tokens else cfg.verify_steps or steps
+        steps, vsteps = phase_steps(cfg, counts.non_embedding, tokens_per_step)
         fpt = flops_per_token(model)
         phases = tuple(
             _phase(cfg, name, runs, n, shape.seq_len, fpt, slots)
-            for name, runs, n in (("search", cfg.trials, steps), ("verify", cfg.verify_profiles * cfg.seeds, vsteps))
+            for name, runs, n in (("search", search_runs_of(cfg), steps), ("verify", verify_runs_of(cfg), vsteps))
             if runs
         )
         static_gb = counts.total * BYTES_PER_PARAM_STATIC / 1e9
@@ -342,66 +391,3 @@ def plan(cfg: PlanConfig) -> Plan:
         wall_hours=sum(a.wall_hours for a in arch_plans),
         warnings=tuple(warnings),
     )
-
-
-# ----------------------------------------------------------------------------- text
-
-
-def _si(x: float, unit: str = "") -> str:
-    for factor, prefix in ((1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(x) >= factor:
-            return f"{x / factor:.3g} {prefix}{unit}"
-    return f"{x:.3g} {unit}".rstrip()
-
-
-def _hours(h: float) -> str:
-    if h < 1:
-        return f"{h * 60:.2g} min"
-    return f"{h:,.1f} h" if h < 48 else f"{h:,.0f} h ({h / 24:,.1f} days)"
-
-
-def _gpu_hours(h: float) -> str:
-    """GPU-hours with the digits a small figure needs (never a bare 0.0 for work that costs)."""
-    if h < 0.1:
-        return f"{h * 3600:.3g} GPU-s" if h < 1 / 60 else f"{h * 60:.3g} GPU-min"
-    return f"{h:,.1f} GPU-h" if h < 1000 else f"{h:,.0f} GPU-h"
-
-
-def format_plan(p: Plan) -> str:
-    """The plan as a short table for people."""
-    c, s = p.config, p.shape
-    lines = [
-        f"preset {c.preset}: d_model {s['d_model']}, {s['n_layers']} layers, {s['n_heads']} heads, "
-        f"seq {s['seq_len']}, vocab {s['vocab_size']}, MLP width {s['base_width']} per layer (budget)",
-        f"{p.tokens_per_step:,} tokens per step (batch {c.batch_size} x accum {c.grad_accum} x seq {s['seq_len']})",
-        f"{p.gpu.name}: {_si(p.gpu.bf16_dense_flops, 'FLOP/s')} dense BF16 peak, at MFU {c.mfu:.0%} "
-        f"{_si(p.sustained_flops, 'FLOP/s')}, at least {c.step_ms:g} ms a step; {c.gpus} GPUs, "
-        f"{c.gpus_per_trial:g} GPU per trial -> {p.slots} trials at once",
-    ]
-    for a in p.archs:
-        lines.append("")
-        lines.append(
-            f"{a.arch}: {a.params_total / 1e6:,.1f} M parameters "
-            f"({a.params_non_embedding / 1e6:,.1f} M non-embedding), "
-            f"{_si(a.flops_per_token, 'FLOP')} per training token, {a.static_gb:.1f} GB weights+grads+AdamW per trial"
-        )
-        for ph in a.phases:
-            lines.append(
-                f"  {ph.name:<7} {ph.runs:>4} runs x {ph.steps:,} steps = {_si(ph.tokens_per_run)} tokens, "
-                f"{_si(ph.flops_per_run, 'FLOP')}, {_gpu_hours(ph.gpu_hours_per_run)} per run"
-                f"{' (step-bound)' if ph.step_bound else ''}; "
-                f"{ph.waves} wave{'s' if ph.waves != 1 else ''} of {_hours(ph.run_hours)} -> "
-                f"{_hours(ph.wall_hours)} wall, "
-                f"{_gpu_hours(ph.gpu_hours)}"
-            )
-        lines.append(
-            f"  total   {_si(a.tokens)} tokens, {_si(a.flops, 'FLOP')}, {_gpu_hours(a.gpu_hours)}, "
-            f"{_hours(a.wall_hours)} wall"
-        )
-    lines.append("")
-    lines.append(
-        f"study: {_si(p.tokens)} tokens, {_si(p.flops, 'FLOP')}, {_gpu_hours(p.gpu_hours)}, "
-        f"{_hours(p.wall_hours)} wall on {c.gpus} x {c.gpu} (slots used {p.packing:.0%})"
-    )
-    lines.extend(f"warning: {w}" for w in p.warnings)
-    return "\n".join(lines)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tlmsearch.configs.resolve import sweep_levels
-from tlmsearch.configs.search import SearchConfig
+from tlmsearch.configs.search import SearchConfig, search_runs_uniform
 from tlmsearch.noise_floor import NoiseFloor
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
@@ -32,13 +32,6 @@ def noise_base_width(cfg: SearchConfig) -> int | None:
     """The base width the noise trials train at: None (the search's fixed budget) or the sweep's first."""
     levels = sweep_levels(cfg)
     return levels[0] if levels else None
-
-
-def search_runs_uniform(cfg: SearchConfig) -> bool:
-    """Whether the search itself trains uniform at seed `cfg.seed` at the noise budget (a baseline
-    within its `trials`; in a sweep the baselines of the first base width come first)."""
-    names = [str(ProfileSpec.parse(text)) for text in cfg.baselines]
-    return UNIFORM in names and names.index(UNIFORM) < cfg.trials
 
 
 def noise_trial_seeds(cfg: SearchConfig) -> list[int]:

@@ -24,6 +24,7 @@ from tlmsearch.configs.resolve import trial_length_line, trial_shape
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.costs.calibrate import rate_or_reason
 from tlmsearch.costs.estimate import Estimate, Work, estimate, fixed_work, plan_line, search_work
+from tlmsearch.costs.phases import search_runs
 from tlmsearch.costs.price import LIMIT_HOURS, check_price
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.lr import calibration_rates
@@ -104,20 +105,6 @@ def search_line(cfg: SearchConfig, *, done: int = 0, cpus: float | None = None, 
     return f"{note}\n{line}" if note else line
 
 
-def search_runs(cfg: SearchConfig, *, done: int = 0, at_once: int = 1) -> Work:
-    """The runs a search of `cfg` trains, in start order (`done`: trials already recorded): its
-    learning-rate calibration and noise floor in full, its baselines in full, the others from
-    ASHA's first rung to full length."""
-    levels = cfg.budget_levels if cfg.base_widths else 1
-    noise = 0 if done else len(noise_trial_seeds(cfg))
-    lr = 0 if done else len(calibration_rates(cfg))
-    n_base = min(cfg.trials, len(cfg.baselines) * levels) + noise + lr
-    first_rung = None if cfg.scheduler == "none" else cfg.grace
-    return search_work(
-        cfg.trials + noise + lr, cfg.train.steps, baselines=n_base, first_rung=first_rung, slots=at_once, done=done
-    )
-
-
 SHRINK_SEARCH = "fewer --trials, a smaller --preset, or fewer --steps or --tokens-per-param"
 
 
@@ -180,12 +167,6 @@ def search_and_verify(cfg: SearchConfig, verify_runs: tuple[int, int]) -> Estima
         return found
     s, lo, hi = found
     return Estimate(s.low_s + lo.low_s, s.high_s + hi.high_s, s.rate)  # verify: workers started anew
-
-
-def verify_runs(top_k: int, seeds: int, controls: int) -> tuple[int, int]:
-    """Fewest and most runs of a verify of the `top_k` best, 2 baselines and `controls` controls
-    with `seeds` seeds: the best may already be among the baselines and controls."""
-    return (2 + controls) * seeds, (top_k + 2 + controls) * seeds
 
 
 def fixed_line(
