@@ -29,6 +29,8 @@ from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.lr import (
     at_search_rate,
     calibration_rates,
+    calibration_runs,
+    calibration_seeds,
     lr_base_width,
     lr_calibration,
     lr_steps,
@@ -75,9 +77,12 @@ def test_choice_lowest_loss_divergence_worst_ties_to_the_lower_rate() -> None:
 
 
 def _cal(losses: tuple[float, ...], **changes: object) -> LrCalibration:
+    """A calibration of one seed per rate (the rule before seeds: the lowest loss, no interval)."""
+    trained = changes.pop("trained", (True,) * len(losses))
+    reasons = changes.pop("reasons", (None,) * len(losses))
     base = LrCalibration(
-        rates=(5e-4, 1e-3, 2e-3, 4e-3, 8e-3), losses=losses, trained=(True,) * len(losses), configured=2e-3,
-        steps=100, reasons=(None,) * len(losses),
+        rates=(5e-4, 1e-3, 2e-3, 4e-3, 8e-3), seeds=(5,), losses=tuple((v,) for v in losses),
+        trained=tuple((t,) for t in trained), configured=2e-3, steps=100, reasons=tuple((r,) for r in reasons),
     )  # fmt: skip
     return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
 
@@ -86,7 +91,7 @@ def test_calibration_object_chooses_warns_at_an_edge_and_describes_itself() -> N
     middle = _cal((3.0, 2.8, 2.7, 2.75, 3.1))
     assert middle.complete and middle.chosen == 2e-3 and middle.rate == 2e-3 and middle.edge is None
     assert middle.warnings() == []
-    assert "0.002 (chosen): 2.7000" in middle.describe() and "chosen 0.002 (configured 0.002)" in middle.describe()
+    assert "0.002 (chosen): 2.7000" in middle.describe() and "chosen 0.002 (no interval: one seed per rate; configured 0.002)" in middle.describe()
 
     high = _cal((3.0, 2.9, 2.8, 2.7, 2.6))
     assert high.chosen == 8e-3 and high.edge == "highest"
@@ -102,12 +107,13 @@ def test_calibration_object_chooses_warns_at_an_edge_and_describes_itself() -> N
 
     partial = _cal((2.9, NAN, NAN, NAN, NAN), trained=(True, False, False, False, False))
     assert not partial.complete and partial.chosen is None and partial.rate == 2e-3 and partial.warnings() == []
-    assert "1 of 5 rates trained so far" in partial.describe() and "pending" in partial.describe()
+    assert "1 of 5 runs trained so far" in partial.describe() and "pending" in partial.describe()
 
     d = high.to_dict()
-    assert d["chosen"] == 8e-3 and d["edge"] == "highest" and d["losses"][0] == 3.0 and d["warnings"]
-    assert short_text(d) == "0.008 of 0.0005..0.008, at the highest edge"
-    assert short_text(partial.to_dict()).startswith("calibrating (1/5") and short_text(None) == "-"
+    assert d["chosen"] == 8e-3 and d["edge"] == "highest" and d["losses"][0] == [3.0] and d["warnings"]
+    assert d["interval"] is None and d["seeds"] == [5] and d["sds"] == [None] * 5  # one seed: no spread
+    assert short_text(d) == "0.008 of 0.0005..0.008, 1 seed, at the highest edge"
+    assert short_text(partial.to_dict()) == "calibrating (1 runs of 0.0005..0.008)" and short_text(None) == "-"
 
 
 def test_calibration_steps_are_a_fraction_of_the_trial_length() -> None:
@@ -172,8 +178,8 @@ def _pydoc():  # type: ignore[no-untyped-def]
 # ----------------------------------------------------------------------------- records
 
 
-def _rec(rate: float | None, loss: float, *, status: str = "complete", kind: str = LR_KIND) -> TrialRecord:
-    d = record(f"{kind}-{rate}-{status}", "uniform", loss, kind=kind, seed=5, status=status)
+def _rec(rate: float | None, loss: float, *, status: str = "complete", kind: str = LR_KIND, seed: int = 5) -> TrialRecord:
+    d = record(f"{kind}-{rate}-{seed}-{status}", "uniform", loss, kind=kind, seed=seed, status=status)
     d["params"] = {"lr": rate} if rate is not None else {}
     if status == "failed":
         d["metrics"], d["curve"], d["reason"] = {}, [], "TrainingDiverged: training diverged at step 3: loss = nan"
@@ -184,22 +190,97 @@ def test_lr_is_a_record_kind() -> None:
     assert LR_KIND == "lr" and LR_KIND in KINDS
 
 
-def test_missing_rates_and_the_choice_from_records() -> None:
-    c = cfg(lr_calibration="1e-3,2e-3,4e-3,8e-3", train=SearchConfig().train.replace(steps=40))
-    assert calibration_rates(c) == (1e-3, 2e-3, 4e-3, 8e-3)
-    assert missing_rates(c, []) == [1e-3, 2e-3, 4e-3, 8e-3]
+def test_missing_rates_and_the_choice_from_records_with_one_seed() -> None:
+    c = cfg(lr_calibration="1e-3,2e-3,4e-3,8e-3", lr_calibration_seeds=1, train=SearchConfig().train.replace(steps=40))
+    assert calibration_rates(c) == (1e-3, 2e-3, 4e-3, 8e-3) and calibration_runs(c) == 4
+    assert missing_rates(c, []) == [(1e-3, 5), (2e-3, 5), (4e-3, 5), (8e-3, 5)]
     recs = [_rec(2e-3, 2.5), _rec(8e-3, NAN, status="failed"), _rec(4e-3, 2.0, kind="noise")]
-    assert missing_rates(c, recs) == [1e-3, 4e-3]  # a failed rate is recorded: never re-run; noise is not lr
+    assert missing_rates(c, recs) == [(1e-3, 5), (4e-3, 5)]  # a failed rate is recorded: never re-run; noise is not lr
     partial = lr_calibration(c, recs, 2e-3)
     assert partial is not None and not partial.complete and partial.rate == 2e-3
     recs += [_rec(1e-3, 2.6), _rec(4e-3, 2.4)]
     done = lr_calibration(c, recs, 2e-3)
     assert done is not None and done.complete and done.chosen == 4e-3
-    assert done.losses[3] != done.losses[3]  # the diverged rate: nan, the worst
+    assert done.losses[3][0] != done.losses[3][0]  # the diverged rate: nan, the worst
     assert "0.008: diverged" in done.describe()
     assert rate_of(recs[0]) == 2e-3 and math.isnan(rate_of(_rec(None, 2.0)))
     assert lr_calibration(cfg(), recs, 2e-3) is None  # calibration off
     assert missing_rates(cfg(), recs) == []
+
+
+def _paired(rates: tuple[float, ...], curve: dict[float, float], seeds=(5, 6, 7), shift=(0.0, 0.03, -0.02)):  # type: ignore[no-untyped-def]
+    """Records of a calibration: the loss of `rate` at seed k is curve[rate] + shift[k] (paired seeds)."""
+    return [_rec(r, curve[r] + d, seed=s) for r in rates for s, d in zip(seeds, shift, strict=True)]
+
+
+def test_three_paired_seeds_a_rate_and_a_resume_that_trains_only_what_is_missing() -> None:
+    c = cfg(lr_calibration="1e-3,2e-3,4e-3,8e-3", train=SearchConfig().train.replace(steps=40))
+    assert c.lr_calibration_seeds == 3 and calibration_seeds(c) == (5, 6, 7) and calibration_runs(c) == 12
+    assert len(missing_rates(c, [])) == 12
+    curve = {1e-3: 2.6, 2e-3: 2.5, 4e-3: 2.45, 8e-3: 2.7}
+    recs = _paired((1e-3, 2e-3, 4e-3, 8e-3), curve)
+    assert missing_rates(c, recs[:-1]) == [(8e-3, 7)]  # a kill before the last run: only it trains again
+    done = lr_calibration(c, recs, 2e-3)
+    assert done is not None and done.complete and done.best_index == 2 and done.added == ()
+    # the parabola through (1, 2.5), (2, 2.45), (3, 2.7) in x = log2(rate / 1e-3): second difference 0.3,
+    # slope at x = 2 is (2.7 - 2.5) / 2 = 0.1, so its vertex is at x = 2 - 0.1 / 0.3 = 5/3: 1e-3 * 2**(5/3) = 0.0031748
+    assert done.chosen == 3.17e-3
+    assert done.means == pytest.approx((2.6033333, 2.5033333, 2.4533333, 2.7033333))
+    assert done.sds == pytest.approx((0.0251661,) * 4, rel=1e-5)  # the seed shifts' sd, the same at every rate
+    # the paired differences have no spread here (a seed shifts every rate alike), so every bootstrap
+    # resample chooses the same rate: the interval is that rate
+    lo, hi = done.interval or (0, 0)
+    assert lo == pytest.approx(1e-3 * 2 ** (5 / 3)) and hi == pytest.approx(1e-3 * 2 ** (5 / 3))
+    d = done.to_dict()
+    assert d["seeds"] == [5, 6, 7] and d["best"] == 4e-3 and d["chosen"] == 3.17e-3
+    assert d["paired_vs_best"][0] == {"mean": pytest.approx(0.15), "sd": pytest.approx(0.0, abs=1e-12)}
+    assert "4e-3" not in done.describe() and "0.004 (best): 2.4533 +- 0.0252" in done.describe()
+    assert "chosen 0.00317 (95% interval 0.00317-0.00317 (paired bootstrap over 3 seeds)" in done.describe()
+
+
+def test_a_best_mean_at_an_edge_widens_the_grid_until_the_optimum_is_inside() -> None:
+    c = cfg(lr_calibration="1e-3,2e-3,4e-3,8e-3", train=SearchConfig().train.replace(steps=40))
+    curve = {r: 2.0 + 0.05 * (math.log2(r / 3.2e-2)) ** 2 for r in (1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2, 3.2e-2, 6.4e-2)}
+    recs = _paired((1e-3, 2e-3, 4e-3, 8e-3), curve)
+    assert missing_rates(c, recs) == [(1.6e-2, 5), (1.6e-2, 6), (1.6e-2, 7)]  # the best mean at 8e-3: one step on
+    recs += _paired((1.6e-2,), curve)
+    assert missing_rates(c, recs) == [(3.2e-2, 5), (3.2e-2, 6), (3.2e-2, 7)]
+    recs += _paired((3.2e-2,), curve)
+    assert [r for r, _ in missing_rates(c, recs)] == [6.4e-2] * 3  # 3.2e-2 is best, at the edge: one more
+    recs += _paired((6.4e-2,), curve)
+    assert missing_rates(c, recs) == []
+    done = lr_calibration(c, recs, 2e-3)
+    assert done is not None and done.edge is None and done.chosen == 3.2e-2 and done.added == (1.6e-2, 3.2e-2, 6.4e-2)
+    assert done.warnings() == [] and "widened by 0.016, 0.032, 0.064" in done.describe()
+
+
+def test_widening_stops_at_its_limit_and_once_a_later_phase_trained() -> None:
+    c = cfg(lr_calibration="1e-3,2e-3,4e-3,8e-3", train=SearchConfig().train.replace(steps=40))
+    curve = {1e-3 * 2**k: 3.0 - 0.1 * k for k in range(9)}  # falling all the way: the optimum is far above
+    recs = _paired(tuple(curve), curve)
+    done = lr_calibration(c, recs, 2e-3)
+    assert done is not None and len(done.added) == 4 and done.rates[-1] == 0.128 and missing_rates(c, recs) == []
+    assert done.edge == "highest" and done.chosen == 0.128 and "after widening it by 4 rate(s)" in done.warnings()[0]
+    base = _paired((1e-3, 2e-3, 4e-3, 8e-3), curve)
+    frozen = base + [_rec(None, 2.0, kind="noise")]  # the noise floor trained at 8e-3: the rate stays
+    kept = lr_calibration(c, frozen, 2e-3)
+    assert kept is not None and kept.added == () and kept.chosen == 8e-3 and missing_rates(c, frozen) == []
+    assert "highest" in kept.warnings()[0]
+
+
+def test_a_run_written_with_one_seed_per_rate_reads_as_it_trained(tmp_path: Path) -> None:
+    """A search.yaml from before lr_calibration_seeds reads as one seed: complete, the lowest loss, no re-training."""
+    c = cfg(lr_calibration="1e-3,2e-3,4e-3,8e-3", train=SearchConfig().train.replace(steps=40, lr=2e-3))
+    path = c.save(tmp_path / "search.yaml")
+    assert load_run_config(path).lr_calibration_seeds == 3
+    path.write_text("\n".join(line for line in path.read_text().splitlines() if "lr_calibration_seeds" not in line))
+    old = load_run_config(path)
+    assert old.lr_calibration_seeds == 1 and SearchConfig.load(path).lr_calibration_seeds == 3  # a config file: 3
+    recs = [_rec(r, loss) for r, loss in ((1e-3, 2.6), (2e-3, 2.5), (4e-3, 2.52), (8e-3, 2.7))]
+    recs.append(_rec(None, 2.4, kind="baseline"))
+    assert missing_rates(old, recs) == []
+    read = lr_calibration(old, recs, 2e-3)
+    assert read is not None and read.chosen == 2e-3 and read.interval is None  # no fit, no interval with one seed
 
 
 def test_lr_steps_and_width() -> None:
@@ -231,15 +312,21 @@ def test_the_calibration_file_round_trips(tmp_path: Path) -> None:
 
 
 def _calibrated_run(tmp_path: Path) -> Path:
-    """A search run whose calibration chose 4e-3 of 1e-3..8e-3 (train.lr updated), and two search trials."""
-    recs = [record(f"lr{k}", "uniform", loss, kind="lr", seed=5, params={"lr": rate})
-            for k, (rate, loss) in enumerate(((1e-3, 2.6), (2e-3, 2.5), (4e-3, 2.4), (8e-3, 2.45)))]  # fmt: skip
+    """A search run whose calibration (3 paired seeds a rate) chose 0.00449 of 1e-3..8e-3 (train.lr
+    updated), and two search trials: the best mean is 4e-3's; the parabola through x = log2(rate / 1e-3)
+    = 1, 2, 3 and means 2.5, 2.4, 2.45 (+ the seeds' mean shift) has second difference 0.15 and slope -0.025
+    at x = 2, so its vertex is at x = 2 + 0.025 / 0.15 = 13/6: 1e-3 * 2**(13/6) = 0.0044898."""
+    shifts = (0.0, 0.03, -0.02)
+    recs = [record(f"lr{k}-{j}", "uniform", loss + shifts[j], kind="lr", seed=5 + j, params={"lr": rate})
+            for k, (rate, loss) in enumerate(((1e-3, 2.6), (2e-3, 2.5), (4e-3, 2.4), (8e-3, 2.45)))
+            for j in range(3)]  # fmt: skip
     recs += [
         record("b-uni", "uniform", 2.4, kind="baseline", seed=5, baseline="uniform"),
         record("s1", "cosine:start=1.5,end=0.5", 2.35, seed=5),
     ]
     run = write_run(tmp_path / "run", recs)
-    c = cfg(noise_seeds=0, lr_calibration="1e-3,2e-3,4e-3,8e-3", train=SearchConfig().train.replace(steps=40, lr=4e-3))
+    train = SearchConfig().train.replace(steps=40, lr=4.49e-3)
+    c = cfg(noise_seeds=0, lr_calibration="1e-3,2e-3,4e-3,8e-3", train=train)
     c.save(run / "search.yaml")
     return run
 
@@ -250,14 +337,16 @@ def test_status_shows_the_chosen_rate_and_the_grids_losses(tmp_path: Path, capsy
 
     study = load(_calibrated_run(tmp_path))
     cal = study.lr_calibration()
-    assert cal is not None and cal.chosen == 4e-3 and cal.configured == 4e-3  # no lr_calibration.json: train.lr
+    assert cal is not None and cal.chosen == 4.49e-3 and cal.configured == 4.49e-3  # no lr_calibration.json: train.lr
     s = status_dict(study)
-    assert s["lr"] == 4e-3 and s["lr_calibration"]["chosen"] == 4e-3 and s["lr_calibration"]["complete"]
+    assert s["lr"] == 4.49e-3 and s["lr_calibration"]["chosen"] == 4.49e-3 and s["lr_calibration"]["complete"]
+    assert s["lr_calibration"]["means"][2] == pytest.approx(2.4 + 0.01 / 3) and s["lr_calibration"]["interval"]
     assert s["ended"] == 2  # calibration trials are not search trials
     assert [r["trial_id"] for r in s["best"]] == ["s1", "b-uni"]
     print_status(study)
     out = capsys.readouterr().out
-    assert "learning rate: 0.004; learning-rate calibration" in out and "0.004 (chosen): 2.4000" in out
+    assert "learning rate: 0.00449; learning-rate calibration" in out and "0.004 (best): 2.4033 +- 0.0252" in out
+    assert "(95% interval 0.00449-0.00449 (paired bootstrap over 3 seeds)" in out
 
     plain = load(write_run(tmp_path / "plain", [record("s1", "uniform", 2.0, seed=5)]))
     assert status_dict(plain)["lr_calibration"] is None
@@ -300,4 +389,6 @@ def test_the_study_cost_counts_the_calibration_trials(tmp_path: Path) -> None:
     off = tiny_study(tmp_path)
     assert off.search.lr_calibration == "off"  # the shared tiny study opts out, for speed
     on = tiny_study(tmp_path, lr_calibration="auto")
-    assert phase_trials(on)["search"][0] == phase_trials(off)["search"][0] + 5
+    assert phase_trials(on)["search"][0] == phase_trials(off)["search"][0] + 15  # 5 rates x 3 paired seeds
+    one = tiny_study(tmp_path, lr_calibration="auto", lr_calibration_seeds=1)
+    assert phase_trials(one)["search"][0] == phase_trials(off)["search"][0] + 5

@@ -8,6 +8,7 @@ the search engine and the CLI.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -24,10 +25,17 @@ from tlmsearch.configs.base import (
     option,
     screening_train,
 )
-from tlmsearch.configs.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
+from tlmsearch.configs.lr_calibration import (
+    DEFAULT_SEEDS,
+    FRACTION_HELP,
+    SEEDS_HELP,
+    SETTING_HELP,
+    check_seeds,
+    parse_setting,
+)
 from tlmsearch.configs.presets import check_search_model, shaped_preset
 from tlmsearch.configs.storage import check_storage
-from tlmsearch.configs.validate import MAX_SEED, check_int
+from tlmsearch.configs.validate import MAX_SEED, check_int, load_yaml, read_text
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 
@@ -177,6 +185,7 @@ class SearchConfig(Config):
         SETTING_HELP + ". Off by default for a search, on (auto) for a study: see tlmsearch.configs.lr_calibration",
     )
     lr_calibration_fraction: float = option(1.0, FRACTION_HELP)
+    lr_calibration_seeds: int = option(DEFAULT_SEEDS, SEEDS_HELP)
     pack: str = option(
         "off",
         "the noise floor's seeds (compare: its profiles x seeds) trained side by side in one process, each still "
@@ -246,6 +255,7 @@ class SearchConfig(Config):
         object.__setattr__(self, "lr_calibration", parse_setting(self.lr_calibration))
         if not 0.0 < self.lr_calibration_fraction <= 1.0:
             raise ConfigError(f"lr_calibration_fraction={self.lr_calibration_fraction} must lie in (0, 1]")
+        check_seeds(self.lr_calibration_seeds)
         if self.grace_steps > self.train.steps and not self.train.tokens_per_param:  # else: once derived
             raise ConfigError(f"grace_steps={self.grace_steps} must not exceed train.steps={self.train.steps}")
         if self.name:
@@ -292,8 +302,20 @@ def load_search_config(path: str | Path) -> SearchConfig:
 
 
 def load_run_config(path: str | Path) -> SearchConfig:
-    """A run directory's `search.yaml` (every setting written out, as `SearchConfig.save` writes it)."""
-    return load_search_config(Path(path))
+    """A run directory's `search.yaml` (every setting written out, as `SearchConfig.save` writes it).
+    One written before `lr_calibration_seeds` existed calibrated with one seed per rate, and reads
+    so (its calibration is complete as it was: a resume trains no further calibration run)."""
+    cfg = load_search_config(Path(path))
+    if cfg.lr_calibration_seeds != 1 and "lr_calibration_seeds" not in _keys(Path(path)):
+        cfg = cfg.replace(lr_calibration_seeds=1)
+    return cfg
+
+
+def _keys(path: Path) -> set[str]:
+    """The top-level keys of a config file that loaded (so it reads again)."""
+    text = read_text(path, "config file")
+    data = load_yaml(text, str(path)) if path.suffix in (".yaml", ".yml") else json.loads(text)
+    return set(data) if isinstance(data, dict) else set()
 
 
 def search_runs_uniform(cfg: SearchConfig) -> bool:

@@ -81,6 +81,7 @@ SEARCH_FIELDS: tuple[str, ...] = (
     "noise_seeds",
     "lr_calibration",
     "lr_calibration_fraction",
+    "lr_calibration_seeds",
     "train",
     "data",
 )

@@ -37,8 +37,9 @@ class Phase(NamedTuple):
 
 
 def lr_runs(cfg: SearchConfig) -> int:
-    """The learning-rate calibration's runs (one a rate of its grid; 0 when off)."""
-    return len(grid(cfg.lr_calibration, cfg.train.lr)) if cfg.lr_calibration != OFF else 0
+    """The learning-rate calibration's runs (its grid's rates x its paired seeds; 0 when off; a grid
+    widened past an edge adds `lr_calibration_seeds` runs a rate, not counted here)."""
+    return len(grid(cfg.lr_calibration, cfg.train.lr)) * cfg.lr_calibration_seeds if cfg.lr_calibration != OFF else 0
 
 
 def search_runs(cfg: SearchConfig, *, done: int = 0, at_once: int = 1) -> Work:

@@ -22,7 +22,14 @@ from tlmsearch.configs.base import (
     option,
     screening_train,
 )
-from tlmsearch.configs.lr_calibration import FRACTION_HELP, SETTING_HELP, parse_setting
+from tlmsearch.configs.lr_calibration import (
+    DEFAULT_SEEDS,
+    FRACTION_HELP,
+    SEEDS_HELP,
+    SETTING_HELP,
+    check_seeds,
+    parse_setting,
+)
 from tlmsearch.configs.search import PACK_MODES, SearchConfig
 from tlmsearch.configs.validate import MAX_SEED, MAX_SEEDS, check_int
 from tlmsearch.errors import ConfigError
@@ -74,6 +81,7 @@ class LadderConfig(Config):
         SETTING_HELP + "; at every point, on uniform, before its profiles (one rate for all sizes is a confound)",
     )
     lr_calibration_fraction: float = option(1.0, FRACTION_HELP)
+    lr_calibration_seeds: int = option(DEFAULT_SEEDS, SEEDS_HELP)
     pack: str = option(
         "off",
         "each point's verification trials of one shape trained side by side in one process: auto (where "
@@ -118,6 +126,7 @@ class LadderConfig(Config):
         if self.cpus_per_trial <= 0 or self.gpus_per_trial < 0:
             raise ConfigError("cpus_per_trial must be > 0 and gpus_per_trial >= 0")
         object.__setattr__(self, "lr_calibration", parse_setting(self.lr_calibration))
+        check_seeds(self.lr_calibration_seeds)
         if self.train.tokens_per_param:
             raise ConfigError(
                 f"train.tokens_per_param={self.train.tokens_per_param:g}: a ladder's lengths are its points' "
@@ -158,6 +167,7 @@ class LadderConfig(Config):
             noise_seeds=0,
             lr_calibration=self.lr_calibration,
             lr_calibration_fraction=self.lr_calibration_fraction,
+            lr_calibration_seeds=self.lr_calibration_seeds,
             baselines=("uniform",),
             train=train,
             data=self.data,

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.configs.search import SearchConfig
+from tlmsearch.configs.search import load_run_config
 from tlmsearch.errors import UserError
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.gains import PointResult, point_result
@@ -76,7 +76,7 @@ def point_rows(
     for spec in cfg.specs:
         sub = ladder_dir / spec.name
         saved = sub / SEARCH_CONFIG
-        point_cfg = SearchConfig.load(saved) if saved.is_file() else cfg.point_config(spec, str(ladder_dir))
+        point_cfg = load_run_config(saved) if saved.is_file() else cfg.point_config(spec, str(ladder_dir))
         point_cfg = resolve_length(point_cfg)
         calibrating = point_cfg.lr_calibration != "off" and read_lr_calibration(sub) is None
         lrs[spec.name] = point_cfg.train.lr if saved.is_file() and not calibrating else None

@@ -1,8 +1,9 @@
 """What a ladder costs before it runs: runs, tokens and training FLOPs per point, in GPU-hours on
 a named GPU at an assumed MFU and, given a sustained FLOP rate, in CPU-hours (pure, no torch).
 
-Per point: the learning-rate calibration's runs (its grid of rates on uniform, each
-`lr_calibration_fraction` of the point's length), the point's uniform run, then every profile
+Per point: the learning-rate calibration's runs (its grid of rates on uniform times its
+`lr_calibration_seeds` paired seeds, each `lr_calibration_fraction` of the point's length; a
+grid widened beyond its edge adds that many runs a rate, not counted here), the point's uniform run, then every profile
 (cosine, uniform, the ladder's profiles, its "best") times the seeds; with planned seeds
 (`seeds` 0) the range from the pilot's seeds to `max_seeds`. Each profile's runs are priced at
 its own model's FLOPs (a joint architecture held at equal parameters moves them), the
@@ -78,7 +79,9 @@ def ladder_costs(cfg: LadderConfig) -> list[PointCost]:
     out = []
     for spec, pc in zip(cfg.specs, cfg.point_configs(), strict=True):
         size = point_size(pc)
-        calibration = len(grid(cfg.lr_calibration, cfg.train.lr)) * cfg.lr_calibration_fraction
+        calibration = (
+            len(grid(cfg.lr_calibration, cfg.train.lr)) * cfg.lr_calibration_seeds * cfg.lr_calibration_fraction
+        )
         extra = 1 + int(round(calibration))
         per_token = [_flops_per_token(pc, spec.text, text) for text in texts]
         out.append(

@@ -1,12 +1,17 @@
 """Which learning-rate calibration trials a search needs, and its calibration read from the
-records (plain data; the rule is `tlmsearch.configs.lr_calibration`).
+records (plain data; the rule is `tlmsearch.configs.lr_calibration` and `configs.lr_rule`).
 
-A calibration trial is uniform at the search's seed, at one rate of the grid the run's
-`search.yaml` names (`SearchConfig.lr_calibration`, written out as explicit rates when the
-search starts), for `calibration_steps` steps, recorded once in `trials.jsonl` with kind "lr"
-and its rate in `params["lr"]`; never told to the sampler. The records are the source of
-truth: a rate with a record (whatever its status) is never trained again, and the chosen rate
-is recomputed from them, so a resume after a kill anywhere ends with the same rate.
+A calibration trial is uniform at one rate of the grid the run's `search.yaml` names
+(`SearchConfig.lr_calibration`, written out as explicit rates when the search starts) and one of
+the paired seeds `seed, seed+1, ..., seed+lr_calibration_seeds-1` (the same at every rate), for
+`calibration_steps` steps, recorded once in `trials.jsonl` with kind "lr" and its rate in
+`params["lr"]`; never told to the sampler. The records are the source of truth: a (rate, seed)
+with a record (whatever its status) is never trained again, the grid's widening beyond an edge
+is recomputed from them, and so is the chosen rate, so a resume after a kill anywhere ends with
+the same grid and the same rate.
+
+A run directory written before `lr_calibration_seeds` existed reads as one seed per rate
+(`configs.search.load_run_config`): complete as it was, chosen by the lowest loss as it was.
 
 In a budget sweep the calibration runs at the sweep's middle base width.
 """
@@ -18,7 +23,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.configs.lr_calibration import OFF, LrCalibration, calibration_steps, grid, same_rate
+from tlmsearch.configs.lr_calibration import (
+    MAX_WIDEN,
+    OFF,
+    LrCalibration,
+    calibrate,
+    calibration_steps,
+    grid,
+    same_rate,
+)
 from tlmsearch.configs.resolve import default_base_width
 from tlmsearch.configs.search import SearchConfig, load_run_config
 from tlmsearch.errors import ConfigError
@@ -37,9 +50,20 @@ def lr_base_width(cfg: SearchConfig) -> int | None:
 
 
 def calibration_rates(cfg: SearchConfig) -> tuple[float, ...]:
-    """The rates of the search's grid (() when calibration is off). A run's `search.yaml` holds
-    them explicitly (`runner.resolve`); "auto" in a config not yet resolved centres on `train.lr`."""
+    """The rates of the search's configured grid (() when calibration is off; widening may add
+    more, `lr_calibration`). A run's `search.yaml` holds them explicitly (`runner.resolve`);
+    "auto" in a config not yet resolved centres on `train.lr`."""
     return grid(cfg.lr_calibration, cfg.train.lr) if cfg.lr_calibration != OFF else ()
+
+
+def calibration_seeds(cfg: SearchConfig) -> tuple[int, ...]:
+    """The paired seeds every rate trains: `seed, seed+1, ..., seed+lr_calibration_seeds-1`."""
+    return tuple(cfg.seed + k for k in range(cfg.lr_calibration_seeds))
+
+
+def calibration_runs(cfg: SearchConfig) -> int:
+    """Runs of the configured grid (rates x seeds; widening adds `lr_calibration_seeds` a rate)."""
+    return len(calibration_rates(cfg)) * cfg.lr_calibration_seeds
 
 
 def lr_steps(cfg: SearchConfig) -> int:
@@ -53,32 +77,38 @@ def rate_of(record: TrialRecord) -> float:
     return float(value) if isinstance(value, int | float) else math.nan
 
 
-def _record_for(rate: float, records: Sequence[TrialRecord]) -> TrialRecord | None:
+def _record_for(rate: float, seed: int, records: Sequence[TrialRecord]) -> TrialRecord | None:
     for r in records:
-        if r.kind == LR_KIND and same_rate(rate_of(r), rate):
+        if r.kind == LR_KIND and r.seed == seed and same_rate(rate_of(r), rate):
             return r
     return None
 
 
-def missing_rates(cfg: SearchConfig, records: Sequence[TrialRecord]) -> list[float]:
-    """The grid's rates with no record yet (a recorded rate, whatever its status, is not re-run)."""
-    return [rate for rate in calibration_rates(cfg) if _record_for(rate, records) is None]
+def missing_rates(cfg: SearchConfig, records: Sequence[TrialRecord]) -> list[tuple[float, int]]:
+    """The (rate, seed) runs of the calibration's grid so far (widened as `lr_calibration` says)
+    with no record yet; a recorded run, whatever its status, is not re-run."""
+    calibration = lr_calibration(cfg, records, cfg.train.lr)
+    return calibration.missing if calibration is not None else []
 
 
 def lr_calibration(cfg: SearchConfig, records: Sequence[TrialRecord], configured: float) -> LrCalibration | None:
     """The calibration so far (None when the search has none); `configured`: the rate the grid
-    was centred on before the choice replaced `train.lr` (`configured_rate`)."""
+    was centred on before the choice replaced `train.lr` (`configured_rate`). The grid widens
+    as the records say (`configs.lr_calibration.calibrate`) until a later phase has trained
+    (any record of another kind): from then on the rate those runs trained at stays."""
     rates = calibration_rates(cfg)
     if not rates:
         return None
-    found = [_record_for(rate, records) for rate in rates]
-    return LrCalibration(
-        rates=rates,
-        losses=tuple(r.metric("val_loss") if r is not None and r.finished() else math.nan for r in found),
-        trained=tuple(r is not None for r in found),
-        configured=configured,
-        steps=lr_steps(cfg),
-        reasons=tuple(r.reason if r is not None else None for r in found),
+
+    def run(rate: float, seed: int) -> tuple[bool, float, str | None]:
+        r = _record_for(rate, seed, records)
+        if r is None:
+            return False, math.nan, None
+        return True, r.metric("val_loss") if r.finished() else math.nan, r.reason
+
+    frozen = any(r.kind != LR_KIND for r in records)
+    return calibrate(
+        rates, calibration_seeds(cfg), run, configured=configured, steps=lr_steps(cfg), widen=0 if frozen else MAX_WIDEN
     )
 
 

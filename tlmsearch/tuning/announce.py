@@ -27,7 +27,7 @@ from tlmsearch.costs.estimate import Estimate, Work, estimate, fixed_work, plan_
 from tlmsearch.costs.phases import search_runs
 from tlmsearch.costs.price import LIMIT_HOURS, check_price
 from tlmsearch.profiles import ProfileSpec
-from tlmsearch.rundir.lr import calibration_rates
+from tlmsearch.rundir.lr import calibration_runs
 from tlmsearch.rundir.noise import noise_trial_seeds
 from tlmsearch.tuning.ray_session import ensure_ray
 from tlmsearch.tuning.resources import local_gpus
@@ -79,7 +79,7 @@ def estimate_work(cfg: SearchConfig, work: Work) -> Estimate | str:
 def search_line(cfg: SearchConfig, *, done: int = 0, cpus: float | None = None, gpus: float | None = None) -> str:
     """The plan line of a search (`done`: trials already recorded, for a resume)."""
     noise = 0 if done else len(noise_trial_seeds(cfg))  # full-length runs before the search, never stopped
-    lr = 0 if done else len(calibration_rates(cfg))  # the learning-rate calibration's (counted at full length)
+    lr = 0 if done else calibration_runs(cfg)  # the learning-rate calibration's rates x seeds (at full length)
     first_rung = None if cfg.scheduler == "none" else cfg.grace
     at_once = slots(cfg, cpus, gpus)
     work = search_runs(cfg, done=done, at_once=at_once)
@@ -155,7 +155,7 @@ def search_and_verify(cfg: SearchConfig, verify_runs: tuple[int, int]) -> Estima
     at_once = slots(cfg, gpus=None)
     levels = cfg.budget_levels if cfg.base_widths else 1
     first_rung = None if cfg.scheduler == "none" else cfg.grace
-    noise = len(noise_trial_seeds(cfg)) + len(calibration_rates(cfg))  # full-length runs before the search
+    noise = len(noise_trial_seeds(cfg)) + calibration_runs(cfg)  # full-length runs before the search
     search = search_work(
         cfg.trials + noise, cfg.train.steps, baselines=min(cfg.trials, len(cfg.baselines) * levels) + noise,
         first_rung=first_rung, slots=at_once,

@@ -398,28 +398,36 @@ def run_noise_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool
 
 
 def run_lr_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -> SearchConfig:
-    """Train the learning-rate calibration's missing rates (`tlmsearch.rundir.lr`) before the
-    noise floor and the search: uniform at the search's seed, one fixed trial per rate, never
-    stopped early and never told to the sampler, recorded once with kind "lr". Then choose the
-    rate from the records (`tlmsearch.configs.lr_calibration.choose_rate`), write `lr_calibration.json`,
+    """Train the learning-rate calibration's missing runs (`tlmsearch.rundir.lr`) before the
+    noise floor and the search: uniform at each rate of the grid with the same paired seeds,
+    fixed trials never stopped early and never told to the sampler, recorded once with kind "lr";
+    while the best mean lies at an edge, the grid widens by one rate and its seeds train too.
+    Then choose the rate from the records (`tlmsearch.configs.lr_rule`), write `lr_calibration.json`,
     and, when it differs, make it `train.lr` of the run's `search.yaml`. Returns the config every
     later trial trains with (`cfg` when calibration is off). Ray must be running."""
-    rates = missing_rates(cfg, read_records(run_dir))
     configured = configured_rate(run_dir, cfg)
-    if rates:
+    trained = False
+    while runs := missing_rates(cfg, read_records(run_dir)):
         steps = lr_steps(cfg)
         short = cfg.replace(grace_steps=0, train=cfg.train.replace(steps=steps))
         width = lr_base_width(cfg)
         configs = [
-            fixed_config(UNIFORM, cfg.seed, LR_KIND, i, base_width=width, lr=rate) for i, rate in enumerate(rates)
+            fixed_config(UNIFORM, seed, LR_KIND, i, base_width=width, lr=rate) for i, (rate, seed) in enumerate(runs)
         ]
         if progress:
+            rates = sorted({rate for rate, _ in runs})
+            seeds = sorted({seed for _, seed in runs})
             print(
                 f"learning-rate calibration: uniform at {len(rates)} rate{'s' if len(rates) > 1 else ''} "
-                f"({', '.join(format(r, '.6g') for r in rates)}) for {steps} steps, seed {cfg.seed}, before the search",
+                f"({', '.join(format(r, '.6g') for r in rates)}) x seed{'s' * (len(seeds) > 1)} "
+                f"{', '.join(map(str, seeds))} ({len(runs)} runs) for {steps} steps, before the search",
                 flush=True,
             )
+        before = len(read_records(run_dir))
         fit_fixed(short, run_dir, root, configs, LR_KIND, progress)
+        trained = True
+        if len(read_records(run_dir)) == before:  # nothing recorded (an interrupt): never loop on it
+            break
     calibration = lr_calibration(cfg, read_records(run_dir), configured)
     if calibration is None:
         return cfg
@@ -428,7 +436,7 @@ def run_lr_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -
     if changed:
         cfg = cfg.replace(train=cfg.train.replace(lr=calibration.rate))
         cfg.save(run_dir / SEARCH_CONFIG)  # verify, resume and status read the rate from here
-    if rates or changed:
+    if trained or changed:
         if progress:
             print(calibration.describe(), flush=True)
         for line in calibration.warnings():

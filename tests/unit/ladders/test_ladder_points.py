@@ -92,7 +92,9 @@ def test_plan_counts_runs_and_flops():
     costs = ladder_costs(cfg)
     assert [c.runs_low for c in costs] == [1 + 3 * 3] * 2
     calibrated = ladder_costs(cfg.replace(lr_calibration="1e-3,2e-3,4e-3,8e-3", lr_calibration_fraction=0.5))
-    assert [c.runs_low for c in calibrated] == [1 + 2 + 3 * 3] * 2  # 4 rates at half the length
+    assert [c.runs_low for c in calibrated] == [1 + 6 + 3 * 3] * 2  # 4 rates x 3 paired seeds at half the length
+    one = ladder_costs(cfg.replace(lr_calibration="1e-3,2e-3,4e-3,8e-3", lr_calibration_seeds=1))
+    assert [c.runs_low for c in one] == [1 + 4 + 3 * 3] * 2  # 4 rates x 1 seed at the point's length
     p = plan_ladder(cfg, cpu_flops=1e10)
     flops = sum(c.compute * 10 for c in costs)
     assert p["flops"] == [flops, flops] and p["cpu_hours"][0] == pytest.approx(flops / 1e10 / 3600)
