@@ -91,7 +91,10 @@ def test_calibration_object_chooses_warns_at_an_edge_and_describes_itself() -> N
     middle = _cal((3.0, 2.8, 2.7, 2.75, 3.1))
     assert middle.complete and middle.chosen == 2e-3 and middle.rate == 2e-3 and middle.edge is None
     assert middle.warnings() == []
-    assert "0.002 (chosen): 2.7000" in middle.describe() and "chosen 0.002 (no interval: one seed per rate; configured 0.002)" in middle.describe()
+    assert (
+        "0.002 (chosen): 2.7000" in middle.describe()
+        and "chosen 0.002 (no interval: one seed per rate; configured 0.002)" in middle.describe()
+    )
 
     high = _cal((3.0, 2.9, 2.8, 2.7, 2.6))
     assert high.chosen == 8e-3 and high.edge == "highest"
@@ -178,7 +181,9 @@ def _pydoc():  # type: ignore[no-untyped-def]
 # ----------------------------------------------------------------------------- records
 
 
-def _rec(rate: float | None, loss: float, *, status: str = "complete", kind: str = LR_KIND, seed: int = 5) -> TrialRecord:
+def _rec(
+    rate: float | None, loss: float, *, status: str = "complete", kind: str = LR_KIND, seed: int = 5
+) -> TrialRecord:
     d = record(f"{kind}-{rate}-{seed}-{status}", "uniform", loss, kind=kind, seed=seed, status=status)
     d["params"] = {"lr": rate} if rate is not None else {}
     if status == "failed":
@@ -235,7 +240,7 @@ def test_three_paired_seeds_a_rate_and_a_resume_that_trains_only_what_is_missing
     assert d["seeds"] == [5, 6, 7] and d["best"] == 4e-3 and d["chosen"] == 3.17e-3
     assert d["paired_vs_best"][0] == {"mean": pytest.approx(0.15), "sd": pytest.approx(0.0, abs=1e-12)}
     assert "4e-3" not in done.describe() and "0.004 (best): 2.4533 +- 0.0252" in done.describe()
-    assert "chosen 0.00317 (95% interval 0.00317-0.00317 (paired bootstrap over 3 seeds)" in done.describe()
+    assert "chosen 0.00317 (95% interval 0.00317-0.00317 (bootstrap, 3 seeds, 6 df)" in done.describe()
 
 
 def test_a_best_mean_at_an_edge_widens_the_grid_until_the_optimum_is_inside() -> None:
@@ -346,7 +351,7 @@ def test_status_shows_the_chosen_rate_and_the_grids_losses(tmp_path: Path, capsy
     print_status(study)
     out = capsys.readouterr().out
     assert "learning rate: 0.00449; learning-rate calibration" in out and "0.004 (best): 2.4033 +- 0.0252" in out
-    assert "(95% interval 0.00449-0.00449 (paired bootstrap over 3 seeds)" in out
+    assert "(95% interval 0.00449-0.00449 (bootstrap, 3 seeds, 6 df)" in out
 
     plain = load(write_run(tmp_path / "plain", [record("s1", "uniform", 2.0, seed=5)]))
     assert status_dict(plain)["lr_calibration"] is None

@@ -45,14 +45,18 @@ a gap under 2 x sqrt(2) sd (what two single-seed scores differ by from seed nois
 95% of the time) as a tie. A resume never re-runs a recorded noise trial.
 
 Learning-rate calibration (--lr-calibration auto|off|RATES, default off for a search; a study
-calibrates by default): before the noise floor, uniform is trained once at each rate of a grid
-(auto: --lr x 1/4, 1/2, 1, 2, 4; or >= 4 comma-separated rates) for --lr-calibration-fraction of
-the trial length (default 1: the trial length itself), recorded as "lr" trials in trials.jsonl;
-the rate of the lowest final val_loss (a diverged rate counts as worst; equal losses: the lower
-rate) becomes train.lr of search.yaml, so the noise floor, every search trial, a resume and
-`verify` train at it. A best rate at an edge of the grid prints a warning. lr_calibration.json
-and `status` show the grid's losses. An explicit --lr (or --train lr=) turns the calibration
-off unless --lr-calibration is given too.
+calibrates by default): before the noise floor, uniform is trained at each rate of a grid (auto:
+--lr x 1/4, 1/2, 1, 2, 4; or >= 4 comma-separated rates) with --lr-calibration-seeds paired
+seeds (default 3: the same seeds at every rate) for --lr-calibration-fraction of the trial
+length (default 1: the trial length itself), recorded as "lr" trials in trials.jsonl. The rate
+of the lowest mean final val_loss (a diverged seed makes its rate the worst; equal means: the
+lower rate), refined by a parabola in log2 rate through it and its neighbours, becomes train.lr
+of search.yaml, so the noise floor, every search trial, a resume and `verify` train at it; its
+95% interval is a bootstrap over the seeds' spread. A best mean at an edge of the grid widens it
+by a factor-2 step (at most 4 rates), then warns. lr_calibration.json and `status` show each
+rate's mean and sd, the chosen rate and its interval. A resume trains only the missing runs; a
+run directory from before the seeds reads as one seed per rate. An explicit --lr (or --train
+lr=) turns the calibration off unless --lr-calibration is given too.
 
 examples:
   tlmsearch search --arch transformer --preset cpu-s --space knots --sampler tpe --trials 64

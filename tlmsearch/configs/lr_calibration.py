@@ -3,9 +3,10 @@
 One learning rate for every architecture confounds the question: a width profile can win
 because it tolerates a rate that is wrong for the architecture, not because it spends the
 budget better. So, before its noise floor and its trials, a search may train the uniform
-profile at each rate of a grid with a few paired seeds and take the rate the rule below chooses
-(about the lowest mean final `val_loss`) as `TrainConfig.lr` of every later trial of that search (noise floor, search trials, and the
-verification that re-trains them: the run's `search.yaml` holds it).
+profile at each rate of a grid with a few paired seeds and take the rate the rule below
+chooses (about the lowest mean final `val_loss`) as `TrainConfig.lr` of every later trial of
+that search (noise floor, search trials, and the verification that re-trains them: the run's
+`search.yaml` holds it).
 
 - **The grid** (`SearchConfig.lr_calibration`): "auto" is the configured rate times 1/4, 1/2,
   1, 2, 4 (five log-spaced values, factor 2 apart: 16x in all, wide enough that a rate off by
@@ -73,6 +74,7 @@ from tlmsearch.configs.lr_rule import (
     chosen_log2,
     mean_sd,
     paired_differences,
+    residual_sd,
     rounded_rate,
 )
 from tlmsearch.errors import ConfigError
@@ -301,14 +303,14 @@ class LrCalibration:
         return ", ".join(_format(r) for r in self.rates)
 
     def interval_text(self) -> str:
-        """ "95% interval 0.0021-0.0037 (paired bootstrap over 3 seeds)", or why there is none."""
+        """ "95% interval 0.0021-0.0037 (bootstrap, 3 seeds, 8 df)", or why there is none."""
         if len(self.seeds) < 2:
             return "no interval: one seed per rate"
         interval = self.interval
         if interval is None:
             return "no interval"
         lo, hi = interval
-        return f"95% interval {lo:.3g}-{hi:.3g} (paired bootstrap over {len(self.seeds)} seeds)"
+        return f"95% interval {lo:.3g}-{hi:.3g} (bootstrap, {len(self.seeds)} seeds, {residual_sd(self.losses)[1]} df)"
 
     def loss_texts(self) -> list[str]:
         """One "rate: mean +- sd" text per rate ("diverged", "failed" or "pending" without a
@@ -423,9 +425,9 @@ def calibrate(
 RULE = (
     "mean final val_loss over paired seeds per rate (diverged or failed counts as worst; equal means: the lower "
     "rate); with >= 2 seeds the vertex of the parabola in log2 rate through the best mean and its neighbours "
-    "(the best rate itself at an edge); 95% interval: paired bootstrap over seeds of that choice "
-    f"({DRAWS} draws); a best mean at an edge widens the grid by a factor-{WIDEN_FACTOR:g} step, at most "
-    f"{MAX_WIDEN} times"
+    f"(the best rate itself at an edge); 95% interval: that choice on {DRAWS} parametric bootstrap draws of the "
+    "means, their sd from the rate + seed residuals; a best mean at an edge widens the grid by a "
+    f"factor-{WIDEN_FACTOR:g} step, at most {MAX_WIDEN} times"
 )
 
 
