@@ -98,9 +98,10 @@ def test_the_calibration_runs_first_and_every_later_trial_trains_at_its_rate(sea
 def test_resume_after_the_end_trains_nothing(searched: Path) -> None:
     import tlmsearch
 
-    before = (searched / "trials.jsonl").read_text()
+    names = ("trials.jsonl", "search.yaml", "lr_calibration.json")
+    before = [(searched / name).read_text() for name in names]
     tlmsearch.resume(searched, progress=False)
-    assert (searched / "trials.jsonl").read_text() == before
+    assert [(searched / name).read_text() for name in names] == before  # a widened grid and its rate stay
 
 
 def test_resume_after_a_kill_in_the_calibration_trains_only_the_missing_rates(

@@ -271,6 +271,9 @@ def test_widening_stops_at_its_limit_and_once_a_later_phase_trained() -> None:
     kept = lr_calibration(c, frozen, 2e-3)
     assert kept is not None and kept.added == () and kept.chosen == 8e-3 and missing_rates(c, frozen) == []
     assert "highest" in kept.warnings()[0]
+    widened = _paired((1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2), curve) + [_rec(None, 2.0, kind="noise")]
+    grown = lr_calibration(c, widened, 2e-3)  # widened once before the noise floor: the grid keeps that rate
+    assert grown is not None and grown.added == (1.6e-2,) and grown.chosen == 1.6e-2 and missing_rates(c, widened) == []
 
 
 def test_a_run_written_with_one_seed_per_rate_reads_as_it_trained(tmp_path: Path) -> None:
@@ -397,3 +400,20 @@ def test_the_study_cost_counts_the_calibration_trials(tmp_path: Path) -> None:
     assert phase_trials(on)["search"][0] == phase_trials(off)["search"][0] + 15  # 5 rates x 3 paired seeds
     one = tiny_study(tmp_path, lr_calibration="auto", lr_calibration_seeds=1)
     assert phase_trials(one)["search"][0] == phase_trials(off)["search"][0] + 5
+
+
+def test_the_committed_reference_runs_read_as_one_seed_per_rate() -> None:
+    """runs/reference was calibrated before the seeds existed: its ladder, its study and their searches
+    read as one seed per rate, complete, each with the rate it trained at (the lowest loss), nothing to train."""
+    from tlmsearch.ladders.files import load_config as load_ladder
+    from tlmsearch.rundir.study import load
+    from tlmsearch.studies.files import load_config as load_study
+
+    root = Path(__file__).resolve().parents[2] / "runs" / "reference"
+    assert load_ladder(root / "ladder").lr_calibration_seeds == 1
+    assert load_study(root / "study20").search.lr_calibration_seeds == 1
+    for run, rate in ((root / "ladder" / "cpu-xs-t20", 2e-3), (root / "study20" / "titans", 8e-3)):
+        study = load(run)
+        cal = study.lr_calibration()
+        assert study.config.lr_calibration_seeds == 1 and cal is not None and cal.complete and cal.interval is None
+        assert cal.chosen == rate == study.config.train.lr and missing_rates(study.config, study.records) == []

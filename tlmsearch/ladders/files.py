@@ -23,7 +23,7 @@ from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.gains import PointResult, point_result
 from tlmsearch.ladders.plan import ladder_costs, profile_count
 from tlmsearch.ladders.points import PointSize, point_size, resolve_length
-from tlmsearch.rundir.io import read_json_object, read_verify, write_json
+from tlmsearch.rundir.io import read_json_object, read_verify, read_yaml, write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.lr import read_lr_calibration
 from tlmsearch.rundir.records import read_records
@@ -43,7 +43,10 @@ def load_config(ladder_dir: str | Path) -> LadderConfig:
         raise UserError(f"{path} is not a directory")
     if not is_ladder(path):
         raise UserError(f"{path} is not a ladder run directory (no {LADDER_CONFIG})")
-    return LadderConfig.load(path / LADDER_CONFIG)
+    cfg = LadderConfig.load(path / LADDER_CONFIG)
+    if "lr_calibration_seeds" not in read_yaml(path / LADDER_CONFIG):
+        cfg = cfg.replace(lr_calibration_seeds=1)  # written before the calibration's seeds: one seed a rate
+    return cfg
 
 
 def phase_keys(cfg: LadderConfig) -> list[str]:

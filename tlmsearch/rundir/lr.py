@@ -95,7 +95,8 @@ def lr_calibration(cfg: SearchConfig, records: Sequence[TrialRecord], configured
     """The calibration so far (None when the search has none); `configured`: the rate the grid
     was centred on before the choice replaced `train.lr` (`configured_rate`). The grid widens
     as the records say (`configs.lr_calibration.calibrate`) until a later phase has trained
-    (any record of another kind): from then on the rate those runs trained at stays."""
+    (any record of another kind): from then on it holds the rates already recorded and adds no
+    other, so the rate those runs trained at stays."""
     rates = calibration_rates(cfg)
     if not rates:
         return None
@@ -106,10 +107,11 @@ def lr_calibration(cfg: SearchConfig, records: Sequence[TrialRecord], configured
             return False, math.nan, None
         return True, r.metric("val_loss") if r.finished() else math.nan, r.reason
 
-    frozen = any(r.kind != LR_KIND for r in records)
-    return calibrate(
-        rates, calibration_seeds(cfg), run, configured=configured, steps=lr_steps(cfg), widen=0 if frozen else MAX_WIDEN
-    )
+    # once a later phase trained, the grid widens no further than the rates already recorded
+    # (the same rule on the same records adds them again, so the rate those runs used stays)
+    beyond = {round(rate_of(r), 12) for r in records if r.kind == LR_KIND} - {round(rate, 12) for rate in rates}
+    widen = len(beyond) if any(r.kind != LR_KIND for r in records) else MAX_WIDEN
+    return calibrate(rates, calibration_seeds(cfg), run, configured=configured, steps=lr_steps(cfg), widen=widen)
 
 
 def configured_rate(run_dir: str | Path, cfg: SearchConfig) -> float:

@@ -48,6 +48,10 @@ def load_config(study_dir: str | Path) -> StudyConfig:
     if not path.is_file():
         raise ConfigError(f"{study_dir} is not a study directory (no {STUDY_CONFIG})")
     raw = read_yaml(path)
+    section = raw.get("search") if isinstance(raw, dict) else None
+    if isinstance(section, dict) and "lr_calibration_seeds" not in section:
+        # written before the calibration's seeds existed: its searches calibrated with one seed a rate
+        raw = {**raw, "search": {**section, "lr_calibration_seeds": 1}}
     return StudyConfig.from_dict(raw, where=str(path))
 
 
