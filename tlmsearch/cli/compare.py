@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
+from tlmsearch.analysis.collect import label
 from tlmsearch.cli._config_args import (
     add_model_arguments,
     add_training_arguments,
@@ -13,6 +15,7 @@ from tlmsearch.cli._config_args import (
     training_overrides,
 )
 from tlmsearch.cli._options import add_price_arguments, add_verdict_arguments, verdict_levels
+from tlmsearch.cli.status import EVERY_TRIAL_FAILED
 from tlmsearch.cli.verify import print_verdicts
 from tlmsearch.configs.base import DataConfig, TrainConfig
 
@@ -31,6 +34,9 @@ The paper's controlled experiment:
 Profiles are family[:param=value,...] texts as in `tlmsearch profiles`; the set name `literature`
 stands for the shapes the literature argues for (openelm, reverse, frame, crown, middle, bowtie):
   tlmsearch compare --preset cpu-s --families uniform cosine literature --seeds 3
+
+The closing line counts the runs that completed and those that failed (with the first one's
+reason); exit status 3 when every run failed.
 """
 
 
@@ -123,14 +129,25 @@ def run(args: argparse.Namespace) -> int:
         yes=args.yes,
         max_hours=args.max_hours,
     )
+    failed = [r for r in result.records if r.status == "failed"]
     if not args.json:
-        done = sum(r.status == "complete" for r in result.records)
-        print(
-            f"compare: {len(result.profiles)} profiles x {len(result.seeds)} seeds, {done} complete -> {result.run_dir}"
-        )
+        print(compare_line(result.profiles, result.seeds, result.records, result.run_dir))
     print_verdicts(result.verdicts, args.json)
     if not result.verdicts and not args.json:
         print("no verdict on cosine: include cosine among --families for one")
     if not args.json and (result.run_dir / "report.html").exists():
         print(f"wrote {result.run_dir / 'report.html'}")
-    return 0
+    return EVERY_TRIAL_FAILED if failed and len(failed) == len(result.records) else 0
+
+
+def compare_line(profiles: list[str], seeds: list[int], records: list[Any], run_dir: Path) -> str:
+    """The comparison's closing line: how many runs completed, and how many failed, with the first
+    failure's reason (never "complete" over failed records)."""
+    counts = {s: sum(r.status == s for r in records) for s in ("complete", "stopped", "failed")}
+    ended = ", ".join(f"{n} {s}" for s, n in counts.items() if n or s == "complete")
+    line = f"compare: {len(profiles)} profiles x {len(seeds)} seeds, {ended} -> {run_dir}"
+    first = next((r for r in records if r.status == "failed"), None)
+    if first is not None:
+        reason = (first.reason or "no reason recorded").strip().splitlines()[0][:300]
+        line += f"\n  {counts['failed']} failed; the first, {label(first)} seed {first.seed}: {reason}"
+    return line

@@ -22,6 +22,7 @@ Packs keep no checkpoint.
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -30,7 +31,7 @@ from typing import Any
 
 from tlmsearch.configs.resolve import trial_shape
 from tlmsearch.configs.search import SearchConfig
-from tlmsearch.configs.trial import TrialOutcome, TrialSpec
+from tlmsearch.configs.trial import SPEC, TrialOutcome, TrialSpec
 from tlmsearch.configs.verify import check_pack
 from tlmsearch.models import count_params
 from tlmsearch.profiles import ProfileSpec
@@ -65,23 +66,40 @@ def pack_groups(
     cfg: SearchConfig, configs: Sequence[Mapping[str, Any]], pack: str
 ) -> tuple[list[tuple[list[int], PackChoice]], list[int]]:
     """Which of the fixed trials `configs` (Tune configs, `runner.fixed_config`) train as packs
-    under `pack`: per group of one shape and rate, the members `pack_choice` packs (their indices
+    under `pack`: per group of one model and training (`pack_key`: all but the MLP widths and the
+    seed, what a pack lets its members differ in), the members `pack_choice` packs (their indices
     in `configs`, with the choice: the first sum(sizes) of the group) and the indices of the
-    rest, trained separately."""
+    rest, trained separately (among them every trial whose spec could not be resolved: it is
+    recorded failed with its own reason)."""
     pack = check_pack(pack)
     slots = _slots(cfg)
-    groups: dict[tuple[Any, ...], list[int]] = {}
-    for i, c in enumerate(configs):  # one shape, one rate: the members of a pack
-        groups.setdefault((c.get("base_width"), c.get("lr"), c.get("lr_factor")), []).append(i)
-    packed: list[tuple[list[int], PackChoice]] = []
+    groups: dict[str, list[int]] = {}
     separate: list[int] = []
-    for (base_width, _, _), index in groups.items():
-        choice = pack_choice(cfg, pack, len(index), base_width, slots)
+    for i, c in enumerate(configs):
+        key = pack_key(spec_of(cfg, {k: v for k, v in c.items() if k != SPEC}))
+        if key is None:
+            separate.append(i)
+        else:
+            groups.setdefault(key, []).append(i)
+    packed: list[tuple[list[int], PackChoice]] = []
+    for index in groups.values():
+        choice = pack_choice(cfg, pack, len(index), configs[index[0]].get("base_width"), slots)
         n = sum(choice.sizes)
         if n:
             packed.append((index[:n], choice))
         separate.extend(index[n:])
     return packed, separate
+
+
+def pack_key(spec: TrialSpec) -> str | None:
+    """What the members of one pack share (`training.pack.engine.check_members`): the whole model
+    but its MLP widths, the whole training but its seed, and the data; None for a spec that
+    cannot train (its error is its record's reason)."""
+    if spec.model is None or spec.error:
+        return None
+    model = {k: v for k, v in spec.model.to_dict().items() if k != "mlp_widths"}
+    train = {k: v for k, v in spec.train.to_dict().items() if k != "seed"}
+    return json.dumps({"model": model, "train": train, "data": spec.data.to_dict()}, sort_keys=True, default=str)
 
 
 def _slots(cfg: SearchConfig) -> int:
