@@ -78,7 +78,8 @@ def tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]
                 trend_rows.append([prof, "-", "-", t.get("why", "")])
                 continue
             ext = t.get("extrapolation") or {}
-            trend_rows.append([prof, t["text"], _pct(ext.get("gain")), "shown" if t["shown"] else "not shown"])
+            claim = "shown" if t["shown"] else "descriptive" if t.get("descriptive") else "not shown"
+            trend_rows.append([prof, t["text"], _pct(ext.get("gain")), claim])
         out.append(
             (
                 f"Trend of the gain over {ref} against log10(training FLOPs), extrapolated to {s['target']['name']}",

@@ -82,23 +82,30 @@ def fit_all(
                 per[prof] = {"trend": None, "why": why}
                 continue
             fits[prof] = fit_trend(pts, alpha=alpha, target=target)
-        adjusted: list[float] = [float(p) for p in holm([f.p_value for f in fits.values()])] if fits else []
-        for (prof, fit), p_adj in zip(fits.items(), adjusted, strict=True):
+        tested = {prof: fit for prof, fit in fits.items() if not fit.descriptive}
+        adjusted = [float(p) for p in holm([f.p_value for f in tested.values()])] if tested else []
+        p_holm = dict(zip(tested, adjusted, strict=True))
+        for prof, fit in fits.items():
+            p_adj = p_holm.get(prof, math.nan)
             shown = bool(p_adj < alpha)
-            text = trend_text(fit, shown, p_adj, len(fits))
-            per[prof] = {**fit.to_dict(), "p_holm": float(p_adj), "shown": shown, "text": text}
+            text = trend_text(fit, shown, p_adj, len(tested))
+            per[prof] = {**fit.to_dict(), "p_holm": p_adj, "shown": shown, "text": text}
         out[ref] = per
     return out
 
 
 def trend_text(fit: Trend, shown: bool, p_holm: float, profiles: int) -> str:
-    """'+0.0021 [-0.0040, +0.0082] nats per 10x of compute (95 % interval, from 3 points over 101x
-    of compute): no trend shown (Holm-adjusted p 0.62 over 3 profiles; ...)'. The interval is the
-    profile's own; the claim is Holm-adjusted, so an interval that leaves out zero may still
-    show no trend when several profiles are fitted: the text says both."""
+    """'+0.0021 [-0.0040, +0.0082] nats per 10x of compute (95 % interval, from 4 points over 101x
+    of compute; p 0.31): no trend shown (Holm-adjusted p 0.62 over 3 profiles; ...)'. The interval
+    is the profile's own; the claim is Holm-adjusted, so an interval that leaves out zero may still
+    show no trend when several profiles are fitted: the text says both. A fit from too few points
+    or seeds is descriptive: its interval and p are printed, no trend is claimed either way."""
     s = fit.slope
     level = f"{100 * (1 - fit.alpha):g} % interval"
-    head = f"{s.estimate:+.4f} [{s.low:+.4f}, {s.high:+.4f}] nats per 10x of compute ({level}, {fit.reach()})"
+    p = f"; p {fit.p_value:.2g}" if math.isfinite(fit.p_value) else "; no interval from 2 points"
+    head = f"{s.estimate:+.4f} [{s.low:+.4f}, {s.high:+.4f}] nats per 10x of compute ({level}, {fit.reach()}{p})"
+    if fit.descriptive:
+        return f"{head}: {fit.descriptive}"
     over = f"Holm-adjusted p {p_holm:.2g} over {profiles} profile{'s' if profiles != 1 else ''}"
     if shown:
         word = "grows with compute" if s.estimate > 0 else "shrinks with compute"
@@ -115,12 +122,7 @@ def conclusion(trends: Mapping[str, Mapping[str, Any]], target: Target, paper: M
     text = f"cosine over uniform: {t['text']}"
     ext = t.get("extrapolation")
     if ext:
-        g = ext["gain"]
-        text += (
-            f"; extrapolated to {target.name}: {100 * g['estimate']:+.1f} % perplexity "
-            f"[{100 * g['low']:+.1f} %, {100 * g['high']:+.1f} %] at {100 * g['confidence']:.0f} % - {ext['reach']}"
-            f" (the paper reports {100 * paper['gain']:+.1f} % at 440M)"
-        )
+        text += f"; {ext['headline']} - {ext['reach']} (the paper reports {100 * paper['gain']:+.1f} % at 440M)"
     return text
 
 

@@ -1,49 +1,38 @@
-"""How a profile's gain moves with scale: a weighted fit of gain against log10(training FLOPs)
-over the points of a ladder, with intervals that carry each point's uncertainty (pure numpy).
+"""How a profile's gain moves with scale: a line of gain against log10(training FLOPs) over the
+points of a ladder, with intervals that hold when the points scatter (pure numpy + scipy).
 
-Input: one `LadderPoint` per (size x tokens per parameter) point, holding a profile's mean
-paired log gain over a reference (nats: log ppl_reference - log ppl_profile, positive = the
-profile is better), its standard error from the paired seeds and their number. The model is
+Input: one `LadderPoint` per point of the ladder, holding a profile's mean paired log gain over a
+reference (nats: log ppl_reference - log ppl_profile, positive = the profile is better), its
+standard error from the paired seeds and their number. The model (`ladders.trend_model`) is a
+random-effects line: each point may sit off the line by an offset of sd tau (its learning rate,
+its epochs, anything but compute that differs between points), estimated from the points'
+scatter; the variance is Hartung-Knapp's, t on k - 2 degrees of freedom, and the critical value
+never below what the seed-estimated standard errors allow (a generalised pivot). A trend can be
+"shown" only from at least 4 points of at least 4 paired seeds each; fewer is a descriptive fit
+(its interval printed, never called a trend). With 2 points there is no interval at all.
 
-    gain_i = a + b * log10(C_i) + noise_i,    noise_i ~ N(0, se_i^2)
-
-fitted by weighted least squares with weights 1 / se_i^2. Two facts make the textbook interval
-wrong here, and both are handled:
-
-- each se_i is itself estimated from few seeds (often 2-6), and the weights are taken from the
-  same estimates: treated as known they give intervals that cover a linear truth only 63-94 % of
-  the time at 2-6 seeds and call a constant gain a trend 6-36 % of the time at alpha 0.05
-  (simulated; bench/README.md section 15, `bench/bench_ladder.py`). The critical value therefore comes
-  from a generalised pivotal quantity: each point's true sd is drawn from its fiducial
-  distribution (se_i * sqrt(df_i / chi2_df_i)), data and estimated se are simulated from it,
-  the whole fit is redone, and the quantile of |estimate - truth| / se over `draws` such ladders
-  is the critical value (seeded: the same inputs give the same interval);
-- the points need not lie on a line: with three or more points the variance is multiplied by
-  max(1, Q / (k - 2)), Q the weighted residual sum of squares (the Knapp-Hartung adjustment
-  truncated at one), inside the pivot too, so curvature the noise cannot explain widens the
-  interval instead of being ignored.
-
-Simulated (`tests/unit/ladders/test_ladder_simulation.py`; bench/README.md section 15 over 36
-cells of 2,000 ladders): a gain linear in log-compute is covered 93-96 % of the time at a
-nominal 95 %, and a constant gain is called a trend 0.029-0.067 of the time at alpha 0.05 (the
-0.067 with 5 points of 2 seeds and a 10x fall of the paired sd up the ladder; at most 0.059
-with 4 or more seeds). The extrapolation to a target compute is the same linear
-combination evaluated there, with its own pivot; it says how far it reaches.
+Simulated against known truth (`bench/bench_ladder.py`, bench/README.md section 15): with no
+trend and point offsets of sd 0, 0.005, 0.01 and 0.02 nats the test says "shown" at most alpha
+plus the Monte-Carlo tolerance; the fit before issue 46 (`ladders.trend_legacy`) said so in
+20-55 % of such ladders at 3 points. The extrapolation to a target compute is the same line
+evaluated there, with the same model's interval (its own pivot, never below its t interval); one
+more than a decade beyond the data says so first.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from tlmsearch.analysis.stats import Interval
+from tlmsearch.ladders import trend_model as tm
+from tlmsearch.ladders.trend_model import DEFAULT_DRAWS, MIN_POINTS_SHOWN, MIN_SEEDS_SHOWN
 
-DEFAULT_DRAWS = 4000  # simulated ladders behind one critical value
 DEFAULT_SEED = 0
-CRITICAL = ("pivot", "normal")
+BEYOND_DECADES = 1.0  # an extrapolation farther than this beyond the data says so first
 
 
 @dataclass(frozen=True)
@@ -82,8 +71,24 @@ class Extrapolation:
     decades: float  # log10(target compute / largest point's compute); > 0: beyond the ladder
     reach: str  # "from N points over X x of compute; the target lies D decades beyond ..."
 
+    @property
+    def far(self) -> bool:
+        """More than `BEYOND_DECADES` of compute beyond the largest point."""
+        return self.decades > BEYOND_DECADES
+
+    def headline(self) -> str:
+        """'extrapolated 6.1 decades of compute beyond the data to 440m: -5.4 % perplexity [-61 %,
+        +128 %] at 95 %' (the distance first when it is more than a decade)."""
+        g = self.gain
+        where = f"extrapolated {self.decades:.2g} decades of compute beyond the data to" if self.far else "at"
+        return (
+            f"{where} {self.target.name}: {100 * g.estimate:+.1f} % perplexity [{_pct_end(g.low)}, "
+            f"{_pct_end(g.high)}] at {100 * g.confidence:.0f} %"
+        )
+
     def to_dict(self) -> dict[str, object]:
         return {
+            "headline": self.headline(),
             "target": self.target.name,
             "compute": self.target.compute,
             "params": _finite(self.target.params),
@@ -104,16 +109,22 @@ class Trend:
     span: float  # largest / smallest compute
     slope: Interval  # nats of log-perplexity gain per 10x of compute, at 1 - alpha
     at_largest: Interval  # the fitted gain (nats) at the largest point
-    p_value: float  # of "slope = 0", from the same pivot
-    dispersion: float  # Q / (k - 2) (1.0 when k = 2): > 1 means the points scatter beyond their noise
+    p_value: float  # of "slope = 0" (nan with 2 points)
+    dispersion: float  # Hartung-Knapp's q = sum w r^2 / (k - 2) before its floor (nan with 2 points)
+    tau: float  # the between-point offsets' estimated sd (nats; nan with 2 points)
     alpha: float
+    descriptive: str = ""  # why no trend can be shown from these points ("" when one can)
     extrapolation: Extrapolation | None = None
 
     @property
+    def df(self) -> int:
+        return self.n_points - 2
+
+    @property
     def shown(self) -> bool:
-        """The slope's interval excludes zero (on its own; a ladder of several profiles adjusts
-        with Holm, `ladder.summary`)."""
-        return self.p_value < self.alpha
+        """The slope's interval excludes zero and the points are enough to show a trend (on its
+        own; a ladder of several profiles adjusts with Holm, `ladder.summary`)."""
+        return not self.descriptive and self.p_value < self.alpha
 
     def reach(self) -> str:
         return f"from {self.n_points} points over {self.span:.3g}x of compute"
@@ -127,9 +138,19 @@ class Trend:
             "fitted_at_largest": self.at_largest.to_dict(),
             "p_value": self.p_value,
             "dispersion": self.dispersion,
+            "tau": self.tau,
+            "df": self.df,
+            "test": TEST,
+            "descriptive": self.descriptive or None,
             "alpha": self.alpha,
             "extrapolation": self.extrapolation.to_dict() if self.extrapolation else None,
         }
+
+
+TEST = (
+    "random-effects line (DerSimonian-Laird tau^2), Hartung-Knapp variance floored at one; the widest of t on "
+    "k - 2 df and pivots over the seed-estimated standard errors at tau^2 and at its Q-profile upper end"
+)
 
 
 def check_points(points: Sequence[LadderPoint]) -> None:
@@ -147,28 +168,21 @@ def check_points(points: Sequence[LadderPoint]) -> None:
         raise ValueError("every point of the ladder has the same compute: no trend can be fitted")
 
 
-def _fit(x: np.ndarray, m: np.ndarray, se: np.ndarray, x0: float) -> tuple[np.ndarray, ...]:
-    """WLS of m on x (last axis: points; leading axes: simulated ladders). Returns the slope,
-    the fitted value at `x0` and their standard errors (sandwich, times the dispersion)."""
-    w = 1.0 / se**2
-    sw = w.sum(-1, keepdims=True)
-    xbar = (w * x).sum(-1, keepdims=True) / sw
-    sxx = (w * (x - xbar) ** 2).sum(-1, keepdims=True)
-    c = w * (x - xbar) / sxx  # slope = sum c_i m_i
-    g = w / sw + (x0 - xbar) * c  # fitted value at x0 = sum g_i m_i
-    slope = (c * m).sum(-1)
-    at = (g * m).sum(-1)
-    var_s = (c**2 * se**2).sum(-1)
-    var_a = (g**2 * se**2).sum(-1)
-    k = x.shape[-1]
-    if k > 2:
-        mean = (w * m).sum(-1, keepdims=True) / sw
-        resid = m - mean - slope[..., None] * (x - xbar)
-        q = (w * resid**2).sum(-1) / (k - 2)
-        disp = np.maximum(1.0, q)
-    else:
-        disp = np.ones_like(slope)
-    return slope, at, np.sqrt(var_s * disp), np.sqrt(var_a * disp), disp
+def descriptive_reason(points: Sequence[LadderPoint]) -> str:
+    """Why these points cannot show a trend ("" when they can)."""
+    k = len(points)
+    if k < MIN_POINTS_SHOWN:
+        return (
+            f"descriptive only: {k} points (a trend can be shown from {MIN_POINTS_SHOWN} points of at least "
+            f"{MIN_SEEDS_SHOWN} paired seeds each)"
+        )
+    few = [p.point for p in points if p.n < MIN_SEEDS_SHOWN]
+    if few:
+        return (
+            f"descriptive only: fewer than {MIN_SEEDS_SHOWN} paired seeds at {', '.join(few)} (a trend can be "
+            f"shown from {MIN_POINTS_SHOWN} points of at least {MIN_SEEDS_SHOWN} paired seeds each)"
+        )
+    return ""
 
 
 def fit_trend(
@@ -178,78 +192,82 @@ def fit_trend(
     target: Target | None = None,
     draws: int = DEFAULT_DRAWS,
     seed: int = DEFAULT_SEED,
-    critical: str = "pivot",
 ) -> Trend:
-    """The weighted line through `points` with (1 - alpha) intervals for its slope (per decade of
-    compute), its value at the largest point and, given `target`, at the target's compute.
-
-    `critical`: "pivot" (the default, see the module docstring) or "normal", the textbook
-    interval that takes each se as known (kept for the simulations that show why it is not used)."""
+    """The line through `points` with (1 - alpha) intervals for its slope (per decade of
+    compute), its value at the largest point and, given `target`, at the target's compute
+    (`ladders.trend_model`; seeded: the same inputs give the same interval)."""
     check_points(points)
     if not 0.0 < alpha < 0.5:
         raise ValueError(f"alpha={alpha} must lie in (0, 0.5)")
-    if critical not in CRITICAL:
-        raise ValueError(f"critical={critical!r} is not allowed; choose one of: {', '.join(CRITICAL)}")
     x = np.log10(np.array([p.compute for p in points], float))
     m = np.array([p.gain for p in points], float)
-    se = np.array([p.se for p in points], float)
-    df = np.array([p.df for p in points], float)
-    top = float(x.max())
-    x0 = math.log10(target.compute) if target is not None else top
-    slope, at0, s_slope, s_at0, disp = _fit(x, m, se, x0)
-    _, at_top, _, s_top, _ = _fit(x, m, se, top)
-
-    rng = np.random.default_rng(seed)
+    v = np.array([p.se for p in points], float) ** 2
+    n = np.array([p.n for p in points], float)
     k = len(points)
-    sigma = se * np.sqrt(df / rng.chisquare(df, size=(draws, k)))  # fiducial draws of each point's sd
-    noise = rng.normal(0.0, sigma)  # each point's mean minus the truth (any line: the pivot ignores it)
-    se_star = sigma * np.sqrt(rng.chisquare(df, size=(draws, k)) / df)
-    b_s, a0_s, sb_s, sa0_s, _ = _fit(x, noise, se_star, x0)
-    _, top_s, _, stop_s, _ = _fit(x, noise, se_star, top)
-    piv_b, piv_a0, piv_top = np.abs(b_s / sb_s), np.abs(a0_s / sa0_s), np.abs(top_s / stop_s)
+    top = float(x.max())
+    x0 = np.array([top, math.log10(target.compute) if target is not None else top])
     level = 1.0 - alpha
-    crit_b, crit_a0, crit_top = (float(np.quantile(p, level)) for p in (piv_b, piv_a0, piv_top))
-    t_obs = abs(float(slope)) / float(s_slope)
-    p_value = float((1 + np.count_nonzero(piv_b >= t_obs)) / (draws + 1))
-    if critical == "normal":
-        from statistics import NormalDist
-
-        crit_b = crit_a0 = crit_top = NormalDist().inv_cdf(1.0 - alpha / 2.0)
-        p_value = 2.0 * (1.0 - NormalDist().cdf(t_obs))
+    if k == 2:
+        f = tm.line_through(x, m, v, x0)
+        crit_b = crit_top = crit_t = math.inf
+        p_value = math.nan
+    else:
+        rng = np.random.default_rng(seed)
+        f, p, c_b, c_at = tm.calibrated(x, m, v, n, x0, alpha=alpha, draws=draws, rng=rng)
+        crit_b, crit_top, crit_t = float(c_b), float(c_at[0]), float(c_at[1])
+        p_value = float(p)
 
     def interval(est: float, s: float, crit: float) -> Interval:
-        return Interval(est, est - crit * s, est + crit * s, k, level)
+        half = crit * s if math.isfinite(s) else math.inf
+        return Interval(est, est - half, est + half, k, level)
 
     trend = Trend(
         n_points=k,
         span=float(10 ** (x.max() - x.min())),
-        slope=interval(float(slope), float(s_slope), crit_b),
-        at_largest=interval(float(at_top), float(s_top), crit_top),
+        slope=interval(float(f.slope), float(f.se_slope), crit_b),
+        at_largest=interval(float(f.at[0]), float(f.se_at[0]), crit_top),
         p_value=p_value,
-        dispersion=float(disp),
+        dispersion=float(f.q),
+        tau=float(np.sqrt(f.tau2)),
         alpha=alpha,
+        descriptive=descriptive_reason(points),
     )
     if target is None:
         return trend
-    log_gain = interval(float(at0), float(s_at0), crit_a0)
+    log_gain = interval(float(f.at[1]), float(f.se_at[1]), crit_t)
     gain = Interval(math.expm1(log_gain.estimate), math.expm1(log_gain.low), math.expm1(log_gain.high), k, level)
-    decades = x0 - top
+    decades = float(x0[1]) - top
     where = (
         f"lies {decades:.2g} decades of compute beyond the largest point: an extrapolation, not a measurement"
         if decades > 0.05
         else "lies within the ladder's compute"
-        if x0 >= x.min() - 0.05
+        if x0[1] >= x.min() - 0.05
         else f"lies {-decades:.2g} decades below the largest point"
     )
     span = f"{10 ** x.min():.3g}-{10**top:.3g} FLOPs"
     reach = f"{trend.reach()} ({span}); the target {target.name} ({target.compute:.3g} FLOPs) {where}"
-    from dataclasses import replace
-
     return replace(trend, extrapolation=Extrapolation(target, log_gain, gain, decades, reach))
+
+
+def _pct_end(x: float) -> str:
+    return f"{100 * x:+.1f} %" if math.isfinite(x) else ("-inf" if x < 0 else "+inf")
 
 
 def _finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-__all__ = ["CRITICAL", "DEFAULT_DRAWS", "Extrapolation", "LadderPoint", "Target", "Trend", "check_points", "fit_trend"]
+__all__ = [
+    "BEYOND_DECADES",
+    "DEFAULT_DRAWS",
+    "MIN_POINTS_SHOWN",
+    "MIN_SEEDS_SHOWN",
+    "TEST",
+    "Extrapolation",
+    "LadderPoint",
+    "Target",
+    "Trend",
+    "check_points",
+    "descriptive_reason",
+    "fit_trend",
+]

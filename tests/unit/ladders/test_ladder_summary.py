@@ -34,7 +34,7 @@ def _rows(cos_gains, flat_profile=False):
 
 
 def test_a_clear_rise_is_a_trend_and_the_conclusion_states_its_reach():
-    s = summarize_ladder(CONFIG, _rows([0.00, 0.01, 0.02]), target=Target("440m", 1e20), texts={"p0": "tiny@5"})
+    s = summarize_ladder(CONFIG, _rows([0.00, 0.01, 0.02, 0.03]), target=Target("440m", 1e20), texts={"p0": "tiny@5"})
     t = s["trends"]["uniform"]["cosine"]
     assert t["shown"] and t["slope_per_decade"]["estimate"] > 0 and t["p_holm"] >= t["p_value"]
     assert "grows with compute" in t["text"]
@@ -47,9 +47,33 @@ def test_a_clear_rise_is_a_trend_and_the_conclusion_states_its_reach():
 
 
 def test_flat_gain_says_no_trend_shown_never_no_trend():
-    s = summarize_ladder(CONFIG, _rows([0.01, 0.0101, 0.0099]), target=Target("x", 1e20), texts={})
+    s = summarize_ladder(CONFIG, _rows([0.01, 0.0101, 0.0099, 0.01]), target=Target("x", 1e20), texts={})
     text = s["trends"]["uniform"]["cosine"]["text"]
     assert "no trend shown" in text and "not evidence of none" in text
+
+
+def test_three_points_are_descriptive_and_left_out_of_holm():
+    s = summarize_ladder(CONFIG, _rows([0.00, 0.01, 0.02]), target=Target("440m", 1e20), texts={})
+    t = s["trends"]["uniform"]["cosine"]
+    assert not t["shown"] and t["p_value"] < 0.05 and math.isnan(t["p_holm"])
+    assert "descriptive only: 3 points" in t["text"] and "Holm" not in t["text"]
+    assert "; extrapolated 4.2 decades of compute beyond the data to 440m: " in s["conclusion"]
+    assert tables(s)[2][2][0][-1] == "descriptive"
+
+
+def test_two_points_render_without_an_interval():
+    import json
+
+    from tlmsearch.report.run import json_safe
+
+    s = summarize_ladder(CONFIG, _rows([0.00, 0.01]), target=Target("440m", 1e20), texts={})
+    t = s["trends"]["uniform"]["cosine"]
+    assert "no interval from 2 points" in t["text"] and "descriptive only: 2 points" in t["text"]
+    assert "[-inf, +inf]" in s["conclusion"]
+    page, md = to_html(s), to_markdown(s)
+    assert "<svg" in page and "| cosine |" in md
+    back = json.loads(json.dumps(json_safe(s)))
+    assert back["trends"]["uniform"]["cosine"]["slope_per_decade"]["low"] is None
 
 
 def test_a_profile_with_the_references_widths_has_no_trend_and_says_why():
