@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 
 from bench._common import print_header, save_result, table
-from tlmsearch.configs.lr_calibration import MAX_WIDEN, LrCalibration, calibrate
+from tlmsearch.configs.lr_calibration import MAX_WIDEN
+from tlmsearch.configs.lr_choice import LrCalibration, calibrate
 
 GRID = (-2, -1, 0, 1, 2)  # "auto": the configured rate times 1/4 .. 4, in log2 steps
 SEED_SD = 0.05  # a seed's offset shared by every rate (cancels in the paired choice)

@@ -29,6 +29,7 @@ def test_a_study_calibrates_and_verifies_its_random_control_as_random_best(tmp_p
     cfg = StudyConfig.from_flat(dict(
         name="rc", runs_dir=str(tmp_path), archs=("transformer",), preset="tiny", model={"n_layers": 4},
         trials=6, top_k=1, seeds=2, controls=(), scheduler="none", noise_seeds=0, random_control=True,
+        lr_calibration_seeds=2,
         train=TrainConfig(steps=10, eval_interval=5, warmup_steps=2, batch_size=4, eval_windows=4),
         data=DataConfig(corpus="pydoc"),
     ))  # fmt: skip
@@ -40,12 +41,14 @@ def test_a_study_calibrates_and_verifies_its_random_control_as_random_best(tmp_p
     # the study calibrates by default: the companion trains at the rate its main search chose (shared baselines)
     assert cfg.search.lr_calibration == "auto"  # the study's default
     rate = load_run_config(run / "transformer" / "search.yaml").train.lr
-    assert sum(r.kind == "lr" for r in main_recs) == 5 and all(r.train["lr"] == rate for r in rnd)
+    rates = json.loads((run / "transformer" / "lr_calibration.json").read_text())["rates"]
+    assert len(rates) >= 5 and sum(r.kind == "lr" for r in main_recs) == 2 * len(rates)  # 2 paired seeds a rate
+    assert all(r.train["lr"] == rate for r in rnd)
     verify = [r for r in main_recs if r.kind == "verify"]
     assert verify and all(r.train["lr"] == pytest.approx(rate) for r in verify)  # re-trained at the chosen rate
     entry = study_summary(run)["learning_rates"]["transformer"]
     assert entry["lr"] == pytest.approx(rate) and entry["calibration"]["chosen"] == pytest.approx(rate)
-    assert "(chosen)" in " ".join(entry["losses"])
+    assert "(best)" in " ".join(entry["losses"]) and entry["calibration"]["interval"] is not None
     md = (run / "summary.md").read_text()
     assert "Learning rate of each architecture" in md and "transformer " in md and "calibrated" in md
     row = study_progress(run, cfg, {})[0]

@@ -14,15 +14,13 @@ from analysis_fakes import record, write_run
 
 from tlmsearch.configs.lr_calibration import (
     AUTO_FACTORS,
-    LrCalibration,
     after_explicit_lr,
     calibration_steps,
-    choose_rate,
     grid,
     parse_setting,
     resolved_setting,
-    short_text,
 )
+from tlmsearch.configs.lr_choice import LrCalibration, choose_rate, short_text
 from tlmsearch.configs.search import SearchConfig, load_run_config
 from tlmsearch.configs.study import StudyConfig
 from tlmsearch.errors import ConfigError
@@ -417,3 +415,25 @@ def test_the_committed_reference_runs_read_as_one_seed_per_rate() -> None:
         cal = study.lr_calibration()
         assert study.config.lr_calibration_seeds == 1 and cal is not None and cal.complete and cal.interval is None
         assert cal.chosen == rate == study.config.train.lr and missing_rates(study.config, study.records) == []
+
+
+def test_a_study_calibrates_at_its_verifications_length() -> None:
+    """Searches that screen at 5 tokens per parameter calibrate at the verification's 20: the
+    calibration's steps are the verification's (`deciding_train`, the verify phase's own path);
+    a study that gives its steps calibrates at them; plans count each run in search trials."""
+    from tlmsearch.configs.base import deciding_train
+    from tlmsearch.configs.resolve import calibration_train, calibration_weight, resolve_trial_length
+    from tlmsearch.costs.phases import lr_runs
+
+    search = StudyConfig().search_config("transformer")
+    assert search.train.tokens_per_param == 5.0 and search.lr_calibration_tokens_per_param == 20.0
+    resolved = resolve_trial_length(search)
+    verify = resolve_trial_length(search.replace(train=deciding_train(search.train, 20.0)))
+    assert calibration_train(resolved).steps == verify.train.steps == lr_steps(resolved) == 7851
+    assert resolved.train.steps == 1963 and calibration_weight(search) == pytest.approx(7851 / 1963)
+    assert lr_runs(search) == round(5 * 3 * 7851 / 1963) == 60  # 5 rates x 3 seeds, each 4 search trials long
+    given = StudyConfig.from_flat(dict(train=SearchConfig().train.replace(tokens_per_param=0.0, steps=300)))
+    assert given.search_config("transformer").lr_calibration_tokens_per_param == 0.0
+    assert lr_steps(given.search_config("transformer")) == 300
+    with pytest.raises(ConfigError, match="lr_calibration_tokens_per_param"):
+        cfg(lr_calibration_tokens_per_param=-1.0)

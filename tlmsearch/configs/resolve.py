@@ -24,9 +24,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tlmsearch.configs.architectures import ARCHITECTURES, architecture
-from tlmsearch.configs.base import DataConfig, ModelConfig, trial_length_text, with_tokens_per_param
+from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig, trial_length_text, with_tokens_per_param
 from tlmsearch.configs.counts import count_params
 from tlmsearch.configs.joint_budget import resolve_joint
+from tlmsearch.configs.lr_calibration import calibration_steps
 from tlmsearch.configs.presets import Preset, model_fields, shaped_preset
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.errors import ConfigError
@@ -184,3 +185,28 @@ def trial_length_line(cfg: SearchConfig, what: str = "") -> str | None:
         ]
         text += f" at the middle budget; {spans[1]:.3g}-{spans[0]:.3g} tokens per parameter across the sweep"
     return f"{what or cfg.name or 'trial length'}: {text}"
+
+
+def calibration_train(cfg: SearchConfig) -> TrainConfig:
+    """The training of each learning-rate calibration run of `cfg` (its trial length resolved):
+    the trial's, at `lr_calibration_tokens_per_param` tokens per parameter when set and the
+    trials' length is given in tokens per parameter (a study's: its verification's length, where
+    the profiles are decided), then `lr_calibration_fraction` of that length. A budget sweep
+    calibrates at its middle budget (`default_base_width`)."""
+    train = cfg.train
+    if cfg.lr_calibration_tokens_per_param and train.tokens_per_param:
+        model = trial_shape(cfg, ProfileSpec.parse("uniform"))[2]
+        train = with_tokens_per_param(
+            train.replace(tokens_per_param=cfg.lr_calibration_tokens_per_param),
+            count_params(model).non_embedding,
+            model.seq_len,
+        )
+    return train.replace(steps=calibration_steps(train.steps, cfg.lr_calibration_fraction))
+
+
+def calibration_weight(cfg: SearchConfig) -> float:
+    """One calibration run's length in trial lengths of `cfg` (resolved here): 4 in a study that
+    screens at 5 tokens per parameter and calibrates at 20, `lr_calibration_fraction` otherwise;
+    what plans count each calibration run as."""
+    cfg = resolve_trial_length(cfg)
+    return calibration_train(cfg).steps / max(cfg.train.steps, 1)

@@ -186,6 +186,12 @@ class SearchConfig(Config):
     )
     lr_calibration_fraction: float = option(1.0, FRACTION_HELP)
     lr_calibration_seeds: int = option(DEFAULT_SEEDS, SEEDS_HELP)
+    lr_calibration_tokens_per_param: float = option(
+        0.0,
+        "length of each learning-rate calibration run in tokens per non-embedding parameter when the trials' "
+        "length is given that way (a study sets its verification's, 20: the rate is chosen where the profiles "
+        "are decided); 0 = the trial length",
+    )
     pack: str = option(
         "off",
         "the noise floor's seeds (compare: its profiles x seeds) trained side by side in one process, each still "
@@ -256,6 +262,7 @@ class SearchConfig(Config):
         if not 0.0 < self.lr_calibration_fraction <= 1.0:
             raise ConfigError(f"lr_calibration_fraction={self.lr_calibration_fraction} must lie in (0, 1]")
         check_seeds(self.lr_calibration_seeds)
+        check_positive("lr_calibration_tokens_per_param", self.lr_calibration_tokens_per_param, allow_zero=True)
         if self.grace_steps > self.train.steps and not self.train.tokens_per_param:  # else: once derived
             raise ConfigError(f"grace_steps={self.grace_steps} must not exceed train.steps={self.train.steps}")
         if self.name:

@@ -102,7 +102,8 @@ SEARCH_HELP: dict[str, str] = {
     "keep_checkpoints": "keep each trial's checkpoints after it ends; by default deleted once the trial is recorded",
     "seed": "sampler seed and training seed of the searches (verification seeds follow it)",
     "noise_seeds": "noise floor of each search: uniform with this many seeds at trial fidelity before it; 0 = off",
-    "lr_calibration": SETTING_HELP + ". Each architecture's search calibrates its own rate (on by default in a study)",
+    "lr_calibration": SETTING_HELP + ". Each architecture's search calibrates its own rate (on by default in a "
+    "study), each run at the verification's length (verify_tokens_per_param): where the profiles are decided",
 }
 
 
@@ -321,6 +322,12 @@ class StudyConfig(Config):
             name=f"random-{arch}", sampler="random", trials=n, baselines=(), noise_seeds=0, lr_calibration="off"
         )
 
+    def _decide_tokens_per_param(self) -> float:
+        """The verification's tokens per parameter when it trains longer than the searches (as
+        `deciding_train` says), else 0: the calibration at the searches' own length."""
+        train = self.search.train
+        return self.verify_tokens_per_param if 0 < train.tokens_per_param < self.verify_tokens_per_param else 0.0
+
     def search_config(self, arch: str, runs_dir: str = "") -> SearchConfig:
         """The search of `arch` inside the study directory `runs_dir` (named after the arch): the
         template with its name, arch and run folder set."""
@@ -332,6 +339,8 @@ class StudyConfig(Config):
             runs_dir=runs_dir or self.runs_dir,
             arch=arch,
             pack=self.pack,  # its noise floor's seeds and the transfer's trials pack as its verification does
+            # the learning rate is chosen at the length the verification decides at (`deciding_train`)
+            lr_calibration_tokens_per_param=self._decide_tokens_per_param(),
             # every run of the study gets its folder below <storage>/<study name>/
             storage=join(storage, self.name or "study") if storage else "",
         )

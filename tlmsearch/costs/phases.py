@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from tlmsearch.configs.lr_calibration import OFF, grid
-from tlmsearch.configs.resolve import resolve_trial_length
+from tlmsearch.configs.resolve import calibration_weight, resolve_trial_length
 from tlmsearch.configs.search import SearchConfig, noise_runs
 from tlmsearch.configs.verify import DEFAULT_MAX_SEEDS, DEFAULT_PILOT_SEEDS, retrain_config
 from tlmsearch.costs.estimate import Work, search_work
@@ -37,9 +37,13 @@ class Phase(NamedTuple):
 
 
 def lr_runs(cfg: SearchConfig) -> int:
-    """The learning-rate calibration's runs (its grid's rates x its paired seeds; 0 when off; a grid
-    widened past an edge adds `lr_calibration_seeds` runs a rate, not counted here)."""
-    return len(grid(cfg.lr_calibration, cfg.train.lr)) * cfg.lr_calibration_seeds if cfg.lr_calibration != OFF else 0
+    """The learning-rate calibration's runs counted in trial lengths: its grid's rates x its paired
+    seeds, each `configs.resolve.calibration_weight` trials long (4 in a study, which calibrates at
+    its verification's length); 0 when off. A grid widened past an edge adds `lr_calibration_seeds`
+    runs a rate, not counted here."""
+    if cfg.lr_calibration == OFF:
+        return 0
+    return round(len(grid(cfg.lr_calibration, cfg.train.lr)) * cfg.lr_calibration_seeds * calibration_weight(cfg))
 
 
 def search_runs(cfg: SearchConfig, *, done: int = 0, at_once: int = 1) -> Work:

@@ -1,7 +1,7 @@
 """Real text for short training trials: corpora, tokenizers and cached token streams.
 
-    from tlmsearch.data import prepare
-    data = prepare(DataConfig(corpus="shakespeare"))   # TokenData: memory-mapped train/val
+from tlmsearch.data import prepare
+data = prepare(DataConfig(corpus="shakespeare"))   # TokenData: memory-mapped train/val
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ def modeling_source() -> str:
 
 
 def attention_gate(model: Any) -> str:
-    """"none" for the Transformer; Gated Attention's `options.gate` ("elementwise" or "headwise")."""
+    """ "none" for the Transformer; Gated Attention's `options.gate` ("elementwise" or "headwise")."""
     if model.arch == "transformer":
         return "none"
     return str(model.options.gate)

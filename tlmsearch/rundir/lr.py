@@ -23,16 +23,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.configs.lr_calibration import (
-    MAX_WIDEN,
-    OFF,
-    LrCalibration,
-    calibrate,
-    calibration_steps,
-    grid,
-    same_rate,
-)
-from tlmsearch.configs.resolve import default_base_width
+from tlmsearch.configs.base import TrainConfig
+from tlmsearch.configs.lr_calibration import MAX_WIDEN, OFF, grid, same_rate
+from tlmsearch.configs.lr_choice import LrCalibration, calibrate
+from tlmsearch.configs.resolve import calibration_train, default_base_width
 from tlmsearch.configs.search import SearchConfig, load_run_config
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
@@ -66,9 +60,14 @@ def calibration_runs(cfg: SearchConfig) -> int:
     return len(calibration_rates(cfg)) * cfg.lr_calibration_seeds
 
 
+def lr_train(cfg: SearchConfig) -> TrainConfig:
+    """The training of each calibration trial (`configs.resolve.calibration_train`)."""
+    return calibration_train(cfg)
+
+
 def lr_steps(cfg: SearchConfig) -> int:
-    """Steps of each calibration trial (`lr_calibration_fraction` of the trial length)."""
-    return calibration_steps(cfg.train.steps, cfg.lr_calibration_fraction)
+    """Steps of each calibration trial (`lr_train`)."""
+    return calibration_train(cfg).steps
 
 
 def rate_of(record: TrialRecord) -> float:

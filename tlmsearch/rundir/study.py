@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tlmsearch.configs.base import ModelConfig
-from tlmsearch.configs.lr_calibration import LrCalibration
+from tlmsearch.configs.lr_choice import LrCalibration
 from tlmsearch.configs.search import OBJECTIVE_METRICS, OBJECTIVES, SearchConfig, load_run_config
 from tlmsearch.configs.validate import check_top, file_present
 from tlmsearch.errors import ConfigError

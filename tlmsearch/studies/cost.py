@@ -42,10 +42,10 @@ from tlmsearch.configs.resolve import trial_shape
 from tlmsearch.configs.study import StudyConfig
 from tlmsearch.costs.calibrate import rate_or_reason
 from tlmsearch.costs.estimate import duration
+from tlmsearch.costs.phases import lr_runs
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import read_json_object, write_json
-from tlmsearch.rundir.lr import calibration_runs
 from tlmsearch.rundir.noise import noise_trial_seeds
 from tlmsearch.rundir.records import read_records_polled
 
@@ -194,7 +194,7 @@ def phase_trials(cfg: StudyConfig) -> dict[str, tuple[int, int]]:
         )
     transfer = (0, len(cfg.archs) * cfg.transfer_seeds) if len(cfg.archs) > 1 else (0, 0)
     search = cfg.search.trials + len(noise_trial_seeds(cfg.search_config(cfg.archs[0])))  # the floor's extra seeds
-    search += calibration_runs(cfg.search_config(cfg.archs[0]))  # the learning-rate calibration's rates x seeds
+    search += lr_runs(cfg.search_config(cfg.archs[0]))  # the calibration's rates x seeds, in search trials
     companion = cfg.random_config(cfg.archs[0]) if cfg.random_control else None
     search += companion.trials if companion is not None else 0  # the random-search control
     return {"search": (search, search), "verify": verify, "transfer": transfer}

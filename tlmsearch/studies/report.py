@@ -27,7 +27,7 @@ from tlmsearch.analysis.crossarch import (
 )
 from tlmsearch.analysis.random_control import control_summary
 from tlmsearch.analysis.rate_check import rate_checks
-from tlmsearch.configs.lr_calibration import short_text
+from tlmsearch.configs.lr_choice import short_text
 from tlmsearch.errors import UserError
 from tlmsearch.rundir.axes import axes_text
 from tlmsearch.rundir.io import json_text, read_verify, refuse_folder, write_text

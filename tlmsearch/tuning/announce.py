@@ -24,7 +24,7 @@ from tlmsearch.configs.resolve import trial_length_line, trial_shape
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.costs.calibrate import rate_or_reason
 from tlmsearch.costs.estimate import Estimate, Work, estimate, fixed_work, plan_line, search_work
-from tlmsearch.costs.phases import search_runs
+from tlmsearch.costs.phases import lr_runs, search_runs
 from tlmsearch.costs.price import LIMIT_HOURS, check_price
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.lr import calibration_runs
@@ -79,14 +79,15 @@ def estimate_work(cfg: SearchConfig, work: Work) -> Estimate | str:
 def search_line(cfg: SearchConfig, *, done: int = 0, cpus: float | None = None, gpus: float | None = None) -> str:
     """The plan line of a search (`done`: trials already recorded, for a resume)."""
     noise = 0 if done else len(noise_trial_seeds(cfg))  # full-length runs before the search, never stopped
-    lr = 0 if done else calibration_runs(cfg)  # the learning-rate calibration's rates x seeds (at full length)
+    lr_n = 0 if done else calibration_runs(cfg)  # the learning-rate calibration's rates x seeds
+    lr = 0 if done else lr_runs(cfg)  # the same in trial lengths (a study's calibrate at its verification's)
     first_rung = None if cfg.scheduler == "none" else cfg.grace
     at_once = slots(cfg, cpus, gpus)
     work = search_runs(cfg, done=done, at_once=at_once)
     left = cfg.trials - done
     head = f"search {cfg.name}: " + (f"{left} of {cfg.trials} trials left" if done else f"{cfg.trials} trials")
     head += f" x {cfg.train.steps} steps"
-    before = [f"{lr} learning-rate calibration run{'s' * (lr != 1)}"] if lr else []
+    before = [f"{lr_n} learning-rate calibration run{'s' * (lr_n != 1)}"] if lr_n else []
     before += [f"{noise} noise-floor run{'s' * (noise != 1)}"] if noise else []
     if before:
         head += f" after {' and '.join(before)} of uniform"
@@ -155,7 +156,7 @@ def search_and_verify(cfg: SearchConfig, verify_runs: tuple[int, int]) -> Estima
     at_once = slots(cfg, gpus=None)
     levels = cfg.budget_levels if cfg.base_widths else 1
     first_rung = None if cfg.scheduler == "none" else cfg.grace
-    noise = len(noise_trial_seeds(cfg)) + calibration_runs(cfg)  # full-length runs before the search
+    noise = len(noise_trial_seeds(cfg)) + lr_runs(cfg)  # full-length runs before the search (calibration: in trials)
     search = search_work(
         cfg.trials + noise, cfg.train.steps, baselines=min(cfg.trials, len(cfg.baselines) * levels) + noise,
         first_rung=first_rung, slots=at_once,

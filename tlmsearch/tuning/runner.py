@@ -35,7 +35,7 @@ from tlmsearch.rundir.lr import (
     configured_rate,
     lr_base_width,
     lr_calibration,
-    lr_steps,
+    lr_train,
     missing_rates,
     write_lr_calibration,
 )
@@ -408,8 +408,9 @@ def run_lr_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -
     configured = configured_rate(run_dir, cfg)
     trained = False
     while runs := missing_rates(cfg, read_records(run_dir)):
-        steps = lr_steps(cfg)
-        short = cfg.replace(grace_steps=0, train=cfg.train.replace(steps=steps))
+        train = lr_train(cfg)
+        steps = train.steps
+        short = cfg.replace(grace_steps=0, train=train)
         width = lr_base_width(cfg)
         configs = [
             fixed_config(UNIFORM, seed, LR_KIND, i, base_width=width, lr=rate) for i, (rate, seed) in enumerate(runs)
