@@ -20,7 +20,7 @@ finite (a diverged or failed run) makes its rate the worst (its mean is +inf).
   offsets every rate shares cancel, as in the paired choice; (rates - 1) x (seeds - 1) degrees of
   freedom) and redrawn from its chi-square law on each replicate; the 2.5 and 97.5 percentiles.
   Resampling the seeds themselves (a paired bootstrap over 3 seeds: 10 distinct resamples) held
-  the planted optimum in only 65-70% of simulated calibrations (nominal 95%); this one in 93-95%
+  the planted optimum in only 65-70% of simulated calibrations (nominal 95%); this one in 94-96%
   (bench/README.md, "learning-rate rule").
 """
 
