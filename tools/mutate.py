@@ -15,9 +15,11 @@ The same source, N and seed give the same sample. The score is
 (killed + timed out) / (sampled - equivalent).
 
 Equivalent mutants (changes no test can see: the same behaviour by another route) are listed
-per module in `tools/mutants/<module path with dots>.toml`, each with its reason; that file also
-names the module's own tests, the default for `--tests`. A listed mutant that a test kills is
-reported, so the list cannot go stale silently.
+per module in `tools/mutants/<module path with dots>.toml`, each as its change (`mutant`, as
+this command prints it), the text of its line (`in`, stripped), where in that text the change
+starts (`at`, from 0; `--json` writes both for every sampled mutant) and the reason. That file
+also names the module's own tests, the default for `--tests`. A listed mutant that a test kills
+is reported, and `tests/unit/test_mutate_tool.py` fails on an entry that matches no mutant.
 
 The operators: comparison flips (`<` and `<=`, `>` and `>=`, `==` and `!=`, `in` and `not in`,
 `is` and `is not`); arithmetic swaps (`+` and `-`, `*` and `/`, `//` to `/`, `%` to `*`, `**`
@@ -82,15 +84,21 @@ class Mutant:
     operator: str
     before: str
     after: str
+    context: str  # the text of the line where the change starts, stripped
+    at: int  # where the change starts in `context`
     source: str = dataclasses.field(repr=False, compare=False)
 
     @property
-    def key(self) -> str:
-        """How the equivalence lists name it: stable while the line's text does not change."""
+    def change(self) -> str:
         return f"{self.operator}: {self.before} -> {self.after}"
 
+    @property
+    def key(self) -> tuple[str, str, int]:
+        """How the equivalence lists name it (`mutant`, `in`, `at`): stable while its line's text stays."""
+        return self.change, self.context, self.at
+
     def describe(self) -> str:
-        return f"line {self.line}: {self.key}"
+        return f"line {self.line}:{self.col}: {self.change}"
 
 
 def _one_line(text: str, limit: int = 100) -> str:
@@ -183,7 +191,7 @@ def mutants(source: str) -> list[Mutant]:
     skip = _skipped_nodes(tree)
     raw = source.encode()
     starts = _offsets(source)
-    original = ast.dump(tree)
+    lines = source.splitlines()
     out: dict[str, Mutant] = {}
     for node in ast.walk(tree):
         if id(node) in skip or not isinstance(node, ast.expr | ast.stmt):
@@ -195,14 +203,18 @@ def mutants(source: str) -> list[Mutant]:
             # an expression goes in parentheses so that it binds as the node it replaces did
             after = text if isinstance(target, ast.stmt) else f"({text})"
             mutated = (raw[:begin] + after.encode() + raw[end:]).decode()
+            if mutated in out or ast.dump(new) == ast.dump(target):  # the same change, or none
+                continue
             try:
-                changed = ast.dump(ast.parse(mutated))
+                ast.parse(mutated)
             except SyntaxError:
                 continue
-            if changed == original or mutated in out:
-                continue
             before = _one_line(raw[begin:end].decode())
-            out[mutated] = Mutant(target.lineno, target.col_offset, operator, before, _one_line(text), mutated)
+            context = lines[target.lineno - 1]
+            at = target.col_offset - (len(context) - len(context.lstrip()))
+            out[mutated] = Mutant(
+                target.lineno, target.col_offset, operator, before, _one_line(text), context.strip(), at, mutated
+            )
     return sorted(out.values(), key=lambda m: (m.line, m.col, m.operator, m.after))
 
 
@@ -279,13 +291,14 @@ def run_tests(
     return ("passed" if rc == 0 else "failed"), time.monotonic() - start
 
 
-def load_list(module: str) -> tuple[list[str], dict[str, str]]:
-    """(the module's own tests, {mutant key: why it is equivalent}) from tools/mutants/<module>.toml."""
+def load_list(module: str) -> tuple[list[str], dict[tuple[str, str, int], str]]:
+    """(the module's own tests, {(mutant, its line's text, where in it): why it is equivalent})
+    from tools/mutants/<module>.toml."""
     path = LISTS / f"{module}.toml"
     if not path.is_file():
         return [], {}
     data = tomllib.loads(path.read_text())
-    equivalent = {e["mutant"]: e["reason"] for e in data.get("equivalent", [])}
+    equivalent = {(e["mutant"], e["in"], e["at"]): e["reason"] for e in data.get("equivalent", [])}
     return list(data.get("tests", [])), equivalent
 
 
@@ -343,7 +356,16 @@ def main(argv: list[str] | None = None) -> int:
         state = {"failed": "killed", "passed": "survived", "timeout": "timeout"}[outcome]
         if m.key in equivalent:
             state = "equivalent" if state == "survived" else f"{state} (listed as equivalent)"
-        results.append({"line": m.line, "mutant": m.key, "state": state, "seconds": round(seconds, 1)})
+        results.append(
+            {
+                "line": m.line,
+                "mutant": m.change,
+                "in": m.context,
+                "at": m.at,
+                "state": state,
+                "seconds": round(seconds, 1),
+            }
+        )
         print(f"[{i}/{len(chosen)}] {state:<10} {m.describe()}", flush=True)
 
     counts = {s: sum(r["state"] == s for r in results) for s in ("killed", "timeout", "survived", "equivalent")}
