@@ -62,6 +62,7 @@ def test_the_sample_is_uniform_seeded_and_in_source_order() -> None:
     assert all(abs(c / 2000 - 5 / len(every)) < 0.04 for c in counts.values())
 
 
+@pytest.mark.slow
 def test_every_module_list_names_existing_tests_and_reasons() -> None:
     lists = sorted(mutate.LISTS.glob("*.toml"))
     assert lists
