@@ -437,3 +437,28 @@ def test_a_study_calibrates_at_its_verifications_length() -> None:
     assert lr_steps(given.search_config("transformer")) == 300
     with pytest.raises(ConfigError, match="lr_calibration_tokens_per_param"):
         cfg(lr_calibration_tokens_per_param=-1.0)
+
+
+def test_the_ladder_report_states_each_points_rate_with_its_interval(tmp_path: Path) -> None:
+    from tlmsearch.ladders.config import LadderConfig
+    from tlmsearch.ladders.files import point_lr_intervals
+    from tlmsearch.ladders.report import _lr_text
+
+    lad = LadderConfig(name="l", runs_dir=str(tmp_path), points=("tiny@5", "tiny:n_layers=3@5"))
+    (tmp_path / "l").mkdir()
+    lad.save(tmp_path / "l" / "ladder.yaml")
+    first, second = (s.name for s in lad.specs)
+    shifts = (0.0, 0.03, -0.02)
+    cal = LrCalibration(
+        rates=(1e-3, 2e-3, 4e-3, 8e-3), seeds=(0, 1, 2), configured=2e-3, steps=10,
+        losses=tuple(tuple(v + d for d in shifts) for v in (2.6, 2.5, 2.4, 2.45)), trained=((True,) * 3,) * 4,
+        reasons=((None,) * 3,) * 4,
+    )  # fmt: skip
+    (tmp_path / "l" / first).mkdir()
+    write_lr_calibration(tmp_path / "l" / first, cal)
+    (tmp_path / "l" / second).mkdir()
+    write_lr_calibration(tmp_path / "l" / second, _cal((3.0, 2.8, 2.7, 2.75, 3.1)))  # one seed: no interval
+    got = point_lr_intervals(tmp_path / "l")
+    assert got == {first: [pytest.approx(4.49e-3, rel=1e-3), pytest.approx(4.49e-3, rel=1e-3)]}
+    assert _lr_text({"lr": 4.49e-3, "lr_interval": [0.0041, 0.0052]}) == "0.00449 [0.0041, 0.0052]"
+    assert _lr_text({"lr": 2e-3}) == "0.002" and _lr_text({"lr": None}) == "-"

@@ -90,6 +90,19 @@ def point_rows(
     return rows, lrs
 
 
+def point_lr_intervals(ladder_dir: str | Path, cfg: LadderConfig | None = None) -> dict[str, list[float]]:
+    """Each point's chosen learning rate's 95% interval (`lr_calibration.json`), for the points
+    whose calibration gave one (paired seeds; a point calibrated with one seed a rate has none)."""
+    ladder_dir = Path(ladder_dir)
+    cfg = cfg or load_config(ladder_dir)
+    out = {}
+    for spec in cfg.specs:
+        interval = (read_lr_calibration(ladder_dir / spec.name) or {}).get("interval")
+        if isinstance(interval, list) and len(interval) == 2:
+            out[spec.name] = [float(interval[0]), float(interval[1])]
+    return out
+
+
 def time_left(ladder_dir: str | Path, cfg: LadderConfig | None = None) -> dict[str, Any]:
     """Runs done and planned, and the run time left: the planned runs not yet recorded times
     each point's FLOPs, at the seconds per FLOP its full-length runs took so far (summed over

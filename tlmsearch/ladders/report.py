@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.ladders.files import load_config, point_rows, target_tokens_per_param
+from tlmsearch.ladders.files import load_config, point_lr_intervals, point_rows, target_tokens_per_param
 from tlmsearch.ladders.points import target_of
 from tlmsearch.ladders.summary import summarize_ladder
 from tlmsearch.report.run import json_safe
@@ -24,7 +24,8 @@ def ladder_summary(ladder_dir: str | Path) -> dict[str, Any]:
     rows, lrs = point_rows(ladder_dir, cfg)
     target = target_of(cfg.target, cfg.arch, target_tokens_per_param(cfg))
     texts = {s.name: s.text for s in cfg.specs}
-    summary = summarize_ladder(cfg.to_dict(), rows, target=target, texts=texts, lrs=lrs)
+    intervals = point_lr_intervals(ladder_dir, cfg)
+    summary = summarize_ladder(cfg.to_dict(), rows, target=target, texts=texts, lrs=lrs, lr_intervals=intervals)
     summary["run_dir"] = str(Path(ladder_dir).resolve())
     return summary
 
@@ -51,6 +52,14 @@ def _pct(g: Mapping[str, Any] | None) -> str:
     return f"{100 * est:+.2f} % [{100 * low:+.2f}, {100 * high:+.2f}]"
 
 
+def _lr_text(p: Mapping[str, Any]) -> str:
+    """A point's learning rate, with its calibration's 95% interval when it has one: "0.0174 [0.0153, 0.0211]"."""
+    if p.get("lr") is None:
+        return "-"
+    interval = p.get("lr_interval")
+    return f"{p['lr']:g}" + (f" [{interval[0]:.3g}, {interval[1]:.3g}]" if interval else "")
+
+
 def tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
     """(title, header, rows) of the points, the gains per point and the trends."""
     points = [
@@ -59,7 +68,7 @@ def tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]
             f"{p['non_embedding']:,}",
             f"{p['tokens_per_param']:g}",
             f"{p['compute']:.3g}",
-            "-" if p.get("lr") is None else f"{p['lr']:g}",
+            _lr_text(p),
             p["outcome"] or (p["note"] or "-"),
         ]
         for p in s["points"]

@@ -143,9 +143,11 @@ def summarize_ladder(
     target: Target,
     texts: Mapping[str, str],
     lrs: Mapping[str, float | None] | None = None,
+    lr_intervals: Mapping[str, Sequence[float]] | None = None,
 ) -> dict[str, Any]:
     """Everything `summary.json` holds. `rows`: (point name, size, result, planned tokens per
-    parameter) in the ladder's order; `texts`: point name -> the point as written."""
+    parameter) in the ladder's order; `texts`: point name -> the point as written; `lrs`: each
+    point's learning rate, `lr_intervals` its calibration's 95% interval where it has one."""
     alpha = float(config.get("alpha", 0.05))
     trends = fit_all(rows, alpha=alpha, target=target)
     paper = paper_point()
@@ -168,6 +170,8 @@ def summarize_ladder(
                 "note": res.note,
                 "gains": {p: {r: g.to_dict(alpha) for r, g in by.items()} for p, by in res.gains.items()},
                 **({"shapes": res.shapes} if res.shapes else {}),  # the joint architectures' axes per layer
+                # the chosen rate's 95% interval (a calibration of paired seeds), when it has one
+                **({"lr_interval": list((lr_intervals or {})[name])} if name in (lr_intervals or {}) else {}),
             }
         )
     notes = [n for n in (regime_note(rows),) if n]
