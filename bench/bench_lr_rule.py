@@ -1,6 +1,6 @@
 """Benchmark of the learning-rate calibration's rule, by simulation against a planted optimum (no training).
 
-Each simulated calibration runs the project's own rule (`tlmsearch.configs.lr_calibration.calibrate`:
+Each simulated calibration runs the project's own rule (`tlmsearch.configs.lr_choice.calibrate`:
 paired seeds, the best mean refined by a parabola in log2 rate, widening past an edge) on losses
 drawn from a known curve: at rate 2**x (x in grid steps from the configured rate, the "auto" grid
 x = -2..2) and seed s,

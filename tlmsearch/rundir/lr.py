@@ -93,7 +93,7 @@ def missing_rates(cfg: SearchConfig, records: Sequence[TrialRecord]) -> list[tup
 def lr_calibration(cfg: SearchConfig, records: Sequence[TrialRecord], configured: float) -> LrCalibration | None:
     """The calibration so far (None when the search has none); `configured`: the rate the grid
     was centred on before the choice replaced `train.lr` (`configured_rate`). The grid widens
-    as the records say (`configs.lr_calibration.calibrate`) until a later phase has trained
+    as the records say (`configs.lr_choice.calibrate`) until a later phase has trained
     (any record of another kind): from then on it holds the rates already recorded and adds no
     other, so the rate those runs trained at stays."""
     rates = calibration_rates(cfg)
