@@ -99,24 +99,31 @@ def search_steps(records: Iterable[Any]) -> dict[ArchKey, int]:
     return out
 
 
-def profile_results(records: Iterable[Any], kinds: Sequence[str] = ("verify",)) -> list[ProfileResult]:
-    """One `ProfileResult` per distinct (profile, architecture, budget) among finished records of
-    `kinds` (the architecture: `TrialRecord.arch_key`, the MLP widths and a joint model's heads
-    and block widths, which the result carries as `axes`).
+def profile_results(
+    records: Iterable[Any], kinds: Sequence[str] = ("verify",), aliases: Mapping[str, Sequence[str]] | None = None
+) -> list[ProfileResult]:
+    """One `ProfileResult` per distinct (architecture, budget) among finished records of `kinds`
+    (the architecture: `TrialRecord.arch_key`, the one identity of a built model, `configs.identity`:
+    the MLP widths and a joint model's heads and block widths, which the result carries as `axes`).
 
-    Two profiles that give the same widths (e.g. groups:late and uniform on 2 layers) stay
-    separate rows, as asked. Several records of the same profile and seed (a re-run) keep the
-    first. The search-time score of the same architecture, when the search trained it to full
+    Profiles that build the same model (cosine and linear 1.5 -> 0.5 on 2 layers, trained apart by
+    runs from before they were merged) are ONE candidate, counted once: its label is the profile
+    it was trained as (a baseline's first, else the first trained), `names` every profile text it
+    stands for, those of `aliases` (label -> other texts: verify.json's, for a candidate trained once
+    under one of its names) included. Several records of one seed keep the first (the label's
+    first). The search-time score of the same architecture, when the search trained it to full
     fidelity, is attached.
     """
     recs = as_records(records)
     scores = search_scores(recs)
     steps = search_steps(recs)
-    groups: dict[tuple[Any, ...], list[TrialRecord]] = {}
+    groups: dict[tuple[Any, ...], dict[str, list[TrialRecord]]] = {}
     for r in finished(recs, kinds=kinds):
-        groups.setdefault((label(r), r.arch_key, r.budget_key), []).append(r)
+        groups.setdefault((r.arch_key, r.budget_key), {}).setdefault(label(r), []).append(r)
     out = []
-    for (_, key, _), rs in groups.items():
+    for (key, _), by_label in groups.items():
+        ordered = sorted(by_label, key=lambda text: baseline_name(by_label[text][0]) not in (COSINE, UNIFORM))
+        rs = [r for text in ordered for r in by_label[text]]
         loss: dict[int, float] = {}
         ppl: dict[int, float] = {}
         for r in rs:
@@ -124,6 +131,7 @@ def profile_results(records: Iterable[Any], kinds: Sequence[str] = ("verify",)) 
                 loss[r.seed] = r.metric("val_loss")
                 ppl[r.seed] = r.metric("val_ppl")
         first = rs[0]
+        names = [n for text in ordered for n in (text, *(aliases or {}).get(text, ()))]
         out.append(
             ProfileResult(
                 label=label(first),
@@ -138,6 +146,7 @@ def profile_results(records: Iterable[Any], kinds: Sequence[str] = ("verify",)) 
                 steps=first.max_steps or None,
                 search_steps=steps.get(key) if key in scores else None,
                 axes={axis: v for axis, v in layer_axes(first).items() if v is not None},
+                names=tuple(dict.fromkeys(names)) if len(set(names)) > 1 else (),
             )
         )
     return out

@@ -36,6 +36,10 @@ class Planned:
     name: str | None  # baseline name, else None
     label: str
     done: str | None = None
+    aliases: tuple[str, ...] = ()  # the other profile texts that build the same model (trained once, as `label`)
+
+
+KeyOf = Callable[[Mapping[str, Any], int], Any]  # (profile dict, base width) -> `configs.identity.shape_key`
 
 
 def choose_profiles(
@@ -43,40 +47,69 @@ def choose_profiles(
     top_k: int,
     controls: Sequence[str] = CONTROLS,
     named: Mapping[str, Mapping[str, Any]] | None = None,
+    key_of: KeyOf | None = None,
 ) -> list[tuple[dict[str, Any], int, str | None]]:
     """(profile dict, base width, baseline name) of the `top_k` best distinct finished search
     profiles of each budget, then cosine, uniform, the `controls` (ProfileSpec texts, or set names
     such as "literature") and the `named` controls (name -> ProfileSpec dict, e.g. "random-best":
     the random-search control) at each of their budgets, each only when not already among them
-    (a named control already chosen keeps the name it was chosen under).
+    (a named control already chosen keeps the name it was chosen under). `choose_candidates`
+    says which names each one stands for.
 
     Per budget, not overall: in a budget sweep the larger budgets have the lower losses, so an
     overall top-k would re-train only the largest budgets and leave the rest of the front
     unverified. A fixed-budget search has one budget, and this is its top k.
     """
-    chosen: list[tuple[dict[str, Any], int, str | None]] = []
-    seen: set[tuple[tuple[tuple[int, ...], ...], int]] = set()
+    return [(p, b, n) for p, b, n, _ in choose_candidates(records, top_k, controls, named, key_of)]
+
+
+def choose_candidates(
+    records: Iterable[Any],
+    top_k: int,
+    controls: Sequence[str] = CONTROLS,
+    named: Mapping[str, Mapping[str, Any]] | None = None,
+    key_of: KeyOf | None = None,
+) -> list[tuple[dict[str, Any], int, str | None, tuple[str, ...]]]:
+    """`choose_profiles` with the other names of each candidate (profile texts). With `key_of`
+    (the shape key of a profile's model at a base width: `configs.identity.shape_key`) a named
+    profile whose model is already chosen is that candidate, trained once: a search profile it
+    equals is trained under the named profile's text (so cosine is found as cosine), and a named
+    profile that equals an earlier one (linear 1.5 -> 0.5 and cosine at 2 layers) is one more name
+    of it. Without `key_of` named profiles are told apart by their text."""
+    chosen: list[list[Any]] = []  # [profile, base, name, key, other names]
     per_budget: dict[int, int] = {}
     for r in ranked(records):
         key = (r.arch_key, r.base_width)  # joint architectures with one MLP shape are distinct
-        if key in seen or per_budget.get(r.base_width, 0) >= top_k:
+        if any(c[3] == key for c in chosen) or per_budget.get(r.base_width, 0) >= top_k:
             continue
-        seen.add(key)
         per_budget[r.base_width] = per_budget.get(r.base_width, 0) + 1
-        chosen.append((r.profile, r.base_width, None))
+        chosen.append([r.profile, r.base_width, None, key, []])
+
+    def add(prof: dict[str, Any], base: int, name: str | None) -> None:
+        text = profile_label(prof)
+        key = (key_of(prof, base), base) if key_of is not None else None
+        for c in chosen:
+            if c[1] != base or not (profile_label(c[0]) == text or (key is not None and c[3] == key)):
+                continue
+            if profile_label(c[0]) == text:
+                return  # the same profile: chosen already
+            if c[2] is None:  # a search profile: trained under the named text
+                c[4].append(profile_label(c[0]))
+                c[0], c[2] = prof, name
+            elif text not in c[4]:
+                c[4].append(text)
+            return
+        chosen.append([prof, base, name, key if key is not None else ("label", text, base), []])
+
     for base in sorted({c[1] for c in chosen}):
         for name, prof in BASELINES.items():
-            if not any(c[1] == base and _baseline_of(c[0]) == name for c in chosen):
-                chosen.append((prof, base, name))
+            add(dict(prof), base, name)
         for text in expand_profile_sets(controls):  # a set name ("literature") stands for its profiles
             prof = ProfileSpec.parse(text).to_dict()
-            if not any(c[1] == base and profile_label(c[0]) == profile_label(prof) for c in chosen):
-                chosen.append((prof, base, profile_label(prof)))
+            add(prof, base, profile_label(prof))
         for name, given in (named or {}).items():
-            prof = ProfileSpec.from_dict(dict(given)).to_dict()
-            if not any(c[1] == base and profile_label(c[0]) == profile_label(prof) for c in chosen):
-                chosen.append((prof, base, name))
-    return [(p, b, n or _baseline_of(p)) for p, b, n in chosen]
+            add(ProfileSpec.from_dict(dict(given)).to_dict(), base, name)
+    return [(p, b, n or _baseline_of(p), tuple(others)) for p, b, n, _, others in chosen]
 
 
 def _baseline_of(profile: dict[str, Any]) -> str | None:
@@ -132,17 +165,19 @@ def plan(
     reusable: Callable[[Any], bool] = lambda r: True,
     controls: Sequence[str] = CONTROLS,
     named: Mapping[str, Mapping[str, Any]] | None = None,
+    key_of: KeyOf | None = None,
 ) -> list[Planned]:
     """Every (profile, seed) to verify; those with a finished verify record of `steps` (and
-    `reusable`, e.g. `same_training`) are marked done. `controls`, `named`: see `choose_profiles`."""
+    `reusable`, e.g. `same_training`) are marked done. `controls`, `named`, `key_of`: see
+    `choose_candidates`."""
     records = list(records)
     done: dict[tuple[str, int, int], str] = {}
     for r in finished(records, kinds=("verify",)):
         if r.max_steps == steps and reusable(r):
             done.setdefault((label(r), r.base_width, r.seed), r.trial_id)
     out = []
-    for prof, base, name in choose_profiles(records, top_k, controls, named):
+    for prof, base, name, aliases in choose_candidates(records, top_k, controls, named, key_of):
         text = profile_label(prof)
         for s in seeds:
-            out.append(Planned(prof, base, s, name, text, done.get((text, base, s))))
+            out.append(Planned(prof, base, s, name, text, done.get((text, base, s)), aliases))
     return out

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tlmsearch.configs.base import DECIDE_TOKENS_PER_PARAM, SCREEN_TOKENS_PER_PARAM
+from tlmsearch.profiles.dof import dof_text, free_widths, space_dof
 from tlmsearch.rundir.records import TrialRecord, as_records
 
 DECISION, SCREENING, EARLY, UNKNOWN = "decision", "screening", "early training", "unknown"
@@ -87,6 +88,10 @@ class Regime:
     epochs: tuple[float, float]
     val_tokens: tuple[float, float]
     lr: tuple[float, float]
+    # the depth of the records' models (None when they differ or do not say) and the search space
+    # they were drawn from: the regime states how many ways a profile can differ there (`profiles.dof`)
+    n_layers: int | None = None
+    space: str | None = None
 
     @property
     def name(self) -> str:
@@ -100,7 +105,8 @@ class Regime:
 
     def figures(self) -> str:
         """'0.43M non-embedding parameters, 1.0 tokens per parameter, 0.42 epochs, 4,096 validation
-        tokens, lr 0.002'."""
+        tokens, lr 0.002', after the depth and its degrees of freedom ('2 layers: 1 free MLP width,
+        the knots space 1 degree of freedom; ...') when the records say it."""
         parts = []
         if math.isfinite(self.non_embedding[0]):
             parts.append(f"{_fmt(*self.non_embedding, _si)} non-embedding parameters")
@@ -116,7 +122,8 @@ class Regime:
             parts.append(f"{_fmt(*self.val_tokens, lambda x: f'{x:,.0f}')} validation tokens")
         if math.isfinite(self.lr[0]):
             parts.append(f"lr {_fmt(*self.lr, lambda x: f'{x:g}')}")
-        return ", ".join(parts)
+        text = ", ".join(parts)
+        return f"{dof_text(self.space, self.n_layers)}; {text}" if self.n_layers else text
 
     def meaning(self) -> str:
         """What the regime lets a result say, with the thresholds it was judged against."""
@@ -152,17 +159,23 @@ class Regime:
             "epochs": plain(self.epochs),
             "val_tokens": plain(self.val_tokens),
             "lr": plain(self.lr),
+            "n_layers": self.n_layers,
+            "space": self.space,
+            "dof": space_dof(self.space, self.n_layers) if self.space and self.n_layers else None,
+            "free_widths": free_widths(self.n_layers) if self.n_layers else None,
             "decide_at": DECIDE_TOKENS_PER_PARAM,
             "screen_at": SCREEN_TOKENS_PER_PARAM,
             "text": self.clause(),
         }
 
 
-def regime_of(records: Iterable[TrialRecord | Mapping[str, Any]]) -> Regime | None:
-    """The regime of `records` (None for none)."""
-    values = [record_values(r) for r in as_records(records)]
+def regime_of(records: Iterable[TrialRecord | Mapping[str, Any]], space: str | None = None) -> Regime | None:
+    """The regime of `records` (None for none); `space`: the search space they were drawn from."""
+    recs = as_records(records)
+    values = [record_values(r) for r in recs]
     if not values:
         return None
+    depths = {r.budget_key[0] for r in recs if r.widths}
 
     def span(key: str) -> tuple[float, float]:
         return _span([v[key] for v in values])
@@ -174,6 +187,8 @@ def regime_of(records: Iterable[TrialRecord | Mapping[str, Any]]) -> Regime | No
         epochs=span("epochs"),
         val_tokens=span("val_tokens"),
         lr=span("lr"),
+        n_layers=depths.pop() if len(depths) == 1 else None,
+        space=space or None,
     )
 
 

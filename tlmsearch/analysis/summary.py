@@ -77,7 +77,10 @@ def summarize(
     verify_plan = current_plan(recs, verify_plan)
     unfinished = _unfinished(recs, verify_plan)
     plan = verify_plan if kind == "verify" and _plan_applies(recs, verify_plan) and not unfinished else None
-    vs = run_verdicts(recs, verify_plan, margin=margin, alpha=alpha, arch=arch, method=method)
+    space = config.get("space")
+    vs = run_verdicts(
+        recs, verify_plan, margin=margin, alpha=alpha, arch=arch, method=method, space=str(space) if space else None
+    )
     search_kinds = ("compare",) if kind == "compare" and not finished(recs) else SEARCH_KINDS
     best = sorted(finished(recs, kinds=search_kinds), key=lambda r: r.metric("val_loss"))
     objectives = tuple(config.get("objectives") or ("val_loss",))
@@ -200,10 +203,13 @@ def run_verdicts(
     alpha: float | None = None,
     arch: str = "model",
     method: str = "t",
+    space: str | None = None,
 ) -> list[Verdict]:
     """A run's verdicts as `tlmsearch report` gives them: from its verify records (only the
     deciding seeds of `verify_plan`, `rundir.io.read_verify`; none while that verify is
-    unfinished), else from its compare records; empty before either."""
+    unfinished), else from its compare records; empty before either. `space`: the search space
+    of a verified search (its degrees of freedom at the records' depth go into the regime line);
+    a candidate trained once under one of its names shows all of them (the plan's `aliases`)."""
     recs = as_records(records)
     kind = eval_kind(recs)
     plan = current_plan(recs, verify_plan)
@@ -212,7 +218,18 @@ def run_verdicts(
     seeds = _plan_seeds(recs, plan) if kind == "verify" else None
     if seeds is not None and plan and plan.get("sequential"):  # verify --looks: re-decide sequentially
         return from_plan(recs, plan["sequential"], arch=arch, method=method)
-    return verdicts(recs, margin=margin, alpha=alpha, arch=arch, kinds=(kind,), method=method, seeds=seeds)
+    aliases = (plan or {}).get("aliases") if kind == "verify" else None
+    return verdicts(
+        recs,
+        margin=margin,
+        alpha=alpha,
+        arch=arch,
+        kinds=(kind,),
+        method=method,
+        seeds=seeds,
+        aliases=aliases if isinstance(aliases, Mapping) else None,
+        space=space if kind == "verify" else None,
+    )
 
 
 def decision_seeds(records: Iterable[Any], verify_plan: Mapping[str, Any] | None) -> list[int] | None:

@@ -42,6 +42,7 @@ from tlmsearch.analysis.stats import (
     paired_difference,
     rank_correlation,
 )
+from tlmsearch.configs.identity import merged_name
 from tlmsearch.errors import ConfigError
 
 COSINE = "cosine"
@@ -67,6 +68,13 @@ class ProfileResult:
     search_steps: int | None = None  # training steps behind `search_score`
     # a joint architecture's per-layer query heads, kv heads, block widths (`rundir.axes.layer_axes`; {}: the preset's)
     axes: Mapping[str, list[int] | None] = field(default_factory=dict)
+    # every profile text this one model stands for when several build it (`configs.identity`), () for one
+    names: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The candidate as shown: all its names, "cosine:... = linear:..." (its label when it has one)."""
+        return merged_name(self.names) if self.names else self.label
 
     @property
     def mean_loss(self) -> float:
@@ -499,6 +507,7 @@ def _table(
             {
                 "rank": rank,
                 "label": r.label,
+                "name": r.name,
                 "baseline": r.baseline,
                 "n_seeds": r.n_seeds,
                 "mean_loss": r.mean_loss,

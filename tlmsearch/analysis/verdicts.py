@@ -7,7 +7,7 @@ group-sequential verification), which each build on these. Pure Python.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from tlmsearch.analysis.collect import profile_results
@@ -33,11 +33,16 @@ def verdicts(
     margin: float | None = None,
     alpha: float | None = None,
     seeds: Collection[int] | None = None,
+    aliases: Mapping[str, Sequence[str]] | None = None,
+    space: str | None = None,
 ) -> list[Verdict]:
     """One verdict per budget among the re-evaluated profiles that include cosine.
 
     `margin`/`alpha` (old names `threshold` and `confidence` = 1 - alpha) as in `verdict`;
-    `seeds` restricts the decision to those seeds (e.g. the seeds after a pilot).
+    `seeds` restricts the decision to those seeds (e.g. the seeds after a pilot). Profiles that
+    build one model are one candidate (`collect.profile_results`; `aliases`: verify.json's other
+    names of a candidate trained once); `space`, the search space, goes into the regime line
+    with the depth and its degrees of freedom.
     When re-evaluations were run with different step counts (`verify --steps`), only those with
     the step count of the latest one are compared: pairs must share the training length.
     """
@@ -48,7 +53,7 @@ def verdicts(
         steps = evals[-1].max_steps
         recs = {k: r for k, r in recs.items() if r.kind not in kinds or r.max_steps == steps}
     by_budget: dict[tuple[int, int], list[Any]] = {}
-    for res in profile_results(recs.values(), kinds=kinds):
+    for res in profile_results(recs.values(), kinds=kinds, aliases=aliases):
         by_budget.setdefault(recs[res.trial_ids[0]].budget_key, []).append(res)
     out = []
     for (n_layers, base), group in sorted(by_budget.items()):
@@ -57,7 +62,7 @@ def verdicts(
         name = arch if len(by_budget) == 1 else f"{arch} ({n_layers} layers x {base})"
         v = verdict(group, margin=margin, alpha=alpha, group=name, method=method, seeds=seeds)
         deciding = [recs[t] for res in group for t in res.trial_ids if seeds is None or recs[t].seed in set(seeds)]
-        out.append(v.with_regime(regime_of(deciding)))  # the headline states its regime
+        out.append(v.with_regime(regime_of(deciding, space)))  # the headline states its regime
     return out
 
 

@@ -52,6 +52,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--seeds", type=int, default=3, help="seeds per profile: --seed, --seed+1, ... (2 to 1000; default: 3)"
     )
+    p.add_argument(
+        "--allow-collapsed",
+        action="store_true",
+        help="go on where profiles build one model at this depth (cosine and linear 1.5 -> 0.5 at 2 or 3 layers): "
+        "each such set trains once, as one candidate under all its names (default: refused)",
+    )
     add_model_arguments(p)
     add_training_arguments(p)
     g = p.add_argument_group("resources and output")
@@ -128,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
         progress=not (args.json or args.quiet),
         yes=args.yes,
         max_hours=args.max_hours,
+        allow_collapsed=args.allow_collapsed,
     )
     failed = [r for r in result.records if r.status == "failed"]
     if not args.json:

@@ -170,6 +170,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "CPU, 1 thread, float32, at most tiny's size, packs of 4), on, or off (default: off; in a study's "
         "architecture directory, the study's)",
     )
+    p.add_argument(
+        "--allow-collapsed",
+        action="store_true",
+        default=None,
+        help="go on where cosine, uniform and the controls build one model at the search's depth (cosine and "
+        "linear 1.5 -> 0.5 at 2 or 3 layers): each runs as one merged candidate (default: refused; in a study's "
+        "architecture directory, the study's)",
+    )
     add_verdict_arguments(p)
     p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
     p.add_argument(
@@ -277,7 +285,8 @@ def study_defaults(args: argparse.Namespace) -> dict[str, Any]:
             + (f", and its {kept}" if kept else "")
         )
     length = {"train": study["train"]} if "train" in study else {}  # the study's verification length
-    return {"controls": study["controls"], "named_controls": study["named_controls"], **length}
+    allow = {"allow_collapsed": study.get("allow_collapsed", False)}
+    return {"controls": study["controls"], "named_controls": study["named_controls"], **allow, **length}
 
 
 def _update_study(arch_dir: Path, outcome: str, quiet: bool) -> None:
@@ -302,6 +311,7 @@ def run(args: argparse.Namespace) -> int:
     controls = verify_controls(args.controls, from_study.get("controls"))
     if controls is not None:
         from_study["controls"] = controls
+    in_study = bool(from_study)
     margin, alpha = verdict_levels(args)
     options = VerifyOptions.of(  # verify's one check, each option named as its flag (--steps: a training flag)
         flags=True,
@@ -319,6 +329,7 @@ def run(args: argparse.Namespace) -> int:
     if given["steps"] is None and "tokens_per_param" not in given["train"]:
         given["train"] = {**from_study.pop("train", {}), **given["train"]}
     from_study.pop("train", None)  # a length given here replaces the study's
+    from_study["allow_collapsed"] = bool(args.allow_collapsed or from_study.get("allow_collapsed"))
     result = verify(
         args.run_dir,
         top_k=options.top_k,
@@ -351,7 +362,7 @@ def run(args: argparse.Namespace) -> int:
             + (f", {result.sequential['looks_taken']} looks" if result.sequential else "")
         )
     print_verdicts(result.verdicts, args.json, result.rate_check)
-    if from_study and result.verdicts:
+    if in_study and result.verdicts:
         _update_study(Path(args.run_dir).resolve(), result.verdicts[0].outcome, quiet=args.json or args.quiet)
     if not result.verdicts and not args.json:
         print("no verdict: no finished cosine re-evaluation (see trials.jsonl for failures)")

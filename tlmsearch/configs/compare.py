@@ -32,7 +32,9 @@ class CompareOptions:
     `threshold`) and `alpha` (or `confidence` = 1 - alpha) decide the verdict, `method` is its
     interval ("t" or "bootstrap"); `pack` ("off", "on", "auto") trains the profiles x seeds side by
     side in one process, each still one record (`tuning.pack_runs`); `address` joins a Ray
-    cluster; `progress` prints the plan line and the live line.
+    cluster; `progress` prints the plan line and the live line. Profiles that build one model at
+    the run's depth (cosine and linear 1.5 -> 0.5 at 2 layers) are refused unless `allow_collapsed`:
+    then each such set trains once, as one candidate under all its names (`configs.identity`).
     """
 
     arch: str = "transformer"
@@ -58,6 +60,7 @@ class CompareOptions:
     pack: str = "off"
     address: str | None = None
     progress: bool = True
+    allow_collapsed: bool = False
 
     @classmethod
     def of(cls, options: CompareOptions | None = None, **changes: Any) -> CompareOptions:

@@ -27,6 +27,7 @@ from tlmsearch.configs.base import (
     option,
     resolve_options,
 )
+from tlmsearch.configs.identity import Candidate, candidates, check_distinct_shapes
 from tlmsearch.configs.lr_calibration import SETTING_HELP
 from tlmsearch.configs.search import PACK_MODES, SearchConfig, check_name
 from tlmsearch.configs.storage import join
@@ -35,6 +36,7 @@ from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec, expand_profile_sets
 
 PHASE_ORDERS = ("overlap", "sequential")
+COSINE_TEXT = "cosine:start=1.5,end=0.5"  # the paper's taper, every verdict's reference
 # the learning-rate check's paired seeds per rate in a study (verify's own default is off): at a paired
 # sd of 0.011 nats (bench/README 14, 5 tokens per parameter under wsd) its 98.3% intervals are
 # +-0.016 nats wide at 6 seeds (+-0.027 at 4), for 2 profiles x 2 rates x 6 = 24 runs an architecture
@@ -198,6 +200,11 @@ class StudyConfig(Config):
         "faster), on or off",
         choices=PACK_MODES,
     )
+    allow_collapsed: bool = option(
+        False,
+        "go on where profiles the study names (cosine, uniform, the controls) build one model at its depth "
+        "(cosine and linear 1.5 -> 0.5 at 2 or 3 layers): each runs as one merged candidate; by default refused",
+    )
     # each architecture's options ({arch: {option: value}}, the fields of its `ArchSpec.options`);
     # per architecture because each family owns its own; an architecture not named keeps its defaults
     options: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
@@ -252,6 +259,24 @@ class StudyConfig(Config):
         for arch in self.archs:
             self.search_config(arch)  # every derived search must be valid too
             _check_controls_build(arch, self.controls)
+
+    @property
+    def named_profiles(self) -> tuple[str, ...]:
+        """The profiles every verification names: cosine, uniform and the controls."""
+        return (COSINE_TEXT, "uniform", *self.controls)
+
+    def named_candidates(self, arch: str) -> list[Candidate]:
+        """The named profiles of `arch`'s verification, merged by the model they build
+        (`configs.identity`): one candidate a model, under all its names."""
+        return candidates(self.search_config(arch), self.named_profiles)
+
+    def check_shapes(self) -> None:
+        """Refuse, in one line before anything trains, a depth at which the profiles the study
+        names build one model (cosine and linear 1.5 -> 0.5 at 2 layers), unless `allow_collapsed`."""
+        for arch in self.archs:
+            check_distinct_shapes(
+                self.search_config(arch), self.named_profiles, what="study", allow=self.allow_collapsed
+            )
 
     def _check_template(self) -> None:
         """Refuse a template that sets what a study sets per architecture or keeps at its default

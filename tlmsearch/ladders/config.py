@@ -22,6 +22,7 @@ from tlmsearch.configs.base import (
     option,
     screening_train,
 )
+from tlmsearch.configs.identity import check_distinct_shapes
 from tlmsearch.configs.lr_calibration import (
     DEFAULT_SEEDS,
     FRACTION_HELP,
@@ -87,6 +88,11 @@ class LadderConfig(Config):
         "each point's verification trials of one shape trained side by side in one process: auto (where "
         "bench_pack measured packs faster), on or off",
         choices=PACK_MODES,
+    )
+    allow_collapsed: bool = option(
+        False,
+        "go on where cosine, uniform, the profiles and best build one model at a point's depth (cosine and linear "
+        "1.5 -> 0.5 at 2 or 3 layers): each runs as one merged candidate; by default such a point is refused",
     )
     # every point's training (its length: the point's): the regime of a decision, warmup-stable-decay and the
     # result on the whole validation split (`config.screening_train`, bench/README 14), length left to the points
@@ -176,6 +182,18 @@ class LadderConfig(Config):
 
     def point_configs(self, runs_dir: str = "") -> list[Any]:
         return [self.point_config(s, runs_dir) for s in self.specs]
+
+    @property
+    def named_profiles(self) -> tuple[str, ...]:
+        """Every profile a point's verification names: cosine, uniform, the profiles and best."""
+        return ("cosine:start=1.5,end=0.5", "uniform", *self.controls, *((self.best,) if self.best else ()))
+
+    def check_shapes(self) -> None:
+        """Refuse, in one line before anything trains, a point at whose depth the named profiles
+        build one model (`configs.identity`), unless `allow_collapsed`."""
+        for spec, cfg in zip(self.specs, self.point_configs(), strict=True):
+            what = f"ladder point {spec.text}"
+            check_distinct_shapes(cfg, self.named_profiles, what=what, allow=self.allow_collapsed)
 
 
 __all__ = ["DEFAULT_PROFILES", "MIN_POINTS", "LadderConfig", "ladder_train"]

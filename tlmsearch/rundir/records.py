@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.configs.base import Config, ModelConfig, check_choice
+from tlmsearch.configs.identity import shape_key
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import cut_torn_tail, read_jsonl_checked
@@ -125,10 +126,9 @@ class TrialRecord(Config):
     def arch_key(self) -> tuple[tuple[int, ...], ...]:
         """What makes two records the same architecture of a budget: the MLP widths, and the
         per-layer query heads, key/value heads and block widths of a joint profile (() where the
-        model keeps the preset's), so joint architectures with one MLP shape stay apart."""
-        m = self.model
-        axes = (m.get("attn_heads"), m.get("kv_heads"), m.get("block_widths"))
-        return (tuple(self.widths), *(tuple(int(v) for v in a or ()) for a in axes))
+        model keeps the preset's), so joint architectures with one MLP shape stay apart: the one
+        identity of a built model (`configs.identity.shape_key`)."""
+        return shape_key({**self.model, "mlp_widths": self.widths})
 
     @property
     def budget_key(self) -> tuple[int, int]:

@@ -170,7 +170,8 @@ def set_phase(study_dir: str | Path, key: str, status: str, **extra: Any) -> Non
 
 def verify_options(run_dir: str | Path) -> dict[str, Any] | None:
     """How the study holding `run_dir` verified that architecture: `verify`'s keyword arguments
-    (top_k, seeds, max_seeds, pilot_seeds, margin, alpha, controls, named_controls, rate_check, pack), so a later
+    (top_k, seeds, max_seeds, pilot_seeds, margin, alpha, controls, named_controls, rate_check, pack,
+    allow_collapsed), so a later
     `tlmsearch verify RUN_DIR` (say with a higher --max-seeds) re-trains the same profiles and
     decides at the same levels. None when `run_dir` is not an architecture's search of a study."""
     run_dir = Path(run_dir).resolve()  # `verify .` from inside the architecture's folder too
@@ -199,6 +200,7 @@ def verify_options(run_dir: str | Path) -> dict[str, Any] | None:
         "named_controls": named,
         "rate_check": cfg.rate_check,
         "pack": cfg.pack,
+        "allow_collapsed": cfg.allow_collapsed,
     }
 
 

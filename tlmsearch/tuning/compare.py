@@ -23,6 +23,7 @@ from typing import Any
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.configs.compare import CompareOptions, compare_config
+from tlmsearch.configs.identity import check_distinct_shapes
 from tlmsearch.costs.price import LIMIT_HOURS
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import COMPARE, SEARCH_CONFIG, create_run_dir
@@ -63,6 +64,11 @@ def compare(
     # everything (numbers, names, models, memory, runs_dir) is checked before the run directory
     # exists and before Ray starts, so a refused compare leaves nothing behind to block a retry
     cfg = resolve(cfg).replace(name="")  # checked; storage made absolute
+    width = o.base_width or None
+    flag = "allow_collapsed (--allow-collapsed)"
+    found = check_distinct_shapes(cfg, texts, what="compare", allow=o.allow_collapsed, flag=flag, base_width=width)
+    specs = [c.spec for c in found]  # one candidate a model, trained once under its first name
+    aliases = {str(c.spec): list(c.names[1:]) for c in found if len(c.names) > 1}
     if not yes:
         if not o.address:  # a trial that cannot fit here says so before its price does
             check_resources(cfg)
@@ -71,12 +77,12 @@ def compare(
     cfg = cfg.replace(name=run_path.name)
     cfg.save(run_path / SEARCH_CONFIG)
     seed_list = [o.seed + i for i in range(o.seeds)]
-    write_json(run_path / COMPARE, {"profiles": texts, "seeds": seed_list, "steps": cfg.train.steps})
-    width = o.base_width or None
+    doc = {"profiles": texts, "seeds": seed_list, "steps": cfg.train.steps} | ({"aliases": aliases} if aliases else {})
+    write_json(run_path / COMPARE, doc)
     items = [FixedTrial(spec=s, seed=k, base_width=width, name=str(s)) for s in specs for k in seed_list]
     if o.progress:
         what = f"compare {run_path.name} ({len(specs)} profiles x {o.seeds} seeds)"
         announce(fixed_line, o.address, cfg, len(items), what)
     new = run_fixed(run_path, cfg, items, "compare", pack=cfg.pack, address=o.address, progress=o.progress)
-    vs = verdicts(new, margin=margin, alpha=alpha, arch=o.arch, kinds=("compare",), method=o.method)
+    vs = verdicts(new, margin=margin, alpha=alpha, arch=o.arch, kinds=("compare",), method=o.method, aliases=aliases)
     return CompareResult(run_path, texts, seed_list, list(new), vs)

@@ -38,6 +38,7 @@ from tlmsearch.tuning import verify as verifying  # the module: tests may replac
 
 def start_ladder(cfg: LadderConfig, *, address: str | None = None, progress: bool = True) -> Path:
     """Create the ladder directory, save its config and train every point."""
+    cfg.check_shapes()  # profiles that build one model at a point's depth: one line, before anything is written
     ladder_dir = create_run_dir(cfg.runs_dir, cfg.name or None, prefix="ladder").resolve()
     cfg = cfg.replace(name=ladder_dir.name, runs_dir=str(ladder_dir.parent))
     cfg.save(ladder_dir / LADDER_CONFIG)
@@ -91,6 +92,7 @@ def run_ladder(ladder_dir: str | Path, *, address: str | None = None, progress: 
                 controls=cfg.controls,
                 named_controls={"best": _spec_dict(cfg.best)} if cfg.best else None,
                 pack=cfg.pack,
+                allow_collapsed=cfg.allow_collapsed,
             )
             set_phase(ladder_dir, key, "done")
             outcome = result.verdicts[0].outcome if result.verdicts else "no verdict"

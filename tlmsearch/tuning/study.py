@@ -70,6 +70,7 @@ def start_study(
 ) -> Path:
     """Price the study (nothing trains), refuse it beyond `max_hours` of this machine unless
     `yes`, then create the study directory, print the price and run every training phase."""
+    cfg.check_shapes()  # profiles that build one model at this depth: one line, before anything is priced
     if address:  # an unreachable cluster: one line before the directory and the price
         probe_address(address)
     prices = {a: price_arch(cfg, a) for a in cfg.archs}  # seconds: FLOPs or recorded rates, kept in cost.json

@@ -30,6 +30,8 @@ from tlmsearch.analysis.planning import SeedPlan
 from tlmsearch.analysis.rate_check import RateCheck
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
+from tlmsearch.configs.identity import ShapeKey, check_distinct_shapes, shape_key
+from tlmsearch.configs.resolve import trial_shape
 from tlmsearch.configs.storage import check_storage
 from tlmsearch.configs.verify import (
     DEFAULT_MAX_SEEDS,
@@ -41,7 +43,7 @@ from tlmsearch.configs.verify import (
 )
 from tlmsearch.costs.price import LIMIT_HOURS
 from tlmsearch.errors import ConfigError, UserError
-from tlmsearch.profiles import ProfileSpec
+from tlmsearch.profiles import ProfileSpec, expand_profile_sets
 from tlmsearch.rundir.io import read_verify, write_json
 from tlmsearch.rundir.layout import VERIFY
 from tlmsearch.rundir.records import TrialRecord, finished
@@ -101,6 +103,7 @@ def verify(
     pack: str = "off",
     yes: bool = True,
     max_hours: float = LIMIT_HOURS,
+    allow_collapsed: bool = False,
 ) -> VerifyResult:
     """Re-train the top-k profiles and the baselines with fresh seeds; return the verdicts.
 
@@ -122,6 +125,9 @@ def verify(
     `pack` ("off", "on", "auto"): trials of one shape trained side by side (`tuning.pack_runs`).
     `yes=False`: refuse a verification priced beyond `max_hours` of this machine (its pilot and
     the most fresh seeds the planner may add; `costs.price.check_price`) before anything trains.
+    Profiles that build one model are one candidate (`configs.identity`), trained once under its
+    first name; cosine, uniform and the `controls` doing so at this depth (cosine and linear
+    1.5 -> 0.5 at 2 layers) are refused unless `allow_collapsed`.
     Every bad option is refused before anything trains.
     """
     if not isinstance(study, Study | str | Path) or isinstance(study, str) and not study.strip():
@@ -149,6 +155,12 @@ def verify(
     n_first = pilot_seeds if seeds == "auto" else int(seeds)
     cfg, first_seeds = retrain_config(study.config, seeds=n_first, steps=steps, train=train, data=data)
     check_controls_build(cfg, controls)
+    named = ("cosine:start=1.5,end=0.5", "uniform", *expand_profile_sets(controls))
+    check_distinct_shapes(cfg, named, what="verify", allow=allow_collapsed)
+
+    def key_of(profile: Mapping[str, Any], base_width: int) -> ShapeKey:
+        return shape_key(trial_shape(cfg, ProfileSpec.from_dict(dict(profile)), base_width)[2])
+
     if storage is not None:
         cfg = cfg.replace(storage=check_storage(storage))
     if keep_checkpoints is not None:
@@ -168,7 +180,8 @@ def verify(
         before: Callable[[], None] | None = None,
         only: set[tuple[str, int]] | None = None,
     ) -> tuple[list[Planned], list[TrialRecord], float]:
-        planned = plan(load(study.run_dir).records, top_k, seed_list, steps, reusable, controls, named_controls)
+        planned = plan(load(study.run_dir).records, top_k, seed_list, steps, reusable, controls, named_controls, key_of)
+        aliases.update({p.label: list(p.aliases) for p in planned if p.aliases})
         if only is not None:  # a sequential stage: cosine and the candidates still undecided
             planned = [p for p in planned if (p.label, p.base_width) in only]
         if before is not None:  # the plan is valid: say what is about to train
@@ -224,6 +237,8 @@ def verify(
         }
         if sequential is not None:
             doc["sequential"] = dict(sequential)
+        if aliases:  # profiles trained once under another's name: the report shows every name
+            doc["aliases"] = dict(aliases)
         try:
             old = read_verify(study.run_dir)
         except ConfigError:
@@ -257,6 +272,7 @@ def verify(
 
     auto = seeds == "auto"
     wanted: set[str] = set()
+    aliases: dict[str, list[str]] = {}
     if looks is not None:
         design = SequentialOptions.of(options, first_seeds, margin=margin, alpha=alpha, arch=cfg.arch)
         hooks = StageHooks(train_seeds=train_seeds, mine=mine, record_plan=record_plan, want=wanted.update, say=tell)
@@ -297,6 +313,14 @@ def verify(
         wanted |= {p.label for p in more}
     record_plan(pilot, decide_on, seed_plan, True)
     vs = verdicts(
-        mine(decide_on), margin=margin, alpha=alpha, arch=cfg.arch, kinds=("verify",), method=method, seeds=decide_on
+        mine(decide_on),
+        margin=margin,
+        alpha=alpha,
+        arch=cfg.arch,
+        kinds=("verify",),
+        method=method,
+        seeds=decide_on,
+        aliases=aliases,
+        space=cfg.space,
     )
     return checked(VerifyResult(Path(study.run_dir), planned, list(new), vs, decide_on, pilot, seed_plan))

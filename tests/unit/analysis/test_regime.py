@@ -66,7 +66,9 @@ def test_the_thresholds_are_the_fields() -> None:
 def test_the_headline_states_the_regime(tpp: float, shown: str, said: str, not_said: str) -> None:
     (v,) = verdicts(with_regime(verify_records(), tpp), kinds=("verify",))
     regime = v.headline.split("; regime: ", 1)[1]
-    assert regime.startswith(f"0.43M non-embedding parameters, {shown} tokens per parameter, 0.5 epochs")
+    # the depth and its degrees of freedom first: 4 layers of one fixed MLP total leave 3 free widths
+    depth = "4 layers: 3 free MLP widths; "
+    assert regime.startswith(f"{depth}0.43M non-embedding parameters, {shown} tokens per parameter, 0.5 epochs")
     assert "4,096 validation tokens, lr 0.002" in regime
     assert said in regime and not_said not in v.headline
     assert "screening regime" not in v.headline or tpp < 20
@@ -99,7 +101,7 @@ def test_records_written_before_the_regime_metrics_are_read_back() -> None:
     # a record with no figure at all still gives a headline, which says the regime is unknown
     bare = verify_records()
     (v,) = verdicts(bare, kinds=("verify",))
-    assert "; regime: tokens per parameter unknown" in v.headline
+    assert "; regime: 4 layers: 3 free MLP widths; tokens per parameter unknown" in v.headline
 
 
 def test_records_and_summaries_carry_tokens_per_param_and_epochs() -> None:
