@@ -78,7 +78,8 @@ class Study(rundir.Study):
         """
         margin, alpha = resolve_levels(margin, alpha, threshold=threshold, confidence=confidence)
         plan = read_verify(self.run_dir)
-        return run_verdicts(self.records, plan, margin=margin, alpha=alpha, arch=self.config.arch, method=method)
+        arch, space = self.config.arch, self.config.space
+        return run_verdicts(self.records, plan, margin=margin, alpha=alpha, arch=arch, method=method, space=space)
 
     def deciding_plan(self, seeds: int | None = None, **hardware: Any) -> Deciding:
         """What re-running this run's verification with the seeds its verdict asks for (or

@@ -53,7 +53,8 @@ def test_study_with_an_unreachable_address_is_refused_before_its_directory(
 ) -> None:
     runs = tmp_path / "runs"
     argv = ["study", "--archs", "transformer", "--trials", "2", "--runs-dir", str(runs), "--name", "s", "--quiet"]
-    refused(capsys, [*argv, "--address", "127.0.0.1:1", *SMALL], "127.0.0.1:1")
+    four = ["--model", "n_layers=4"]  # tiny's 2 layers make cosine and linear one model: refused for that first
+    refused(capsys, [*argv, "--address", "127.0.0.1:1", *SMALL, *four], "127.0.0.1:1")
     assert not (runs / "s").exists(), "the refused study left its directory behind"
 
 

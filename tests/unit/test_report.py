@@ -148,18 +148,24 @@ def test_profiles_figure_one_line_per_profile() -> None:
     assert fig.data[0].line.dash == "dash" and fig.layout.title.text == "t"
 
 
-def test_profiles_with_equal_widths_stay_separate() -> None:
+def test_profiles_with_equal_widths_are_one_candidate() -> None:
+    """groups:late is uniform on 2 layers (the late third of 2 layers holds no whole layer): one model,
+    so one candidate under both names, counted once among the verdict's candidates."""
     from analysis_fakes import BUDGET
 
     two = BUDGET.replace(n_layers=2)
     recs = [
-        record(f"{spec}-{s}", spec, 2.0 + 0.01 * s, kind="compare", seed=s, budget=two)
-        for spec in ("uniform", "groups:late", "cosine")
+        record(f"{spec}-{s}", spec, loss + 0.01 * s, kind="compare", seed=s, budget=two)
+        for spec, loss in (("groups:late", 2.5), ("uniform", 2.0), ("cosine", 2.1))
         for s in range(2)
     ]
     res = profile_results(recs, kinds=("compare",))
-    assert sorted(r.label for r in res) == ["cosine", "groups:third=late", "uniform"]
-    assert next(r for r in res if r.label == "uniform").widths == next(r for r in res if r.label != "cosine").widths
+    assert sorted(r.label for r in res) == ["cosine", "uniform"]
+    merged = next(r for r in res if r.label == "uniform")
+    assert merged.names == ("uniform", "groups:third=late") and merged.name == "uniform = groups:third=late"
+    assert merged.loss == {0: 2.0, 1: 2.01}  # a seed trained under both names keeps the baseline's run
+    (v,) = verdicts(recs, kinds=("compare",))
+    assert v.n_candidates == 1 and [row["name"] for row in v.table][0] == "uniform = groups:third=late"
 
 
 def test_verdict_uses_the_latest_step_count_only() -> None:

@@ -109,7 +109,12 @@ def _verdicts(study: Any) -> list[dict[str, Any]]:
         return [{"error": str(e)}]
     try:
         found = run_verdicts(
-            study.records, plan, margin=plan.get("margin"), alpha=plan.get("alpha"), arch=study.config.arch
+            study.records,
+            plan,
+            margin=plan.get("margin"),
+            alpha=plan.get("alpha"),
+            arch=study.config.arch,
+            space=study.config.space,
         )
     except (ConfigError, TypeError, ValueError) as e:  # levels damaged by hand: status still answers
         return [{"error": f"{VERIFY_FILE}: {e}"}]

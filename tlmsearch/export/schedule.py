@@ -147,7 +147,12 @@ def _verdicts(study: Study) -> list[Any]:
     try:
         plan = read_verify(study.run_dir)
         return run_verdicts(
-            study.records, plan, margin=plan.get("margin"), alpha=plan.get("alpha"), arch=study.config.arch
+            study.records,
+            plan,
+            margin=plan.get("margin"),
+            alpha=plan.get("alpha"),
+            arch=study.config.arch,
+            space=study.config.space,
         )
     except (UserError, TypeError, ValueError):
         return []

@@ -119,7 +119,8 @@ def build(
         records, config, margin=margin, alpha=alpha, method=method, verify_plan=plan, noise_floor=_floor(run_dir)
     )
     summary["run_dir"] = str(run_dir)
-    vs = run_verdicts(records, plan, margin=margin, alpha=alpha, arch=summary["arch"], method=method)
+    space = str(config.get("space") or "") or None
+    vs = run_verdicts(records, plan, margin=margin, alpha=alpha, arch=summary["arch"], method=method, space=space)
     summary["verdict_table"] = _verdict_table(vs)
     objectives = tuple(config.get("objectives") or ("val_loss",))
     figs = figures(records, vs, kinds, objectives, summary["noise_floor"])

@@ -218,7 +218,10 @@ def own_verdict(cfg: StudyConfig, study_dir: str | Path, arch: str) -> dict[str,
     records = read_records(sub)
     if not any(r.kind == "verify" for r in records):
         return None
-    vs = run_verdicts(records, read_verify(sub), margin=cfg.margin, alpha=cfg.alpha, arch=arch)  # none while unfinished
+    plan = read_verify(sub)
+    vs = run_verdicts(
+        records, plan, margin=cfg.margin, alpha=cfg.alpha, arch=arch, space=cfg.search.space
+    )  # none while unfinished
     return vs[0].to_dict() if vs else None
 
 
