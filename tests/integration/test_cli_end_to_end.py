@@ -83,7 +83,7 @@ def test_search_verify_report_export_end_to_end(tmp_path: Path, capsys: pytest.C
     assert main(["export", str(run), "--format", "gemma3n", "--out", str(tmp_path / "g")]) == 0
     cfg = transformers.Gemma3nTextConfig.from_json_file(str(tmp_path / "g" / "config.json"))
     best = json.loads((run / "summary.json").read_text())
-    assert sum(cfg.intermediate_size) == sum(sampled["widths"]) and len(cfg.intermediate_size) == 2
+    assert sum(cfg.intermediate_size) == sum(sampled["widths"]) and len(cfg.intermediate_size) == 4
     assert best["verdicts"]
 
 

@@ -18,6 +18,7 @@ from tlmsearch.analysis.regime import record_values, regime_of
 from tlmsearch.analysis.sequential_verdict import from_plan
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.analysis.verdicts import eval_kind, verdicts
+from tlmsearch.configs.search import SearchConfig
 from tlmsearch.noise_floor import NoiseFloor, ranking_gaps
 from tlmsearch.rundir.axes import layer_axes
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord, as_records, finished
@@ -77,10 +78,8 @@ def summarize(
     verify_plan = current_plan(recs, verify_plan)
     unfinished = _unfinished(recs, verify_plan)
     plan = verify_plan if kind == "verify" and _plan_applies(recs, verify_plan) and not unfinished else None
-    space = config.get("space")
-    vs = run_verdicts(
-        recs, verify_plan, margin=margin, alpha=alpha, arch=arch, method=method, space=str(space) if space else None
-    )
+    space = search_space(config)
+    vs = run_verdicts(recs, verify_plan, margin=margin, alpha=alpha, arch=arch, method=method, space=space)
     search_kinds = ("compare",) if kind == "compare" and not finished(recs) else SEARCH_KINDS
     best = sorted(finished(recs, kinds=search_kinds), key=lambda r: r.metric("val_loss"))
     objectives = tuple(config.get("objectives") or ("val_loss",))
@@ -112,7 +111,7 @@ def summarize(
         "verify_unfinished": unfinished,
         "verdicts": [v.to_dict() | {"rate_check": checks.get(v.group)} for v in vs],
         "rate_check": list(checks.values()),  # verify --rate-check: each verdict's result at half/base/twice the rate
-        "regime": _regimes(recs, kind),
+        "regime": _regimes(recs, kind, space),
         "noise_floor": noise_floor.to_dict() if noise_floor is not None else None,
         "best": _with_gaps([_trial_summary(r) for r in best[:top]], noise_floor),
         "pareto_x": x_front,  # None: one objective at one budget, so no front (see front_axis)
@@ -121,13 +120,15 @@ def summarize(
     }
 
 
-def _regimes(recs: Sequence[TrialRecord], kind: str | None) -> dict[str, Any]:
+def _regimes(recs: Sequence[TrialRecord], kind: str | None, space: str | None = None) -> dict[str, Any]:
     """The regime (`analysis.regime`) of the search's finished trials and of the finished
-    re-evaluations (`kind`), each None when there are none."""
+    re-evaluations (`kind`), each None when there are none; `space`: the search space, whose
+    degrees of freedom at the records' depth a search's regime states (a compare searched none)."""
     search, evals = finished(recs), finished(recs, kinds=(kind,)) if kind else []
+    searched = space if kind != "compare" else None
     return {
-        "search": r.to_dict() if (r := regime_of(search)) else None,
-        "evaluation": r.to_dict() if (r := regime_of(evals)) else None,
+        "search": r.to_dict() if (r := regime_of(search, searched)) else None,
+        "evaluation": r.to_dict() if (r := regime_of(evals, searched)) else None,
     }
 
 
@@ -193,6 +194,12 @@ def _unfinished(recs: Sequence[TrialRecord], verify_plan: Mapping[str, Any] | No
         f"verification unfinished: {done} of {len(profiles) * len(decide)} runs of the deciding seeds "
         f"{decide[0]}..{decide[-1]} recorded; {again}"
     )
+
+
+def search_space(config: Mapping[str, Any]) -> str:
+    """The search space of a run's config as its search.yaml holds it (SearchConfig's default when
+    the file leaves it out, as loading it would give)."""
+    return str(config.get("space") or SearchConfig.__dataclass_fields__["space"].default)
 
 
 def run_verdicts(

@@ -80,12 +80,15 @@ def candidates(cfg: SearchConfig, texts: Sequence[str], base_width: int | None =
     """The profiles `texts` as built under `cfg` (at `base_width`, default the search's), merged
     by `shape_key`, in the order of their first name; two spellings of one profile are one name."""
     by_key: dict[ShapeKey, list[str]] = {}
+    seen: set[str] = set()  # each profile once, in any spelling (`cosine` is `cosine:start=1.5,end=0.5`)
     for text in texts:
         spec = ProfileSpec.parse(text)
+        canonical = str(spec.resolved())
+        if canonical in seen:
+            continue
+        seen.add(canonical)
         key = shape_key(trial_shape(cfg, spec, base_width)[2])
-        names = by_key.setdefault(key, [])
-        if str(spec) not in names:
-            names.append(str(spec))
+        by_key.setdefault(key, []).append(str(spec))
     return [Candidate(tuple(names), key) for key, names in by_key.items()]
 
 
@@ -102,17 +105,21 @@ def check_distinct_shapes(
     allow: bool = False,
     flag: str = "allow_collapsed (--allow-collapsed)",
     base_width: int | None = None,
+    searched: bool = True,
 ) -> list[Candidate]:
     """The candidates of the named profiles `texts`; a ConfigError in one line when two of them
     build one model at this depth, unless `allow` (then they are one merged candidate). `what`
-    names the command, `flag` the option that goes on (`--allow-collapsed` on the command line)."""
+    names the command, `flag` the option that goes on (`--allow-collapsed` on the command line);
+    `searched`: the message states the degrees of freedom of `cfg.space` (a compare or a ladder
+    point searches nothing: the free widths alone)."""
     found = candidates(cfg, texts, base_width)
     merged = collapsed(found)
     if merged and not allow:
         n_layers = len(merged[0].widths)
         same = "; ".join(f"{' and '.join(c.names)} are {list(c.widths)}" for c in merged)
+        depth = dof_text(cfg.space if searched else None, n_layers)
         raise ConfigError(
-            f"{what}: {same}, one model under several names at {dof_text(cfg.space, n_layers)}; use more layers "
+            f"{what}: {same}, one model under several names at {depth}; use more layers "
             f"(model n_layers), drop all but one name of each, or set {flag} to run each as one merged candidate"
         )
     return found

@@ -193,7 +193,7 @@ class LadderConfig(Config):
         build one model (`configs.identity`), unless `allow_collapsed`."""
         for spec, cfg in zip(self.specs, self.point_configs(), strict=True):
             what = f"ladder point {spec.text}"
-            check_distinct_shapes(cfg, self.named_profiles, what=what, allow=self.allow_collapsed)
+            check_distinct_shapes(cfg, self.named_profiles, what=what, allow=self.allow_collapsed, searched=False)
 
 
 __all__ = ["DEFAULT_PROFILES", "MIN_POINTS", "LadderConfig", "ladder_train"]

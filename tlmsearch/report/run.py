@@ -18,7 +18,7 @@ from tlmsearch.analysis.counts import records_in_words
 from tlmsearch.analysis.front import front_axis
 from tlmsearch.analysis.headline import describe_shape, level
 from tlmsearch.analysis.stats import check_method
-from tlmsearch.analysis.summary import run_verdicts, summarize
+from tlmsearch.analysis.summary import run_verdicts, search_space, summarize
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.configs.validate import file_present
 from tlmsearch.errors import ConfigError, UserError
@@ -119,7 +119,7 @@ def build(
         records, config, margin=margin, alpha=alpha, method=method, verify_plan=plan, noise_floor=_floor(run_dir)
     )
     summary["run_dir"] = str(run_dir)
-    space = str(config.get("space") or "") or None
+    space = search_space(config)
     vs = run_verdicts(records, plan, margin=margin, alpha=alpha, arch=summary["arch"], method=method, space=space)
     summary["verdict_table"] = _verdict_table(vs)
     objectives = tuple(config.get("objectives") or ("val_loss",))

@@ -66,7 +66,9 @@ def compare(
     cfg = resolve(cfg).replace(name="")  # checked; storage made absolute
     width = o.base_width or None
     flag = "allow_collapsed (--allow-collapsed)"
-    found = check_distinct_shapes(cfg, texts, what="compare", allow=o.allow_collapsed, flag=flag, base_width=width)
+    found = check_distinct_shapes(
+        cfg, texts, what="compare", allow=o.allow_collapsed, flag=flag, base_width=width, searched=False
+    )
     specs = [c.spec for c in found]  # one candidate a model, trained once under its first name
     aliases = {str(c.spec): list(c.names[1:]) for c in found if len(c.names) > 1}
     if not yes:
