@@ -95,7 +95,8 @@ def test_compare_refuses_or_trains_the_merged_candidate_once(tmp_path: Path, mon
         compare(["uniform", "cosine", LINEAR], **options)
     assert not (tmp_path / "runs").exists() and trained == []
     result = compare(["uniform", "cosine", LINEAR], **options, allow_collapsed=True, name="c")
-    assert sorted((str(t.spec), t.seed) for t in trained) == sorted((p, s) for p in ("uniform", "cosine") for s in (0, 1))
+    once = sorted((p, s) for p in ("uniform", "cosine") for s in (0, 1))
+    assert sorted((str(t.spec), t.seed) for t in trained) == once
     doc = json.loads((result.run_dir / "compare.json").read_text())
     assert doc["profiles"] == ["uniform", "cosine", LINEAR] and doc["aliases"] == {"cosine": [LINEAR]}
 
