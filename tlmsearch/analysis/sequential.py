@@ -66,6 +66,7 @@ from tlmsearch.analysis.sequential_bounds import (
     t_boundaries,
     z_boundaries,
 )
+from tlmsearch.analysis.sequential_stages import Stage, check_stages, history_table
 from tlmsearch.configs.verify import MAX_LOOKS
 from tlmsearch.errors import ConfigError
 
@@ -85,6 +86,8 @@ class Design:
     alpha: float = 0.05
     spending: str = "obf"
     calibrate: bool = True  # correct the t conversion by simulation (`calibrated_levels`)
+    # earlier stages of a history extended after its last look (`sequential_stages`); () for one design
+    stages: tuple[Stage, ...] = ()
 
     def __post_init__(self) -> None:
         check_levels(self.margin, self.alpha)
@@ -95,6 +98,11 @@ class Design:
             raise ConfigError(f"looks={ns!r} must be a non-empty tuple of seed counts")
         if ns[0] < 2 or any(b <= a for a, b in zip(ns, ns[1:], strict=False)):
             raise ConfigError(f"looks={ns!r} must increase and start at >= 2 seeds (a paired t test needs two)")
+        object.__setattr__(self, "stages", tuple(self.stages))
+        if self.stages:
+            if self.spending == "nominal":
+                raise ConfigError("a history of stages needs alpha spending (obf or pocock), not nominal")
+            check_stages(ns, self.stages, self.alpha)
 
     @property
     def n_looks(self) -> int:
@@ -109,18 +117,73 @@ class Design:
         return tuple(n / self.max_seeds for n in self.looks)
 
     def critical(self, n_candidates: int) -> np.ndarray:
-        """(m + 1, K) critical values of the t statistic: row r is level alpha / r (row 0: +inf)."""
+        """(m + 1, K) critical values of the t statistic: row r is level alpha / r (row 0: +inf);
+        for a history, each stage's looks at its own cumulative level (`sequential_stages`)."""
+        if self.stages:
+            return history_table(self.looks, self.stages, self.alpha, self.spending, n_candidates, self.calibrate)
         return critical_table(self.looks, self.alpha, self.spending, n_candidates, self.calibrate)
+
+    def stage_of(self, look: int) -> int:
+        """The stage (0-based) that look index `look` belongs to."""
+        return sum(self.looks[look] > s.end for s in self.stages)
+
+    def alpha_through(self, look: int) -> float:
+        """The level the history has spent once look index `look` is taken: its stage's alpha."""
+        s = self.stage_of(look)
+        return self.stages[s].alpha if s < len(self.stages) else self.alpha
+
+    def stage_looks(self) -> list[tuple[int, ...]]:
+        """Each stage's looks (seeds per profile), in order."""
+        out: list[tuple[int, ...]] = [() for _ in range(len(self.stages) + 1)]
+        for k, n in enumerate(self.looks):
+            out[self.stage_of(k)] += (n,)
+        return out
 
     def describe(self) -> str:
         sched = ", ".join(str(n) for n in self.looks)
-        return (
+        text = (
             f"group-sequential: {self.n_looks} looks at {sched} seeds per profile, {_SPENDING_NAMES[self.spending]} "
             f"alpha spending, alpha {self.alpha:g} for each claim, Holm over the candidates at each look"
         )
+        return text + (f"; {self.history_text()}" if self.stages else "")
+
+    def history_text(self) -> str:
+        """'extended after its last look: stage 1 (looks at 2, 4 seeds) spent alpha 0.05, stage 2
+        (8, 12) 0.05 more; the whole history spends alpha 0.1' ('' for one stage)."""
+        if not self.stages:
+            return ""
+        levels = [s.alpha for s in self.stages] + [self.alpha]
+        parts = []
+        for i, (looks, a) in enumerate(zip(self.stage_looks(), levels, strict=True)):
+            seeds = ", ".join(str(n) for n in looks)
+            spent_text = f"alpha {a:g}" if i == 0 else f"{a - levels[i - 1]:g} more"
+            parts.append(f"stage {i + 1} (looks at {seeds} seeds) {spent_text}")
+        return (
+            f"extended after its last look as a new stage: {', '.join(parts)}; the whole history spends alpha "
+            f"{self.alpha:g} (earlier stages keep their boundaries; a new one spends only the alpha not yet spent)"
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"looks": list(self.looks), "margin": self.margin, "alpha": self.alpha, "spending": self.spending}
+        out: dict[str, Any] = {
+            "looks": list(self.looks),
+            "margin": self.margin,
+            "alpha": self.alpha,
+            "spending": self.spending,
+        }
+        if self.stages:
+            out["stages"] = [s.to_dict() for s in self.stages]
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Design:
+        """The design verify.json's "sequential" entry recorded (`to_dict`)."""
+        return cls(
+            looks=tuple(int(n) for n in d["looks"]),
+            margin=float(d["margin"]),
+            alpha=float(d["alpha"]),
+            spending=str(d["spending"]),
+            stages=tuple(Stage.from_dict(s) for s in d.get("stages") or ()),
+        )
 
 
 _SPENDING_NAMES = {
@@ -312,6 +375,7 @@ __all__ = [
     "MAX_LOOKS",
     "SPENDING",
     "Design",
+    "Stage",
     "Sequential",
     "calibrated_levels",
     "decide",

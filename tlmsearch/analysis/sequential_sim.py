@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tlmsearch.analysis.decision import log_margin
+from tlmsearch.analysis.decision import INCONCLUSIVE, log_margin
 from tlmsearch.analysis.planning import seeds_for
 from tlmsearch.analysis.sequential import DEFAULT_LOOKS, Design, decide, look_schedule
 
@@ -147,4 +147,83 @@ def plan_max_seeds(
     return hi
 
 
-__all__ = ["SimSummary", "plan_max_seeds", "power_near_optimal", "simulate", "simulate_gains"]
+
+
+# ----------------------------------------------------------------------------- extension after the last look
+
+
+EXTENSIONS = ("refuse", "replan", "stage")
+
+
+def simulate_extension(
+    true_gains: Sequence[float],
+    sd_pair: float,
+    first: Design,
+    then: Design,
+    *,
+    how: str,
+    n_studies: int = 20_000,
+    seed: int = 0,
+    chunk: int = 4000,
+) -> SimSummary:
+    """A verification `first` that, when it ends inconclusive at its last look, is extended to
+    `then`'s looks on the same seeds continued, `how`:
+
+    - "refuse": no extension (the history is `first` alone);
+    - "replan": today's re-planning: `then` decided afresh on the seeds 1..N of its looks, at its
+      own full alpha, as if `first` had not looked (the outcome is `then`'s);
+    - "stage": `then` must be `first` extended as a new stage (`then.stages` ending at `first`'s
+      last look): one decision over the whole history.
+
+    The outcome of a history is `first`'s when it decided, else the extension's. Its rates are
+    the history's error rates against the truth `true_gains` (fractions, as `simulate_gains`)."""
+    if how not in EXTENSIONS:
+        raise ValueError(f"how={how!r}; choose one of {EXTENSIONS}")
+    if how == "stage" and (not then.stages or then.stages[-1].end != first.max_seeds):
+        raise ValueError("a stage extension's design must end its earlier stages at the first design's last look")
+    rng = np.random.default_rng(seed)
+    counts = np.zeros(3)
+    runs = cos = 0.0
+    m = len(true_gains)
+    n_max = max(first.max_seeds, then.max_seeds)
+    done = 0
+    while done < n_studies:
+        s = min(chunk, n_studies - done)
+        gains = simulate_gains(true_gains, sd_pair, s, n_max, rng)
+        if how == "stage":
+            res = decide(gains, then)
+            outcome, studies_runs, cos_seeds = res.outcome, res.runs, res.cosine_seeds
+        else:
+            one = decide(gains[..., : first.max_seeds], first)
+            outcome, studies_runs, cos_seeds = one.outcome, one.runs.astype(float), one.cosine_seeds.astype(float)
+            if how == "replan":
+                again = one.outcome == INCONCLUSIVE
+                two = decide(gains[..., : then.max_seeds], then)
+                outcome = np.where(again, two.outcome, one.outcome)
+                studies_runs = np.where(again, np.maximum(two.runs, one.runs), one.runs)
+                cos_seeds = np.where(again, np.maximum(two.cosine_seeds, one.cosine_seeds), one.cosine_seeds)
+        counts += np.bincount(outcome, minlength=3)
+        runs += float(np.sum(studies_runs))
+        cos += float(np.sum(cos_seeds))
+        done += s
+    rates = counts / n_studies
+    return SimSummary(
+        n_studies,
+        float(rates[0]),
+        float(rates[1]),
+        float(rates[2]),
+        runs / n_studies / (m + 1),
+        cos / n_studies,
+        then.max_seeds if how != "refuse" else first.max_seeds,
+    )
+
+
+__all__ = [
+    "EXTENSIONS",
+    "SimSummary",
+    "plan_max_seeds",
+    "power_near_optimal",
+    "simulate",
+    "simulate_extension",
+    "simulate_gains",
+]

@@ -67,7 +67,14 @@ class SequentialGroup:
             "runs_all_looks": d.design.max_seeds * (len(self.candidates) + 1),
             "decided_look": {c: int(d.decided_look[j]) + 1 or None for j, c in enumerate(self.candidates)},
             "active": list(self.active),
+            "stage": d.design.stage_of(int(d.last_look)) + 1,
+            "alpha_spent": self.alpha_spent,
         }
+
+    @property
+    def alpha_spent(self) -> float:
+        """The level the whole history has spent by the last look taken (its stage's alpha)."""
+        return self.decision.design.alpha_through(int(self.decision.last_look))
 
 
 def gains(cosine: ProfileResult, candidate: ProfileResult, seeds: Sequence[int]) -> np.ndarray:
@@ -153,13 +160,7 @@ def from_plan(
 ) -> list[Verdict]:
     """The verdicts a finished `verify --looks` recorded in verify.json ("sequential": its design,
     seeds and looks taken), re-decided from the records (`tlmsearch report`)."""
-    d = sequential["design"]
-    design = Design(
-        looks=tuple(int(n) for n in d["looks"]),
-        margin=float(d["margin"]),
-        alpha=float(d["alpha"]),
-        spending=str(d["spending"]),
-    )
+    design = Design.from_dict(sequential["design"])
     through = max(1, int(sequential.get("looks_taken") or 1))
     seeds = [int(s) for s in sequential["seeds"]]
     return [v for v, _ in sequential_verdicts(records, design, seeds, through=through, arch=arch, method=method)]
@@ -244,12 +245,18 @@ def sequential_clause(g: SequentialGroup) -> str:
     runs = sum(used.values())
     total = design.max_seeds * (len(g.candidates) + 1)
     spend = {"obf": "O'Brien-Fleming-type", "pocock": "Pocock-type", "nominal": "no"}[design.spending]
-    return (
+    text = (
         f"group-sequential: {int(d.last_look) + 1} of {design.n_looks} looks ({design.looks[int(d.last_look)]} of "
         f"{design.max_seeds} seeds per profile), {spend} alpha spending, one-sided t tests at alpha {design.alpha:g}, "
         f"Holm over {len(g.candidates)} candidates at each look, decided candidates stopped: {runs} runs of the "
         f"{total} all looks would take"
     )
+    if design.stages:
+        text += (
+            f"; {design.history_text()}; stopped in stage {design.stage_of(int(d.last_look)) + 1}: alpha spent by "
+            f"the whole history {g.alpha_spent:g}"
+        )
+    return text
 
 
 def _headline(outcome: str, g: SequentialGroup, best: int | None, clears: bool | None, conf: float, shape: Any) -> str:

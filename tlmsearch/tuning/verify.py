@@ -28,6 +28,8 @@ from tlmsearch.analysis.pilot import decision_seeds, estimate_text, plan_from_pi
 from tlmsearch.analysis.plan import CONTROLS, Planned, plan, same_training
 from tlmsearch.analysis.planning import SeedPlan
 from tlmsearch.analysis.rate_check import RateCheck
+from tlmsearch.analysis.sequential import Design
+from tlmsearch.analysis.sequential_extend import continued, decided
 from tlmsearch.analysis.summary import verdicts
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.configs.identity import ShapeKey, check_distinct_shapes, shape_key
@@ -54,7 +56,7 @@ from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.rate_check import run_rate_check
 from tlmsearch.tuning.resources import trial_device_kind
 from tlmsearch.tuning.trainable import trial_train_config
-from tlmsearch.tuning.verify_sequential import StageHooks, run_sequential
+from tlmsearch.tuning.verify_sequential import StageHooks, run_looks, run_sequential
 
 
 @dataclass(frozen=True)
@@ -273,18 +275,41 @@ def verify(
     auto = seeds == "auto"
     wanted: set[str] = set()
     aliases: dict[str, list[str]] = {}
+    found = _found_plan(study.run_dir, steps)  # a verification this run holds at this length (alpha spent)
+    hooks = StageHooks(
+        train_seeds=train_seeds, mine=mine, record_plan=record_plan, want=wanted.update, say=tell, previous=found
+    )
     if looks is not None:
         design = SequentialOptions.of(options, first_seeds, margin=margin, alpha=alpha, arch=cfg.arch)
-        hooks = StageHooks(train_seeds=train_seeds, mine=mine, record_plan=record_plan, want=wanted.update, say=tell)
         seq = run_sequential(study.run_dir, design, hooks)
         result = VerifyResult(
             Path(study.run_dir), seq.planned, seq.new, seq.verdicts, seq.seeds, seq.pilot, None, seq.summary
         )
         return checked(result)
+
+    def extended(decide_on: list[int], pilot: list[int], before: tuple[list[Planned], list[TrialRecord]]) -> Any:
+        """A fixed plan's seeds beyond a finished verification's: a new stage of its history
+        (`analysis.sequential_extend`; refused there when it cannot be accounted for), else None."""
+        request = Design(looks=(len(decide_on),), margin=margin, alpha=alpha)
+        history, order = continued(found, request, decide_on, run=str(study.run_dir), method=method)
+        if not history.stages:
+            return None
+        seq = run_looks(study.run_dir, history, order, pilot, hooks, arch=cfg.arch, method=method, before=before)
+        return checked(
+            VerifyResult(
+                Path(study.run_dir), seq.planned, seq.new, seq.verdicts, seq.seeds, seq.pilot, None, seq.summary
+            )
+        )
+
+    if not auto and (done := extended(first_seeds, [], ([], []))) is not None:
+        return done
     stage = "pilot" if auto else "seeds"
     what = f"verify {Path(study.run_dir).name} ({stage} {first_seeds[0]}..{first_seeds[-1]})"
+    keep = decided(found)  # verify.json stays as found until the extension is accepted
     planned, new, wall = train_seeds(
-        first_seeds, what, lambda: record_plan(first_seeds if auto else [], [] if auto else first_seeds, None, False)
+        first_seeds,
+        what,
+        None if keep else lambda: record_plan(first_seeds if auto else [], [] if auto else first_seeds, None, False),
     )
     wanted |= {p.label for p in planned}
     pilot: list[int] = []
@@ -296,6 +321,8 @@ def verify(
             mine(pilot), pilot, margin=margin, alpha=alpha, max_seeds=max_seeds, power=power, method=method
         )
         decide_on = decision_seeds(seed_plan, pilot)
+        if (done := extended(decide_on, pilot, (planned, list(new)))) is not None:
+            return done
         profiles = len(planned) // len(pilot)
         runs = profiles * len(decide_on)
         times = [r.wall_s for r in mine(pilot) if r.kind == "verify" and r.wall_s > 0]
@@ -324,3 +351,13 @@ def verify(
         space=cfg.space,
     )
     return checked(VerifyResult(Path(study.run_dir), planned, list(new), vs, decide_on, pilot, seed_plan))
+
+
+def _found_plan(run_dir: str | Path, steps: int | None) -> dict[str, Any]:
+    """The run's verify.json as this verify finds it, when it was made at the same trial length
+    ({} otherwise: another length is another question, and a damaged file is rewritten)."""
+    try:
+        doc = read_verify(run_dir)
+    except ConfigError:
+        return {}
+    return doc if doc.get("steps") == steps else {}

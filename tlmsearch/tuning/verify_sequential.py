@@ -18,7 +18,9 @@ from typing import Any, Protocol
 
 from tlmsearch.analysis.pilot import pilot_spread
 from tlmsearch.analysis.plan import Planned
+from tlmsearch.analysis.sequential import Design
 from tlmsearch.analysis.sequential import design as make_design
+from tlmsearch.analysis.sequential_extend import continued, decided
 from tlmsearch.analysis.sequential_sim import plan_max_seeds
 from tlmsearch.analysis.sequential_verdict import SequentialGroup, sequential_verdicts
 from tlmsearch.analysis.verdict import Verdict
@@ -37,14 +39,20 @@ class SequentialRun:
     summary: dict[str, Any]  # verify.json's "sequential"
 
 
-def record(design: Any, seeds: Sequence[int], looks_taken: int, groups: Sequence[SequentialGroup]) -> dict[str, Any]:
-    """verify.json's "sequential" entry: enough to re-decide from the records alone."""
-    return {
+def record(design: Design, seeds: Sequence[int], looks_taken: int, groups: Sequence[SequentialGroup]) -> dict[str, Any]:
+    """verify.json's "sequential" entry: enough to re-decide from the records alone, and what alpha
+    the whole history has spent by the looks taken ("extension": how a verification extended
+    after its last look was accounted for)."""
+    out = {
         "design": design.to_dict(),
         "seeds": list(seeds),
         "looks_taken": looks_taken,
+        "alpha_spent": design.alpha_through(max(looks_taken, 1) - 1),
         "groups": [g.to_dict() for g in groups],
     }
+    if design.stages:
+        out["extension"] = design.history_text()
+    return out
 
 
 class TrainSeeds(Protocol):
@@ -76,13 +84,16 @@ class StageHooks:
     plan's profiles on some seeds (only those in `only` after a look) and returns (planned, new
     records, wall seconds); `mine` is verify's finished records of some seeds, with the search's;
     `record_plan` writes verify.json; `want` adds labels to what `mine` keeps; `say` prints a line
-    (None: quiet)."""
+    (None: quiet); `previous` the run's verify.json at this trial length when verify started (a
+    finished verification there is extended as a new stage, or the extension refused:
+    `analysis.sequential_extend`)."""
 
     train_seeds: TrainSeeds
     mine: Callable[[list[int]], list[TrialRecord]]
     record_plan: RecordPlan
     want: Callable[[set[str]], None]
     say: Callable[[str], None] | None = None
+    previous: Mapping[str, Any] | None = None  # verify.json as this verify found it, at its trial length
 
 
 def run_sequential(run_dir: str | Path, setup: SequentialOptions, hooks: StageHooks) -> SequentialRun:
@@ -96,8 +107,11 @@ def run_sequential(run_dir: str | Path, setup: SequentialOptions, hooks: StageHo
     start, n_seeds = setup.first[0], setup.n_seeds
     if n_seeds is None:  # a pilot for the spread only, as the fixed plan's, then N_max planned
         pilot = list(setup.first)
+        keep = decided(hooks.previous or {})  # verify.json stays as found until an extension is accepted
         more, fresh, _ = train_seeds(
-            pilot, f"verify {name} (pilot {pilot[0]}..{pilot[-1]})", lambda: record_plan(pilot, [], None, False)
+            pilot,
+            f"verify {name} (pilot {pilot[0]}..{pilot[-1]})",
+            None if keep else lambda: record_plan(pilot, [], None, False),
         )
         planned, new = planned + more, new + fresh
         want({p.label for p in more})
@@ -125,6 +139,27 @@ def run_sequential(run_dir: str | Path, setup: SequentialOptions, hooks: StageHo
             )
     design = make_design(n_seeds, setup.looks, margin=setup.margin, alpha=setup.alpha, spending=setup.spending)
     seeds = [start + i for i in range(design.max_seeds)]
+    design, seeds = continued(hooks.previous or {}, design, seeds, run=str(run_dir), method=setup.method)
+    return run_looks(run_dir, design, seeds, pilot, hooks, arch=setup.arch, method=setup.method, before=(planned, new))
+
+
+def run_looks(
+    run_dir: str | Path,
+    design: Design,
+    seeds: Sequence[int],
+    pilot: list[int],
+    hooks: StageHooks,
+    *,
+    arch: str,
+    method: str = "t",
+    before: tuple[list[Planned], list[TrialRecord]] = ([], []),
+) -> SequentialRun:
+    """The looks of `design` on the deciding `seeds` (in order; the records of looks already
+    trained are reused), deciding after each; `before`: what a pilot planned and trained."""
+    train_seeds, mine, record_plan, want, say = hooks.train_seeds, hooks.mine, hooks.record_plan, hooks.want, hooks.say
+    name = Path(run_dir).name
+    planned, new = list(before[0]), list(before[1])
+    seeds = list(seeds)
     if say:
         say(f"verify: {design.describe()}; seeds {seeds[0]}..{seeds[-1]}; decided candidates stop training")
     only: set[tuple[str, int]] | None = None
@@ -141,7 +176,7 @@ def run_sequential(run_dir: str | Path, setup: SequentialOptions, hooks: StageHo
         want({p.label for p in more})
         taken = k + 1
         decided = mine(seeds[:n])
-        results = sequential_verdicts(decided, design, seeds, through=taken, arch=setup.arch, method=setup.method)
+        results = sequential_verdicts(decided, design, seeds, through=taken, arch=arch, method=method)
         groups = [g for _, g in results]
         only = {(c, g.base_width) for g in groups if g.running for c in (g.cosine, *g.active)}
         if say:
