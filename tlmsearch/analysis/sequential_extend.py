@@ -159,4 +159,19 @@ def decided(doc: Mapping[str, Any]) -> bool:
     return bool(doc.get("complete")) and recorded(doc) is not None
 
 
-__all__ = ["continued", "decided", "recorded", "spent"]
+def history_line(doc: Mapping[str, Any]) -> str | None:
+    """What verify.json says the verification's history spent, for status and the report:
+    'alpha spent by the whole history: 0.1 (extended after its last look as a new stage: ...)'
+    or '... 0.05 (one verification; more seeds later are a new stage that needs more alpha)';
+    None before a finished verification."""
+    seq = doc.get("sequential") or {}
+    if not decided(doc):
+        return None
+    spent_alpha = seq.get("alpha_spent", doc.get("alpha"))
+    how = seq.get("extension") or (
+        "one verification; more seeds later are a new stage that needs more alpha (verify --alpha above it)"
+    )
+    return f"alpha spent by the whole history: {float(spent_alpha):g} ({how})"
+
+
+__all__ = ["continued", "decided", "history_line", "recorded", "spent"]

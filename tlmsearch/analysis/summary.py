@@ -15,6 +15,7 @@ from tlmsearch.analysis.collect import label
 from tlmsearch.analysis.front import front_axis, pareto_data
 from tlmsearch.analysis.rate_check import rate_checks
 from tlmsearch.analysis.regime import record_values, regime_of
+from tlmsearch.analysis.sequential_extend import history_line
 from tlmsearch.analysis.sequential_verdict import from_plan
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
 from tlmsearch.analysis.verdicts import eval_kind, verdicts
@@ -108,6 +109,7 @@ def summarize(
         "alpha": alpha,
         "method": method,
         "verify_plan": dict(plan) if plan else None,
+        "verification_history": history_line(plan) if plan else None,
         "verify_unfinished": unfinished,
         "verdicts": [v.to_dict() | {"rate_check": checks.get(v.group)} for v in vs],
         "rate_check": list(checks.values()),  # verify --rate-check: each verdict's result at half/base/twice the rate

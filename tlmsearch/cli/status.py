@@ -87,6 +87,7 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
         "lr_line": rate_line(cfg, calibration),
         "rate_check": _rate_check(study) if "compare" not in kinds else [],
         "verdicts": _verdicts(study),
+        "verification": _history(study),
         "best": best,
         "pareto": [brief(r) for r in full if r.trial_id in front_ids],
         "baselines": [brief(r) for r in study.records if r.kind == "baseline"],
@@ -119,6 +120,19 @@ def _verdicts(study: Any) -> list[dict[str, Any]]:
     except (ConfigError, TypeError, ValueError) as e:  # levels damaged by hand: status still answers
         return [{"error": f"{VERIFY_FILE}: {e}"}]
     return [{"group": v.group, "outcome": v.outcome, "headline": v.headline} for v in found]
+
+
+def _history(study: Any) -> str | None:
+    """What alpha the verification's whole history spent, and whether it was extended after its
+    last look as a new stage (`analysis.sequential_extend`); None before one (or when damaged)."""
+    from tlmsearch.analysis.sequential_extend import history_line
+    from tlmsearch.errors import ConfigError
+    from tlmsearch.rundir.io import read_verify
+
+    try:
+        return history_line(read_verify(study.run_dir))
+    except (ConfigError, TypeError, ValueError):
+        return None
 
 
 def _rate_check(study: Any) -> list[dict[str, Any]]:
@@ -167,6 +181,8 @@ def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
         print(s["regime"]["text"])
     for v in s["verdicts"]:  # the headline opens with the outcome in words
         print(f"verdict: unreadable: {v['error']}" if "error" in v else f"verdict ({v['group']}): {v['headline']}")
+    if s.get("verification"):
+        print(f"verification: {s['verification']}")
     if not s["verdicts"] and s["kinds"] != ["compare"]:
         print(f"verdict: none yet (`tlmsearch verify {s['run_dir']}` re-trains the best with fresh seeds and decides)")
     for check in s["rate_check"]:

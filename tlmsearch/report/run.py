@@ -17,6 +17,7 @@ from tlmsearch import plots
 from tlmsearch.analysis.counts import records_in_words
 from tlmsearch.analysis.front import front_axis
 from tlmsearch.analysis.headline import describe_shape, level
+from tlmsearch.analysis.sequential_extend import history_line
 from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import run_verdicts, search_space, summarize
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
@@ -299,7 +300,8 @@ def _plan_markdown(plan: Mapping[str, Any] | None) -> list[str]:
             text += f"; capped at {p['n_seeds']} seeds in all (the target needs {need} fresh seeds)"
     else:
         text += " (a fixed number of seeds, all deciding)"
-    return [text + ".", ""]
+    history = history_line(plan)  # alpha spent once: what the verification's whole history spent
+    return [text + ".", *([f"Verification: {history}."] if history else []), ""]
 
 
 def _verdict_markdown(v: Mapping[str, Any], *, headline: bool = True) -> list[str]:
