@@ -284,14 +284,35 @@ class Row:
     pair: tuple[str, str]
     n: int
     gap: float  # mean of loss(a) - loss(b), nats (positive: b is better)
-    paired_sd: float
-    unpaired_sd: float  # sd over seeds of loss(b) alone
-    seeds_to_decide: float  # (2.8 sd / log 1.01)^2
+    paired_sd: float  # sd over seeds of the per-seed difference loss(a, s) - loss(b, s)
+    sd_a: float  # profile a's own sd over seeds
+    sd_b: float  # profile b's own sd over seeds
+    seeds_to_decide: float  # (2.8 paired sd / log 1.01)^2
     cpu_s: float  # mean training CPU seconds of one run in the cell
 
     @property
     def gap_over_sd(self) -> float:
         return self.gap / self.paired_sd if self.paired_sd > 0 else math.nan
+
+    @property
+    def unpaired_sd(self) -> float:
+        """The sd of a difference of two independent runs, sqrt(sd_a^2 + sd_b^2)."""
+        return self._pairing().unpaired_sd
+
+    @property
+    def ratio(self) -> float:
+        """paired sd / unpaired sd: below 1 when pairing by seed removes spread."""
+        return self._pairing().ratio
+
+    @property
+    def correlation(self) -> float:
+        """The seed correlation of the two profiles' losses (Pearson's r over the seeds)."""
+        return self._pairing().correlation
+
+    def _pairing(self) -> Any:
+        from tlmsearch.analysis.pairing import Pairing
+
+        return Pairing(self.n, self.sd_a, self.sd_b, self.paired_sd)
 
 
 def seeds_to_decide(paired_sd: float, margin: float = MARGIN_NATS) -> float:
@@ -316,8 +337,8 @@ def analyse(rows: Iterable[dict[str, Any]]) -> list[Row]:
                 d = [x - y for x, y in zip(la, lb, strict=True)]
                 sd = statistics.stdev(d)
                 out.append(
-                    Row(cell, score, (a, b), len(seeds), statistics.fmean(d), sd, statistics.stdev(lb),
-                        seeds_to_decide(sd), statistics.fmean(cpu))
+                    Row(cell, score, (a, b), len(seeds), statistics.fmean(d), sd, statistics.stdev(la),
+                        statistics.stdev(lb), seeds_to_decide(sd), statistics.fmean(cpu))
                 )  # fmt: skip
     return out
 
@@ -330,12 +351,44 @@ def render(rows: Sequence[Row], pair: tuple[str, str] = ("uniform", "cosine")) -
             continue
         vs_today = today.paired_sd / r.paired_sd if today and r.paired_sd > 0 else math.nan
         lines.append(
-            [r.cell, r.score, r.n, f"{r.gap:+.4f}", f"{r.paired_sd:.4f}", f"{r.unpaired_sd:.4f}",
-             f"{r.gap_over_sd:+.2f}", f"{r.seeds_to_decide:.0f}", f"{vs_today:.2f}x", f"{r.cpu_s:.0f}"]
+            [r.cell, r.score, r.n, f"{r.gap:+.4f}", f"{r.sd_a:.4f}", f"{r.sd_b:.4f}", f"{r.unpaired_sd:.4f}",
+             f"{r.paired_sd:.4f}", f"{r.ratio:.2f}", f"{r.correlation:+.2f}", f"{r.gap_over_sd:+.2f}",
+             f"{r.seeds_to_decide:.0f}", f"{vs_today:.2f}x", f"{r.cpu_s:.0f}"]
         )  # fmt: skip
-    headers = ["cell", "score (windows/weights)", "seeds", f"gap {pair[0]}-{pair[1]}", "paired sd", "unpaired sd",
-               "gap/sd", "seeds to decide (1%)", "sd: today / this", "CPU s/run"]  # fmt: skip
+    headers = ["cell", "score (windows/weights)", "seeds", f"gap {pair[0]}-{pair[1]}", f"sd {pair[0]}",
+               f"sd {pair[1]}", "unpaired sd", "paired sd", "paired/unpaired", "seed corr",
+               "gap/sd", "seeds to decide (1%)", "paired sd: today / this", "CPU s/run"]  # fmt: skip
     return table(lines, headers)
+
+
+def pairing_table(run_dirs: Sequence[Path], min_seeds: int = 8) -> tuple[str, dict[str, Any]]:
+    """Cosine against every candidate of each committed run's verification (seeds with both
+    finished, at least `min_seeds`): the seed correlation and paired / unpaired sd, and a summary."""
+    from tlmsearch.analysis.pairing import record_pairings
+    from tlmsearch.rundir.study import load
+
+    lines, found = [], []
+    for d in run_dirs:
+        for c in record_pairings(load(d).records):
+            p = c.pairing
+            if p.n < min_seeds:
+                continue
+            found.append(p)
+            lines.append([str(d), c.candidate, p.n, f"{p.sd_a:.4f}", f"{p.sd_b:.4f}", f"{p.unpaired_sd:.4f}",
+                          f"{p.paired_sd:.4f}", f"{p.ratio:.2f}", f"{p.correlation:+.2f}"])  # fmt: skip
+    headers = ["run", "candidate", "seeds", "sd cosine", "sd candidate", "unpaired sd", "paired sd",
+               "paired/unpaired", "seed corr"]  # fmt: skip
+    r = [p.correlation for p in found]
+    q = [p.ratio for p in found]
+    summary = {
+        "comparisons": len(found),
+        "correlation_nonnegative": sum(x >= 0 for x in r),
+        "correlation_median": statistics.median(r) if r else None,
+        "correlation_range": [min(r), max(r)] if r else None,
+        "ratio_median": statistics.median(q) if q else None,
+        "ratio_range": [min(q), max(q)] if q else None,
+    }
+    return table(lines, headers), summary
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -347,7 +400,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--analyse", action="store_true", help="only the table from the runs file")
     ap.add_argument("--dry", action="store_true", help="toy sizes, at most 12 steps, into a temporary file")
     ap.add_argument("--out", type=Path, default=None, help=f"runs file (default {RUNS_FILE})")
+    ap.add_argument("--pairing", nargs="+", type=Path, default=None, metavar="RUN",
+                    help="no training: the seed correlation of cosine and each candidate in these run directories' "
+                    "verification records (at least 8 seeds), and paired / unpaired sd")  # fmt: skip
     args = ap.parse_args(argv)
+    if args.pairing:
+        text, summary = pairing_table(args.pairing)
+        print(text)
+        print(json.dumps(summary))
+        return
     out = args.out or (Path("/tmp/tlmsearch-bench-noise/noise-runs.jsonl") if args.dry else RUNS_FILE)
     out.parent.mkdir(parents=True, exist_ok=True)
     print(machine_line(machine_info()))

@@ -38,8 +38,15 @@ def test_paired_statistics_against_hand_figures() -> None:
     assert row.n == 5
     assert row.gap == pytest.approx(statistics.fmean(diffs))
     assert row.paired_sd == pytest.approx(statistics.stdev(diffs))
-    assert row.unpaired_sd == pytest.approx(statistics.stdev([0.01 * s for s in range(5)]))
+    sd_cos = statistics.stdev([0.01 * s for s in range(5)])
+    sd_uni = statistics.stdev([0.01 * s + d for s, d in enumerate(diffs)])
+    assert (row.sd_a, row.sd_b) == (pytest.approx(sd_uni), pytest.approx(sd_cos))
+    # unpaired: the sd of a difference of independent runs, from both profiles' own spreads
+    assert row.unpaired_sd == pytest.approx(math.sqrt(sd_uni**2 + sd_cos**2))
+    assert row.ratio == pytest.approx(statistics.stdev(diffs) / math.sqrt(sd_uni**2 + sd_cos**2))
     assert row.paired_sd < row.unpaired_sd  # the shared spread is paired away
+    uni = [0.01 * s + d for s, d in enumerate(diffs)]
+    assert row.correlation == pytest.approx(statistics.correlation(uni, [0.01 * s for s in range(5)]))
     assert row.seeds_to_decide == pytest.approx((2.8 * statistics.stdev(diffs) / math.log(1.01)) ** 2)
     assert row.cpu_s == pytest.approx(11.0)
     assert "uniform-cosine" in render(rows)

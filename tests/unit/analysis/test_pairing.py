@@ -1,0 +1,40 @@
+"""Paired against unpaired spreads (`analysis.pairing`) on hand-worked values and on records."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pytest
+from analysis_fakes import record
+
+from tlmsearch.analysis.pairing import Pairing, pairing, record_pairings
+
+
+def test_hand_worked_pairing() -> None:
+    # a = 1, 2, 3 and b = 1, 3, 2: sd 1 each; differences 0, -1, 1: sd 1; r = (1 + 1 - 1) / 2 = 0.5
+    p = pairing([1.0, 2.0, 3.0], [1.0, 3.0, 2.0])
+    assert (p.sd_a, p.sd_b, p.paired_sd) == (1.0, 1.0, 1.0)
+    assert p.unpaired_sd == pytest.approx(math.sqrt(2.0), abs=1e-12)
+    assert p.correlation == pytest.approx(0.5, abs=1e-12)
+    assert p.ratio == pytest.approx(1 / math.sqrt(2.0), abs=1e-12)  # sqrt(1 - r) at equal spreads
+    assert p.correlation == pytest.approx(statistics.correlation([1, 2, 3], [1, 3, 2]), abs=1e-12)
+
+
+def test_independent_and_identical_runs() -> None:
+    same = pairing([0.1, 0.3, 0.2, 0.5], [0.1, 0.3, 0.2, 0.5])
+    assert same.paired_sd == 0.0 and same.correlation == pytest.approx(1.0) and same.ratio == 0.0
+    assert math.isnan(Pairing(3, 0.0, 0.0, 0.0).correlation)
+    with pytest.raises(ValueError, match="at least 2 seeds"):
+        pairing([1.0], [2.0])
+
+
+def test_record_pairings_compares_cosine_with_each_candidate_on_log_perplexity() -> None:
+    cos, uni = [2.0, 2.1, 2.3], [2.05, 2.2, 2.3]
+    recs = [record(f"c{s}", "cosine:start=1.5,end=0.5", v, kind="verify", seed=s) for s, v in enumerate(cos)]
+    recs += [record(f"u{s}", "uniform", v, kind="verify", seed=s) for s, v in enumerate(uni)]
+    (c,) = record_pairings(recs)
+    assert c.candidate == "uniform" and c.pairing.n == 3
+    assert c.pairing.paired_sd == pytest.approx(statistics.stdev([a - b for a, b in zip(cos, uni, strict=True)]))
+    assert c.pairing.correlation == pytest.approx(statistics.correlation(cos, uni))
+    assert record_pairings(recs, seeds=[0]) == []  # one seed: no spread
