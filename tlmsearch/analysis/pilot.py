@@ -2,7 +2,9 @@
 
 `verify` first trains every chosen profile with a few pilot seeds, then this module reads those
 records, measures the spread of the paired log-perplexity gains over cosine (per budget, per
-candidate) and asks `planning.plan_seeds` how many FRESH seeds make the one-sided bounds tight
+candidate: the sd of the per-seed differences, so the correlation pairing by seed leaves between
+cosine and a candidate is in it; `analysis.pairing` also states that correlation and the unpaired
+sd it saves) and asks `planning.plan_seeds` how many FRESH seeds make the one-sided bounds tight
 against the margin. The pilot's values only set the number of seeds; the decision uses the
 fresh seeds alone (`decision_seeds`), once, so the tests keep their level (see `planning`).
 
@@ -14,10 +16,11 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tlmsearch.analysis.collect import profile_results
+from tlmsearch.analysis.pairing import pairing
 from tlmsearch.analysis.planning import SeedPlan, at_least, plan_seeds
 from tlmsearch.analysis.stats import MIN_BOOTSTRAP_SEEDS
 from tlmsearch.analysis.verdict import COSINE, find
@@ -34,6 +37,8 @@ class PilotSpread:
     n_candidates: int  # candidates against cosine in the largest budget group
     n_pairs: int  # fewest paired pilot seeds behind an sd
     worst: str  # the candidate whose gains spread the most
+    correlation: float | None = None  # median seed correlation of cosine and a candidate (log perplexity)
+    unpaired_sd: float | None = None  # the worst candidate's unpaired sd, sqrt(sd_cosine^2 + sd_candidate^2)
 
 
 def pilot_spread(records: Iterable[Any], seeds: Sequence[int]) -> PilotSpread:
@@ -47,6 +52,8 @@ def pilot_spread(records: Iterable[Any], seeds: Sequence[int]) -> PilotSpread:
     for res in profile_results(recs, kinds=("verify",)):
         groups.setdefault(by_id[res.trial_ids[0]].budget_key, []).append(res)
     sd, m, pairs, worst = -1.0, 0, 0, ""
+    correlations: list[float] = []
+    unpaired: float | None = None
     for group in groups.values():
         cos = find(group, COSINE)
         if cos is None:
@@ -60,13 +67,17 @@ def pilot_spread(records: Iterable[Any], seeds: Sequence[int]) -> PilotSpread:
                     f"the pilot finished only {len(common)} paired seed(s) of {c.label} and cosine: no spread to plan "
                     "from (see trials.jsonl for failed trials; a fixed --seeds N needs no pilot)"
                 )
-            s = statistics.stdev([math.log(cos.ppl[k]) - math.log(c.ppl[k]) for k in common])
+            p = pairing([math.log(cos.ppl[k]) for k in common], [math.log(c.ppl[k]) for k in common])
+            s = p.paired_sd
+            if math.isfinite(p.correlation):
+                correlations.append(p.correlation)
             pairs = min(pairs, len(common)) if pairs else len(common)
             if s > sd:
-                sd, worst = s, c.label
+                sd, worst, unpaired = s, c.label, p.unpaired_sd
     if m == 0:
         raise ConfigError("the pilot has no finished cosine and candidate pair: nothing to plan from")
-    return PilotSpread(sd, m, pairs, worst)
+    corr = statistics.median(correlations) if correlations else None
+    return PilotSpread(sd, m, pairs, worst, corr, unpaired)
 
 
 def plan_from_pilot(
@@ -93,7 +104,7 @@ def plan_from_pilot(
     )
     if method == "bootstrap":  # the BCa interval is valid from MIN_BOOTSTRAP_SEEDS seeds only
         plan = at_least(plan, MIN_BOOTSTRAP_SEEDS)
-    return plan, spread
+    return replace(plan, correlation=spread.correlation, unpaired_sd=spread.unpaired_sd), spread
 
 
 def decision_seeds(plan: SeedPlan, pilot: Sequence[int]) -> list[int]:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -57,6 +57,21 @@ class SeedPlan:
     alpha: float
     n_candidates: int
     power: float
+    # what pairing by seed bought in the pilot (`pairing.Pairing`): the seed correlation of cosine
+    # and the candidates (median) and the unpaired sd of the spread-setting candidate's difference,
+    # sqrt(sd_cosine^2 + sd_candidate^2); None when not measured (a plan from a given sd)
+    correlation: float | None = field(default=None, compare=False)
+    unpaired_sd: float | None = field(default=None, compare=False)
+
+    @property
+    def unpaired_needed(self) -> int | None:
+        """Fresh seeds the target would need were the runs unpaired (independent), None unknown."""
+        if self.unpaired_sd is None:
+            return None
+        m = self.n_candidates
+        n = int(seeds_for(self.unpaired_sd, log_margin(self.margin), alpha_one_sided=self.alpha / m,
+                          power=self.power ** (1.0 / m)))  # fmt: skip
+        return n if n > 0 else None
 
     @property
     def final_seeds(self) -> int:
@@ -79,6 +94,14 @@ class SeedPlan:
         if self.capped:
             need = f"{self.needed}" if self.needed is not None else f"more than {SEARCH_LIMIT}"
             text += f"; capped by max_seeds (the target needs {need}): expect an inconclusive answer more often"
+        if self.correlation is not None and self.unpaired_sd:
+            unpaired = self.unpaired_needed
+            text += (
+                f"; planned from the pairing the pilot measured: seed correlation {self.correlation:+.2f} "
+                f"(median over candidates), paired sd {self.sd / self.unpaired_sd:.2f}x the unpaired "
+                f"{self.unpaired_sd:.4f} (unpaired runs would need "
+                f"{unpaired if unpaired is not None else f'more than {SEARCH_LIMIT}'} fresh seeds)"
+            )
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -95,6 +118,9 @@ class SeedPlan:
             "alpha": self.alpha,
             "n_candidates": self.n_candidates,
             "power": self.power,
+            "correlation": self.correlation,
+            "unpaired_sd": self.unpaired_sd,
+            "unpaired_needed": self.unpaired_needed,
         }
 
 

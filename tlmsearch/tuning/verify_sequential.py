@@ -134,7 +134,9 @@ def run_sequential(run_dir: str | Path, setup: SequentialOptions, hooks: StageHo
         if say:
             say(
                 f"verify: the pilot's paired sd {spread.sd:.4f} nats ({spread.worst}, "
-                f"{spread.n_candidates} candidates) "
+                f"{spread.n_candidates} candidates"
+                + (f"; seed correlation {spread.correlation:+.2f}, median" if spread.correlation is not None else "")
+                + ") "
                 f"asks for at most {n_seeds} fresh seeds per profile in {setup.looks} looks"
             )
     design = make_design(n_seeds, setup.looks, margin=setup.margin, alpha=setup.alpha, spending=setup.spending)

@@ -38,3 +38,19 @@ def test_record_pairings_compares_cosine_with_each_candidate_on_log_perplexity()
     assert c.pairing.paired_sd == pytest.approx(statistics.stdev([a - b for a, b in zip(cos, uni, strict=True)]))
     assert c.pairing.correlation == pytest.approx(statistics.correlation(cos, uni))
     assert record_pairings(recs, seeds=[0]) == []  # one seed: no spread
+
+
+def test_the_pilot_plans_from_the_paired_sd_and_states_the_pairing() -> None:
+    from tlmsearch.analysis.pilot import pilot_spread, plan_from_pilot
+
+    cos, uni = [2.0, 2.1, 2.3], [2.05, 2.2, 2.3]
+    recs = [record(f"c{s}", "cosine:start=1.5,end=0.5", v, kind="verify", seed=s) for s, v in enumerate(cos)]
+    recs += [record(f"u{s}", "uniform", v, kind="verify", seed=s) for s, v in enumerate(uni)]
+    spread = pilot_spread(recs, [0, 1, 2])
+    assert spread.sd == pytest.approx(statistics.stdev([a - b for a, b in zip(cos, uni, strict=True)]))
+    assert spread.correlation == pytest.approx(statistics.correlation(cos, uni))
+    assert spread.unpaired_sd == pytest.approx(math.sqrt(statistics.variance(cos) + statistics.variance(uni)))
+    plan, _ = plan_from_pilot(recs, [0, 1, 2], margin=0.05, alpha=0.05, max_seeds=40)
+    assert plan.sd == spread.sd  # planned from the paired sd, not from independent runs
+    assert plan.unpaired_needed is not None and plan.unpaired_needed > plan.needed  # what pairing saved
+    assert "planned from the pairing the pilot measured: seed correlation +0.95" in plan.describe()
