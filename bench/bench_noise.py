@@ -16,14 +16,17 @@ training settings ("cells"), and every finished run is scored several ways:
                x weights: the last ones, or their exponential moving average (EMA)
 
 Per cell and score: the paired differences d_s = loss(a, s) - loss(b, s) over seeds s, their
-mean (the gap) and standard deviation (the paired sd), gap / sd, the unpaired sd of one profile
-over seeds, and the seeds a verdict needs at its 1 % perplexity margin (log 1.01 nats),
+mean (the gap) and standard deviation (the paired sd), gap / sd, each profile's own sd over
+seeds, the unpaired sd of a difference (sqrt of the sum of both profiles' variances: two
+independent runs), paired / unpaired and the seed correlation it implies (`analysis.pairing`),
+and the seeds a verdict needs at its 1 % perplexity margin (log 1.01 nats),
 n = (2.8 sd / log 1.01)^2 (two-sided 5 %, power 80 %), with CPU seconds per run.
 
     python -m bench.bench_noise --jobs 1          # train what is missing (resumes), then the table
     python -m bench.bench_noise --analyse         # the table from bench/data/noise-runs.jsonl
     python -m bench.bench_noise --dry             # a smoke test at toy size (writes elsewhere)
     python -m bench.bench_noise --cells today t5 --seeds 0 1 2 3 4 5 --profiles uniform cosine
+    python -m bench.bench_noise --pairing runs/reference/study20/transformer ...   # committed records
 
 Each finished run appends one line to bench/data/noise-runs.jsonl; a long run checkpoints
 every few minutes under bench/data/noise-ckpt/ and picks up where it stopped, so the command

@@ -44,6 +44,11 @@ reference study's paired spreads, 4 O'Brien-Fleming looks, N_max planned for the
 0.048-0.051, "better" at a true 3% gain 1.000, and 0.50x the seeds of today's fixed plan when
 every candidate equals cosine (0.30x at a 3% gain); see bench/README.md, section 12.
 
+A verification extended after its last look (more seeds asked of a finished one) is one design
+with earlier `stages` (`sequential_stages`, `sequential_extend`): the earlier looks keep their
+boundaries and the new ones spend only the alpha not yet spent, so alpha is spent once over the
+whole history (`bench/bench_extension.py`).
+
 Pure numpy/scipy: no records, no files. `tuning/verify.py` applies `decide` to one study's
 records after each stage; `sequential_sim.simulate` applies the same function to many simulated
 studies. The boundaries are `sequential_bounds.py`'s.

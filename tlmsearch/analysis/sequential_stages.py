@@ -5,7 +5,7 @@ A group-sequential design (`sequential.Design`) spends its alpha by its last loo
 the cumulative spending function reaches alpha. Testing the same candidates again on more seeds
 (re-planning the looks, or a fixed plan with more seeds) at the full level once more spends it
 twice: the probability of a false claim over the whole history exceeds alpha
-(`bench/bench_sequential.py --extension` measures how far). `verify` therefore treats an
+(`bench/bench_extension.py` measures how far). `verify` therefore treats an
 extension as a new **stage** of one design whose error is accounted for over the whole history:
 
 - the earlier stages keep the boundaries they were decided with (their looks, their levels, the
@@ -26,7 +26,7 @@ t boundaries at n - 1 degrees of freedom; with `calibrate` the stage's nominal i
 simulated null t paths over the whole history so that the history crosses row r with
 probability A / r (the same correction `calibrated_levels` makes within one design). A history
 at level A therefore makes a false claim with probability at most A, whatever the stages:
-measured in `bench/bench_sequential.py --extension` against known truths.
+measured in `bench/bench_extension.py` against known truths.
 """
 
 from __future__ import annotations
