@@ -170,3 +170,25 @@ def test_a_fixed_verification_extended_is_a_one_look_first_stage() -> None:
     assert design.looks == (5, 12) and design.stages == (Stage(5, 0.05, "obf"),)
     with pytest.raises(ConfigError, match="--interval t"):
         continued(FIXED_DOC, sq.Design(looks=(12,), alpha=0.1), list(range(4, 16)), run="runs/x", method="bootstrap")
+
+
+@pytest.mark.slow
+def test_simulated_histories_stay_within_their_level_and_replanning_does_not() -> None:
+    from tlmsearch.analysis.sequential_sim import simulate_extension
+
+    # a fixed verification on 17 seeds re-run on 37 (--max-seeds 20 -> 40), 8 candidates equal to cosine
+    n, truth, sd = 4000, [0.0] * 8, 0.0201
+    tol = 3.0 * math.sqrt(0.05 * 0.95 / n)
+    first = sq.Design(looks=(17,))
+    replan = simulate_extension(truth, sd, first, sq.Design(looks=(37,)), how="replan", n_studies=n, seed=1)
+    assert replan.better > 0.05 + tol  # today's re-planning: alpha spent twice
+    planned = sq.Design(looks=(17, 37), alpha=0.05, stages=(Stage(17, 0.025),))
+    staged = simulate_extension(
+        truth, sd, sq.Design(looks=(17,), alpha=0.025), planned, how="stage", n_studies=n, seed=1
+    )
+    assert staged.better <= 0.05 + tol
+    at_margin = [0.01] + [0.0] * 7  # a "near_optimal" is false
+    staged = simulate_extension(
+        at_margin, sd, sq.Design(looks=(17,), alpha=0.025), planned, how="stage", n_studies=n, seed=2
+    )
+    assert staged.near_optimal <= 0.05 + tol
