@@ -36,8 +36,10 @@ def recorded(doc: Mapping[str, Any]) -> tuple[Design, list[int]] | None:
     if seq:
         return Design.from_dict(seq["design"]), [int(s) for s in seq["seeds"]]
     seeds = [int(s) for s in doc.get("decision_seeds") or []]
-    if doc.get("complete") and len(seeds) >= 2:
-        design = Design(looks=(len(seeds),), margin=float(doc["margin"]), alpha=float(doc["alpha"]))
+    if doc.get("complete") and len(seeds) >= 2:  # files written before the levels were recorded: the defaults
+        design = Design(
+            looks=(len(seeds),), margin=float(doc.get("margin") or 0.01), alpha=float(doc.get("alpha") or 0.05)
+        )
         return design, seeds
     return None
 
@@ -152,8 +154,6 @@ def continued(
     return history, seeds
 
 
-
-
 def decided(doc: Mapping[str, Any]) -> bool:
     """Whether verify.json records a finished verification (whose alpha is spent)."""
     return bool(doc.get("complete")) and recorded(doc) is not None
@@ -165,9 +165,12 @@ def history_line(doc: Mapping[str, Any]) -> str | None:
     or '... 0.05 (one verification; more seeds later are a new stage that needs more alpha)';
     None before a finished verification."""
     seq = doc.get("sequential") or {}
-    if not decided(doc):
+    try:
+        if not decided(doc):
+            return None
+    except (ConfigError, KeyError, TypeError, ValueError):  # a file damaged by hand: nothing to say
         return None
-    spent_alpha = seq.get("alpha_spent", doc.get("alpha"))
+    spent_alpha = seq.get("alpha_spent") or doc.get("alpha") or 0.05
     how = seq.get("extension") or (
         "one verification; more seeds later are a new stage that needs more alpha (verify --alpha above it)"
     )
