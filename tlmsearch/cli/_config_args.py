@@ -73,6 +73,8 @@ def _kind(hint: Any) -> dict[str, Any] | None:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
         rest = [a for a in args if a is not type(None)]
+        if set(rest) == {float, str}:  # a number or a word ("auto"): the config reads the text
+            return {"type": str}
         return _kind(rest[0]) if len(rest) == 1 else None
     if hint is bool:
         return {"action": argparse.BooleanOptionalAction}

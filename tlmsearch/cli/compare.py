@@ -62,7 +62,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_training_arguments(p)
     g = p.add_argument_group("resources and output")
     g.add_argument("--cpus-per-trial", type=float, default=1.0, help="CPUs per training run (default: 1)")
-    g.add_argument("--gpus-per-trial", type=float, default=0.0, help="GPUs per training run; fractions share one")
+    g.add_argument(
+        "--gpus-per-trial", default="auto", metavar="auto|N",
+        help="GPUs per training run; fractions share one; auto = one GPU a run where torch sees CUDA, else the CPU "
+        "(default: auto)",
+    )  # fmt: skip
     g.add_argument("--name", help="run name (default: compare-<arch>-<date>-<time>)")
     g.add_argument("--runs-dir", default="runs", help="parent folder of run directories (default: runs)")
     g.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")

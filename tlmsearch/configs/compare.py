@@ -48,7 +48,7 @@ class CompareOptions:
     train: Mapping[str, Any] | None = None
     data: Mapping[str, Any] | None = None
     cpus_per_trial: float = 1.0
-    gpus_per_trial: float = 0.0
+    gpus_per_trial: float | str = "auto"  # "auto": one GPU a run where torch sees CUDA, else the CPU
     storage: str = ""
     keep_checkpoints: bool = False
     seed: int = 0

@@ -80,6 +80,7 @@ MAX_NOISE_SEEDS = 100  # seeds of the noise floor (uniform at trial fidelity bef
 # --pack: fixed trials of one shape trained side by side in one process (the rule behind auto:
 # tlmsearch.training.pack.auto)
 PACK_MODES: tuple[str, ...] = ("auto", "on", "off")
+AUTO_GPUS = "auto"  # gpus_per_trial: one GPU a trial where torch sees CUDA, else the CPU (`gpus_for`)
 
 # samplers that learn only from COMPLETE trials: a trial early stopping cuts teaches them nothing
 COMPLETE_ONLY_SAMPLERS: tuple[str, ...] = ("gp", "cmaes", "nsga2")
@@ -162,7 +163,11 @@ class SearchConfig(Config):
     time_budget_s: float = option(0.0, "stop the search after this many seconds; 0 = no limit")
     max_concurrent: int = option(0, "trials at once; 0 = as many as the resources allow")
     cpus_per_trial: float = option(1.0, "CPUs per trial (also its torch threads unless --threads)")
-    gpus_per_trial: float = option(0.0, "GPUs per trial; fractions share one GPU between trials")
+    gpus_per_trial: float | str = option(
+        AUTO_GPUS,
+        "GPUs per trial; fractions share one GPU between trials; auto = one GPU a trial where torch sees a CUDA "
+        "device, else 0 (trials train on the CPU)",
+    )
     max_failures: int = option(2, "retries of a trial whose worker died (infrastructure failure)")
     storage: str = option(
         "",
@@ -251,7 +256,7 @@ class SearchConfig(Config):
         check_positive("time_budget_s", self.time_budget_s, allow_zero=True)
         check_positive("max_concurrent", self.max_concurrent, allow_zero=True)
         check_positive("cpus_per_trial", self.cpus_per_trial)
-        check_positive("gpus_per_trial", self.gpus_per_trial, allow_zero=True)
+        object.__setattr__(self, "gpus_per_trial", gpu_setting(self.gpus_per_trial))
         check_positive("max_failures", self.max_failures, allow_zero=True)
         check_int("seed", self.seed, 0, MAX_SEED)
         check_int("noise_seeds", self.noise_seeds, 0, MAX_NOISE_SEEDS)
@@ -278,6 +283,11 @@ class SearchConfig(Config):
     def modes(self) -> list[str]:
         """Ray/Optuna directions ("min" / "max"), one per objective."""
         return [OBJECTIVES[o] for o in self.objectives]
+
+    @property
+    def gpu_share(self) -> float:
+        """GPUs per trial as a number: "auto" worked out on this machine (`gpus_for`)."""
+        return gpus_for(self.gpus_per_trial)
 
     @property
     def grace(self) -> int:
@@ -340,3 +350,37 @@ def noise_runs(cfg: SearchConfig) -> int:
 
 
 _UNIFORM = str(ProfileSpec.parse("uniform"))
+
+
+def gpu_setting(value: float | str) -> float | str:
+    """`gpus_per_trial` as a config holds it: "auto" or a number >= 0 (a number written as text,
+    as a flag gives it, becomes the number); anything else is a ConfigError naming what is allowed."""
+    if isinstance(value, str) and value.strip() != AUTO_GPUS:
+        try:
+            value = float(value)
+        except ValueError:
+            raise ConfigError(f"gpus_per_trial={value!r} must be a number >= 0 or 'auto'") from None
+    if isinstance(value, str):
+        return AUTO_GPUS
+    check_positive("gpus_per_trial", value, allow_zero=True)
+    return float(value)
+
+
+def gpus_for(value: float | str, cuda_devices: int | None = None) -> float:
+    """GPUs per trial: a number as it is; "auto" one GPU a trial when CUDA is present (`cuda_devices`
+    > 0; None: ask torch), else 0, the CPU. A trial of this project's trainer uses one device, so
+    one GPU each is the share that keeps every GPU busy without sharing it."""
+    if value != AUTO_GPUS:
+        return float(value)
+    if cuda_devices is None:
+        cuda_devices = cuda_device_count()
+    return 1.0 if cuda_devices > 0 else 0.0
+
+
+def cuda_device_count() -> int:
+    """CUDA devices torch sees here (0 without CUDA, or without torch)."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a dependency
+        return 0
+    return int(torch.cuda.device_count()) if torch.cuda.is_available() else 0

@@ -50,7 +50,7 @@ def trial_train_config(cfg: SearchConfig, seed: int) -> TrainConfig:
     """The TrainConfig of one trial: threads = CPUs per trial unless set; CUDA with bf16 for GPU trials."""
     threads = cfg.train.threads or max(1, int(cfg.cpus_per_trial))
     changes: dict[str, Any] = {"seed": seed, "threads": threads}
-    if cfg.gpus_per_trial > 0:
+    if cfg.gpu_share > 0:
         changes.update(device="cuda", dtype="bfloat16")
     return cfg.train.replace(**changes)
 
@@ -132,7 +132,7 @@ def trial_spec(cfg: SearchConfig, config: Mapping[str, Any], vocab_size: int | N
             error = f"{type(exc).__name__}: {exc}"
     if model is not None and set(cfg.objectives) & set(SPEED_OBJECTIVES):
         reference = _with_vocab(trial_shape(cfg, ProfileSpec.parse("uniform"))[2], vocab_size)
-    resources = {"CPU": float(cfg.cpus_per_trial)} | ({"GPU": float(cfg.gpus_per_trial)} if cfg.gpus_per_trial else {})
+    resources = {"CPU": float(cfg.cpus_per_trial)} | ({"GPU": cfg.gpu_share} if cfg.gpu_share else {})
     return TrialSpec(
         kind=str(config.get("kind") or ("baseline" if baseline else "sampled")),
         seed=seed,

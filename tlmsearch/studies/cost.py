@@ -319,7 +319,7 @@ def price_arch(cfg: StudyConfig, arch: str, n_slots: int | None = None) -> dict[
 
 def study_device(cfg: StudyConfig) -> str:
     """Where a study's trials train: "cuda" with a share of a GPU per trial, else "cpu"."""
-    return "cuda" if cfg.search.gpus_per_trial > 0 else "cpu"
+    return "cuda" if cfg.search.gpu_share > 0 else "cpu"
 
 
 def calibrate(cfg: StudyConfig, study_dir: str | Path) -> dict[str, dict[str, Any]]:

@@ -40,8 +40,8 @@ def slots(cfg: SearchConfig, cpus: float | None = None, gpus: float | None = Non
     from tlmsearch.training.hardware import cpu_count  # lazy: heavy (torch)
 
     n = max(1, int((cpus if cpus is not None else cpu_count()) // cfg.cpus_per_trial))
-    if cfg.gpus_per_trial > 0 and gpus is not None:
-        n = min(n, max(1, int(gpus // cfg.gpus_per_trial)))
+    if cfg.gpu_share > 0 and gpus is not None:
+        n = min(n, max(1, int(gpus // cfg.gpu_share)))
     return min(n, cfg.max_concurrent) if cfg.max_concurrent else n
 
 
@@ -57,7 +57,8 @@ def _tokens_per_step(cfg: SearchConfig) -> int:
 
 def _where(cfg: SearchConfig, at_once: int) -> str:
     threads = trial_train_config(cfg, cfg.seed).threads
-    device = "cuda" if cfg.gpus_per_trial > 0 else "cpu"
+    share = cfg.gpu_share
+    device = f"cuda, {share:g} GPU a trial" if share > 0 else "cpu"
     return f"{at_once} at a time x {threads} thread{'s' * (threads != 1)} ({cfg.arch}, {cfg.preset}, {device})"
 
 

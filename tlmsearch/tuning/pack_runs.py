@@ -130,7 +130,7 @@ def run_packs(
     from tlmsearch.tuning.recorder import record_of  # lazy: imports ray.tune
 
     slots = _slots(cfg)
-    task = ray.remote(train_members).options(num_cpus=cfg.cpus_per_trial, num_gpus=cfg.gpus_per_trial or None)
+    task = ray.remote(train_members).options(num_cpus=cfg.cpus_per_trial, num_gpus=cfg.gpu_share or None)
     queue: list[list[int]] = []
     for index, choice in groups:
         start = 0

@@ -29,7 +29,7 @@ def trial_device_kind(cfg: SearchConfig) -> str:
     """The kind of device ("cpu" or "cuda") a trial of `cfg` trains on: "cuda" when asked for
     by name, or with device "auto" and a share of a GPU per trial (Ray hides GPUs from a trial
     that asked for none)."""
-    gpu = cfg.train.device == "cuda" or (cfg.train.device == "auto" and cfg.gpus_per_trial > 0)
+    gpu = cfg.train.device == "cuda" or (cfg.train.device == "auto" and cfg.gpu_share > 0)
     return "cuda" if gpu else "cpu"
 
 
@@ -59,6 +59,6 @@ def check_resources(cfg: SearchConfig, address: str | None = None) -> None:
         from tlmsearch.training.hardware import cpu_count  # lazy: heavy (torch)
 
         nodes, where = [{"CPU": float(cpu_count()), "GPU": float(local_gpus())}], "this machine has"
-    problem = fit_problem(nodes, cfg.cpus_per_trial, cfg.gpus_per_trial, where)
+    problem = fit_problem(nodes, cfg.cpus_per_trial, cfg.gpu_share, where)
     if problem:
         raise ConfigError(problem)

@@ -22,7 +22,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.configs.search import load_run_config
+from tlmsearch.configs.search import gpus_for, load_run_config
 from tlmsearch.errors import ConfigError
 from tlmsearch.ladders.files import LADDER_CONFIG, is_ladder
 from tlmsearch.ladders.files import load_config as load_ladder
@@ -66,7 +66,8 @@ def change_resources(run_dir: str | Path, **changes: Any) -> list[str]:
         before = {}  # the search's own, read below
     else:
         raise ConfigError(f"{run_dir} is not a search, study or ladder run directory (no {SEARCH_CONFIG})")
-    if "gpus_per_trial" in before and bool(changes["gpus_per_trial"]) != bool(before["gpus_per_trial"]):
+    gpus = before.get("gpus_per_trial")
+    if gpus is not None and bool(gpus_for(changes["gpus_per_trial"])) != bool(gpus_for(gpus)):
         raise ConfigError(_device_error(run_dir, before["gpus_per_trial"], changes["gpus_per_trial"]))
     searches = [run_dir / SEARCH_CONFIG] if not before else []
     searches += sorted(p for p in run_dir.glob(f"*/{SEARCH_CONFIG}") if p.is_file())
@@ -74,7 +75,7 @@ def change_resources(run_dir: str | Path, **changes: Any) -> list[str]:
         cfg = load_run_config(path)
         train = cfg.train.replace(threads=_threads(cfg.train.threads, cfg.cpus_per_trial, changes))
         new = cfg.replace(**changes, train=train)  # a bad value: one line, before anything is written
-        if bool(new.gpus_per_trial) != bool(cfg.gpus_per_trial):
+        if bool(new.gpu_share) != bool(cfg.gpu_share):
             raise ConfigError(_device_error(path.parent, cfg.gpus_per_trial, new.gpus_per_trial))
         writes[path] = new.to_yaml()
         before = before or {k: getattr(cfg, k) for k in changes}
@@ -83,7 +84,14 @@ def change_resources(run_dir: str | Path, **changes: Any) -> list[str]:
             locks.enter_context(run_lock(folder))
         for path, text in writes.items():
             write_text(path, text)
-    return [f"{run_dir}: {k.replace('_', '-')} {before[k]:g} -> {v:g}" for k, v in changes.items() if before[k] != v]
+    return [
+        f"{run_dir}: {k.replace('_', '-')} {_num(before[k])} -> {_num(v)}" for k, v in changes.items() if before[k] != v
+    ]
+
+
+def _num(value: Any) -> str:
+    """A resource as a line shows it: a number in its shortest form, or "auto"."""
+    return f"{value:g}" if isinstance(value, int | float) else str(value)
 
 
 def _threads(threads: int, cpus_per_trial: float, changes: dict[str, Any]) -> int:
@@ -92,10 +100,10 @@ def _threads(threads: int, cpus_per_trial: float, changes: dict[str, Any]) -> in
     return threads or (max(1, int(cpus_per_trial)) if "cpus_per_trial" in changes else 0)
 
 
-def _device_error(where: Path, old: float, new: float) -> str:
+def _device_error(where: Path, old: float | str, new: float | str) -> str:
     return (
-        f"{where}: gpus-per-trial {old:g} -> {new:g} would move its trials between CPUs and GPUs, mixing devices "
-        "in one experiment; resume it with GPUs per trial on the same side of 0, or start a new run"
+        f"{where}: gpus-per-trial {_num(old)} -> {_num(new)} would move its trials between CPUs and GPUs, mixing "
+        "devices in one experiment; resume it with GPUs per trial on the same side of 0, or start a new run"
     )
 
 

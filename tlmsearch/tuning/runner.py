@@ -75,6 +75,8 @@ def resolve(cfg: SearchConfig) -> SearchConfig:
         budget_for(cfg, lo), budget_for(cfg, hi)
     budget_for(cfg)  # raises for an infeasible budget
     cfg = resolve_trial_length(cfg)  # --tokens-per-param: the step count, once, before any trial
+    # --gpus-per-trial auto: one GPU a trial where torch sees CUDA here, else the CPU; written out
+    cfg = cfg.replace(gpus_per_trial=cfg.gpu_share)
     # the calibration grid written out ("auto" -> its rates around train.lr): a resume trains the same rates
     cfg = cfg.replace(lr_calibration=resolved_setting(cfg.lr_calibration, cfg.train.lr))
     for text in cfg.baselines or ("uniform",):
@@ -151,7 +153,7 @@ def trainable_for(cfg: SearchConfig, name: str | None = None) -> Any:
         run_trial(config)
 
     fn.__name__ = fn.__qualname__ = name or f"{TRAINABLE}-{cfg.name}"
-    resources = {"cpu": cfg.cpus_per_trial, "gpu": cfg.gpus_per_trial}
+    resources = {"cpu": cfg.cpus_per_trial, "gpu": cfg.gpu_share}
     return tune.with_resources(fn, resources)
 
 
