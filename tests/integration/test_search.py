@@ -60,7 +60,7 @@ def test_ci_search_records_every_trial_baselines_first_and_survives_a_raising_tr
     run = tmp_path / "ci"
     for name in ("search.yaml", "environment.json", OPTUNA_LOG, "trials.jsonl", "tune"):
         assert (run / name).exists(), name
-    assert SearchConfig.load(run / "search.yaml") == cfg
+    assert SearchConfig.load(run / "search.yaml") == cfg.replace(gpus_per_trial=cfg.gpu_share)  # "auto" written out
 
     records = study.records
     assert len(records) == 8 and len({r.trial_id for r in records}) == 8

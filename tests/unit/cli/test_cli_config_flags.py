@@ -23,7 +23,7 @@ from tlmsearch.configs.search import SearchConfig
 COMMANDS = ("train", "search", "compare", "verify")
 # valid non-default samples for free-text fields (a new one falls back to "sample")
 # valid non-default samples for numeric fields whose generic sample is out of range
-NUMBER_SAMPLES: dict[str, Any] = {"ema_decay": 0.99}
+NUMBER_SAMPLES: dict[str, Any] = {"ema_decay": 0.99, "gpus_per_trial": 0.25}
 TEXT_SAMPLES = {
     "corpus": "pydoc", "tokenizer": "bpe", "cache_dir": "/tmp/tlmsearch-cache", "name": "walk", "space": "monotone",
     "lr_calibration": "auto",

@@ -129,7 +129,8 @@ def test_a_cpu_trial_touches_no_gpu(fake_ray_gpu: dict[str, Any], monkeypatch: p
     import ray
 
     monkeypatch.setattr(ray, "get_runtime_context", lambda: FakeContext([], {}))  # nothing reported: the request
-    run_trial(with_spec(cfg(cpus_per_trial=1.5), {"profile": "uniform"}))
+    # a trial is built from a resolved config: no CUDA on the driver made "auto" 0 GPUs
+    run_trial(with_spec(cfg(cpus_per_trial=1.5, gpus_per_trial=0.0), {"profile": "uniform"}))
     seen = fake_ray_gpu
     assert seen["set_device"] == [] and seen["threads"] == [1]
     last = seen["reports"][-1]
