@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.analysis.collect import label
 from tlmsearch.cli._config_args import (
     add_model_arguments,
     add_training_arguments,
@@ -159,6 +158,8 @@ def compare_line(profiles: list[str], seeds: list[int], records: list[Any], run_
     line = f"compare: {len(profiles)} profiles x {len(seeds)} seeds, {ended} -> {run_dir}"
     first = next((r for r in records if r.status == "failed"), None)
     if first is not None:
+        from tlmsearch.analysis.collect import label
+
         reason = (first.reason or "no reason recorded").strip().splitlines()[0][:300]
         line += f"\n  {counts['failed']} failed; the first, {label(first)} seed {first.seed}: {reason}"
     return line

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from tlmsearch.data.sources import Position, Source, open_source
+from tlmsearch.data.stream import _locked  # the cache's lock: one preparation per folder
 from tlmsearch.data.tokenizer import BPETokenizer, ByteTokenizer, Tokenizer
 from tlmsearch.errors import ConfigError, DataError
 
@@ -219,8 +220,6 @@ def prepare_tokens(
     if total is not None:
         total(source)
     out.mkdir(parents=True, exist_ok=True)
-    from tlmsearch.data.stream import _locked  # the cache's lock: one preparation per folder
-
     with _locked(out / ".lock"):
         return _prepare_locked(cfg, source, fp, out, progress or (lambda d, t, f: None))
 

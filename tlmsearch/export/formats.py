@@ -48,8 +48,6 @@ from typing import Any, NamedTuple
 from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.run import RunConfig
 from tlmsearch.errors import UserError
-from tlmsearch.export.hf import MODELING_FILE, decode_hf, hf_config, modeling_source
-from tlmsearch.export.megatron import ROPE_SCALING, megatron_doc, megatron_loading, one_kv_group
 
 
 @dataclass(frozen=True)
@@ -161,6 +159,9 @@ def _auto_map(repo: str, config: str, model: str) -> dict[str, str]:
 
 
 def _nemotron(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
+    # lazy: a format's own module loads when it writes, not for the --format choices (help path)
+    from tlmsearch.export.megatron import ROPE_SCALING
+
     model, h = x.model, x.model.d_model
     # DeciLM's attention per block: num_attention_heads query heads in groups of n_heads_in_group,
     # one key/value head a group, so a layer's KV heads G_l are n_heads / n_heads_in_group
@@ -240,6 +241,9 @@ def _openelm(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
 
 
 def _megatron(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
+    # lazy: a format's own module loads when it writes, not for the --format choices (help path)
+    from tlmsearch.export.megatron import megatron_doc, one_kv_group
+
     doc = megatron_doc(x.model, x.widths, kv_heads_of(x.model), dict(x.source), dict(x.train))
     notes = ["RoPE scaling factor 1.0 (Megatron-LM's validation asks for Llama-3 scaling; factor 1 changes nothing)"]
     if not one_kv_group(doc):
@@ -282,6 +286,9 @@ def _gemma3n(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
 
 
 def _hf(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
+    # lazy: a format's own module loads when it writes, not for the --format choices (help path)
+    from tlmsearch.export.hf import MODELING_FILE, hf_config
+
     doc = hf_config(x.model, x.widths, dict(x.source))
     return doc, [
         f"a Llama-style {'Gated Attention ' if doc['attention_gate'] != 'none' else ''}model with per-layer shapes "
@@ -291,6 +298,20 @@ def _hf(x: ExportInput) -> tuple[dict[str, Any], list[str]]:
 
 def _widths(x: ExportInput) -> tuple[list[int], list[str]]:
     return list(x.widths), []
+
+
+def _hf_files() -> dict[str, str]:
+    # lazy: a format's own module loads when it writes, not for the --format choices (help path)
+    from tlmsearch.export.hf import MODELING_FILE, modeling_source
+
+    return {MODELING_FILE: modeling_source()}
+
+
+def _megatron_loading(doc: dict[str, Any]) -> str:
+    # lazy: a format's own module loads when it writes, not for the --format choices (help path)
+    from tlmsearch.export.megatron import megatron_loading
+
+    return megatron_loading(doc)
 
 
 # ----------------------------------------------------------------------------- readers' rules
@@ -307,6 +328,13 @@ def make_divisible(v: float, divisor: int, min_value: float | None = None) -> in
     if new_v < 0.9 * v:
         new_v += divisor
     return int(new_v)
+
+
+def _decode_hf(doc: Any) -> tuple[int, ...]:
+    # lazy: a format's own module loads when it writes, not for the --format choices (help path)
+    from tlmsearch.export.hf import decode_hf
+
+    return decode_hf(doc)
 
 
 def _decode_nemotron(doc: Any) -> tuple[int, ...]:
@@ -362,7 +390,7 @@ FORMATS: dict[str, Format] = {
             "(trust_remote_code); trained weights as safetensors with --weights",
             "exact",
             _hf,
-            decode_hf,
+            _decode_hf,
             loading="""\
 from transformers import AutoModelForCausalLM
 model = AutoModelForCausalLM.from_pretrained({dir!r}, trust_remote_code=True)""",
@@ -370,7 +398,7 @@ model = AutoModelForCausalLM.from_pretrained({dir!r}, trust_remote_code=True)"""
                 "tested: transformers loads the folder (trust_remote_code), its logits equal tlmsearch's model's with "
                 "the same weights (float32, max abs difference 0.0) and transformers.Trainer trains it a step"
             ),
-            files=lambda: {MODELING_FILE: modeling_source()},
+            files=_hf_files,
         ),
         Format(
             "nemotron-nas",
@@ -403,7 +431,7 @@ model = AutoModelForCausalLM.from_pretrained({dir!r}, trust_remote_code=True)"""
             "exact",
             _mlp_widths_only("megatron", _megatron, kv_heads="block_configs[i].attention.num_query_groups"),
             lambda doc: tuple(int(b["ffn"]["ffn_hidden_size"]) for b in doc["block_configs"]),
-            loading=megatron_loading,
+            loading=_megatron_loading,
             checked=(
                 "tested: Megatron Core (megatron-core, the megatron extra) builds the model from the file with every "
                 "layer's MLP width and KV groups, and the command passes Megatron-LM's argument validation as pinned "
