@@ -72,8 +72,7 @@ def test_the_header_counts_every_run() -> None:
 
     line = runs_line(summarize(recs, {"arch": "transformer"}))
     assert line == (
-        "21 runs: 6 search trials (5 ran to the end, 1 stopped early), "
-        "15 verification runs (all ran to the end)"
+        "21 runs: 6 search trials (5 ran to the end, 1 stopped early), 15 verification runs (all ran to the end)"
     )
 
 
