@@ -29,6 +29,7 @@ from tlmsearch.configs.base import deciding_train
 from tlmsearch.configs.resolve import resolve_trial_length
 from tlmsearch.configs.storage import normalise
 from tlmsearch.configs.study import StudyConfig
+from tlmsearch.configs.validate import writable_dir
 from tlmsearch.costs.price import LIMIT_HOURS, check_price
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
@@ -73,6 +74,7 @@ def start_study(
     cfg.check_shapes()  # profiles that build one model at this depth: one line, before anything is priced
     if address:  # an unreachable cluster: one line before the directory and the price
         probe_address(address)
+    writable_dir(cfg.runs_dir, "runs_dir")  # a file, a dangling link or an unwritable place: one line before the price
     prices = {a: price_arch(cfg, a) for a in cfg.archs}  # seconds: FLOPs or recorded rates, kept in cost.json
     priced = estimate(cfg, calibration=prices)
     hours = priced.hours
