@@ -72,7 +72,7 @@ def cross_table(verdicts: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any
 
 
 def best_profiles(verdicts: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
-    """Each architecture's best profile by verified mean perplexity (the verdict's `best`)."""
+    """Each architecture's best profile: the verdict's `best` (lowest verified mean loss)."""
     return {arch: str(v["best"]) for arch, v in verdicts.items() if v.get("best")}
 
 

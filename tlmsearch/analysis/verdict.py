@@ -162,7 +162,7 @@ class Verdict:
     n_seeds: int  # fewest paired seeds of any candidate
     cosine: str
     best: str  # label with the lowest mean perplexity
-    cosine_rank: int  # 1 = best mean perplexity
+    cosine_rank: int  # 1 = lowest mean loss (the ranking of the table, `status` and `export`)
     regret: Interval  # largest gain of any candidate over cosine, simultaneous at 1 - 2 alpha
     better: str | None  # the candidate shown better with the largest lower bound
     better_clears_margin: bool | None  # whether that lower bound also clears the margin
@@ -344,9 +344,11 @@ def verdict(
     if cos is None:
         raise ValueError("no re-evaluated cosine profile among the results: cannot judge cosine")
     uni = find(results, UNIFORM)
-    ranked = sorted(results, key=lambda r: r.mean_ppl)
+    # by mean loss, the mean log perplexity: the verdict's paired statistic is its difference (a
+    # mean perplexity, dominated by the worst seeds, can order two profiles the other way)
+    ranked = sorted(results, key=lambda r: (r.mean_loss, r.label))
     best = ranked[0]
-    cosine_rank = 1 + sum(r.mean_ppl < cos.mean_ppl for r in results)
+    cosine_rank = 1 + sum(r.mean_loss < cos.mean_loss for r in results)
     candidates = [r for r in ranked if r is not cos and set(r.ppl) & set(cos.ppl)]
     m = len(candidates)
     level = 1.0 - alpha / max(m, 1)  # each one-sided bound

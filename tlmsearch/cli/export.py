@@ -21,8 +21,9 @@ Export the width schedule of one trial (default: the best) to a training-config 
 formats (and when their readers build exactly the exported widths):
 {_FORMAT_LINES}
 
-"best" is the profile with the lowest mean verified perplexity when the run has been verified
-(or is a comparison), else the finished search trial with the lowest val_loss. Where a format's
+"best" is the verdict's best when the run has been verified (or is a comparison): the profile
+with the lowest mean loss on the seeds the verdict decides on, the one its table ranks first and
+`status` names; else the finished search trial with the lowest val_loss. Where a format's
 rounding rule cannot reproduce a width exactly, the export says so and lists the widths a reader
 will build, and refuses unless --allow-inexact. After writing, it prints how to load the
 file and what the test suite checks of that loading.

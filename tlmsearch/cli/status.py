@@ -119,7 +119,8 @@ def _verdicts(study: Any) -> list[dict[str, Any]]:
         )
     except (ConfigError, TypeError, ValueError) as e:  # levels damaged by hand: status still answers
         return [{"error": f"{VERIFY_FILE}: {e}"}]
-    return [{"group": v.group, "outcome": v.outcome, "headline": v.headline} for v in found]
+    # "best": the verdict's, which the report's table ranks first and `export` exports
+    return [{"group": v.group, "outcome": v.outcome, "best": v.best, "headline": v.headline} for v in found]
 
 
 def _history(study: Any) -> str | None:

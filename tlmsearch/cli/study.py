@@ -31,7 +31,7 @@ directory runs/<name>/:
      then `verify` of its --top-k best profiles beside uniform, cosine, the controls (expanding
      cosine, linear, bowtie) and the paper's early / middle / late groups, with planned seeds
      (--seeds auto) and the three-outcome verdict at --margin / --alpha;
-  2. a transfer check: each architecture's best profile (by verified mean perplexity) re-trained
+  2. a transfer check: each architecture's best profile (the verdict's: lowest verified mean loss) re-trained
      on every other architecture, paired by seed against cosine there (runs/<name>/transfer-<arch>/,
      --transfer-seeds seeds);
   3. the study report: report.html, summary.json, summary.md (verdicts, a cross-architecture

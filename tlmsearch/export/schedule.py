@@ -112,8 +112,10 @@ def export(
 def pick_trial(study: Study, trial: str = "best") -> tuple[TrialRecord, str]:
     """The record to export and why it was chosen.
 
-    "best": the profile with the lowest mean verified perplexity when the run holds seed
-    re-evaluations (verify/compare), else the finished search trial with the lowest val_loss.
+    "best": the verdict's best when the run holds seed re-evaluations (verify/compare): the
+    profile ranked first by mean loss on the seeds the verdict decides on (the table, `status`
+    and the report name the same one); without a verdict, the lowest mean loss over the
+    re-evaluations; else the finished search trial with the lowest val_loss.
     Otherwise `trial` is a trial id.
     """
     records = study.records
@@ -130,10 +132,15 @@ def pick_trial(study: Study, trial: str = "best") -> tuple[TrialRecord, str]:
     if kind is not None:
         results = profile_results(records, kinds=(kind,))
         if results:
-            best = min(results, key=lambda r: r.mean_ppl)
+            verdicts = _verdicts(study)
+            decided = {v.best: v for v in verdicts}
+            best = min(results, key=lambda r: (r.label not in decided, r.mean_loss, r.label))
             rec = next(r for r in records if r.trial_id == best.trial_ids[0])
-            note = undecided_note(_verdicts(study), best.label)
-            return rec, f"best mean perplexity over {best.n_seeds} {kind} seeds ({best.label})" + note
+            note = undecided_note(verdicts, best.label)
+            if best.label in decided:
+                how = f"the verdict's best: lowest mean loss over its {decided[best.label].n_seeds} deciding seeds"
+                return rec, f"{how} ({best.label})" + note
+            return rec, f"lowest mean loss over {best.n_seeds} {kind} seeds ({best.label})" + note
     done = finished(records, kinds=SEARCH_KINDS + EVAL_KINDS)
     if not done:
         raise UserError(f"{study.run_dir} has no finished trials (complete, full fidelity) to export")

@@ -315,7 +315,7 @@ def _verdict_markdown(v: Mapping[str, Any], *, headline: bool = True) -> list[st
         *([f"**{v['headline']}**", ""] if headline else []),
         f"- margin {v['margin']:.1%} perplexity, declared in advance; alpha {v['alpha']:g}; "
         f"{v['n_candidates']} candidates against cosine; {v['n_seeds']} paired seeds",
-        f"- cosine ranks {v['cosine_rank']} of {v['n_profiles']} re-evaluated profiles by mean perplexity",
+        f"- cosine ranks {v['cosine_rank']} of {v['n_profiles']} re-evaluated profiles by mean loss",
         f"- cosine's regret (largest gain of any candidate over cosine): {_pct(v['regret'])} "
         f"({level(v['regret']['confidence'])} simultaneous)",
         f"- Spearman rank correlation of search-time and verified scores over {rc.get('n', 0)} profiles: "

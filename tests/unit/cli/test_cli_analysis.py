@@ -51,7 +51,8 @@ def test_export_of_an_undecided_favourite_says_so_in_one_line(
     run = write_run(tmp_path / "noisy", search_records() + verify_records(noise=0.05, seeds=2))
     assert main(["export", str(run), "--format", "native", "--out", str(tmp_path / "n")]) == 0
     first = capsys.readouterr().out.splitlines()[0]
-    assert first.startswith("exported best mean perplexity over 2 verify seeds (knots:k0=3,k1=1); undecided: ")
+    best = "the verdict's best: lowest mean loss over its 2 deciding seeds (knots:k0=3,k1=1)"
+    assert first.startswith(f"exported {best}; undecided: ")
     assert "the verdict is inconclusive" in first
     assert main(["export", str(run), "--format", "widths", "--stdout"]) == 0
     assert "undecided: the verdict is inconclusive" in capsys.readouterr().err  # --stdout says it on stderr
