@@ -17,12 +17,12 @@ DESCRIPTION = """\
 List the built-in corpora (name, size, source, whether available here), or prepare one:
 extract its text, tokenize it and cache the token streams, so that trials start at once.
 
-examples (the cost on a 2-core machine beside each):
+examples (the cost measured on a 2-core machine beside each):
   tlmsearch data                                              # instant
-  tlmsearch data prepare shakespeare                          # ~10 s
-  tlmsearch data prepare bible-web --tokenizer bpe:4096       # ~1 min
-  tlmsearch data prepare corpus.jsonl --out tokens/corpus     # ~1 min per GB (byte tokenizer)
-  tlmsearch data prepare shards/ --tokenizer bpe:32000 --out tokens/c   # + the BPE's training
+  tlmsearch data prepare shakespeare                          # ~1 s
+  tlmsearch data prepare bible-web --tokenizer bpe:4096       # ~6 s
+  tlmsearch data prepare corpus.jsonl --out tokens/corpus     # ~15 s per GB (byte tokenizer)
+  tlmsearch data prepare shards/ --tokenizer bpe:32000 --out tokens/c   # ~2.4 MB/s with a BPE
   tlmsearch train --corpus tokens:tokens/corpus ...
 
 A built-in name, text:PATH and tokens:PATH prepare the trainer's own cache (the text is held
