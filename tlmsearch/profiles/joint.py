@@ -11,10 +11,16 @@
 - attention (mode "attention"): query heads H_l = n_heads x a cosine from `heads_start` to
   `heads_end`, in whole heads of the preset's fixed size D = d_model / n_heads;
 - block (mode "block"): the residual width w_l of the whole block (attention and MLP) follows a
-  bowtie, the embedding width d_model at the first and last layer narrowing to `ratio` x d_model
-  at relative depth `position` (half-cosine easings, as the `bowtie` family), in whole heads of
-  size D; each block's heads follow its width (w_l / D) and its MLP shape is the cosine times its
-  width, so a narrow block has a proportionally narrow MLP.
+  bowtie whose targets are the embedding width d_model at the first and last layer narrowing to
+  `ratio` x d_model at relative depth `position` (half-cosine easings, as the `bowtie` family), in
+  whole heads of size D; each block's heads follow its width (w_l / D) and its MLP shape is the
+  cosine times its width, so a narrow block has a proportionally narrow MLP. The targets are
+  snapped to whole heads the budget can balance exactly (`joint_budget.resolve_joint`): each block,
+  the first and last included, may move up to SNAP_RADIUS (2) heads from its rounded target, up
+  or down, so a block may end up narrower at the ends or wider than d_model (e.g. d_model 64 in 16-
+  wide heads: [64, 48, 48, 64, 64, 96]); the nearest balanceable widths are taken. Holding the
+  ends at d_model and every block at most d_model leaves some budgets nothing to balance but
+  the uniform widths (cpu-s, the Transformer: every such bowtie would resolve to uniform).
 
 What the budget holds equal to its uniform model (`hold`): its non-embedding parameters
 ("params", the default) or its training FLOPs per token ("flops"; `joint_budget.joint_config`).
