@@ -37,6 +37,12 @@ level --alpha (default 0.05), with one-sided t tests Holm-corrected over the can
 clears the margin), "near_optimal" (every candidate's gain is shown below the margin) or
 "inconclusive" (neither; with the seeds the observed spread says would decide it).
 
+Alpha is spent once: a verification spends its alpha by its last look. Asking a run whose
+verification finished for more seeds (other --seeds/--looks, a larger --max-seeds) at the same
+--alpha is refused in one line before anything trains; with a higher --alpha (the whole history's
+level) it runs as a new stage: the earlier looks keep their decisions, the same seeds continue,
+and the new looks spend only the alpha not yet spent (verify.json, the headline and status say it).
+
 --controls adds profiles to those re-trained beside cosine and uniform: family[:param=value,...]
 texts (as in `tlmsearch profiles`) or the set `literature`, the shapes the literature argues for
 (OpenELM's layer-wise scaling 0.5 -> 4.0, Reverse, Frame and Crown of arXiv 2509.06518, the
