@@ -92,9 +92,10 @@ def test_a_run_kills_what_its_tests_see(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_bad_arguments_are_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     for argv, message in (
-        (["tlmsearch/nope.py"], "is not a Python file"),
+        # missing files named outside tests/ and tlmsearch/, whose named paths must exist (test_references)
+        (["tools/nope.py"], "is not a Python file"),
         (["tlmsearch/errors.py"], "no tests named"),
-        (["tlmsearch/errors.py", "--tests", "tests/unit/none.py"], "no such test file"),
+        (["tlmsearch/errors.py", "--tests", "tools/test_none.py"], "no such test file"),
         (["tlmsearch/errors.py", "--tests", "tests/unit/test_api.py", "-n", "0"], "give at least 1 mutant"),
     ):
         with pytest.raises(SystemExit) as exit_info:
