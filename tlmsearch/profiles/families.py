@@ -360,7 +360,8 @@ FAMILIES: dict[str, Family] = {
         Family(
             joint.FAMILY,
             "joint architecture: mode mlp (MLP cosine start -> end), attention (+ query heads cosine "
-            "heads_start -> heads_end) or block (+ block width bowtie to `ratio` at `position`); exact budget, "
+            "heads_start -> heads_end) or block (+ block width bowtie from d_model to `ratio` at `position`, each "
+            "block within 2 heads of it, the ends included, so one may be wider than d_model); exact budget, "
             "holding the uniform model's parameters (hold=params) or training FLOPs per token (hold=flops)",
             dict(joint.DEFAULTS),
             joint.mlp_shape,
