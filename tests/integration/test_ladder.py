@@ -22,7 +22,7 @@ from tlmsearch.rundir.records import read_records
 
 pytestmark = pytest.mark.slow
 
-POINTS = ("tiny:n_layers=4@0.25", "tiny:n_layers=4,d_model=48,base_width=96@0.25")
+POINTS = ("tiny:n_layers=4@0.25", "tiny:n_layers=4,d_model=48,n_heads=3,base_width=96@0.25")  # one depth, head size 16
 
 
 def tiny(tmp_path: Path, name: str = "lad") -> LadderConfig:

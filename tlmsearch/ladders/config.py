@@ -34,11 +34,22 @@ from tlmsearch.configs.lr_calibration import (
 from tlmsearch.configs.search import PACK_MODES, SearchConfig
 from tlmsearch.configs.validate import MAX_SEED, MAX_SEEDS, check_int
 from tlmsearch.errors import ConfigError
-from tlmsearch.ladders.points import PointSpec, parse_point, resolve_length, target_of
+from tlmsearch.ladders.points import PointSpec, parse_point, point_size, resolve_length, target_of
 from tlmsearch.profiles import ProfileSpec, expand_profile_sets
 
 DEFAULT_PROFILES: tuple[str, ...] = ("literature",)
 MIN_POINTS = 2
+ARMS = ("compute", "depth")
+DEPTH_TOLERANCE = 0.05  # a depth arm's points: non-embedding parameters within 5 % (widths are integers)
+DEPTH_EXAMPLE = (
+    "cpu-xs:n_layers=3,d_model=96,n_heads=6,base_width=240@20 cpu-xs@20 "
+    "cpu-xs:n_layers=12,d_model=48,n_heads=3,base_width=128@20"
+)
+ARM_HELP = (
+    "what the points vary: compute (sizes and lengths at one depth and head size; the gain fitted against "
+    "log10 training FLOPs and extrapolated to --target) or depth (equal non-embedding parameters within 5 %, "
+    f"one length, layers varying, e.g. --points {DEPTH_EXAMPLE}; the gain fitted against log2 layers)"
+)
 
 
 def ladder_train() -> TrainConfig:
@@ -58,6 +69,7 @@ class LadderConfig(Config):
     name: str = option("", "ladder name: the ladder directory is RUNS_DIR/NAME; empty = ladder-<time>")
     runs_dir: str = option("runs", "parent folder of run directories")
     arch: str = option("transformer", "architecture", choices=ARCHITECTURE_NAMES)
+    arm: str = option("compute", ARM_HELP, choices=ARMS)
     points: tuple[str, ...] = option(
         (), "points SHAPE@TOKENS_PER_PARAM (a preset, optional overrides), e.g. cpu-xs@20 tiny:n_layers=3@5"
     )
@@ -102,6 +114,7 @@ class LadderConfig(Config):
     def __post_init__(self) -> None:
         check_choice("arch", self.arch, ARCHITECTURE_NAMES)
         check_choice("pack", self.pack, PACK_MODES)
+        check_choice("arm", self.arm, ARMS)
         if len(self.points) < MIN_POINTS:
             raise ConfigError(
                 f"points: a ladder needs at least {MIN_POINTS} points to fit a trend; {len(self.points)} given"
@@ -138,7 +151,44 @@ class LadderConfig(Config):
                 f"train.tokens_per_param={self.train.tokens_per_param:g}: a ladder's lengths are its points' "
                 "(SHAPE@TOKENS_PER_PARAM)"
             )
-        self.point_configs()  # every point's search config: shapes, budgets and lengths checked now
+        configs = self.point_configs()  # every point's search config: shapes, budgets and lengths checked now
+        if self.arm == "depth":
+            self._check_depth_arm(configs)
+
+    def _check_depth_arm(self, configs: list[Any]) -> None:
+        """A depth arm's points: one length, at least two depths, equal non-embedding parameters
+        within `DEPTH_TOLERANCE`; a `ConfigError` naming what differs otherwise."""
+        specs = self.specs
+        sizes = [point_size(c) for c in configs]
+        if len({s.tokens_per_param for s in specs}) > 1:
+            lengths = ", ".join(f"{s.text}" for s in specs)
+            raise ConfigError(f"arm depth: every point needs the same tokens per parameter; given {lengths}")
+        if len({z.n_layers for z in sizes}) < 2:
+            raise ConfigError(f"arm depth: the points need at least 2 different depths (n_layers); all have "
+                              f"{sizes[0].n_layers}")  # fmt: skip
+        low, high = min(z.non_embedding for z in sizes), max(z.non_embedding for z in sizes)
+        if high > low * (1.0 + DEPTH_TOLERANCE):
+            pairs = zip(specs, sizes, strict=True)
+            counts = ", ".join(f"{s.text}: {z.non_embedding:,} ({z.n_layers} layers)" for s, z in pairs)
+            raise ConfigError(
+                f"arm depth: non-embedding parameters differ by {high / low - 1:.1%} ({counts}); a depth arm holds "
+                f"them within {DEPTH_TOLERANCE:.0%}: change d_model, n_heads or base_width, e.g. {DEPTH_EXAMPLE}"
+            )
+
+    def check_arm(self) -> None:
+        """A compute arm's points share depth and head size (a trend across compute moves nothing
+        else of the shape); a `ConfigError` in one line otherwise. Checked before a ladder starts
+        and when it is priced, not on loading one (a ladder saved before arms reads as it trained)."""
+        if self.arm != "compute":
+            return
+        sizes = [point_size(c) for c in self.point_configs()]
+        if len({(z.n_layers, z.head_dim) for z in sizes}) > 1:
+            shapes = "; ".join(f"{s.text}: {z.shape_text()}" for s, z in zip(self.specs, sizes, strict=True))
+            raise ConfigError(
+                f"points differ in depth or head size ({shapes}): a trend across compute is fitted only over points "
+                "that share both; give points of one depth and head size (vary d_model with n_heads, base_width, the "
+                "length), or --arm depth for points of equal parameters at different depths"
+            )
 
     @property
     def specs(self) -> list[PointSpec]:
@@ -196,4 +246,4 @@ class LadderConfig(Config):
             check_distinct_shapes(cfg, self.named_profiles, what=what, allow=self.allow_collapsed, searched=False)
 
 
-__all__ = ["DEFAULT_PROFILES", "MIN_POINTS", "LadderConfig", "ladder_train"]
+__all__ = ["ARMS", "DEFAULT_PROFILES", "DEPTH_TOLERANCE", "MIN_POINTS", "LadderConfig", "ladder_train"]

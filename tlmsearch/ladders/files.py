@@ -103,6 +103,20 @@ def point_lr_intervals(ladder_dir: str | Path, cfg: LadderConfig | None = None) 
     return out
 
 
+def point_epochs(ladder_dir: str | Path, cfg: LadderConfig | None = None) -> dict[str, float | None]:
+    """Each point's epochs over the corpus as its verification's runs recorded them (their mean;
+    None before any finished)."""
+    ladder_dir = Path(ladder_dir)
+    cfg = cfg or load_config(ladder_dir)
+    out: dict[str, float | None] = {}
+    for spec in cfg.specs:
+        sub = ladder_dir / spec.name
+        values = [e for r in (read_records(sub) if sub.is_dir() else []) if r.kind == "verify"
+                  if math.isfinite(e := r.metric("epochs"))]  # fmt: skip
+        out[spec.name] = sum(values) / len(values) if values else None
+    return out
+
+
 def time_left(ladder_dir: str | Path, cfg: LadderConfig | None = None) -> dict[str, Any]:
     """Runs done and planned, and the run time left: the planned runs not yet recorded times
     each point's FLOPs, at the seconds per FLOP its full-length runs took so far (summed over
@@ -153,6 +167,7 @@ __all__ = [
     "is_ladder",
     "load_config",
     "phase_keys",
+    "point_epochs",
     "point_rows",
     "read_state",
     "set_phase",

@@ -42,6 +42,8 @@ class PointCost:
     runs_high: int
     extra_runs: int = 0  # runs of uniform before the profiles' (calibration, the point's own)
     profile_compute: float = 0.0  # mean FLOPs of one run over the profiles (0: `compute`)
+    n_layers: int = 0
+    head_dim: int = 0
 
     def _flops(self, runs: int) -> float:
         """Uniform's runs at `compute`, each profile's at its own FLOPs (a joint architecture held
@@ -93,6 +95,8 @@ def ladder_costs(cfg: LadderConfig) -> list[PointCost]:
                 size.compute,
                 extra + len(texts) * low_seeds,
                 extra + len(texts) * high_seeds,
+                n_layers=size.n_layers,
+                head_dim=size.head_dim,
                 extra_runs=extra,
                 profile_compute=size.tokens * (per_token[0] if len(set(per_token)) == 1 else fmean(per_token)),
             )
@@ -124,6 +128,7 @@ def plan_ladder(
     if cpu_flops < 0:
         raise ConfigError(f"cpu_flops={cpu_flops} must be >= 0 (0: no CPU-hours)")
     check_positive("step_ms", step_ms, allow_zero=True)
+    cfg.check_arm()
     costs = ladder_costs(cfg)
     peak = GPUS[gpu].bf16_dense_flops * mfu
 
@@ -139,6 +144,8 @@ def plan_ladder(
             {
                 "point": c.point,
                 "non_embedding": c.non_embedding,
+                "n_layers": c.n_layers,
+                "head_dim": c.head_dim,
                 "tokens_per_param": c.tokens_per_param,
                 "steps": c.steps,
                 "flops_per_run": c.compute,
@@ -148,6 +155,7 @@ def plan_ladder(
             }
             for c in costs
         ],
+        "arm": cfg.arm,
         "profiles": profile_count(cfg),
         "seeds": cfg.seeds or f"planned ({cfg.pilot_seeds}-{cfg.max_seeds})",
         "compute_span": max(computes) / min(computes),
@@ -166,13 +174,23 @@ def format_ladder_plan(p: dict[str, Any]) -> str:
         a, b = (format(x, fmt) for x in pair)
         return a if a == b else f"{a}-{b}"
 
+    if p.get("arm") == "depth":
+        layers = " / ".join(str(q["n_layers"]) for q in p["points"])
+        params = [q["non_embedding"] for q in p["points"]]
+        arm = (f"a depth arm: {layers} layers at {min(params):,}-{max(params):,} non-embedding parameters "
+               f"({max(params) / min(params) - 1:.1%} apart), the gain fitted against log2 layers")  # fmt: skip
+    else:
+        q0 = p["points"][0]
+        arm = (f"a compute arm at {q0['n_layers']} layers, head size {q0['head_dim']}: the gain fitted against "
+               "log10 training FLOPs")  # fmt: skip
     lines = [
         f"ladder plan: {len(p['points'])} points over {p['compute_span']:.3g}x of compute, {p['profiles']} profiles, "
-        f"seeds {p['seeds']}"
+        f"seeds {p['seeds']}; {arm}"
     ]
     for q in p["points"]:
         lines.append(
-            f"  {q['point']:<28} {q['non_embedding']:>14,} params  {q['tokens_per_param']:>6g} tok/param  "
+            f"  {q['point']:<28} {q['non_embedding']:>14,} params  {q['n_layers']:>3} layers  "
+            f"{q['tokens_per_param']:>6g} tok/param  "
             f"{q['steps']:>9,} steps  {q['flops_per_run']:.3g} FLOPs a run  x {span(q['runs'], 'd')} runs"
             + ("  (step-bound)" if q["step_bound"] else "")
         )

@@ -89,10 +89,21 @@ class PointSize:
     steps: int
     tokens: int
     flops_per_token: float
+    n_layers: int = 0  # the shape (0: not known)
+    d_model: int = 0
+    n_heads: int = 0
 
     @property
     def compute(self) -> float:
         return self.flops_per_token * self.tokens
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads if self.n_heads else 0
+
+    def shape_text(self) -> str:
+        """'2 layers, head size 16' (what a trend across compute holds fixed)."""
+        return f"{self.n_layers} layers, head size {self.head_dim}"
 
 
 def point_size(search_cfg: Any) -> PointSize:
@@ -101,7 +112,16 @@ def point_size(search_cfg: Any) -> PointSize:
     model = trial_shape(search_cfg, ProfileSpec.parse("uniform"))[2]
     counts = count_params(model)
     tokens = search_cfg.train.steps * search_cfg.train.tokens_per_step * model.seq_len
-    return PointSize(counts.non_embedding, counts.total, search_cfg.train.steps, tokens, flops_per_token(model))
+    return PointSize(
+        counts.non_embedding,
+        counts.total,
+        search_cfg.train.steps,
+        tokens,
+        flops_per_token(model),
+        n_layers=model.n_layers,
+        d_model=model.d_model,
+        n_heads=model.n_heads,
+    )
 
 
 def resolve_length(search_cfg: Any) -> Any:

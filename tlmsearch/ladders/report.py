@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.ladders.files import load_config, point_lr_intervals, point_rows, target_tokens_per_param
+from tlmsearch.ladders.files import load_config, point_epochs, point_lr_intervals, point_rows, target_tokens_per_param
 from tlmsearch.ladders.points import target_of
 from tlmsearch.ladders.summary import summarize_ladder
 from tlmsearch.report.run import json_safe
@@ -25,7 +25,10 @@ def ladder_summary(ladder_dir: str | Path) -> dict[str, Any]:
     target = target_of(cfg.target, cfg.arch, target_tokens_per_param(cfg))
     texts = {s.name: s.text for s in cfg.specs}
     intervals = point_lr_intervals(ladder_dir, cfg)
-    summary = summarize_ladder(cfg.to_dict(), rows, target=target, texts=texts, lrs=lrs, lr_intervals=intervals)
+    epochs = point_epochs(ladder_dir, cfg)
+    summary = summarize_ladder(
+        cfg.to_dict(), rows, target=target, texts=texts, lrs=lrs, lr_intervals=intervals, epochs=epochs
+    )
     summary["run_dir"] = str(Path(ladder_dir).resolve())
     return summary
 
@@ -66,14 +69,19 @@ def tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]
         [
             p["point"],
             f"{p['non_embedding']:,}",
+            _int(p.get("n_layers")),
+            _int(p.get("d_model")),
+            _int(p.get("n_heads")),
             f"{p['tokens_per_param']:g}",
+            "-" if p.get("epochs") is None else f"{p['epochs']:.3g}",
             f"{p['compute']:.3g}",
             _lr_text(p),
             p["outcome"] or (p["note"] or "-"),
         ]
         for p in s["points"]
     ]
-    out = [("Points", ["point", "non-embedding params", "tokens/param", "FLOPs a run", "lr", "verdict"], points)]
+    header = ["point", "non-embedding params", "layers", "d_model", "heads", "tokens/param", "epochs", "FLOPs a run"]
+    out = [("Points", [*header, "lr", "verdict"], points)]
     profiles = sorted({prof for p in s["points"] for prof in p["gains"]})
     for ref in ("uniform", "cosine"):
         rows = [
@@ -83,26 +91,43 @@ def tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]
         out.append((f"Gain over {ref} per point (perplexity, {100 * (1 - s['alpha']):.0f} % t interval)", header, rows))
         trend_rows = []
         for prof, t in (s["trends"].get(ref) or {}).items():
-            if "slope_per_decade" not in t:
+            if "slope" not in t:
                 trend_rows.append([prof, "-", "-", t.get("why", "")])
                 continue
             ext = t.get("extrapolation") or {}
             claim = "shown" if t["shown"] else "descriptive" if t.get("descriptive") else "not shown"
             trend_rows.append([prof, t["text"], _pct(ext.get("gain")), claim])
-        out.append(
-            (
-                f"Trend of the gain over {ref} against log10(training FLOPs), extrapolated to {s['target']['name']}",
-                ["profile", "slope per 10x compute", f"at {s['target']['name']}", "trend (Holm)"],
-                trend_rows,
-            )
-        )
+        if s.get("arm") == "depth":
+            title = f"Trend of the gain over {ref} against log2(layers) at equal non-embedding parameters"
+            header = ["profile", "slope per doubling of depth", "-", "trend (Holm)"]
+        else:
+            title = f"Trend of the gain over {ref} against log10(training FLOPs), extrapolated to {s['target']['name']}"
+            header = ["profile", "slope per 10x compute", f"at {s['target']['name']}", "trend (Holm)"]
+        out.append((title, header, trend_rows))
     joint = sorted({prof for p in s["points"] for prof in p.get("shapes") or {}})
     if joint:  # the joint architectures at each point: MLP widths, query heads, KV heads, block widths
         rows = [[prof] + [(p.get("shapes") or {}).get(prof, "-") for p in s["points"]] for prof in joint]
         out.append(
             ("Joint architectures per layer at each point", ["profile"] + [p["point"] for p in s["points"]], rows)
         )
+    for arm in s.get("other_arms") or []:  # a compute ladder's further groups of one depth and head size
+        rows = [
+            [prof, t.get("text", t.get("why", "")), _pct((t.get("extrapolation") or {}).get("gain"))]
+            for prof, t in (arm["trends"].get("uniform") or {}).items()
+        ]
+        out.append(
+            (
+                f"Separate arm ({arm['shape']}: {', '.join(arm['points'])}): gain over uniform against log10(training "
+                "FLOPs)",
+                ["profile", "slope per 10x compute", f"at {s['target']['name']}"],
+                rows,
+            )  # fmt: skip
+        )
     return out
+
+
+def _int(x: Any) -> str:
+    return f"{int(x)}" if x else "-"
 
 
 def to_markdown(s: Mapping[str, Any]) -> str:

@@ -46,6 +46,7 @@ class LadderPoint:
     n: int  # paired seeds
     params: float = math.nan  # non-embedding parameters
     tokens_per_param: float = math.nan
+    layers: int = 0  # the point's depth (a depth arm's axis)
 
     @property
     def df(self) -> int:
@@ -106,8 +107,8 @@ class Trend:
     """The fitted line of one profile's gain against log10(compute)."""
 
     n_points: int
-    span: float  # largest / smallest compute
-    slope: Interval  # nats of log-perplexity gain per 10x of compute, at 1 - alpha
+    span: float  # largest / smallest compute (depth: layers)
+    slope: Interval  # nats of log-perplexity gain per 10x of compute (depth: per doubling of layers), at 1 - alpha
     at_largest: Interval  # the fitted gain (nats) at the largest point
     p_value: float  # of "slope = 0" (nan with 2 points)
     dispersion: float  # Hartung-Knapp's q = sum w r^2 / (k - 2) before its floor (nan with 2 points)
@@ -115,6 +116,7 @@ class Trend:
     alpha: float
     descriptive: str = ""  # why no trend can be shown from these points ("" when one can)
     extrapolation: Extrapolation | None = None
+    axis: str = "compute"  # what the line is against: log10 compute, or log2 layers ("depth")
 
     @property
     def df(self) -> int:
@@ -127,14 +129,21 @@ class Trend:
         return not self.descriptive and self.p_value < self.alpha
 
     def reach(self) -> str:
-        return f"from {self.n_points} points over {self.span:.3g}x of compute"
+        return f"from {self.n_points} points over {self.span:.3g}x of {'depth' if self.axis == 'depth' else 'compute'}"
+
+    @property
+    def unit(self) -> str:
+        return "nats per doubling of depth" if self.axis == "depth" else "nats per 10x of compute"
 
     def to_dict(self) -> dict[str, object]:
         return {
             "n_points": self.n_points,
             "compute_span": self.span,
             "reach": self.reach(),
-            "slope_per_decade": self.slope.to_dict(),
+            "axis": self.axis,
+            "slope": self.slope.to_dict(),
+            **({"slope_per_decade": self.slope.to_dict()} if self.axis == "compute" else {}),
+            "unit": self.unit,
             "fitted_at_largest": self.at_largest.to_dict(),
             "p_value": self.p_value,
             "dispersion": self.dispersion,
@@ -153,8 +162,13 @@ TEST = (
 )
 
 
-def check_points(points: Sequence[LadderPoint]) -> None:
+AXES = ("compute", "depth")
+
+
+def check_points(points: Sequence[LadderPoint], axis: str = "compute") -> None:
     """Refuse what no line can be fitted to, in one line each (ValueError)."""
+    if axis not in AXES:
+        raise ValueError(f"axis={axis!r} is not allowed; choose one of: {', '.join(AXES)}")
     if len(points) < 2:
         raise ValueError(f"a trend needs at least 2 points of the ladder; {len(points)} given")
     for p in points:
@@ -164,7 +178,10 @@ def check_points(points: Sequence[LadderPoint]) -> None:
             raise ValueError(f"point {p.point}: gain {p.gain} with standard error {p.se}: needs a finite se > 0")
         if not (math.isfinite(p.compute) and p.compute > 0):
             raise ValueError(f"point {p.point}: compute {p.compute} FLOPs must be positive")
-    if len({p.compute for p in points}) < 2:
+    if axis == "depth":
+        if any(p.layers < 1 for p in points) or len({p.layers for p in points}) < 2:
+            raise ValueError("a trend against depth needs points of at least 2 different depths (layers >= 1)")
+    elif len({p.compute for p in points}) < 2:
         raise ValueError("every point of the ladder has the same compute: no trend can be fitted")
 
 
@@ -192,14 +209,20 @@ def fit_trend(
     target: Target | None = None,
     draws: int = DEFAULT_DRAWS,
     seed: int = DEFAULT_SEED,
+    axis: str = "compute",
 ) -> Trend:
     """The line through `points` with (1 - alpha) intervals for its slope (per decade of
     compute), its value at the largest point and, given `target`, at the target's compute
     (`ladders.trend_model`; seeded: the same inputs give the same interval)."""
-    check_points(points)
+    check_points(points, axis)
     if not 0.0 < alpha < 0.5:
         raise ValueError(f"alpha={alpha} must lie in (0, 0.5)")
-    x = np.log10(np.array([p.compute for p in points], float))
+    if axis == "depth":
+        if target is not None:
+            raise ValueError("a trend against depth has no compute target: target must be None")
+        x = np.log2(np.array([p.layers for p in points], float))
+    else:
+        x = np.log10(np.array([p.compute for p in points], float))
     m = np.array([p.gain for p in points], float)
     v = np.array([p.se for p in points], float) ** 2
     n = np.array([p.n for p in points], float)
@@ -223,7 +246,7 @@ def fit_trend(
 
     trend = Trend(
         n_points=k,
-        span=float(10 ** (x.max() - x.min())),
+        span=float(2 ** (x.max() - x.min()) if axis == "depth" else 10 ** (x.max() - x.min())),
         slope=interval(float(f.slope), float(f.se_slope), crit_b),
         at_largest=interval(float(f.at[0]), float(f.se_at[0]), crit_top),
         p_value=p_value,
@@ -231,6 +254,7 @@ def fit_trend(
         tau=float(np.sqrt(f.tau2)),
         alpha=alpha,
         descriptive=descriptive_reason(points),
+        axis=axis,
     )
     if target is None:
         return trend
@@ -262,6 +286,7 @@ __all__ = [
     "DEFAULT_DRAWS",
     "MIN_POINTS_SHOWN",
     "MIN_SEEDS_SHOWN",
+    "AXES",
     "TEST",
     "Extrapolation",
     "LadderPoint",

@@ -10,10 +10,11 @@ from tlmsearch.cli import main
 
 
 def test_plan_prints_and_json(capsys):
-    assert main(["ladder", "plan", "--points", "tiny@5", "cpu-xs@20", "--seeds", "4", "--cpu-flops", "5e10"]) == 0
+    points = ["--points", "tiny@5", "cpu-xs:n_layers=2@20"]  # one depth and head size
+    assert main(["ladder", "plan", *points, "--seeds", "4", "--cpu-flops", "5e10"]) == 0
     out = capsys.readouterr().out
     assert "ladder plan: 2 points" in out and "CPU-hours" in out
-    assert main(["ladder", "plan", "--points", "tiny@5", "cpu-xs@20", "--seeds", "auto", "--json"]) == 0
+    assert main(["ladder", "plan", "--points", "tiny@5", "cpu-xs:n_layers=2@20", "--seeds", "auto", "--json"]) == 0
     p = json.loads(capsys.readouterr().out)
     assert p["seeds"].startswith("planned") and len(p["points"]) == 2
 

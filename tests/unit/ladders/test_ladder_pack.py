@@ -15,7 +15,7 @@ from tlmsearch.errors import ConfigError
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.tuning import ladder as ladder_mod
 
-POINTS = ["tiny:n_layers=4@0.25", "tiny:n_layers=4,d_model=48,base_width=96@0.25"]
+POINTS = ["tiny:n_layers=4@0.25", "tiny:n_layers=4,d_model=48,n_heads=3,base_width=96@0.25"]  # one depth, head size 16
 
 
 def _config(tmp_path: Path, **extra: Any) -> LadderConfig:

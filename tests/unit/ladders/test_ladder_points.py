@@ -86,7 +86,7 @@ def test_config_round_trips_and_refuses():
 
 def test_plan_counts_runs_and_flops():
     cfg = LadderConfig(
-        points=("tiny@5", "cpu-xs@20"), profiles=("linear:start=1.5,end=0.5",), seeds=3, lr_calibration="off"
+        points=("tiny@5", "cpu-xs:n_layers=2@20"), profiles=("linear:start=1.5,end=0.5",), seeds=3, lr_calibration="off"
     )
     assert profile_count(cfg) == 3
     costs = ladder_costs(cfg)
@@ -108,7 +108,7 @@ def test_plan_counts_runs_and_flops():
 
 def test_plan_prices_small_points_by_their_steps():
     """Tiny points are bound by a step's launches, not its FLOPs: at least `step_ms` a step."""
-    cfg = LadderConfig(points=("tiny@5", "cpu-xs@20"), seeds=3, lr_calibration="off")
+    cfg = LadderConfig(points=("tiny@5", "cpu-xs:n_layers=2@20"), seeds=3, lr_calibration="off")
     costs = ladder_costs(cfg)
     floor = plan_ladder(cfg, step_ms=10.0)
     steps_s = sum(c.runs_low * c.steps * 0.010 for c in costs)

@@ -64,9 +64,10 @@ def test_a_point_still_calibrating_shows_no_learning_rate(tmp_path: Path) -> Non
     (copy / first["name"] / "lr_calibration.json").unlink()
     again = ladder_summary(copy)["points"][0]
     assert again["lr"] is None
-    assert f"| {first['point']} | {first['non_embedding']:,} | 20 | " in readme_table(ladder_summary(copy))
+    shape = f"| {first['point']} | {first['non_embedding']:,} | 2 | 32 | 4 | 20 | "  # layers, d_model, heads, length
+    assert shape in readme_table(ladder_summary(copy))
     row = next(r for r in readme_table(ladder_summary(copy)).splitlines() if r.startswith(f"| {first['point']} |"))
-    assert row.split(" | ")[4] == "-"
+    assert row.split(" | ")[8] == "-"
 
 
 def test_the_cli_prints_the_block_and_refuses_a_folder_that_is_no_ladder(
