@@ -38,8 +38,8 @@ from tlmsearch.tuning import verify as verifying  # the module: tests may replac
 
 def start_ladder(cfg: LadderConfig, *, address: str | None = None, progress: bool = True) -> Path:
     """Create the ladder directory, save its config and train every point."""
-    cfg.check_shapes()  # profiles that build one model at a point's depth: one line, before anything is written
     cfg.check_arm()  # a compute ladder's points share depth and head size: refused before anything is created
+    cfg.check_shapes()  # profiles that build one model at a point's depth: one line, before anything is written
     ladder_dir = create_run_dir(cfg.runs_dir, cfg.name or None, prefix="ladder").resolve()
     cfg = cfg.replace(name=ladder_dir.name, runs_dir=str(ladder_dir.parent))
     cfg.save(ladder_dir / LADDER_CONFIG)
