@@ -10,6 +10,7 @@ separators (byte tokenizer).
 
     python -m bench.bench_prepare                          # 100 MB and 1,000 MB, byte tokenizer
     python -m bench.bench_prepare --sizes-mb 1000 --tokenizer bpe:4096
+    python -m bench.bench_prepare --sizes-mb 1000 --format parquet
     python -m bench.bench_prepare --dry                    # smoke test: 2 MB
 """
 
@@ -31,26 +32,39 @@ LIMIT_MB = 1024  # the acceptance bound on peak memory
 
 
 def write_corpus(path: Path, size_mb: float, seed: int = 0) -> tuple[int, int]:
-    """A JSONL corpus of about `size_mb` MB; returns (bytes written, documents)."""
+    """A JSONL corpus of about `size_mb` MB (a Parquet file of the same records, in row groups
+    of 1,000, when `path` ends in .parquet); returns (bytes of text written, documents)."""
     import numpy as np
+
+    writer = None
+    if path.suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        writer = pq.ParquetWriter(path, pa.schema([("id", pa.int64()), ("text", pa.string())]))
 
     rng = np.random.default_rng(seed)
     letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
     words = np.array(["".join(rng.choice(letters, size=int(n))) for n in rng.integers(2, 10, size=5000)])
     target, written, docs = int(size_mb * 1e6), 0, 0
-    with open(path, "w", encoding="utf-8") as fh:
+    with open(path if writer is None else os.devnull, "w", encoding="utf-8") as fh:
         while written < target:
             lengths = rng.integers(50, 400, size=1000)
             ids = rng.integers(0, len(words), size=int(lengths.sum()))
-            pieces, start = [], 0
+            texts, start = [], 0
             for n in lengths:
-                text = " ".join(words[ids[start : start + n]])
+                texts.append(" ".join(words[ids[start : start + n]]))
                 start += n
-                pieces.append(json.dumps({"id": docs, "text": text}) + "\n")
-                docs += 1
-            chunk = "".join(pieces)
-            fh.write(chunk)
-            written += len(chunk.encode())
+            if writer is not None:
+                writer.write_table(pa.table({"id": list(range(docs, docs + len(texts))), "text": texts}))
+                written += sum(len(t) for t in texts)
+            else:
+                chunk = "".join(json.dumps({"id": docs + i, "text": t}) + "\n" for i, t in enumerate(texts))
+                fh.write(chunk)
+                written += len(chunk.encode())
+            docs += len(texts)
+    if writer is not None:
+        writer.close()
     return written, docs
 
 
@@ -83,6 +97,12 @@ def run_prepare(corpus: Path, out: Path, tokenizer: str) -> dict[str, Any]:
 def expected_tokens(corpus: Path) -> int:
     """Byte tokens of the documents and their blank-line separators, counted independently."""
     total = 0
+    if corpus.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        for batch in pq.ParquetFile(corpus).iter_batches(columns=["text"]):
+            total += sum(len(t.encode()) + 2 for t in batch.column(0).to_pylist())
+        return total
     with open(corpus, encoding="utf-8") as fh:
         for line in fh:
             total += len(json.loads(line)["text"].encode()) + 2
@@ -93,16 +113,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes-mb", type=float, nargs="+", default=[100, 1000])
     ap.add_argument("--tokenizer", default="byte")
+    ap.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl", help="the corpus's format")
     ap.add_argument("--dry", action="store_true", help="smoke test: a 2 MB corpus")
     ap.add_argument("--tmp", help="where the corpus and tokens are written (default: the system's temp folder)")
     ap.add_argument("--out", help="JSON figures (default bench/data/prepare-latest.json)")
     args = ap.parse_args(argv)
     sizes = [2.0] if args.dry else args.sizes_mb
-    info = print_header("tlmsearch data prepare: peak memory on generated JSONL")
+    info = print_header(f"tlmsearch data prepare: peak memory on generated {args.format}")
     rows, results = [], []
     for size in sizes:
         with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
-            corpus = Path(tmp) / "corpus.jsonl"
+            corpus = Path(tmp) / f"corpus.{args.format}"
             t0 = time.perf_counter()
             nbytes, docs = write_corpus(corpus, size)
             gen_s = time.perf_counter() - t0
@@ -113,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
                 if got != want:
                     raise SystemExit(f"token count {got:,} != {want:,} bytes of documents and separators")
             r.update(corpus_mb=round(nbytes / 1e6, 1), corpus_documents=docs, generate_s=round(gen_s, 1),
-                     tokenizer=args.tokenizer, under_limit=r["peak_rss_mb"] < LIMIT_MB)  # fmt: skip
+                     tokenizer=args.tokenizer, format=args.format, file_mb=round(corpus.stat().st_size / 1e6, 1),
+                     under_limit=r["peak_rss_mb"] < LIMIT_MB)  # fmt: skip
             results.append(r)
             rows.append([f"{r['corpus_mb']:,.0f}", f"{docs:,}", args.tokenizer, f"{r['wall_s']:.1f}",
                          f"{r['corpus_mb'] / r['wall_s']:.1f}", f"{r['peak_rss_mb']:.0f}"])  # fmt: skip

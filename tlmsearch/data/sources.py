@@ -184,7 +184,9 @@ class FileSource(Source):
         import pyarrow.parquet as pq
 
         try:
-            pf = pq.ParquetFile(entry.path)
+            # pre_buffer (pyarrow's default) keeps every column chunk read so far: a 1 GB file
+            # held 1 GB; without it memory stays at one row group
+            pf = pq.ParquetFile(entry.path, pre_buffer=False)
         except Exception as exc:  # noqa: BLE001 - pyarrow's errors for a damaged file vary
             raise DataError(f"{entry.path}: not a readable Parquet file ({_first_line(exc)})") from None
         rows_total = max(int(pf.metadata.num_rows), 1)
