@@ -5,7 +5,7 @@
 
 The output folder is what `tokens:PATH` reads (`tlmsearch.data.stream.load_token_files`):
 
-    OUT/train.bin, OUT/val.bin   flat token ids (uint16 up to a vocabulary of 65,536)
+    OUT/train.bin, OUT/val.bin   flat token ids (uint16 up to a vocabulary of 65,536, else uint32)
     OUT/meta.json                vocab_size, token_bytes (bits per byte), tokenizer, counts, source
     OUT/tokenizer.json           the BPE trained here, or a copy of the one given
 
@@ -252,11 +252,6 @@ def _prepare_locked(
             (out / f"{stale}.partial").unlink(missing_ok=True)
         tok = _make_tokenizer(cfg, source, kind, saved_tok)
     assert tok is not None
-    if tok.vocab_size > 2**16:
-        raise DataError(
-            f"--tokenizer {cfg.tokenizer}: a vocabulary of {tok.vocab_size:,} tokens needs uint32 token files, "
-            "which tokens:PATH does not read yet; use a tokenizer of at most 65,536 tokens"
-        )
     dtype = token_dtype(tok.vocab_size)
     start = Position.from_dict(state["position"]) if state else Position()
     docs = int(state["documents"]) if state else 0

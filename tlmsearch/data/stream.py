@@ -39,7 +39,7 @@ import numpy as np
 
 from tlmsearch.configs.base import DataConfig
 from tlmsearch.data.corpora import BUILTIN, load_corpus
-from tlmsearch.data.tokenizer import BPETokenizer, ByteTokenizer, Tokenizer
+from tlmsearch.data.tokenizer import BPETokenizer, ByteTokenizer, Tokenizer, token_dtype
 from tlmsearch.errors import DataError
 
 FORMAT_VERSION = 1
@@ -258,11 +258,12 @@ def _note_checksum(root: Path, corpus: str, sha: str) -> None:
 
 
 def load_token_files(path: Path, val_fraction: float) -> TokenData:
-    """nanoGPT-style flat uint16 files: a folder with train.bin and val.bin, or one .bin file.
+    """nanoGPT-style flat token files: a folder with train.bin and val.bin, or one .bin file.
 
-    An optional `meta.json` beside them may give `vocab_size` and `token_bytes` (a list of
-    UTF-8 byte counts per token, for bits per byte); without it the vocab is the largest id + 1
-    and bits per byte are unknown (NaN).
+    An optional `meta.json` beside them may give `vocab_size`, `token_bytes` (a list of UTF-8
+    byte counts per token, for bits per byte) and `dtype` ("uint16", or "uint32" for a vocabulary
+    over 65,536 tokens; default: uint32 when vocab_size says so, else uint16); without it the
+    files are uint16, the vocab is the largest id + 1 and bits per byte are unknown (NaN).
     """
     spec = f"tokens:{path}"
     if path.is_dir():
@@ -270,12 +271,8 @@ def load_token_files(path: Path, val_fraction: float) -> TokenData:
         missing = [p.name for p in (train_path, val_path) if not p.is_file()]
         if missing:
             raise DataError(f"corpus {spec}: the folder has no {' or '.join(missing)}")
-        train, val = _memmap_checked(train_path), _memmap_checked(val_path)
         meta_path = path / "meta.json"
     elif path.is_file():
-        tokens = _memmap_checked(path)
-        cut = int(tokens.shape[0] * (1 - val_fraction))
-        train, val = tokens[:cut], tokens[cut:]
         meta_path = path.with_suffix(".json")
     else:
         raise DataError(f"corpus {spec}: no such file or folder")
@@ -286,6 +283,13 @@ def load_token_files(path: Path, val_fraction: float) -> TokenData:
         except (OSError, ValueError) as exc:
             raise DataError(f"{meta_path}: not valid JSON ({exc})") from None
     _check_token_meta(meta, meta_path)
+    dtype = np.dtype(meta.get("dtype") or token_dtype(int(meta.get("vocab_size", 1))))
+    if path.is_dir():
+        train, val = _memmap_checked(path / "train.bin", dtype), _memmap_checked(path / "val.bin", dtype)
+    else:
+        tokens = _memmap_checked(path, dtype)
+        cut = int(tokens.shape[0] * (1 - val_fraction))
+        train, val = tokens[:cut], tokens[cut:]
     largest = int(max(train.max(), val.max()))
     vocab = int(meta.get("vocab_size", largest + 1))
     if largest >= vocab:
@@ -300,31 +304,44 @@ def load_token_files(path: Path, val_fraction: float) -> TokenData:
     return TokenData(spec, "tokens", vocab, train, val, token_bytes, sha, path)
 
 
+TOKEN_DTYPES = ("uint16", "uint32")
+
+
 def _check_token_meta(meta: Any, meta_path: Path) -> None:
     """The metadata beside token files is user data: a wrong type is one line naming the file."""
     if not isinstance(meta, dict):
         raise DataError(
             f"{meta_path}: expected a JSON object with vocab_size and token_bytes, found {type(meta).__name__}"
         )
+    dtype = meta.get("dtype")
+    if dtype is not None and dtype not in TOKEN_DTYPES:
+        raise DataError(f"{meta_path}: dtype={dtype!r} is not a token file type; allowed: {', '.join(TOKEN_DTYPES)}")
+    high = 2**32 if dtype == "uint32" or (dtype is None and _wide(meta.get("vocab_size"))) else 2**16
     vocab = meta.get("vocab_size", 1)
-    if isinstance(vocab, bool) or not isinstance(vocab, int) or not 1 <= vocab <= 2**16:
-        raise DataError(f"{meta_path}: vocab_size={vocab!r} must be an integer in [1, 65536] (uint16 token ids)")
+    if isinstance(vocab, bool) or not isinstance(vocab, int) or not 1 <= vocab <= high:
+        bits = "uint32" if high > 2**16 else "uint16"
+        raise DataError(f"{meta_path}: vocab_size={vocab!r} must be an integer in [1, {high}] ({bits} token ids)")
     tb = meta.get("token_bytes", [])
     if not isinstance(tb, list) or any(isinstance(b, bool) or not isinstance(b, int) or b < 0 for b in tb):
         raise DataError(f"{meta_path}: token_bytes must be a list of non-negative integers (UTF-8 bytes per token)")
 
 
-def _memmap_checked(path: Path) -> np.ndarray:
+def _wide(vocab: Any) -> bool:
+    return isinstance(vocab, int) and not isinstance(vocab, bool) and 2**16 < vocab <= 2**32
+
+
+def _memmap_checked(path: Path, dtype: np.dtype[Any] | None = None) -> np.ndarray:
+    dtype = np.dtype(np.uint16) if dtype is None else dtype
     try:
         size = path.stat().st_size
     except OSError as exc:
         raise DataError(f"cannot read {path}: {exc.strerror}") from None
-    if size == 0 or size % 2:
+    if size == 0 or size % dtype.itemsize:
         raise DataError(
-            f"{path}: malformed token file ({size} bytes); expected a non-empty flat array of uint16 tokens"
+            f"{path}: malformed token file ({size} bytes); expected a non-empty flat array of {dtype.name} tokens"
         )
     try:
-        return _memmap(path)
+        return _memmap(path, dtype)
     except (OSError, ValueError) as exc:
         raise DataError(f"cannot read {path}: {exc}") from None
 
@@ -400,10 +417,11 @@ def iter_val_batches(data: TokenData, seq_len: int, n_windows: int, batch_size: 
 # ----------------------------------------------------------------------------- file helpers
 
 
-def _memmap(path: Path) -> np.ndarray:
+def _memmap(path: Path, dtype: np.dtype[Any] | None = None) -> np.ndarray:
+    dtype = np.dtype(np.uint16) if dtype is None else dtype
     if path.stat().st_size == 0:  # an empty part: mmap refuses empty files
-        return np.zeros(0, dtype=np.uint16)
-    return np.memmap(path, dtype=np.uint16, mode="r")
+        return np.zeros(0, dtype=dtype)
+    return np.memmap(path, dtype=dtype, mode="r")
 
 
 def _write_array(path: Path, array: np.ndarray) -> None:

@@ -1,7 +1,9 @@
 """Tokenizers: raw bytes (vocab 256, the default) and a byte-level BPE trained on the corpus.
 
-Both map text to `uint16` token arrays and know how many UTF-8 bytes each token stands for
-(`token_bytes`), which turns a loss in nats per token into bits per byte exactly.
+Both map text to token arrays (uint16, or uint32 for a vocabulary over 65,536: `token_dtype`)
+and know how many UTF-8 bytes each token stands for (`token_bytes`), which turns a loss in nats
+per token into bits per byte exactly. `BPETokenizer(path)` also reads any Hugging Face
+`tokenizer.json` (a local folder's: `tlmsearch data prepare --tokenizer PATH`).
 The BPE is trained with the `tokenizers` library on the training part only and cached as
 `tokenizer.json` in a folder keyed by the corpus checksum and vocab size.
 """
@@ -9,7 +11,7 @@ The BPE is trained with the `tokenizers` library on the training part only and c
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -18,7 +20,7 @@ class Tokenizer(Protocol):
     name: str
     vocab_size: int
 
-    def encode(self, text: str) -> np.ndarray: ...  # (N,) uint16
+    def encode(self, text: str) -> np.ndarray: ...  # (N,) uint16 (uint32 over 65,536 tokens)
 
     def decode(self, tokens: np.ndarray | list[int]) -> str: ...
 
@@ -41,6 +43,12 @@ class ByteTokenizer:
         return np.ones(256, dtype=np.int64)
 
 
+def token_dtype(vocab_size: int) -> type[np.unsignedinteger[Any]]:
+    """The narrowest unsigned integer holding every id of a vocabulary: uint16 up to 65,536
+    tokens, uint32 above (Llama 3's 128,256)."""
+    return np.uint16 if vocab_size <= 2**16 else np.uint32
+
+
 class BPETokenizer:
     """Byte-level BPE (GPT-2 style pre-tokenization, no special tokens)."""
 
@@ -50,6 +58,7 @@ class BPETokenizer:
         self._tok = HFTokenizer.from_file(str(path))
         self.vocab_size = int(self._tok.get_vocab_size())
         self.name = f"bpe{self.vocab_size}"
+        self.dtype = token_dtype(self.vocab_size)
 
     @classmethod
     def train(cls, text: str, vocab_size: int, path: Path) -> BPETokenizer:
@@ -76,8 +85,8 @@ class BPETokenizer:
     def encode(self, text: str) -> np.ndarray:
         # encode line by line in batches: one huge string is slow in the Rust pre-tokenizer
         lines = text.splitlines(keepends=True)
-        out = [np.asarray(e.ids, dtype=np.uint16) for e in self._tok.encode_batch(lines)]
-        return np.concatenate(out) if out else np.zeros(0, dtype=np.uint16)
+        out = [np.asarray(e.ids, dtype=self.dtype) for e in self._tok.encode_batch(lines)]
+        return np.concatenate(out) if out else np.zeros(0, dtype=self.dtype)
 
     def decode(self, tokens: np.ndarray | list[int]) -> str:
         return str(self._tok.decode([int(t) for t in tokens]))
