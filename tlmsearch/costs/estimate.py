@@ -37,6 +37,12 @@ def duration(seconds: float) -> str:
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
+def fit_line(line: str, width: int) -> str:
+    """`line` cut to at most `width` characters, its end replaced by an ellipsis (pure): the live
+    lines put their most important fields first, so a cut loses the least important."""
+    return line if len(line) <= width else line[: max(0, width - 1)] + "…"
+
+
 def elapsed_text(seconds: float) -> str:
     """`1m05s`, `2h03m07s`: time spent so far, for the live lines of searches and studies."""
     m, s = divmod(int(seconds), 60)

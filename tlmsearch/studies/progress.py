@@ -14,6 +14,7 @@ comes from `tlmsearch.studies.cost` (seconds per trial measured in the study, el
 
 from __future__ import annotations
 
+import shutil
 import statistics
 import sys
 import threading
@@ -26,7 +27,7 @@ from typing import IO, Any
 from tlmsearch.analysis.collect import brief_label, label
 from tlmsearch.configs.search import load_search_config
 from tlmsearch.configs.study import StudyConfig
-from tlmsearch.costs.estimate import elapsed_text
+from tlmsearch.costs.estimate import elapsed_text, fit_line
 from tlmsearch.rundir.io import read_verify
 from tlmsearch.rundir.layout import SEARCH_CONFIG
 from tlmsearch.rundir.records import LR_KIND, NOISE_KIND, RATE_KIND, SEARCH_KINDS, finished, read_records_polled
@@ -52,6 +53,15 @@ class ArchProgress:
     total: tuple[int, int]  # (fewest, most) trials of that phase
     best: str  # the best so far, or the outcome once verified
     left: tuple[float, float]  # (fewest, most) trials still to train, every phase, counted in search trials
+
+    def short(self) -> str:
+        """`text` for a narrow terminal: the architecture's first 8 letters, no "best" word."""
+        arch = self.arch if len(self.arch) <= 8 else self.arch[:8]
+        if self.phase == "done":
+            return f"{arch} done {self.best}".rstrip()
+        lo, hi = self.total
+        total = str(lo) if lo == hi else f"{lo}-{hi}"
+        return f"{arch} {self.phase}{'' if self.running else ' (waiting)'} {self.ended}/{total} {self.best}".rstrip()
 
     def text(self) -> str:
         if self.phase == "done":
@@ -153,14 +163,28 @@ def fmt_seconds(seconds: float) -> str:
 
 
 def study_line(
-    name: str, rows: list[ArchProgress], left: tuple[float, float] | None, elapsed: float | None = None
+    name: str,
+    rows: list[ArchProgress],
+    left: tuple[float, float] | None,
+    elapsed: float | None = None,
+    width: int | None = None,
 ) -> str:
-    """The one line of the live view and of `status` (pure)."""
+    """The one line of the live view and of `status` (pure). With `width` (a terminal's), a line
+    that does not fit puts the most important first: the study, the time left, the architectures
+    at work (phase, done/total, best), then those waiting or done; cut from the right only then."""
     head = f"study {name}" + (f" {elapsed_text(elapsed)}" if elapsed is not None else "")
     parts = [head, *(r.text() for r in rows)]
+    left_part = ""
     if any(r.left != (0, 0) for r in rows):
-        parts.append(f"left {fmt_seconds(left[0])}-{fmt_seconds(left[1])}" if left else "left: no seconds yet")
-    return " | ".join(parts)
+        left_part = f"left {fmt_seconds(left[0])}-{fmt_seconds(left[1])}" if left else "left: no seconds yet"
+        parts.append(left_part)
+    line = " | ".join(parts)
+    if width is None or len(line) <= width:
+        return line
+    busy = [r.short() for r in rows if r.running and r.phase != "done"]
+    others = [r.short() for r in rows if not (r.running and r.phase != "done")]
+    head = f"study {name if len(name) <= 8 else name[:7] + '…'}"
+    return fit_line(" | ".join([head, *([left_part] if left_part else []), *busy, *others]), width)
 
 
 def current_line(study_dir: str | Path, elapsed: float | None = None) -> str:
@@ -224,7 +248,8 @@ class LiveView:
         due = self._last is None or now - self._last >= self.interval or phases != self._phases
         if not due:
             return False
-        line = study_line(cfg.name, rows, time_left(cfg, self.study_dir, rows), now - self._t0)
+        width = shutil.get_terminal_size((80, 24)).columns - 1 if self.tty else None
+        line = study_line(cfg.name, rows, time_left(cfg, self.study_dir, rows), now - self._t0, width)
         with self._write:
             self.out.write(("\r\033[K" + line) if self.tty else line + "\n")
             self.out.flush()

@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from ray.tune import Callback
 
-from tlmsearch.costs.estimate import duration, elapsed_text
+from tlmsearch.costs.estimate import duration, elapsed_text, fit_line
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord
 from tlmsearch.tuning.recorder import RecordWriter, trial_config
@@ -89,17 +89,35 @@ def summary_line(
     if full:
         best = min(full, key=lambda r: r.metric(metric))
         tail.append(f"best {metric} {best.metric(metric):.4f} ({trial_name(best)})")
-    line = " | ".join([*head, running_part, *tail])
+    left = search_left(records, total, trials or [], running)
+    left_part = f"{duration(left)} left" if left is not None else "time left unknown"
+    line = " | ".join([*head, running_part, *tail, left_part])
     if width is None or len(line) <= width:
         return line
+    # a terminal too narrow: the most important first (phase, done/total, best, time left), the
+    # details after, cut from the right only where they still do not fit
     etas = [t.eta_s for t in trials or [] if t.eta_s is not None]
     running_part = f"{running} running" + (f", longest ETA {duration(max(etas))}" if etas else "")
-    return fit_line(" | ".join([*head, running_part, *tail]), width)
+    short = name if len(name) <= 20 else name[:19] + "…"
+    best = [f"best {min(r.metric(metric) for r in full):.4f}"] if full else []
+    first = [f"search {short}", f"{len(records)}/{total} ended", *best, left_part]
+    rest = [elapsed_text(elapsed), head[1].partition(": ")[2], running_part, *tail]
+    return fit_line(" | ".join([*first, *rest]), width)
 
 
-def fit_line(line: str, width: int) -> str:
-    """`line` cut to at most `width` characters, its end replaced by an ellipsis (pure)."""
-    return line if len(line) <= width else line[: max(0, width - 1)] + "…"
+def search_left(records: list[TrialRecord], total: int, trials: list[Running], running: int) -> float | None:
+    """Seconds until the search ends (pure): the longest ETA of the running trials, then the trials
+    not started, in rounds of as many as run now, each the mean wall time of the ended ones; None
+    while that mean is unknown and trials wait."""
+    etas = [t.eta_s for t in trials if t.eta_s is not None]
+    waiting = max(0, total - len(records) - running)
+    walls = [r.wall_s for r in records if r.wall_s > 0]
+    if waiting and not walls:
+        return None
+    if not waiting and running and not etas:
+        return None
+    per = sum(walls) / len(walls) if walls else 0.0
+    return max(etas, default=0.0) + -(-waiting // max(1, running)) * per
 
 
 def trial_name(record: TrialRecord) -> str:

@@ -109,9 +109,9 @@ def test_live_line_names_trials_as_status_does_and_shows_steps_inside_trials(tmp
     running = "2 running: t5 knots step 40/60; t6 uniform step 20/60"
     assert f"2/6 ended: 2 complete, 0 stopped, 0 failed | {running} | " in line
     best = status_dict(load(run))["best"][0]
-    assert line.endswith(f"best val_loss 3.0000 ({best['trial_id']} {best['baseline']})")
+    assert line.endswith(f"best val_loss 3.0000 ({best['trial_id']} {best['baseline']}) | time left unknown")
     assert trial_name(records[0]) == f"{records[0].trial_id} uniform"
-    assert summary_line("demo", [], 6, 1, 1.0).endswith("1 running")
+    assert summary_line("demo", [], 6, 1, 1.0).endswith("1 running | time left unknown")
 
 
 def test_scratch_folders_of_dead_drivers_are_swept(tmp_path: Path) -> None:

@@ -104,10 +104,11 @@ def test_a_terminal_line_fits_its_width(width: int) -> None:
     assert len(line) <= width
     plain = summary_line("a-long-search-name", _records(3), 8, 4, 65.0, trials=trials)
     assert len(plain) > 200 and "ab_00003 knots step 57/120" in plain  # a log keeps everything
-    if width >= 120:  # the count and the longest ETA replace the details
+    if width >= 80:  # the most important first: phase, done/total, best, time left
+        assert line.startswith("search a-long-search-name | 3/8 ended | best 4.8000 | ")
+        assert " left" in line
+    if width >= 200:  # the count and the longest ETA replace the details
         assert "4 running, longest ETA 33s" in line
-    if width >= 200:
-        assert "best val_loss 4.8000" in line
 
 
 def test_on_a_terminal_the_line_is_rewritten_in_place_within_the_width(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -147,3 +148,40 @@ def test_trials_that_have_a_record_are_not_shown_running(monkeypatch: pytest.Mon
     lines = out.getvalue().splitlines()
     assert "2/2 ended" in lines[-1] and "0 running" in lines[-1] and "step" not in lines[-1]
     assert sum("2/2 ended" in x for x in lines) == 1  # a log does not repeat the last trial's line at the end
+
+
+def test_at_80_columns_phase_done_best_and_time_left_show(monkeypatch: pytest.MonkeyPatch) -> None:
+    """By hand: 3 trials ended in 10 s each, 4 running with ETAs 30-33 s, 1 of 8 waiting: the
+    longest ETA (33 s) and one round of the mean trial (10 s) = 43 s left."""
+    from tlmsearch.tuning.progress import search_left, summary_line
+
+    records = [TrialRecord(**{**r.to_dict(), "wall_s": 10.0}) for r in _records(3)]
+    trials = [Running(f"ab_{i:05d} knots", 57, 120, 4096.0, 30.0 + i) for i in range(4)]
+    assert search_left(records, 8, trials, 4) == pytest.approx(43.0)
+    assert search_left(_records(3), 8, [], 4) is None  # no trial time known yet while trials wait
+    name = "transformer-knots-tpe-20261204-191010"  # a default run name: 37 characters
+    line = summary_line(name, records, 8, 4, 65.0, trials=trials, width=79)
+    assert len(line) <= 79
+    phase, done, best, left = line.split(" | ")[:4]
+    assert phase == "search transformer-knots-t…" and done == "3/8 ended"
+    assert best == "best 4.8000" and left == "43s left"
+    plain = summary_line(name, records, 8, 4, 65.0, trials=trials)
+    assert plain.endswith("| 43s left") and name in plain  # a log keeps every field
+
+
+def test_the_study_line_at_80_columns_puts_the_time_left_and_the_busy_first() -> None:
+    from tlmsearch.studies.progress import ArchProgress, study_line
+
+    rows = [
+        ArchProgress("transformer", "done", True, 0, (0, 0), "near_optimal", (0, 0)),
+        ArchProgress("gated_attention", "verify", True, 12, (55, 220), "cosine 4.6120", (200, 800)),
+        ArchProgress("titans", "search", True, 7, (34, 34), "knots 4.7000", (250, 900)),
+        ArchProgress("hope_attention", "search", False, 0, (34, 34), "", (300, 950)),
+    ]
+    full = study_line("reference-study", rows, (3600.0, 7200.0), 125.0)
+    assert len(full) > 80 and full.endswith(" | left 60.0 min-2.0 h")  # a log: the time left last
+    line = study_line("reference-study", rows, (3600.0, 7200.0), 125.0, width=79)
+    assert len(line) <= 79
+    parts = line.split(" | ")
+    assert parts[0] == "study referen…" and parts[1] == "left 60.0 min-2.0 h"
+    assert parts[2].startswith("gated_at verify 12/55-220 cosine 4.6120")  # phase, done/total, best
