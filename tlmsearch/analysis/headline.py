@@ -47,44 +47,51 @@ def headline(
     max_p_within: float,
     method: str,
     all_within: bool = False,
+    ref: str = "cosine",
 ) -> str:
+    """The sentence; `ref` names the reference every candidate is compared with (cosine by default)."""
     mpct = f"{margin:.1%}"
+    names = {r.label: getattr(r, "name", r.label) for r in ranked}  # a merged candidate under all its names
+
+    def shown(label: str) -> str:
+        return " = ".join(display_name(n) for n in names.get(label, label).split(" = "))
+
     if m == 0:
-        return "inconclusive: cosine is the only re-evaluated profile; there is nothing to compare it with"
+        return f"inconclusive: {ref} is the only re-evaluated profile; there is nothing to compare it with"
     tests = _tests(alpha, m, n_seeds, method)
     reg = (
-        f"cosine's regret {pct(regret.estimate)} [{pct(regret.low)}, {pct(regret.high)}] "
+        f"{ref}'s regret {pct(regret.estimate)} [{pct(regret.low)}, {pct(regret.high)}] "
         f"({level(regret.confidence)} simultaneous)"
     )
     if outcome == "better" and better is not None:
         g = better.gain
         verb = "also clears" if clears else "does not clear"
         within = (
-            f"; every candidate's gain is also shown below the {mpct} margin: cosine is within it"
+            f"; every candidate's gain is also shown below the {mpct} margin: {ref} is within it"
             if all_within and not clears
             else ""
         )
         return (
-            f"a better profile than cosine exists: {display_name(better.label)} has {g.estimate:.2%} lower perplexity "
+            f"a better profile than {ref} exists: {shown(better.label)} has {g.estimate:.2%} lower perplexity "
             f"({level(g.confidence)} interval {pct(g.low)} to {pct(g.high)}; {tests}); its lower bound "
             f"{verb} the {mpct} margin{within}{describe_shape(better_result.shape if better_result else {})}"
         )
     if outcome == "near_optimal":
         return (
-            f"cosine is near-optimal within the {mpct} margin: every candidate's perplexity gain over cosine "
+            f"{ref} is near-optimal within the {mpct} margin: every candidate's perplexity gain over {ref} "
             f"is shown below it ({tests}; largest Holm-adjusted p {max_p_within:.3g}); {reg}"
             if method == "t"
-            else f"cosine is near-optimal within the {mpct} margin: every candidate's perplexity gain over "
-            f"cosine is shown below it ({tests}); {reg}"
+            else f"{ref} is near-optimal within the {mpct} margin: every candidate's perplexity gain over "
+            f"{ref} is shown below it ({tests}); {reg}"
         )
     top = next((r for r in ranked if r is not cos), None)
     lead = ""
     if top is not None and top.label in vs_cos:
         g = vs_cos[top.label].gain
         who = (
-            f"cosine leads by mean; the best other candidate, {display_name(top.label)},"
+            f"{ref} leads by mean; the best other candidate, {shown(top.label)},"
             if ranked and ranked[0] is cos
-            else f"the best candidate by mean, {display_name(top.label)},"
+            else f"the best candidate by mean, {shown(top.label)},"
         )
         lead = f"; {who} gains {pct(g.estimate)} [{pct(g.low)}, {pct(g.high)}] ({level(g.confidence)} interval)"
     if to_decide is not None:
@@ -94,7 +101,7 @@ def headline(
     else:
         more = "no practical number of seeds would decide it if the observed means hold (a gain sits on the margin)"
     return (
-        f"inconclusive: no candidate is shown better than cosine, and not every candidate is shown within "
+        f"inconclusive: no candidate is shown better than {ref}, and not every candidate is shown within "
         f"the {mpct} margin ({tests}){lead}; {reg}; {more}"
     )
 

@@ -227,7 +227,8 @@ def run_verdicts(
     seeds = _plan_seeds(recs, plan) if kind == "verify" else None
     if seeds is not None and plan and plan.get("sequential"):  # verify --looks: re-decide sequentially
         return from_plan(recs, plan["sequential"], arch=arch, method=method)
-    aliases = (plan or {}).get("aliases") if kind == "verify" else None
+    aliases = (plan or {}).get("aliases")  # a verify's or a comparison's (`rundir.io.read_verify`)
+    reference = (plan or {}).get("reference")
     return verdicts(
         recs,
         margin=margin,
@@ -238,6 +239,7 @@ def run_verdicts(
         seeds=seeds,
         aliases=aliases if isinstance(aliases, Mapping) else None,
         space=space if kind == "verify" else None,
+        reference=reference if isinstance(reference, str) else None,
     )
 
 

@@ -42,7 +42,7 @@ from tlmsearch.analysis.stats import (
     paired_difference,
     rank_correlation,
 )
-from tlmsearch.configs.identity import merged_name
+from tlmsearch.configs.identity import DEFAULT_REFERENCE, merged_name
 from tlmsearch.errors import ConfigError
 
 COSINE = "cosine"
@@ -182,6 +182,8 @@ class Verdict:
     # the regime of the deciding records (`analysis.regime`; the headline states it), None when
     # the verdict was taken from results without their records
     regime: Regime | None = None
+    # how the text names the reference every candidate is compared with (`cosine` above is its label)
+    reference: str = COSINE
 
     @property
     def near_optimal(self) -> bool:
@@ -216,6 +218,7 @@ class Verdict:
             "n_candidates": self.n_candidates,
             "n_seeds": self.n_seeds,
             "cosine": self.cosine,
+            "reference": self.reference,
             "best": self.best,
             "cosine_rank": self.cosine_rank,
             "regret": self.regret.to_dict(),
@@ -315,6 +318,39 @@ def find(results: Sequence[ProfileResult], name: str) -> ProfileResult | None:
     return max(hits, key=lambda r: r.n_seeds) if hits else None
 
 
+def _canonical(text: str) -> str | None:
+    from tlmsearch.profiles.spec import ProfileSpec  # lazy: only a chosen reference reads profile texts
+
+    try:
+        return str(ProfileSpec.parse(text).resolved())
+    except ValueError:  # ConfigError, or a value its family refuses: no profile text
+        return None
+
+
+def is_default_reference(reference: str | None) -> bool:
+    """Whether `reference` (a profile text, None: the default) is the paper's cosine 1.5 -> 0.5."""
+    return reference is None or _canonical(reference) == DEFAULT_REFERENCE
+
+
+def reference_name(reference: str | None) -> str:
+    """How the verdict's text names the reference: "cosine" for the paper's taper, else its profile text."""
+    from tlmsearch.profiles.spec import display_name  # lazy: as `_canonical`
+
+    return COSINE if is_default_reference(reference) else display_name(str(reference))
+
+
+def find_reference(results: Sequence[ProfileResult], reference: str | None = None) -> ProfileResult | None:
+    """The result that is the reference profile `reference` (None: cosine 1.5 -> 0.5, also under its
+    baseline tag): the candidate that builds its model, i.e. whose names (`ProfileResult.names`: every
+    profile text that one model stands for, `configs.identity`) include it in any spelling; the one
+    with most seeds when several do."""
+    if is_default_reference(reference):
+        return find(results, COSINE)
+    wanted = _canonical(str(reference))
+    hits = [r for r in results if wanted in {_canonical(n) for n in (r.label, *r.names)}]
+    return max(hits, key=lambda r: r.n_seeds) if hits else None
+
+
 def verdict(
     results: Sequence[ProfileResult],
     *,
@@ -326,9 +362,13 @@ def verdict(
     alpha: float | None = None,
     seeds: Collection[int] | None = None,
     power: float = 0.8,
+    reference: str | None = None,
 ) -> Verdict:
     """Decide among `results` (which must include cosine): "better", "near_optimal" or "inconclusive".
 
+    `reference` (a profile text; None: cosine 1.5 -> 0.5) is the profile every candidate is compared
+    with (`find_reference`: recognised by the model it builds); the answer is whether IT is near-optimal,
+    and the headline names it.
     `margin` (old name `threshold`) is the relative perplexity gain that matters, declared before
     the data; `alpha` (or `confidence` = 1 - alpha) the level of each claim. `method` is "t"
     (default) or "bootstrap" (BCa, refused below `stats.MIN_BOOTSTRAP_SEEDS` seeds). `seeds`
@@ -340,9 +380,10 @@ def verdict(
     if seeds is not None:
         results = [r.only(seeds) for r in results]
     results = [r for r in results if r.n_seeds > 0]
-    cos = find(results, COSINE)
+    cos = find_reference(results, reference)
+    ref = reference_name(reference)
     if cos is None:
-        raise ValueError("no re-evaluated cosine profile among the results: cannot judge cosine")
+        raise ValueError(f"no re-evaluated {ref} profile among the results: cannot judge {ref}")
     uni = find(results, UNIFORM)
     # by mean loss, the mean log perplexity: the verdict's paired statistic is its difference (a
     # mean perplexity, dominated by the worst seeds, can order two profiles the other way)
@@ -414,6 +455,7 @@ def verdict(
         max_p_within=max((c.p_within for c in vs_cos.values() if c.p_within is not None), default=math.nan),
         method=method,
         all_within=bool(decided["all_within"]) if m else False,
+        ref=ref,
     )
     return Verdict(
         group=group,
@@ -427,6 +469,7 @@ def verdict(
         n_candidates=m,
         n_seeds=n_seeds,
         cosine=cos.label,
+        reference=ref,
         best=best.label,
         cosine_rank=cosine_rank,
         regret=regret,

@@ -12,7 +12,7 @@ from typing import Any
 
 from tlmsearch.analysis.collect import profile_results
 from tlmsearch.analysis.regime import regime_of
-from tlmsearch.analysis.verdict import Verdict, find, resolve_levels, verdict
+from tlmsearch.analysis.verdict import Verdict, find_reference, resolve_levels, verdict
 from tlmsearch.rundir.records import EVAL_KINDS, as_records
 
 
@@ -35,6 +35,7 @@ def verdicts(
     seeds: Collection[int] | None = None,
     aliases: Mapping[str, Sequence[str]] | None = None,
     space: str | None = None,
+    reference: str | None = None,
 ) -> list[Verdict]:
     """One verdict per budget among the re-evaluated profiles that include cosine.
 
@@ -42,7 +43,8 @@ def verdicts(
     `seeds` restricts the decision to those seeds (e.g. the seeds after a pilot). Profiles that
     build one model are one candidate (`collect.profile_results`; `aliases`: verify.json's other
     names of a candidate trained once); `space`, the search space, goes into the regime line
-    with the depth and its degrees of freedom.
+    with the depth and its degrees of freedom. `reference` (a profile text, None: cosine 1.5 -> 0.5)
+    is what every candidate is compared with; a budget without it has no verdict.
     When re-evaluations were run with different step counts (`verify --steps`), only those with
     the step count of the latest one are compared: pairs must share the training length.
     """
@@ -57,10 +59,10 @@ def verdicts(
         by_budget.setdefault(recs[res.trial_ids[0]].budget_key, []).append(res)
     out = []
     for (n_layers, base), group in sorted(by_budget.items()):
-        if find(group, "cosine") is None:
+        if find_reference(group, reference) is None:
             continue
         name = arch if len(by_budget) == 1 else f"{arch} ({n_layers} layers x {base})"
-        v = verdict(group, margin=margin, alpha=alpha, group=name, method=method, seeds=seeds)
+        v = verdict(group, margin=margin, alpha=alpha, group=name, method=method, seeds=seeds, reference=reference)
         deciding = [recs[t] for res in group for t in res.trial_ids if seeds is None or recs[t].seed in set(seeds)]
         out.append(v.with_regime(regime_of(deciding, space)))  # the headline states its regime
     return out

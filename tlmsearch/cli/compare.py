@@ -52,6 +52,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--seeds", type=int, default=3, help="seeds per profile: --seed, --seed+1, ... (2 to 1000; default: 3)"
     )
     p.add_argument(
+        "--reference",
+        metavar="SPEC",
+        default="cosine:start=1.5,end=0.5",
+        help="the profile every candidate is compared with (trained too when --families leave it out): the "
+        "verdict says whether it is near-optimal (default: cosine:start=1.5,end=0.5)",
+    )
+    p.add_argument(
         "--allow-collapsed",
         action="store_true",
         help="go on where profiles build one model at this depth (cosine and linear 1.5 -> 0.5 at 2 or 3 layers): "
@@ -138,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
         yes=args.yes,
         max_hours=args.max_hours,
         allow_collapsed=args.allow_collapsed,
+        reference=args.reference,
     )
     failed = [r for r in result.records if r.status == "failed"]
     if not args.json:

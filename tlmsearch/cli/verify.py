@@ -177,6 +177,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "architecture directory, the study's)",
     )
     p.add_argument(
+        "--reference",
+        metavar="SPEC",
+        default=None,
+        help="the profile every candidate is compared with, trained beside them: the verdict says whether it is "
+        "near-optimal (default: cosine:start=1.5,end=0.5; in a study's architecture directory, the study's)",
+    )
+    p.add_argument(
         "--allow-collapsed",
         action="store_true",
         default=None,
@@ -235,11 +242,13 @@ def print_verdicts(verdicts: list, as_json: bool, rate_check: list | None = None
 
     for v in verdicts:
         print(f"\n{v.group}: {v.headline}")  # the headline opens with the outcome in words
-        print(f"  gains over cosine, {level(v.confidence)} intervals:")
+        ref = getattr(v, "reference", "cosine")  # what every candidate is compared with
+        print(f"  gains over {ref}, {level(v.confidence)} intervals:")
         for row in v.table:
             g = row["gain_vs_cosine"]
             gain = f"{pct(g['estimate'])} [{pct(g['low'])}, {pct(g['high'])}]" if g else "(reference)"
-            print(f"  {row['rank']:>2}. {display_name(row['label']):<40} ppl {row['mean_ppl']:.3f}  vs cosine {gain}")
+            name = " = ".join(display_name(n) for n in str(row.get("name") or row["label"]).split(" = "))
+            print(f"  {row['rank']:>2}. {name:<40} ppl {row['mean_ppl']:.3f}  vs {ref} {gain}")
         rc = v.rank_correlation
         if rc is not None and v.spearman is not None:
             ci = f" [{rc.interval.low:.2f}, {rc.interval.high:.2f}]" if rc.interval else " (no interval: too few)"
@@ -291,7 +300,7 @@ def study_defaults(args: argparse.Namespace) -> dict[str, Any]:
             + (f", and its {kept}" if kept else "")
         )
     length = {"train": study["train"]} if "train" in study else {}  # the study's verification length
-    allow = {"allow_collapsed": study.get("allow_collapsed", False)}
+    allow = {k: study[k] for k in ("allow_collapsed", "reference") if k in study}
     return {"controls": study["controls"], "named_controls": study["named_controls"], **allow, **length}
 
 
@@ -336,6 +345,8 @@ def run(args: argparse.Namespace) -> int:
         given["train"] = {**from_study.pop("train", {}), **given["train"]}
     from_study.pop("train", None)  # a length given here replaces the study's
     from_study["allow_collapsed"] = bool(args.allow_collapsed or from_study.get("allow_collapsed"))
+    if args.reference is not None:  # else the study's, else verify's default (cosine 1.5 -> 0.5)
+        from_study["reference"] = args.reference
     result = verify(
         args.run_dir,
         top_k=options.top_k,

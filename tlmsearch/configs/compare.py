@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.configs.base import TRAIN_INT_BOUNDS, DataConfig, TrainConfig
+from tlmsearch.configs.identity import DEFAULT_REFERENCE
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.validate import check_int, check_method, check_seed_count
 from tlmsearch.configs.verify import check_pack
@@ -35,6 +36,8 @@ class CompareOptions:
     cluster; `progress` prints the plan line and the live line. Profiles that build one model at
     the run's depth (cosine and linear 1.5 -> 0.5 at 2 layers) are refused unless `allow_collapsed`:
     then each such set trains once, as one candidate under all its names (`configs.identity`).
+    `reference` (a profile text, default cosine 1.5 -> 0.5) is what every candidate is compared
+    with; one other than cosine is trained too when `profiles` leave it out.
     """
 
     arch: str = "transformer"
@@ -61,6 +64,7 @@ class CompareOptions:
     address: str | None = None
     progress: bool = True
     allow_collapsed: bool = False
+    reference: str = DEFAULT_REFERENCE
 
     @classmethod
     def of(cls, options: CompareOptions | None = None, **changes: Any) -> CompareOptions:
@@ -118,6 +122,9 @@ def compare_config(profiles: Sequence[str], o: CompareOptions) -> tuple[SearchCo
     check_method(o.method, o.seeds)  # before any training: the bootstrap needs enough seeds
     specs = [ProfileSpec.parse(p) for p in profiles]  # ConfigError names a bad one
     check_distinct(profiles, specs)
+    reference = ProfileSpec.parse(o.reference)  # a ConfigError names a bad one
+    if str(reference.resolved()) != DEFAULT_REFERENCE and canonical(reference) not in map(canonical, specs):
+        specs.append(reference)  # the reference is trained beside the candidates
     check_compare_model(o.model)
     train_cfg = TrainConfig.from_dict(dict(o.train or {}), where="train")
     if o.steps is not None:  # a step count replaces a trial length in tokens per parameter

@@ -34,6 +34,7 @@ from tlmsearch.profiles.dof import dof_text
 ShapeKey = tuple[tuple[int, ...], ...]  # MLP widths, query heads, key/value heads, block widths (() = the preset's)
 SHAPE_AXES: tuple[str, ...] = ("mlp_widths", "attn_heads", "kv_heads", "block_widths")
 SEP = " = "  # between the names of one merged candidate
+DEFAULT_REFERENCE = "cosine:start=1.5,end=0.5"  # the paper's taper: what every candidate is compared with by default
 
 
 def shape_key(model: ModelConfig | Mapping[str, Any]) -> ShapeKey:
@@ -126,6 +127,7 @@ def check_distinct_shapes(
 
 
 __all__ = [
+    "DEFAULT_REFERENCE",
     "SHAPE_AXES",
     "Candidate",
     "ShapeKey",

@@ -200,6 +200,11 @@ class StudyConfig(Config):
         "faster), on or off",
         choices=PACK_MODES,
     )
+    reference: str = option(
+        COSINE_TEXT,
+        "the profile every candidate is compared with in each verification (trained beside them): its verdict says "
+        "whether it is near-optimal",
+    )
     allow_collapsed: bool = option(
         False,
         "go on where profiles the study names (cosine, uniform, the controls) build one model at its depth "
@@ -249,6 +254,7 @@ class StudyConfig(Config):
             check_name(self.name)
         # set names ("literature": the literature's shapes) stand for their profiles, written out
         object.__setattr__(self, "controls", expand_profile_sets(self.controls))
+        object.__setattr__(self, "reference", str(ProfileSpec.parse(self.reference)))  # ConfigError names a bad one
         for text in self.controls:
             ProfileSpec.parse(text)  # raises ConfigError naming the bad profile
         for arch, given in self.options.items():
@@ -263,7 +269,7 @@ class StudyConfig(Config):
     @property
     def named_profiles(self) -> tuple[str, ...]:
         """The profiles every verification names: cosine, uniform and the controls."""
-        return (COSINE_TEXT, "uniform", *self.controls)
+        return (self.reference, COSINE_TEXT, "uniform", *self.controls)
 
     def named_candidates(self, arch: str) -> list[Candidate]:
         """The named profiles of `arch`'s verification, merged by the model they build

@@ -22,7 +22,7 @@ from tlmsearch.configs.base import (
     option,
     screening_train,
 )
-from tlmsearch.configs.identity import check_distinct_shapes
+from tlmsearch.configs.identity import DEFAULT_REFERENCE, check_distinct_shapes
 from tlmsearch.configs.lr_calibration import (
     DEFAULT_SEEDS,
     FRACTION_HELP,
@@ -101,6 +101,11 @@ class LadderConfig(Config):
         "bench_pack measured packs faster), on or off",
         choices=PACK_MODES,
     )
+    reference: str = option(
+        DEFAULT_REFERENCE,
+        "the profile every other is compared with at every point (trained beside them): each point's verdict says "
+        "whether it is near-optimal, and the gains over it are the ladder's gains over cosine",
+    )
     allow_collapsed: bool = option(
         False,
         "go on where cosine, uniform, the profiles and best build one model at a point's depth (cosine and linear "
@@ -129,6 +134,7 @@ class LadderConfig(Config):
         canon = [str(ProfileSpec.parse(t)) for t in texts]  # a ConfigError names a bad one
         if self.best:
             canon.append(str(ProfileSpec.parse(self.best)))
+        object.__setattr__(self, "reference", str(ProfileSpec.parse(self.reference)))  # a ConfigError names a bad one
         if len(set(canon)) != len(canon):
             raise ConfigError(f"profiles repeat a profile: {', '.join(canon)}; give each profile once")
         if self.seeds != 0:
@@ -236,7 +242,8 @@ class LadderConfig(Config):
     @property
     def named_profiles(self) -> tuple[str, ...]:
         """Every profile a point's verification names: cosine, uniform, the profiles and best."""
-        return ("cosine:start=1.5,end=0.5", "uniform", *self.controls, *((self.best,) if self.best else ()))
+        best = (self.best,) if self.best else ()
+        return (self.reference, DEFAULT_REFERENCE, "uniform", *self.controls, *best)
 
     def check_shapes(self) -> None:
         """Refuse, in one line before anything trains, a point at whose depth the named profiles

@@ -17,7 +17,7 @@ from typing import Any
 
 from tlmsearch.analysis.collect import profile_results
 from tlmsearch.analysis.summary import decision_seeds, run_verdicts, verify_unfinished
-from tlmsearch.analysis.verdict import COSINE, UNIFORM, ProfileResult, find
+from tlmsearch.analysis.verdict import COSINE, UNIFORM, ProfileResult, find, find_reference
 from tlmsearch.rundir.axes import axes_text
 from tlmsearch.rundir.records import as_records
 
@@ -85,7 +85,9 @@ def paired_gain(profile: ProfileResult, reference: ProfileResult) -> PairedGain 
 def point_result(
     records: Iterable[Any], verify_plan: Mapping[str, Any] | None, *, margin: float, alpha: float, arch: str
 ) -> PointResult:
-    """The verdict and the paired gains of one point's run directory."""
+    """The verdict and the paired gains of one point's run directory. The gains under "cosine" are
+    over the point's reference: cosine 1.5 -> 0.5, or the ladder's `reference` that its verify
+    recorded in verify.json (recognised by the model it builds; the verdict's `reference` names it)."""
     recs = as_records(records)
     note = verify_unfinished(recs, verify_plan)
     if not any(r.kind == "verify" for r in recs):
@@ -96,7 +98,8 @@ def point_result(
     steps = verify[-1].max_steps
     keep = [r for r in verify if r.max_steps == steps and (seeds is None or r.seed in set(seeds))]
     results = profile_results(keep, kinds=("verify",))
-    refs = {name: find(results, name) for name in REFERENCES}
+    reference = (verify_plan or {}).get("reference")
+    refs = {UNIFORM: find(results, UNIFORM), COSINE: find_reference(results, reference if reference else None)}
     gains: dict[str, dict[str, PairedGain]] = {}
     if note is None:
         for res in results:

@@ -309,14 +309,15 @@ def _verdict_markdown(v: Mapping[str, Any], *, headline: bool = True) -> list[st
     rci = rc.get("interval")
     rc_text = "-" if rc.get("rho") is None else f"{rc['rho']:.2f}"
     rc_text += f" [{rci['low']:.2f}, {rci['high']:.2f}]" if rci else " (no interval: too few profiles)"
+    ref = str(v.get("reference") or "cosine")  # what every candidate is compared with (cosine by default)
     lines = [
         f"## Verdict ({v['group']}): {v.get('outcome', '')}",
         "",
         *([f"**{v['headline']}**", ""] if headline else []),
         f"- margin {v['margin']:.1%} perplexity, declared in advance; alpha {v['alpha']:g}; "
-        f"{v['n_candidates']} candidates against cosine; {v['n_seeds']} paired seeds",
-        f"- cosine ranks {v['cosine_rank']} of {v['n_profiles']} re-evaluated profiles by mean loss",
-        f"- cosine's regret (largest gain of any candidate over cosine): {_pct(v['regret'])} "
+        f"{v['n_candidates']} candidates against {ref}; {v['n_seeds']} paired seeds",
+        f"- {ref} ranks {v['cosine_rank']} of {v['n_profiles']} re-evaluated profiles by mean loss",
+        f"- {ref}'s regret (largest gain of any candidate over {ref}): {_pct(v['regret'])} "
         f"({level(v['regret']['confidence'])} simultaneous)",
         f"- Spearman rank correlation of search-time and verified scores over {rc.get('n', 0)} profiles: "
         f"{rc_text}; it measures {v.get('rank_correlation_measures', '')}",
@@ -337,13 +338,13 @@ def _verdict_markdown(v: Mapping[str, Any], *, headline: bool = True) -> list[st
         lines.append(f"- {describe_shape(v['better_shape']).removeprefix('; ')}")
     lines += [
         "",
-        "| rank | profile | seeds | mean loss | mean ppl | gain vs cosine | p (better) | p (within margin) | "
-        "gain vs uniform | Δ loss vs cosine | front-load |",
+        f"| rank | profile | seeds | mean loss | mean ppl | gain vs {ref} | p (better) | p (within margin) | "
+        f"gain vs uniform | Δ loss vs {ref} | front-load |",
         "|---:|---|---:|---:|---:|---|---:|---:|---|---|---:|",
     ]
     for row in v["table"]:
         lines.append(
-            f"| {row['rank']} | `{display_name(row['label'])}` | {row['n_seeds']} | {row['mean_loss']:.4f} | "
+            f"| {row['rank']} | `{_shown(row)}` | {row['n_seeds']} | {row['mean_loss']:.4f} | "
             f"{row['mean_ppl']:.3f} | {_pct(row['gain_vs_cosine'])} | {_f(row.get('p_better'), '.3g')} | "
             f"{_f(row.get('p_within'), '.3g')} | {_pct(row['gain_vs_uniform'])} | "
             f"{_diff(row.get('loss_diff_vs_cosine'))} | {_f(row['front_load'], '.3f')} |"
@@ -355,7 +356,7 @@ def _verdict_markdown(v: Mapping[str, Any], *, headline: bool = True) -> list[st
     lines += [
         "",
         "Gains are exp(mean over seeds of log(ppl_reference / ppl_profile)) - 1, paired by seed (positive: the "
-        "profile is better); Δ loss is profile - cosine (negative: the profile is better); p are Holm-adjusted "
+        f"profile is better); Δ loss is profile - {ref} (negative: the profile is better); p are Holm-adjusted "
         "one-sided p-values; "
         f"intervals are two-sided {level(v['confidence'])} "
         f"{'t' if v.get('method', 't') == 't' else 'BCa bootstrap'} intervals (their ends are the one-sided "
@@ -363,6 +364,11 @@ def _verdict_markdown(v: Mapping[str, Any], *, headline: bool = True) -> list[st
         "",
     ]
     return lines
+
+
+def _shown(row: Mapping[str, Any]) -> str:
+    """A verdict row's profile for people: every name of one model ("cosine:... = linear:..."), each short."""
+    return " = ".join(display_name(n) for n in str(row.get("name") or row["label"]).split(" = "))
 
 
 def render_html(summary: Mapping[str, Any], figs: Mapping[str, go.Figure]) -> str:
@@ -376,8 +382,10 @@ def render_html(summary: Mapping[str, Any], figs: Mapping[str, go.Figure]) -> st
     )
     notes = "".join(f"<p class='note'>{html.escape(n)}</p>" for n in summary["notes"])
     table = summary.get("verdict_table") or {"header": [], "rows": []}
+    refs = sorted({str(v.get("reference") or "cosine") for v in summary["verdicts"]})
+    question = "cosine tapering" if refs in ([], ["cosine"]) else " / ".join(refs)
     verdict = (
-        "<section><h2>Verdict: is cosine tapering near-optimal?</h2>"
+        f"<section><h2>Verdict: is {html.escape(question)} near-optimal?</h2>"
         + (heads or "<p>No verdict yet.</p>")
         + notes
         + (_html_table(table, "verdict-table") if table["rows"] else "")

@@ -19,7 +19,7 @@ import yaml
 
 from tlmsearch.configs.validate import file_present, load_yaml, read_text
 from tlmsearch.errors import ConfigError, UserError
-from tlmsearch.rundir.layout import RUN_CONFIG, RUN_FILES, VERIFY
+from tlmsearch.rundir.layout import COMPARE, RUN_CONFIG, RUN_FILES, VERIFY
 
 
 def write_text(path: str | Path, text: str) -> Path:
@@ -189,8 +189,13 @@ def read_json_object(path: str | Path) -> dict[str, Any] | None:
 
 
 def read_verify(run_dir: str | Path) -> dict[str, Any]:
-    """The seeds the last verify of a run decided on, its pilot and seed plan ({} when none)."""
+    """The seeds the last verify of a run decided on, its pilot and seed plan ({} when none). A
+    comparison's run has none: its compare.json's `reference` and `aliases` (what its verdict
+    compares with, the other names of a candidate trained once) come back instead."""
     path = Path(run_dir) / VERIFY
+    if not path.exists() and (Path(run_dir) / COMPARE).is_file():
+        compared = read_json_object(Path(run_dir) / COMPARE) or {}
+        return {k: compared[k] for k in ("reference", "aliases") if k in compared}
     try:
         doc = read_json_object(path) or {}
         if not isinstance(doc.get("decision_seeds", []), list):

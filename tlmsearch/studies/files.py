@@ -201,6 +201,7 @@ def verify_options(run_dir: str | Path) -> dict[str, Any] | None:
         "rate_check": cfg.rate_check,
         "pack": cfg.pack,
         "allow_collapsed": cfg.allow_collapsed,
+        "reference": cfg.reference,
     }
 
 

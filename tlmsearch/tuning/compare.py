@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.analysis.summary import verdicts
-from tlmsearch.analysis.verdict import Verdict, resolve_levels
+from tlmsearch.analysis.verdict import Verdict, is_default_reference, resolve_levels
 from tlmsearch.configs.compare import CompareOptions, compare_config
 from tlmsearch.configs.identity import check_distinct_shapes
 from tlmsearch.costs.price import LIMIT_HOURS
+from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import COMPARE, SEARCH_CONFIG, create_run_dir
 from tlmsearch.rundir.records import TrialRecord
@@ -80,11 +81,16 @@ def compare(
     cfg.save(run_path / SEARCH_CONFIG)
     seed_list = [o.seed + i for i in range(o.seeds)]
     doc = {"profiles": texts, "seeds": seed_list, "steps": cfg.train.steps} | ({"aliases": aliases} if aliases else {})
+    if not is_default_reference(o.reference):
+        doc["reference"] = str(ProfileSpec.parse(o.reference))
     write_json(run_path / COMPARE, doc)
     items = [FixedTrial(spec=s, seed=k, base_width=width, name=str(s)) for s in specs for k in seed_list]
     if o.progress:
         what = f"compare {run_path.name} ({len(specs)} profiles x {o.seeds} seeds)"
         announce(fixed_line, o.address, cfg, len(items), what)
     new = run_fixed(run_path, cfg, items, "compare", pack=cfg.pack, address=o.address, progress=o.progress)
-    vs = verdicts(new, margin=margin, alpha=alpha, arch=o.arch, kinds=("compare",), method=o.method, aliases=aliases)
+    vs = verdicts(
+        new, margin=margin, alpha=alpha, arch=o.arch, kinds=("compare",), method=o.method, aliases=aliases,
+        reference=o.reference,
+    )  # fmt: skip
     return CompareResult(run_path, texts, seed_list, list(new), vs)

@@ -94,6 +94,7 @@ def run_ladder(ladder_dir: str | Path, *, address: str | None = None, progress: 
                 named_controls={"best": _spec_dict(cfg.best)} if cfg.best else None,
                 pack=cfg.pack,
                 allow_collapsed=cfg.allow_collapsed,
+                reference=cfg.reference,
             )
             set_phase(ladder_dir, key, "done")
             outcome = result.verdicts[0].outcome if result.verdicts else "no verdict"

@@ -31,7 +31,7 @@ from tlmsearch.analysis.rate_check import RateCheck
 from tlmsearch.analysis.sequential import Design
 from tlmsearch.analysis.sequential_extend import continued, decided
 from tlmsearch.analysis.summary import verdicts
-from tlmsearch.analysis.verdict import Verdict, resolve_levels
+from tlmsearch.analysis.verdict import DEFAULT_REFERENCE, Verdict, is_default_reference, resolve_levels
 from tlmsearch.configs.identity import ShapeKey, check_distinct_shapes, shape_key
 from tlmsearch.configs.resolve import trial_shape
 from tlmsearch.configs.storage import check_storage
@@ -106,6 +106,7 @@ def verify(
     yes: bool = True,
     max_hours: float = LIMIT_HOURS,
     allow_collapsed: bool = False,
+    reference: str = DEFAULT_REFERENCE,
 ) -> VerifyResult:
     """Re-train the top-k profiles and the baselines with fresh seeds; return the verdicts.
 
@@ -129,7 +130,9 @@ def verify(
     the most fresh seeds the planner may add; `costs.price.check_price`) before anything trains.
     Profiles that build one model are one candidate (`configs.identity`), trained once under its
     first name; cosine, uniform and the `controls` doing so at this depth (cosine and linear
-    1.5 -> 0.5 at 2 layers) are refused unless `allow_collapsed`.
+    1.5 -> 0.5 at 2 layers) are refused unless `allow_collapsed`. `reference` (a profile text,
+    default cosine 1.5 -> 0.5) is what every candidate is compared with: trained beside the others,
+    recognised by the model it builds, and the verdict says whether it is near-optimal.
     Every bad option is refused before anything trains.
     """
     if not isinstance(study, Study | str | Path) or isinstance(study, str) and not study.strip():
@@ -156,8 +159,16 @@ def verify(
         raise UserError(f"{study.run_dir} has no finished trials (complete, full fidelity): nothing to verify")
     n_first = pilot_seeds if seeds == "auto" else int(seeds)
     cfg, first_seeds = retrain_config(study.config, seeds=n_first, steps=steps, train=train, data=data)
+    reference = str(ProfileSpec.parse(reference))  # a ConfigError names a bad one
+    if not is_default_reference(reference):
+        if looks is not None:
+            raise ConfigError(
+                f"reference={reference!r} with looks={looks}: the group-sequential verify compares with cosine "
+                "1.5 -> 0.5 only; drop looks or the reference"
+            )
+        controls = (*controls, reference)  # trained beside the others (once: a control already is)
     check_controls_build(cfg, controls)
-    named = ("cosine:start=1.5,end=0.5", "uniform", *expand_profile_sets(controls))
+    named = (DEFAULT_REFERENCE, "uniform", *expand_profile_sets(controls))
     check_distinct_shapes(cfg, named, what="verify", allow=allow_collapsed)
 
     def key_of(profile: Mapping[str, Any], base_width: int) -> ShapeKey:
@@ -241,6 +252,8 @@ def verify(
             doc["sequential"] = dict(sequential)
         if aliases:  # profiles trained once under another's name: the report shows every name
             doc["aliases"] = dict(aliases)
+        if not is_default_reference(reference):  # what the report compares with
+            doc["reference"] = reference
         try:
             old = read_verify(study.run_dir)
         except ConfigError:
@@ -349,6 +362,7 @@ def verify(
         seeds=decide_on,
         aliases=aliases,
         space=cfg.space,
+        reference=reference,
     )
     return checked(VerifyResult(Path(study.run_dir), planned, list(new), vs, decide_on, pilot, seed_plan))
 
