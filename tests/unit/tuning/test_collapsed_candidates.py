@@ -124,3 +124,29 @@ def test_a_ladder_refuses_a_point_where_its_profiles_collapse(tmp_path: Path) ->
     cfg.replace(allow_collapsed=True).check_shapes()  # told to go on: nothing to refuse
     four = LadderConfig(points=("tiny:n_layers=5@1", "tiny:n_layers=6@1"), profiles=(LINEAR,), lr_calibration="off")
     four.check_shapes()
+
+
+def test_verify_trains_and_records_its_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tlmsearch.tuning.verify import verify
+
+    run = _two_layer_run(tmp_path / "run")
+    trained = _no_training(monkeypatch, "tlmsearch.tuning.verify")
+    ref = "linear:start=1.2,end=0.8"  # [80, 48] at 2 layers: a model of its own
+    verify(run, top_k=1, seeds=2, progress=False, allow_collapsed=True, reference=ref)
+    assert {(str(t.spec), t.seed) for t in trained} >= {(ref, 1), (ref, 2), (COSINE, 1), (COSINE, 2)}
+    assert json.loads((run / "verify.json").read_text())["reference"] == ref
+    with pytest.raises(ConfigError, match="group-sequential verify compares with cosine"):
+        verify(run, top_k=1, seeds=4, looks=2, progress=False, allow_collapsed=True, reference=ref)
+
+
+def test_a_study_and_a_ladder_carry_their_reference_to_verify(tmp_path: Path) -> None:
+    from tlmsearch.configs.study import StudyConfig
+    from tlmsearch.ladders.config import LadderConfig
+
+    study = StudyConfig.from_flat(dict(archs=("transformer",), preset="tiny", model={"n_layers": 4}, reference=LINEAR))
+    assert study.named_profiles[:2] == (LINEAR, COSINE) and StudyConfig.from_dict(study.to_dict()) == study
+    with pytest.raises(ConfigError, match="unknown profile family 'cosin'"):
+        StudyConfig(reference="cosin")
+    ladder = LadderConfig(points=("tiny:n_layers=5@1", "tiny:n_layers=6@1"), profiles=(), reference=LINEAR)
+    assert ladder.named_profiles[0] == LINEAR
+    ladder.check_shapes()
