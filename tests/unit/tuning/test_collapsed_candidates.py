@@ -112,7 +112,7 @@ def test_a_ladder_refuses_a_point_where_its_profiles_collapse(tmp_path: Path) ->
     from tlmsearch.ladders.config import LadderConfig
     from tlmsearch.tuning.ladder import start_ladder
 
-    points = ("tiny:n_layers=5@1", "tiny@1")  # the literature's frame, crown and bowtie are uniform at 2 layers
+    points = ("tiny@1", "tiny@2")  # the literature's frame, crown and bowtie are uniform at 2 layers
     cfg = LadderConfig(points=points, runs_dir=str(tmp_path), lr_calibration="off")
     with pytest.raises(
         ConfigError, match=r"ladder point tiny@1: uniform and frame:.* are \[64, 64\], one model"
