@@ -107,6 +107,10 @@ def deciding_from_args(args: argparse.Namespace) -> Any:
     from tlmsearch.errors import ConfigError
     from tlmsearch.studies.files import is_study
 
+    if not args.run.strip():  # never the default study's price in place of the run asked for
+        raise ConfigError(
+            f"--run {args.run!r} names no run directory; give a search run's folder (or a study architecture's)"
+        )
     fields: dict[str, Any] = config_overrides(args, "plan")
     shape = [k for k in _SHAPE if getattr(args, k) is not None]
     given = [f for f in fields if f not in (*HARDWARE_FIELDS, "seeds")] + shape
@@ -150,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     from tlmsearch.costs.plan import plan
     from tlmsearch.costs.plan_text import format_plan
 
-    if args.run:
+    if args.run is not None:  # '' too: refused there, not priced as the default study
         deciding = deciding_from_args(args)
         result = plan(deciding.config)
         if args.json:

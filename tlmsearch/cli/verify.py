@@ -156,9 +156,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--spending",
         choices=("obf", "pocock"),
-        default="obf",
-        help="alpha spending with --looks: obf (O'Brien-Fleming-type, default: little at the early looks) or "
-        "pocock (Pocock-type: more at the early looks, more seeds at the last)",
+        default=None,
+        help="alpha spending with --looks (refused without it): obf (O'Brien-Fleming-type, default: little at "
+        "the early looks) or pocock (Pocock-type: more at the early looks, more seeds at the last)",
     )
     p.add_argument(
         "--rate-check",

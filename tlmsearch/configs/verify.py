@@ -54,7 +54,8 @@ class VerifyOptions:
     `seeds` "auto" (a pilot of `pilot_seeds`, then the planned fresh seeds, pilot + fresh <=
     `max_seeds`, planned for `power`) or a count; `steps` None is the search's full fidelity;
     `method` the interval ("t" or "bootstrap"); `looks` None the fixed plan, else K
-    group-sequential looks with `spending`; `rate_check` the paired seeds of the learning-rate
+    group-sequential looks with `spending` (default "obf" with `looks`, None without; given without `looks`, refused);
+    `rate_check` the paired seeds of the learning-rate
     check (0: off); `pack` "off", "on" or "auto".
     """
 
@@ -66,7 +67,7 @@ class VerifyOptions:
     power: float = 0.8
     method: str = "t"
     looks: int | None = None
-    spending: str = "obf"
+    spending: str | None = None
     rate_check: int = 0
     pack: str = "off"
 
@@ -105,7 +106,15 @@ def checked(values: Mapping[str, Any], *, flags: bool = False) -> dict[str, Any]
         check_int(name("steps"), v["steps"], 1, TRAIN_INT_BOUNDS["steps"])
     check_plan_options(v["seeds"], pilot_seeds=v["pilot_seeds"], max_seeds=v["max_seeds"], method=v["method"])
     check_method(v["method"], None if v["seeds"] == "auto" else v["seeds"])  # the bootstrap needs enough seeds
+    if v["looks"] is None and v["spending"] is not None:
+        raise ConfigError(
+            f"{name('spending')}={v['spending']!r} applies only to a group-sequential verify: give "
+            f"{name('looks')} K (2 to {MAX_LOOKS}) too, or leave {name('spending')} out"
+        )
+    if v["looks"] is not None and v["spending"] is None:
+        v["spending"] = "obf"  # the default spending of a sequential verify (None without looks)
     check_sequential_options(v["looks"], v["spending"], v["method"], name)
+    check_looks_seeds(v["looks"], v["seeds"], pilot_seeds=v["pilot_seeds"], max_seeds=v["max_seeds"], name=name)
     v["rate_check"] = check_rate_check(v["rate_check"], name("rate_check"))
     v["pack"] = check_pack(v["pack"], flags=flags)
     return v
@@ -158,6 +167,46 @@ def check_sequential_options(
     if method != "t":
         raise ConfigError(
             f"{name('looks')} needs the t tests (--interval t): the sequential boundaries are t boundaries"
+        )
+
+
+def min_seeds_for_looks(looks: int, first: int = 2) -> int:
+    """The fewest deciding seeds N whose look schedule (`analysis.sequential.look_schedule`: n_k =
+    max(`first`, ceil(k N / K)), duplicates merged) keeps all K = `looks` looks: (first - 1) K + 1,
+    where the first look reaches `first` seeds and each later look adds at least one."""
+    return (first - 1) * looks + 1
+
+
+def check_looks_seeds(
+    looks: int | None,
+    seeds: int | str,
+    *,
+    pilot_seeds: int,
+    max_seeds: int,
+    name: Callable[[str], str] = lambda option: option,
+) -> None:
+    """Refuse `looks` the seeds cannot hold (fewer looks would run than asked): K looks need
+    `min_seeds_for_looks(K)` deciding seeds, a fixed `seeds` count or, with "auto", the room the
+    cap leaves after the pilot."""
+    if looks is None:
+        return
+    need = min_seeds_for_looks(looks)
+    if seeds == "auto":
+        room = max_seeds - pilot_seeds
+        if room < need:
+            raise ConfigError(
+                f"{name('looks')}={looks} needs at least {need} deciding seeds (2 at the first look, one more at "
+                f"each next), but {name('max_seeds')}={max_seeds} leaves {room} after the {pilot_seeds} pilot seeds; "
+                f"allowed: {name('max_seeds')} >= {pilot_seeds + need}, or fewer looks"
+            )
+        return
+    if int(seeds) < need:
+        most = int(seeds) - 1  # the most looks these seeds hold
+        fewer = f"{name('looks')} 2 to {most}" if most >= 2 else f"no {name('looks')} (a fixed plan)"
+        raise ConfigError(
+            f"{name('looks')}={looks} with {name('seeds')}={seeds} would take only "
+            f"{min(looks, max(1, int(seeds) - 1))} look(s): {looks} looks need at least {need} seeds (2 at the "
+            f"first look, one more at each next); allowed: {name('seeds')} >= {need}, or {fewer}"
         )
 
 

@@ -100,7 +100,7 @@ def verify(
     controls: Sequence[str] = CONTROLS,
     named_controls: Mapping[str, Mapping[str, Any]] | None = None,
     looks: int | None = None,
-    spending: str = "obf",
+    spending: str | None = None,
     rate_check: int | str = 0,
     pack: str = "off",
     yes: bool = True,
@@ -115,7 +115,7 @@ def verify(
     `max_seeds`) and the plan is announced with its cost before they train; the pilot never
     decides. `seeds=N`: N seeds that all decide. `looks=K`: group-sequential
     (`analysis.sequential`, `tuning.verify_sequential`): the deciding seeds train in K stages
-    with `spending` alpha spending, and decided candidates stop training.
+    with `spending` alpha spending (default "obf"; refused without `looks`), and decided candidates stop training.
 
     `study`: a `Study` or a run directory. `steps`, `train`, `data`: see `retrain_config`;
     finished verify records are reused only when trained the same way. `margin` (old name

@@ -24,7 +24,7 @@ from tlmsearch.analysis.sequential_extend import continued, decided
 from tlmsearch.analysis.sequential_sim import plan_max_seeds
 from tlmsearch.analysis.sequential_verdict import SequentialGroup, sequential_verdicts
 from tlmsearch.analysis.verdict import Verdict
-from tlmsearch.configs.verify import SequentialOptions
+from tlmsearch.configs.verify import SequentialOptions, min_seeds_for_looks
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.records import TrialRecord
 
@@ -117,8 +117,11 @@ def run_sequential(run_dir: str | Path, setup: SequentialOptions, hooks: StageHo
         want({p.label for p in more})
         spread = pilot_spread(mine(pilot), pilot)
         room = setup.max_seeds - len(pilot)
-        if room < 2:
-            raise ConfigError(f"--max-seeds={setup.max_seeds} leaves fewer than 2 seeds after the pilot for --looks")
+        if room < min_seeds_for_looks(setup.looks):
+            raise ConfigError(
+                f"--max-seeds={setup.max_seeds} leaves {room} seeds after the pilot, fewer than the "
+                f"{min_seeds_for_looks(setup.looks)} that --looks {setup.looks} needs"
+            )
         n_seeds = plan_max_seeds(
             spread.sd,
             spread.n_candidates,
@@ -129,7 +132,7 @@ def run_sequential(run_dir: str | Path, setup: SequentialOptions, hooks: StageHo
             spending=setup.spending,
             cap=room,
         )
-        n_seeds = max(n_seeds, 2)
+        n_seeds = max(n_seeds, min_seeds_for_looks(setup.looks))  # every look asked for (room checked up front)
         start = max(pilot) + 1
         if say:
             say(
