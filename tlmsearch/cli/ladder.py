@@ -31,9 +31,11 @@ actions:
           (--readme-table: print the README's table of the ladder instead)
   plan    price a ladder: runs, FLOPs, GPU-hours (and CPU-hours at --cpu-flops)
 
-examples:
-  tlmsearch ladder plan --points tiny@20 cpu-xs@20 cpu-s@20 --seeds 6 --cpu-flops 6e10
-  tlmsearch ladder run --points tiny@20 cpu-xs@20 cpu-s@20 --seeds 6 --name ladder-t20 --corpus mix
+examples (a compute arm: one depth and head size; a depth arm: equal parameters, layers varying):
+  tlmsearch ladder plan --points cpu-xs:d_model=32,n_heads=2,n_layers=8,base_width=96@20 cpu-xs:n_layers=8@20
+  tlmsearch ladder run --points cpu-xs:d_model=32,n_heads=2,n_layers=8,base_width=96@20 cpu-xs:n_layers=8@20 \\
+      --name ladder-t20 --corpus mix
+  tlmsearch ladder plan --arm depth --points cpu-xs:n_layers=4,base_width=464@20 cpu-xs:n_layers=8@20
   tlmsearch ladder resume runs/ladder-t20 && tlmsearch ladder report runs/ladder-t20
 """
 
