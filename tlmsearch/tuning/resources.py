@@ -33,6 +33,17 @@ def trial_device_kind(cfg: SearchConfig) -> str:
     return "cuda" if gpu else "cpu"
 
 
+def check_device(cfg: SearchConfig, address: str | None = None) -> None:
+    """Refuse a trial device this machine cannot give, with `train`'s own check
+    (`training.hardware.resolve_device`: device cuda without a CUDA device) before anything is
+    written or trained. On a cluster (`address`) the nodes' GPUs decide, not the driver's."""
+    if address or cfg.train.device != "cuda":
+        return
+    from tlmsearch.training.hardware import resolve_device  # lazy: heavy (torch)
+
+    resolve_device(cfg.train.device)
+
+
 def fit_problem(nodes: Sequence[Mapping[str, float]], cpus: float, gpus: float, where: str) -> str | None:
     """Why a trial asking for `cpus` CPUs and `gpus` GPUs fits on none of `nodes` (their Ray
     resources, e.g. {"CPU": 8, "GPU": 1}); None when one node has both."""
@@ -50,6 +61,7 @@ def fit_problem(nodes: Sequence[Mapping[str, float]], cpus: float, gpus: float, 
 
 def check_resources(cfg: SearchConfig, address: str | None = None) -> None:
     """A trial must fit on one node: this machine, or one alive node of the joined cluster."""
+    check_device(cfg, address)
     if address:
         import ray
 

@@ -54,7 +54,8 @@ from tlmsearch.tuning.announce import announce as announce_plan
 from tlmsearch.tuning.announce import check_fixed_price, fixed_line
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.rate_check import run_rate_check
-from tlmsearch.tuning.resources import trial_device_kind
+from tlmsearch.tuning.ray_session import ensure_ray
+from tlmsearch.tuning.resources import check_device, trial_device_kind
 from tlmsearch.tuning.trainable import trial_train_config
 from tlmsearch.tuning.verify_sequential import StageHooks, run_looks, run_sequential
 
@@ -181,6 +182,9 @@ def verify(
     steps = cfg.train.steps
     wanted_train, wanted_data = trial_train_config(cfg, first_seeds[0]).to_dict(), cfg.data.to_dict()
     device = trial_device_kind(cfg)
+    check_device(cfg, address)  # train's check: --device cuda without a GPU here, before anything is written
+    if address:  # reach the cluster before verify.json is written (an unreachable one: one line, nothing left)
+        ensure_ray(address)
     say = announce or (lambda text: print(text, flush=True))  # the plan lines: to `announce`, else printed
     tell = say if announce is not None or progress else None  # those printed only with `progress`
 
