@@ -147,7 +147,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         from tlmsearch.analysis.plan import CONTROLS
         from tlmsearch.costs.estimate import plan_line
-        from tlmsearch.tuning.announce import search_and_verify, verify_runs
+        from tlmsearch.costs.phases import verify_runs
+        from tlmsearch.tuning.announce import search_and_verify
 
         found = search_and_verify(cfg, verify_runs(q.top_k, q.seeds, len(CONTROLS)))
         tokens = cfg.train.batch_size * cfg.train.grad_accum * tlmsearch.preset(cfg.preset).seq_len
