@@ -89,3 +89,36 @@ def test_two_points_extrapolate_with_unbounded_intervals() -> None:
         ext.headline()
         == "extrapolated 5 decades of compute beyond the data to 440m: +7.5 % perplexity [-100.0 %, +inf] at 95 %"
     )
+
+
+def test_a_depth_arm_by_hand() -> None:
+    # 4, 8, 16 layers at one compute; gains 0, 0.01, 0.02: 0.01 nats per doubling, span 4x
+    pts = [
+        LadderPoint(point=f"d{i}", compute=1e15, gain=g, se=0.002, n=4, layers=layers)
+        for i, (layers, g) in enumerate([(4, 0.0), (8, 0.01), (16, 0.02)])
+    ]
+    fit = fit_trend(pts, axis="depth")
+    assert fit.slope.estimate == pytest.approx(0.01) and fit.span == pytest.approx(4.0)
+    assert fit.unit == "nats per doubling of depth" and fit.reach() == "from 3 points over 4x of depth"
+    d = fit.to_dict()
+    assert d["axis"] == "depth" and "slope_per_decade" not in d
+    assert fit_trend(_points()).unit == "nats per 10x of compute"
+    assert fit_trend(_points()).to_dict()["slope_per_decade"] == fit_trend(_points()).slope.to_dict()
+    with pytest.raises(ValueError, match="no compute target"):
+        fit_trend(pts, axis="depth", target=Target("t", 1e18))
+    with pytest.raises(ValueError, match="at least 2 different depths"):
+        fit_trend([replace_layers(p, 8) for p in pts], axis="depth")
+    with pytest.raises(ValueError, match="at least 2 different depths"):
+        fit_trend([replace_layers(pts[0], 0), *pts[1:]], axis="depth")
+
+
+def replace_layers(p: LadderPoint, layers: int) -> LadderPoint:
+    import dataclasses
+
+    return dataclasses.replace(p, layers=layers)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.5])
+def test_alpha_outside_0_half_is_refused(alpha: float) -> None:
+    with pytest.raises(ValueError, match=f"alpha={alpha} must lie in"):
+        fit_trend(_points(), alpha=alpha)
