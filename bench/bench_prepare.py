@@ -30,6 +30,19 @@ from bench._common import print_header, save_result, table
 
 LIMIT_MB = 1024  # the acceptance bound on peak memory
 
+# runs `tlmsearch` as `python -m tlmsearch` does, then writes its own peak RSS in kB to argv[1]
+PEAK_CHILD = """
+import runpy, sys
+out = sys.argv.pop(1)
+sys.argv[0] = "tlmsearch"
+try:
+    runpy.run_module("tlmsearch", run_name="__main__", alter_sys=True)
+finally:
+    status = open("/proc/self/status").read().split("VmHWM:")
+    if len(status) == 2:
+        open(out, "w").write(status[1].split()[0])
+"""
+
 
 def write_corpus(path: Path, size_mb: float, seed: int = 0) -> tuple[int, int]:
     """A JSONL corpus of about `size_mb` MB (a Parquet file of the same records, in row groups
@@ -70,7 +83,8 @@ def write_corpus(path: Path, size_mb: float, seed: int = 0) -> tuple[int, int]:
 
 def run_prepare(corpus: Path, out: Path, tokenizer: str) -> dict[str, Any]:
     """Run the command as a subprocess; its wall time, exit status and peak RSS in MB."""
-    cmd = [sys.executable, "-m", "tlmsearch", "data", "prepare", str(corpus), "--out", str(out),
+    peak_file = out.with_name(out.name + ".peak_kb")
+    cmd = [sys.executable, "-c", PEAK_CHILD, str(peak_file), "data", "prepare", str(corpus), "--out", str(out),
            "--tokenizer", tokenizer, "--json"]  # fmt: skip
     log = out.with_name(out.name + ".stderr")
     start = time.perf_counter()
@@ -84,10 +98,12 @@ def run_prepare(corpus: Path, out: Path, tokenizer: str) -> dict[str, Any]:
     if code != 0:
         raise SystemExit(f"{' '.join(cmd)} exited {code}: {stderr_text.strip()[-500:]}")
     info = json.loads(stdout_text)
+    # the child's own high-water mark; `ru_maxrss` where /proc is absent (it may carry the parent's)
+    peak_kb = float(peak_file.read_text()) if peak_file.exists() else float(usage.ru_maxrss)
     return {
-        "command": " ".join(["tlmsearch", *cmd[3:]]),
+        "command": " ".join(["tlmsearch", *cmd[4:]]),
         "wall_s": round(wall, 1),
-        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),  # Linux: kilobytes
+        "peak_rss_mb": round(peak_kb / 1024, 1),  # kilobytes
         "train_tokens": info["train_tokens"],
         "val_tokens": info["val_tokens"],
         "documents": info["documents"],

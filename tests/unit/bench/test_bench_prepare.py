@@ -24,3 +24,14 @@ def test_the_dry_run_measures_a_real_subprocess(tmp_path: Path) -> None:
     assert bench_prepare.main(["--dry", "--tmp", str(tmp_path), "--out", str(out)]) == 0
     (row,) = json.loads(out.read_text())["results"]
     assert row["train_tokens"] + row["val_tokens"] > 2_000_000 and 10 < row["peak_rss_mb"] < 1024
+
+
+def test_the_peak_is_the_childs_own_not_its_parents(tmp_path: Path) -> None:
+    """A parent of more than the limit (a test worker that has trained models): Linux carries a
+    forked child's high-water mark across exec, so `ru_maxrss` would report the parent's 1.1 GB
+    for a command that used some 50 MB; the child's own VmHWM does not."""
+    held = b"\1" * (1100 << 20)  # touched pages: resident in this process
+    out = tmp_path / "prepare.json"
+    assert bench_prepare.main(["--dry", "--tmp", str(tmp_path), "--out", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["results"]
+    assert len(held) and 10 < row["peak_rss_mb"] < 400, row
