@@ -11,6 +11,7 @@ from cli_runs import read_lines
 
 from tlmsearch.analysis.collect import profile_results
 from tlmsearch.cli import main
+from tlmsearch.configs.identity import shape_key
 from tlmsearch.configs.resolve import resolve_model
 from tlmsearch.models import count_params
 from tlmsearch.profiles import JOINT_POINTS, ProfileSpec
@@ -45,11 +46,17 @@ def test_a_joint_search_trains_and_records_heads_and_block_widths(tmp_path: Path
         assert r["model"].get("block_widths", []) == list(model.block_widths)
         assert count_params(model).non_embedding == uniform.non_embedding == r["metrics"]["params_non_embedding"]
 
-    # the named joint points are verify controls (the set "joint"): re-trained with seeds, recorded whole
-    assert main(["verify", str(tmp_path / "joint"), "--top-k", "1", "--seeds", "2", "--controls", "joint"]) == 0
+    # the named joint points are verify controls (the set "joint"): re-trained with seeds, recorded
+    # whole. `joint:mode=mlp,...` names cosine and uniform (one model at every depth: merged, no
+    # refusal); at 4 layers the whole-block bowtie is the MLP bowtie control, refused untold
+    verify = ["verify", str(tmp_path / "joint"), "--top-k", "1", "--seeds", "2", "--controls", "joint"]
+    assert main(verify) == 2
+    assert main([*verify, "--allow-collapsed"]) == 0
     verified = read_lines(tmp_path / "joint" / "trials.jsonl")[5:]
-    trained = {str(ProfileSpec.from_dict(r["profile"])) for r in verified if r["status"] == "complete"}
-    assert set(JOINT_POINTS) <= trained, trained
+    trained = {shape_key(r["model"]) for r in verified if r["status"] == "complete"}
+    built = (resolve_model("tiny", "transformer", {"n_layers": 4}, ProfileSpec.parse(t))[2] for t in JOINT_POINTS)
+    joint = {shape_key(model) for model in built}
+    assert len(joint) == 4 and joint <= trained, trained
     tapered = [r for r in verified if str(ProfileSpec.from_dict(r["profile"])) == ATTENTION]
     assert len(tapered) >= 2 and all(r["model"]["attn_heads"] == [3, 2, 2, 1] for r in tapered)
 

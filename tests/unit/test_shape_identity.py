@@ -77,3 +77,30 @@ def test_allow_collapsed_runs_them_as_one_candidate() -> None:
     assert cfg.allow_collapsed
     merged = cfg.named_candidates("transformer")
     assert [c.name for c in merged if len(c.names) > 1] == [f"{COSINE} = {LINEAR}"]
+
+
+JOINT_COSINE = "joint:mode=mlp,start=1.5,end=0.5"
+JOINT_BLOCK, BOWTIE = "joint:mode=block,ratio=0.3,position=0.75", "bowtie:ratio=0.3,position=0.75"
+
+
+def test_names_of_one_model_at_every_depth_are_merged_without_a_refusal() -> None:
+    """`joint:mode=mlp,start=1.5,end=0.5` is cosine 1.5 -> 0.5 by definition and `joint:mode=mlp`
+    is uniform: more layers never part them, so naming both (`verify --controls joint` beside the
+    default cosine and uniform) is no depth problem: one candidate each, no refusal, at 4 layers
+    as at 8."""
+    for n_layers in (4, 8):
+        named = [COSINE, "uniform", JOINT_COSINE, "joint:mode=mlp"]
+        found = check_distinct_shapes(_cfg(n_layers), named, what="verify")
+        assert [c.names for c in found] == [(COSINE, JOINT_COSINE), ("uniform", "joint:mode=mlp")]
+
+
+def test_a_collapse_of_this_depth_beside_an_alias_is_still_refused() -> None:
+    # at 4 layers the whole-block bowtie's bottleneck rounds away: its MLP widths are the MLP
+    # bowtie's, 88, 56, 24, 88, and its block widths the preset's; at 16 layers they part
+    found = candidates(_cfg(4), [BOWTIE, JOINT_BLOCK])
+    assert [c.widths for c in found] == [(88, 56, 24, 88)] and found[0].key[3] == ()
+    assert len(candidates(_cfg(16), [BOWTIE, JOINT_BLOCK])) == 2
+    with pytest.raises(ConfigError) as err:
+        check_distinct_shapes(_cfg(4), [COSINE, JOINT_COSINE, BOWTIE, JOINT_BLOCK], what="verify")
+    text = str(err.value)
+    assert f"{BOWTIE} and {JOINT_BLOCK} are [88, 56, 24, 88]" in text and JOINT_COSINE not in text

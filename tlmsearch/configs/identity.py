@@ -14,12 +14,15 @@ candidates by it.
 
 `check_distinct_shapes` refuses, in one line before anything trains, a depth at which profiles
 the user asked for by name (the baselines, the controls, the compared profiles) build one model,
-unless told to go on (`allow_collapsed`): then they run as one merged candidate. Pure: configs
-and profiles only, no torch.
+unless told to go on (`allow_collapsed`): then they run as one merged candidate. Names that build
+one model at every depth (`aliases`: `joint:mode=mlp,start=1.5,end=0.5` is cosine 1.5 -> 0.5 by
+definition) are merged without a refusal: more layers would not part them. Pure: configs and
+profiles only, no torch.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -98,6 +101,23 @@ def collapsed(found: Sequence[Candidate]) -> list[Candidate]:
     return [c for c in found if len(c.names) > 1]
 
 
+ALIAS_DEPTHS: tuple[int, ...] = (16, 24)  # deeper models where shapes a depth merged part again
+
+
+def aliases(cfg: SearchConfig, candidate: Candidate, base_width: int | None = None) -> bool:
+    """Whether the names of `candidate` build one model at every depth, not only at this one: the
+    same model also at `ALIAS_DEPTHS` layers (a name that does not build there is no alias)."""
+    for n_layers in ALIAS_DEPTHS:
+        deeper = dataclasses.replace(cfg, model={**cfg.model, "n_layers": n_layers})
+        try:
+            keys = {shape_key(trial_shape(deeper, ProfileSpec.parse(name), base_width)[2]) for name in candidate.names}
+        except ConfigError:
+            return False
+        if len(keys) > 1:
+            return False
+    return True
+
+
 def check_distinct_shapes(
     cfg: SearchConfig,
     texts: Sequence[str],
@@ -114,7 +134,7 @@ def check_distinct_shapes(
     `searched`: the message states the degrees of freedom of `cfg.space` (a compare or a ladder
     point searches nothing: the free widths alone)."""
     found = candidates(cfg, texts, base_width)
-    merged = collapsed(found)
+    merged = [c for c in collapsed(found) if not aliases(cfg, c, base_width)]
     if merged and not allow:
         n_layers = len(merged[0].widths)
         same = "; ".join(f"{' and '.join(c.names)} are {list(c.widths)}" for c in merged)
@@ -127,10 +147,12 @@ def check_distinct_shapes(
 
 
 __all__ = [
+    "ALIAS_DEPTHS",
     "DEFAULT_REFERENCE",
     "SHAPE_AXES",
     "Candidate",
     "ShapeKey",
+    "aliases",
     "candidates",
     "check_distinct_shapes",
     "collapsed",
