@@ -243,6 +243,16 @@ def run_verdicts(
     )
 
 
+def recorded_verdicts(
+    records: Iterable[Any], verify_plan: Mapping[str, Any] | None, *, arch: str = "model", space: str | None = None
+) -> list[Verdict]:
+    """The verdicts of a run at the levels its verification recorded: `run_verdicts` at the
+    margin and alpha of `verify_plan` (`rundir.io.read_verify`; the defaults where it records
+    none). A level damaged by hand raises ConfigError (`decision.check_levels`)."""
+    plan = verify_plan or {}
+    return run_verdicts(records, plan, margin=plan.get("margin"), alpha=plan.get("alpha"), arch=arch, space=space)
+
+
 def decision_seeds(records: Iterable[Any], verify_plan: Mapping[str, Any] | None) -> list[int] | None:
     """The seeds a verify plan says decide, when it applies to the records (else None: all)."""
     recs = as_records(records)
@@ -254,4 +264,13 @@ def _plan_seeds(recs: Sequence[TrialRecord], plan: Mapping[str, Any] | None) -> 
     return list(plan["decision_seeds"]) if plan and _plan_applies(recs, plan) else None
 
 
-__all__ = ["current_plan", "decision_seeds", "eval_kind", "run_verdicts", "summarize", "verdicts", "verify_unfinished"]
+__all__ = [
+    "current_plan",
+    "decision_seeds",
+    "eval_kind",
+    "recorded_verdicts",
+    "run_verdicts",
+    "summarize",
+    "verdicts",
+    "verify_unfinished",
+]

@@ -134,14 +134,14 @@ def best_profile(run_dir: str, arch: str) -> str:
     full-fidelity search trial), or of `arch`'s search in a study directory, as a ProfileSpec text."""
     from pathlib import Path
 
-    from tlmsearch.analysis.summary import run_verdicts
+    from tlmsearch.analysis.summary import recorded_verdicts
     from tlmsearch.rundir.io import read_verify
     from tlmsearch.rundir.study import load
     from tlmsearch.studies.files import is_study
 
     path = Path(run_dir) / arch if is_study(run_dir) else Path(run_dir)
     study = load(path)
-    vs = run_verdicts(study.records, read_verify(path), arch=arch)
+    vs = recorded_verdicts(study.records, read_verify(path), arch=arch)
     label = vs[0].best if vs else None
     for r in study.records:
         if label is not None and r.profile and str(r.spec) == label:

@@ -99,7 +99,7 @@ def _verdicts(study: Any) -> list[dict[str, Any]]:
     """The run's verdicts as `tlmsearch report` gives them, at the margin and alpha its verify
     decided with (verify.json); [] before a finished verify or compare, [{"error": ...}] when
     verify.json is damaged."""
-    from tlmsearch.analysis.summary import run_verdicts
+    from tlmsearch.analysis.summary import recorded_verdicts
     from tlmsearch.errors import ConfigError
     from tlmsearch.rundir.io import read_verify
     from tlmsearch.rundir.layout import VERIFY as VERIFY_FILE
@@ -109,14 +109,7 @@ def _verdicts(study: Any) -> list[dict[str, Any]]:
     except ConfigError as e:
         return [{"error": str(e)}]
     try:
-        found = run_verdicts(
-            study.records,
-            plan,
-            margin=plan.get("margin"),
-            alpha=plan.get("alpha"),
-            arch=study.config.arch,
-            space=study.config.space,
-        )
+        found = recorded_verdicts(study.records, plan, arch=study.config.arch, space=study.config.space)
     except (ConfigError, TypeError, ValueError) as e:  # levels damaged by hand: status still answers
         return [{"error": f"{VERIFY_FILE}: {e}"}]
     # "best": the verdict's, which the report's table ranks first and `export` exports

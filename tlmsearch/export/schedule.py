@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.analysis.collect import label, profile_results
-from tlmsearch.analysis.summary import eval_kind, run_verdicts
+from tlmsearch.analysis.summary import eval_kind, recorded_verdicts
 from tlmsearch.configs.base import ModelConfig
 from tlmsearch.configs.joint_budget import holds_budget
 from tlmsearch.configs.validate import confined, writable_dir
@@ -152,14 +152,8 @@ def _verdicts(study: Study) -> list[Any]:
     """The run's verdicts as `tlmsearch report` gives them ([] when verify.json is unreadable:
     the export does not need them, only its note does)."""
     try:
-        plan = read_verify(study.run_dir)
-        return run_verdicts(
-            study.records,
-            plan,
-            margin=plan.get("margin"),
-            alpha=plan.get("alpha"),
-            arch=study.config.arch,
-            space=study.config.space,
+        return recorded_verdicts(
+            study.records, read_verify(study.run_dir), arch=study.config.arch, space=study.config.space
         )
     except (UserError, TypeError, ValueError):
         return []
