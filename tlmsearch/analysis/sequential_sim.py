@@ -6,7 +6,7 @@ rates with it; `verify --looks --seeds auto` plans its most seeds with `plan_max
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +29,10 @@ def simulate_gains(
     cos = rng.normal(0.0, noise, (n_studies, 1, n_seeds))
     cand = rng.normal(0.0, noise, (n_studies, g.size, n_seeds))
     return g[None, :, None] + cos - cand
+
+
+# a chunk of simulated studies: each study's outcome, runs in all, and seeds of cosine
+Chunk = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -59,16 +63,26 @@ def simulate(
 ) -> SimSummary:
     """Run `n_studies` simulated studies through `decide`, in chunks (memory: chunk x m x N_max)."""
     rng = np.random.default_rng(seed)
+
+    def one_chunk(s: int) -> Chunk:
+        res = decide(simulate_gains(true_gains, sd_pair, s, design.max_seeds, rng), design, settle=settle)
+        return res.outcome, res.runs, res.cosine_seeds
+
+    return _summarise(one_chunk, n_studies, chunk, len(true_gains), design.max_seeds)
+
+
+def _summarise(one_chunk: Callable[[int], Chunk], n_studies: int, chunk: int, m: int, max_seeds: int) -> SimSummary:
+    """The rates and seeds of `n_studies` studies decided `chunk` at a time by `one_chunk(s)`
+    (s studies; memory: chunk x m x N_max), over `m` candidates and `max_seeds` at the most."""
     counts = np.zeros(3)
     runs = cos = 0.0
-    m = len(true_gains)
     done = 0
     while done < n_studies:
         s = min(chunk, n_studies - done)
-        res = decide(simulate_gains(true_gains, sd_pair, s, design.max_seeds, rng), design, settle=settle)
-        counts += np.bincount(res.outcome, minlength=3)
-        runs += float(res.runs.sum())
-        cos += float(res.cosine_seeds.sum())
+        outcome, studies_runs, cos_seeds = one_chunk(s)
+        counts += np.bincount(outcome, minlength=3)
+        runs += float(np.sum(studies_runs))
+        cos += float(np.sum(cos_seeds))
         done += s
     rates = counts / n_studies
     return SimSummary(
@@ -78,7 +92,7 @@ def simulate(
         float(rates[2]),
         runs / n_studies / (m + 1),
         cos / n_studies,
-        design.max_seeds,
+        max_seeds,
     )
 
 
@@ -147,8 +161,6 @@ def plan_max_seeds(
     return hi
 
 
-
-
 # ----------------------------------------------------------------------------- extension after the last look
 
 
@@ -182,40 +194,26 @@ def simulate_extension(
     if how == "stage" and (not then.stages or then.stages[-1].end != first.max_seeds):
         raise ValueError("a stage extension's design must end its earlier stages at the first design's last look")
     rng = np.random.default_rng(seed)
-    counts = np.zeros(3)
-    runs = cos = 0.0
-    m = len(true_gains)
     n_max = max(first.max_seeds, then.max_seeds)
-    done = 0
-    while done < n_studies:
-        s = min(chunk, n_studies - done)
+
+    def one_chunk(s: int) -> Chunk:
         gains = simulate_gains(true_gains, sd_pair, s, n_max, rng)
         if how == "stage":
             res = decide(gains, then)
-            outcome, studies_runs, cos_seeds = res.outcome, res.runs, res.cosine_seeds
-        else:
-            one = decide(gains[..., : first.max_seeds], first)
-            outcome, studies_runs, cos_seeds = one.outcome, one.runs.astype(float), one.cosine_seeds.astype(float)
-            if how == "replan":
-                again = one.outcome == INCONCLUSIVE
-                two = decide(gains[..., : then.max_seeds], then)
-                outcome = np.where(again, two.outcome, one.outcome)
-                studies_runs = np.where(again, np.maximum(two.runs, one.runs), one.runs)
-                cos_seeds = np.where(again, np.maximum(two.cosine_seeds, one.cosine_seeds), one.cosine_seeds)
-        counts += np.bincount(outcome, minlength=3)
-        runs += float(np.sum(studies_runs))
-        cos += float(np.sum(cos_seeds))
-        done += s
-    rates = counts / n_studies
-    return SimSummary(
-        n_studies,
-        float(rates[0]),
-        float(rates[1]),
-        float(rates[2]),
-        runs / n_studies / (m + 1),
-        cos / n_studies,
-        then.max_seeds if how != "refuse" else first.max_seeds,
-    )
+            return res.outcome, res.runs, res.cosine_seeds
+        one = decide(gains[..., : first.max_seeds], first)
+        if how != "replan":
+            return one.outcome, one.runs.astype(float), one.cosine_seeds.astype(float)
+        again = one.outcome == INCONCLUSIVE
+        two = decide(gains[..., : then.max_seeds], then)
+        return (
+            np.where(again, two.outcome, one.outcome),
+            np.where(again, np.maximum(two.runs, one.runs), one.runs),
+            np.where(again, np.maximum(two.cosine_seeds, one.cosine_seeds), one.cosine_seeds),
+        )
+
+    max_seeds = then.max_seeds if how != "refuse" else first.max_seeds
+    return _summarise(one_chunk, n_studies, chunk, len(true_gains), max_seeds)
 
 
 __all__ = [
