@@ -5,30 +5,13 @@ trainings are replaced by fakes that fail the test when called."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from analysis_fakes import search_records, write_run
+from refusals import no_training, one_line, refused_verify, search_run
 
 from tlmsearch.cli import main
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.layout import VERIFY
-
-
-def _no_training(monkeypatch: pytest.MonkeyPatch) -> None:
-    def trained(*args: Any, **kwargs: Any) -> None:
-        raise AssertionError("nothing may train after a refusal")
-
-    monkeypatch.setattr("tlmsearch.tuning.verify.run_fixed", trained)
-    monkeypatch.setattr("tlmsearch.tuning.runner.ensure_ray", trained)
-
-
-def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
-
 
 # ----------------------------------------------------------------------------- item 3: --device cuda
 
@@ -37,23 +20,19 @@ def test_verify_refuses_cuda_without_a_gpu(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr("torch.cuda.is_available", lambda: False)
-    run = write_run(tmp_path / "run", search_records())
-    _no_training(monkeypatch)
-    before = sorted(p.name for p in run.iterdir())
-    assert main(["verify", str(run), "--steps", "40", "--seeds", "2", "--device", "cuda", "--no-report"]) == 2
-    line = _one_line(capsys)
+    run = search_run(tmp_path, monkeypatch)
+    line = refused_verify(run, ["--seeds", "2", "--device", "cuda"], capsys)
     assert "cuda" in line and "no CUDA device" in line, line
-    assert sorted(p.name for p in run.iterdir()) == before
 
 
 def test_search_refuses_cuda_without_a_gpu(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr("torch.cuda.is_available", lambda: False)
-    _no_training(monkeypatch)
+    no_training(monkeypatch)
     argv = ["search", "--preset", "tiny", "--corpus", "pydoc", "--steps", "20", "--trials", "2", "--device", "cuda"]
     assert main([*argv, "--runs-dir", str(tmp_path), "--name", "s", "--quiet"]) == 2
-    line = _one_line(capsys)
+    line = one_line(capsys)
     assert "no CUDA device" in line, line
     assert not (tmp_path / "s").exists()
 
@@ -86,17 +65,13 @@ def test_verify_writes_nothing_before_its_cluster_is_reached(
 
     from tlmsearch.tuning import ray_session
 
-    run = write_run(tmp_path / "run", search_records())
-    _no_training(monkeypatch)
+    run = search_run(tmp_path, monkeypatch)
     monkeypatch.setattr(ray, "is_initialized", lambda: False)  # as a fresh driver finds it
 
     def unreachable(address: str) -> None:
         raise ConfigError(f"--address {address}: nothing answers there")
 
     monkeypatch.setattr(ray_session, "probe_address", unreachable)
-    before = sorted(p.name for p in run.iterdir())
-    assert main(["verify", str(run), "--steps", "40", "--seeds", "2", "--address", "10.0.0.1:6379", "--no-report"]) == 2
-    line = _one_line(capsys)
+    line = refused_verify(run, ["--seeds", "2", "--address", "10.0.0.1:6379"], capsys)
     assert "nothing answers" in line, line
     assert not (run / VERIFY).exists()
-    assert sorted(p.name for p in run.iterdir()) == before

@@ -5,31 +5,14 @@ trainings are replaced by fakes that fail the test when called."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from analysis_fakes import search_records, write_run
+from refusals import one_line, refused_verify, search_run
 
 from tlmsearch.analysis.sequential import look_schedule
 from tlmsearch.cli import main
 from tlmsearch.configs.verify import VerifyOptions
 from tlmsearch.errors import ConfigError
-
-
-def _no_training(monkeypatch: pytest.MonkeyPatch) -> None:
-    def trained(*args: Any, **kwargs: Any) -> None:
-        raise AssertionError("nothing may train after a refusal")
-
-    monkeypatch.setattr("tlmsearch.tuning.verify.run_fixed", trained)
-    monkeypatch.setattr("tlmsearch.tuning.runner.ensure_ray", trained)
-
-
-def _one_line(capsys: pytest.CaptureFixture[str]) -> str:
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
-
 
 # ----------------------------------------------------------------------------- item 9: looks
 
@@ -60,13 +43,8 @@ def test_looks_need_one_seed_more_than_looks_by_the_schedule() -> None:
 def test_verify_refuses_what_it_would_reduce(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], flags: list[str], named: str
 ) -> None:
-    run = write_run(tmp_path / "run", search_records())
-    _no_training(monkeypatch)
-    before = sorted(p.name for p in run.iterdir())
-    assert main(["verify", str(run), "--steps", "40", *flags, "--no-report"]) == 2
-    line = _one_line(capsys)
+    line = refused_verify(search_run(tmp_path, monkeypatch), flags, capsys)
     assert named in line, line
-    assert sorted(p.name for p in run.iterdir()) == before  # nothing written
 
 
 def test_looks_refusal_names_what_is_allowed() -> None:
@@ -88,6 +66,6 @@ def test_looks_refusal_names_what_is_allowed() -> None:
 @pytest.mark.parametrize("value", ["", "  "])
 def test_plan_refuses_an_empty_run(capsys: pytest.CaptureFixture[str], value: str) -> None:
     assert main(["plan", "--run", value]) == 2
-    line = _one_line(capsys)
+    line = one_line(capsys)
     assert "--run" in line and "run directory" in line, line
     assert capsys.readouterr().out == ""  # no default study priced
