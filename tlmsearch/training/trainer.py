@@ -17,6 +17,9 @@
   evaluation, before `report` is called), and also every `checkpoint_every_s` seconds of wall
   time (a long run between evaluations loses little when killed); when the folder already holds
   one, training resumes from it and ends with exactly the numbers of an uninterrupted run.
+- With `parallel`, the run is one of N data-parallel workers of torch.distributed's process
+  group: each reads its share of every step's windows and the numbers are those of one worker
+  (`tlmsearch.training.parallel`); worker 0 writes the checkpoints.
 - `stop()` (optional) is asked after every step; when it says yes, a checkpoint is written (with
   `checkpoint_dir`) and `TrainingInterrupted` is raised: a signal handler only sets a flag, and
   the run stops between two steps, where its state is whole.
@@ -53,6 +56,7 @@ from tlmsearch.models.build import weight_decay_split
 from tlmsearch.models.common import inner_clip_fraction
 from tlmsearch.models.parametrization import lr_scales
 from tlmsearch.training.hardware import matmul_peak, resolve_device, thread_count, torch_dtype
+from tlmsearch.training.parallel import DataParallel, all_sum, check_batch, no_sync, sum_clip_stats, wrap
 
 Report = Callable[[int, dict[str, float]], None]
 CHECKPOINT_FILE = "checkpoint.pt"
@@ -297,6 +301,7 @@ def train(
     progress: Callable[[int], None] | None = None,
     checkpoint_every_s: float = 0.0,
     stop: Callable[[], bool] | None = None,
+    parallel: DataParallel | None = None,
 ) -> TrainResult:
     """Train `model_cfg` on `data_cfg` as `train_cfg` says; see the module docstring.
 
@@ -304,18 +309,24 @@ def train(
     train_loss, tokens_per_s, mfu, lr, step, tokens, elapsed_s. `progress(step)` (optional) is
     called after every optimizer step and costs nothing (no device synchronisation).
     `checkpoint_every_s` > 0 adds checkpoints by wall time; `stop()` ends the run early with a
-    checkpoint and `TrainingInterrupted` (see the module docstring).
+    checkpoint and `TrainingInterrupted` (see the module docstring). `parallel` (this process's
+    rank among the data-parallel workers of torch.distributed's default group) trains the run
+    over several workers with the numbers of one (`tlmsearch.training.parallel`).
     """
     with thread_count(train_cfg.threads):
-        run = _Run(model_cfg, train_cfg, data_cfg, Path(checkpoint_dir) if checkpoint_dir else None)
+        ckpt = Path(checkpoint_dir) if checkpoint_dir else None
+        run = _Run(model_cfg, train_cfg, data_cfg, ckpt, parallel or DataParallel(rank=0, world=1))
         return run.loop(report, progress, checkpoint_every_s, stop)
 
 
 class _Run:
     """State of one training run (kept in one place so checkpoints can capture it)."""
 
-    def __init__(self, model_cfg: ModelConfig, cfg: TrainConfig, data_cfg: DataConfig, ckpt: Path | None):
-        self.cfg, self.data_cfg, self.ckpt_dir = cfg, data_cfg, ckpt
+    def __init__(
+        self, model_cfg: ModelConfig, cfg: TrainConfig, data_cfg: DataConfig, ckpt: Path | None, parallel: DataParallel
+    ):
+        self.cfg, self.data_cfg, self.ckpt_dir, self.parallel = cfg, data_cfg, ckpt, parallel
+        check_batch(cfg.batch_size, parallel.world)
         self.device = resolve_device(cfg.device)
         self.data = prepare(data_cfg)
         check_windows(self.data, model_cfg.seq_len)  # one line with the corpus size, before any step
@@ -329,8 +340,14 @@ class _Run:
             self.device
         )
         self.model.train()
+        # several workers: DDP all-reduces the gradients; each reads `rows` of every micro-batch,
+        # its loss weighted by its share of the global batch (see tlmsearch.training.parallel)
+        self.ddp = wrap(self.model, self.device) if parallel.world > 1 else None
+        self.rows = parallel.rows(cfg.batch_size)
+        self.share = (self.rows.stop - self.rows.start) / cfg.batch_size
+        module = self.ddp if self.ddp is not None else self.model
         self.forward: Callable[[torch.Tensor], torch.Tensor] = (
-            torch.compile(self.model) if cfg.compile else self.model  # type: ignore[assignment]
+            torch.compile(module) if cfg.compile else module  # type: ignore[assignment]
         )
         self.optimizer = make_optimizer(self.model, cfg, self.device)
         # the moving average of the weights (`ema_decay`), updated after every optimizer step
@@ -381,13 +398,18 @@ class _Run:
             loss_sum: torch.Tensor | None = None
             starts = train_starts(n_train, T, (cfg.grad_accum, cfg.batch_size), cfg.seed, self.step)
             for micro in range(cfg.grad_accum):
-                window = torch.from_numpy(gather(self.data.train, starts[micro], T))
-                window = window.to(self.device, non_blocking=True)  # (B, T+1)
+                window = torch.from_numpy(gather(self.data.train, starts[micro][self.rows], T))
+                window = window.to(self.device, non_blocking=True)  # (B, T+1); B / workers rows with several
                 x, y = window[:, :-1], window[:, 1:]  # (B, T), (B, T)
-                with self.autocast():
-                    logits = self.forward(x)  # (B, T, V)
-                loss = F.cross_entropy(at_least_fp32(logits).view(-1, V), y.reshape(-1))
-                (loss / cfg.grad_accum if cfg.grad_accum > 1 else loss).backward()
+                with no_sync(self.ddp, micro == cfg.grad_accum - 1):
+                    with self.autocast():
+                        logits = self.forward(x)  # (B, T, V)
+                    loss = F.cross_entropy(at_least_fp32(logits).view(-1, V), y.reshape(-1))
+                    if self.ddp is not None:  # DDP averages over the workers: weight by the share of the batch
+                        loss = loss * (self.share * self.parallel.world)
+                    (loss / cfg.grad_accum if cfg.grad_accum > 1 else loss).backward()
+                if self.ddp is not None:
+                    loss = loss.detach() / self.parallel.world  # this worker's part of the global mean
                 loss_sum = loss.detach() if loss_sum is None else loss_sum + loss.detach()
             if cfg.grad_clip > 0:
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
@@ -397,10 +419,15 @@ class _Run:
                 self._update_ema()
             assert loss_sum is not None
             step_loss = loss_sum / cfg.grad_accum if cfg.grad_accum > 1 else loss_sum
-            self.losses[self.step] = step_loss
             self.step += 1
             if progress is not None:
                 progress(self.step)
+            time_to_save = checkpoint_every_s > 0 and time.perf_counter() - last_save >= checkpoint_every_s
+            stop_now = stop is not None and stop() and self.step < cfg.steps
+            if self.ddp is not None:  # the global loss; a clock or a signal on one worker decides for all
+                flags = on_cpu or stop is not None or checkpoint_every_s > 0
+                step_loss, stop_now, time_to_save = self._agree(step_loss, stop_now, time_to_save, flags)
+            self.losses[self.step - 1] = step_loss
 
             evaluate_now = self.step % cfg.eval_interval == 0 or self.step == cfg.steps
             if on_cpu:  # reading a CPU scalar costs no synchronisation
@@ -411,12 +438,11 @@ class _Run:
                 self._check_finite(checked, self.step)
                 checked = self.step
             ckpt_every = cfg.checkpoint_interval
-            stop_now = stop is not None and stop() and self.step < cfg.steps
             save_now = self.ckpt_dir is not None and (
                 (ckpt_every and self.step % ckpt_every == 0)
                 or (not ckpt_every and evaluate_now)
                 or stop_now
-                or (checkpoint_every_s > 0 and time.perf_counter() - last_save >= checkpoint_every_s)
+                or time_to_save
             )
             if evaluate_now or save_now:
                 if self.device.type == "cuda":
@@ -442,6 +468,17 @@ class _Run:
         final["wall_s"] = wall
         final["steps"] = float(self.step)
         return TrainResult(metrics=final, curve=list(self.curve), model_config=self.model_cfg)
+
+    def _agree(self, loss: torch.Tensor, stop: bool, save: bool, flags: bool) -> tuple[torch.Tensor, bool, bool]:
+        """The step's loss summed over the workers (each holds its share of the global mean) and,
+        with `flags`, whether any worker asks to stop or to save. Reading the flags synchronises
+        the device, so on CUDA they travel only when a worker can raise them (`stop` or a clock)."""
+        if not flags:
+            return all_sum(loss.detach().clone()), stop, save
+        sent = torch.tensor([0.0, float(stop), float(save)], dtype=torch.float64, device=loss.device)
+        sent[0] = loss.detach()
+        got = all_sum(sent)
+        return got[0].to(loss.dtype), bool(got[1] > 0), bool(got[2] > 0)
 
     def _check_finite(self, start: int, stop: int) -> None:
         chunk = self.losses[start:stop]
@@ -471,9 +508,17 @@ class _Run:
             torch._foreach_copy_(params, saved)
 
     def _val_nats(self, windows: torch.Tensor) -> float:
-        return val_nats(self.model, windows, eval_batch(self.cfg, self.model_cfg.seq_len), self.autocast)
+        batch = eval_batch(self.cfg, self.model_cfg.seq_len)
+        if self.ddp is None:
+            return val_nats(self.model, windows, batch, self.autocast)
+        # several workers: each sums the nats of its share of the windows, then they add up
+        mine = windows[self.parallel.rows(windows.shape[0])]
+        nats = torch.tensor(val_nats(self.model, mine, batch, self.autocast), dtype=torch.float64, device=self.device)
+        return float(all_sum(nats))
 
     def _evaluate(self, last_eval: int, lr: float, elapsed: float) -> dict[str, float]:
+        if self.ddp is not None:
+            sum_clip_stats(self.model)  # every worker's training forwards count
         clip_frac = inner_clip_fraction(self.model)  # training forwards since the last evaluation
         windows, n_bytes = self.final_val if self.step == self.cfg.steps else self.val
         n_tokens = windows.shape[0] * (windows.shape[1] - 1)
@@ -510,6 +555,8 @@ class _Run:
 
     def _save_checkpoint(self, elapsed: float) -> None:
         assert self.ckpt_dir is not None
+        if not self.parallel.writer:  # worker 0 writes for all (their states are equal)
+            return
         self.ckpt_dir.mkdir(parents=True, exist_ok=True)
         state = {
             "version": _CHECKPOINT_VERSION,
