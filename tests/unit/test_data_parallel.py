@@ -98,6 +98,7 @@ def assert_same(alone: Path, workers: Path, n: int) -> None:
 
 
 @pytest.mark.parametrize("arch", FAMILIES)
+@pytest.mark.slow  # the module's two process groups: ~40 s on one core
 def test_two_and_three_workers_equal_one(runs: Path, arch: str) -> None:
     for n in (2, 3):
         assert_same(runs / "1" / arch, runs / str(n) / arch, n)
@@ -106,6 +107,7 @@ def test_two_and_three_workers_equal_one(runs: Path, arch: str) -> None:
         assert all(0 < f < 1 for f in fracs), fracs
 
 
+@pytest.mark.slow  # the module's two process groups: ~40 s on one core
 def test_uneven_shares_accumulation_clip_ema_width(runs: Path) -> None:
     for n in (2, 3):
         assert_same(runs / "1" / "options", runs / str(n) / "options", n)
@@ -113,6 +115,7 @@ def test_uneven_shares_accumulation_clip_ema_width(runs: Path) -> None:
     assert "val_loss_last" in curve[-1] and curve[-1]["val_loss_last"] != curve[-1]["val_loss"]  # the EMA is on
 
 
+@pytest.mark.slow  # the module's two process groups: ~40 s on one core
 def test_the_check_fails_when_a_worker_reads_the_wrong_windows(runs: Path) -> None:
     with pytest.raises(AssertionError):
         assert_same(runs / "1" / "transformer", runs / "2" / "wrong", 2)
