@@ -90,7 +90,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help=f"GPU milliseconds a step costs at least: kernel launches bound small models (default {STEP_FLOOR_MS:g}, "
         "measured on an H200 at cpu-s; 0 = FLOPs only)",
     )  # fmt: skip
-    pl.add_argument("--cpu-flops", type=float, default=0.0, help="sustained FLOP/s of the CPUs, for CPU-hours")
+    pl.add_argument("--cpu-flops", type=float, help="sustained FLOP/s of the CPUs, for CPU-hours (> 0)")
     pl.add_argument("--json", action="store_true", help="machine-readable output")
 
 

@@ -33,8 +33,17 @@ from tlmsearch.configs.lr_calibration import (
 )
 from tlmsearch.configs.search import PACK_MODES, SearchConfig
 from tlmsearch.configs.validate import MAX_SEED, MAX_SEEDS, check_int
+from tlmsearch.configs.verify import check_plan_options
 from tlmsearch.errors import ConfigError
-from tlmsearch.ladders.points import PointSpec, parse_point, point_size, resolve_length, target_of
+from tlmsearch.ladders.points import (
+    PointSpec,
+    check_overrides_reach,
+    parse_point,
+    point_identity,
+    point_size,
+    resolve_length,
+    target_of,
+)
 from tlmsearch.profiles import ProfileSpec, expand_profile_sets
 
 DEFAULT_PROFILES: tuple[str, ...] = ("literature",)
@@ -142,6 +151,7 @@ class LadderConfig(Config):
         check_int("pilot_seeds", self.pilot_seeds, 2, MAX_SEEDS)
         check_int("max_seeds", self.max_seeds, 2, MAX_SEEDS)
         check_int("seed", self.seed, 0, MAX_SEED)
+        check_plan_options(self.verify_seeds, pilot_seeds=self.pilot_seeds, max_seeds=self.max_seeds)
         from tlmsearch.analysis.verdict import resolve_levels  # lazy: heavy (numpy)
 
         resolve_levels(self.margin, self.alpha)
@@ -158,8 +168,22 @@ class LadderConfig(Config):
                 "(SHAPE@TOKENS_PER_PARAM)"
             )
         configs = self.point_configs()  # every point's search config: shapes, budgets and lengths checked now
+        self._check_points(specs, configs)
         if self.arm == "depth":
             self._check_depth_arm(configs)
+
+    @staticmethod
+    def _check_points(specs: list[PointSpec], configs: list[Any]) -> None:
+        """Every override reaches the model its point trains, and no two points train one model
+        (one shape spelled two ways: `tiny@1` and `tiny:n_layers=2@1`, overrides in another order)."""
+        seen: dict[tuple[Any, ...], str] = {}
+        for spec, cfg in zip(specs, configs, strict=True):
+            check_overrides_reach(spec, cfg)
+            first = seen.setdefault(point_identity(cfg), spec.text)
+            if first != spec.text:
+                raise ConfigError(
+                    f"points {first} and {spec.text} are one point (the same model, budget and length); give it once"
+                )
 
     def _check_depth_arm(self, configs: list[Any]) -> None:
         """A depth arm's points: one length, at least two depths, equal non-embedding parameters

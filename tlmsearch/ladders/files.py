@@ -21,7 +21,7 @@ from tlmsearch.configs.search import load_run_config
 from tlmsearch.errors import UserError
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.gains import PointResult, point_result
-from tlmsearch.ladders.plan import ladder_costs, profile_count
+from tlmsearch.ladders.plan import ladder_costs
 from tlmsearch.ladders.points import PointSize, point_size, resolve_length
 from tlmsearch.rundir.io import read_json_object, read_verify, read_yaml, write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG
@@ -125,7 +125,7 @@ def time_left(ladder_dir: str | Path, cfg: LadderConfig | None = None) -> dict[s
     seed setting asks for, and never fewer than it has run."""
     cfg = cfg or load_config(ladder_dir)
     costs = ladder_costs(cfg)
-    profiles, first_seeds = profile_count(cfg), cfg.seeds or cfg.pilot_seeds
+    first_seeds = cfg.seeds or cfg.pilot_seeds
     done = planned = 0
     seconds = flops = left = 0.0
     for spec, cost in zip(cfg.specs, costs, strict=True):
@@ -134,6 +134,7 @@ def time_left(ladder_dir: str | Path, cfg: LadderConfig | None = None) -> dict[s
         ended = [r for r in recs if r.status in ("complete", "stopped")]
         doc = read_verify(sub) if sub.is_dir() else {}
         seeds = len(doc.get("pilot_seeds", [])) + len(doc.get("decision_seeds", []))
+        profiles = (cost.runs_low - cost.extra_runs) // first_seeds  # the point's own (`plan.profile_texts`)
         runs = cost.runs_low + profiles * max(0, seeds - first_seeds)
         done += len(ended)
         planned += max(runs, len(ended))

@@ -16,6 +16,7 @@ from), so the GPU-hours of a point are the larger of its FLOP time and its steps
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
@@ -27,7 +28,7 @@ from tlmsearch.configs.resolve import trial_shape
 from tlmsearch.costs.plan import GPUS, STEP_FLOOR_MS
 from tlmsearch.errors import ConfigError
 from tlmsearch.ladders.config import LadderConfig
-from tlmsearch.ladders.points import point_size
+from tlmsearch.ladders.points import PointSpec, point_size
 from tlmsearch.profiles import ProfileSpec
 
 
@@ -59,28 +60,34 @@ class PointCost:
         return self._flops(self.runs_high)
 
 
-def profile_texts(cfg: LadderConfig) -> list[str]:
-    """The profiles trained at every point, each once: cosine, uniform, the ladder's, its best."""
-    texts: list[str] = []
-    for text in ("cosine", "uniform", *cfg.controls, *((cfg.best,) if cfg.best else ())):
-        if (canonical := str(ProfileSpec.parse(text))) not in texts:
-            texts.append(canonical)
-    return texts
+def profile_texts(cfg: LadderConfig, spec: PointSpec | None = None) -> list[str]:
+    """The profiles a point trains, each once as its verification trains them: the reference,
+    cosine, uniform, the ladder's and its best, merged by the model each builds at the point
+    (`configs.identity.candidates`: two spellings of one profile, or two profiles of one shape,
+    are one); at the first point when `spec` is None."""
+    from tlmsearch.configs.identity import candidates
+
+    spec = spec if spec is not None else cfg.specs[0]
+    try:
+        return [c.names[0] for c in candidates(cfg.point_config(spec), cfg.named_profiles)]
+    except ConfigError as exc:
+        raise ConfigError(f"point {spec.text}: {exc}") from None
 
 
-def profile_count(cfg: LadderConfig) -> int:
-    return len(profile_texts(cfg))
+def profile_count(cfg: LadderConfig, spec: PointSpec | None = None) -> int:
+    """How many profiles a point trains (`profile_texts`)."""
+    return len(profile_texts(cfg, spec))
 
 
 def ladder_costs(cfg: LadderConfig) -> list[PointCost]:
     """Runs and FLOPs per point. Every profile is resolved on every point's budget, so a joint
     profile a point cannot build (a bowtie the budget cannot balance, a block-width profile on a
     family without block widths) is refused here, in one line, before anything trains."""
-    texts = profile_texts(cfg)
     low_seeds, high_seeds = (cfg.seeds, cfg.seeds) if cfg.seeds else (cfg.pilot_seeds, cfg.max_seeds)
     out = []
     for spec, pc in zip(cfg.specs, cfg.point_configs(), strict=True):
         size = point_size(pc)
+        texts = profile_texts(cfg, spec)
         calibration = (
             len(grid(cfg.lr_calibration, cfg.train.lr)) * cfg.lr_calibration_seeds * cfg.lr_calibration_fraction
         )
@@ -117,7 +124,7 @@ def plan_ladder(
     *,
     gpu: str = "h100-sxm",
     mfu: float = 0.4,
-    cpu_flops: float = 0.0,
+    cpu_flops: float | None = None,
     step_ms: float = STEP_FLOOR_MS,
 ) -> dict[str, Any]:
     """The ladder's price as plain data (what `tlmsearch ladder plan --json` prints)."""
@@ -125,8 +132,10 @@ def plan_ladder(
         raise ConfigError(f"gpu={gpu!r} is unknown; choose one of: {', '.join(GPUS)}")
     if not 0.0 < mfu <= 1.0:
         raise ConfigError(f"mfu={mfu} must lie in (0, 1]")
-    if cpu_flops < 0:
-        raise ConfigError(f"cpu_flops={cpu_flops} must be >= 0 (0: no CPU-hours)")
+    if cpu_flops is not None and not (math.isfinite(cpu_flops) and cpu_flops > 0):
+        raise ConfigError(
+            f"cpu_flops={cpu_flops:g} must be a finite number of FLOP/s above 0 (leave it out: no CPU-hours)"
+        )
     check_positive("step_ms", step_ms, allow_zero=True)
     cfg.check_arm()
     costs = ladder_costs(cfg)
@@ -156,7 +165,7 @@ def plan_ladder(
             for c in costs
         ],
         "arm": cfg.arm,
-        "profiles": profile_count(cfg),
+        "profiles": max(profile_count(cfg, spec) for spec in cfg.specs),
         "seeds": cfg.seeds or f"planned ({cfg.pilot_seeds}-{cfg.max_seeds})",
         "compute_span": max(computes) / min(computes),
         "flops": [low, high],

@@ -22,7 +22,7 @@ from typing import Any
 from tlmsearch.configs.base import with_tokens_per_param
 from tlmsearch.configs.counts import count_params, flops_per_token
 from tlmsearch.configs.presets import PRESETS, check_search_model
-from tlmsearch.configs.resolve import trial_shape
+from tlmsearch.configs.resolve import budget_for, trial_shape
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 
@@ -30,6 +30,11 @@ _COUNT = re.compile(r"^\s*(\d+(?:\.\d*)?(?:e\d+)?)\s*([kmbt]?)\s*$", re.IGNORECA
 _SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 _NAME = re.compile(r"[^a-z0-9._-]+")
 POINT_FORM = "SHAPE@TOKENS_PER_PARAM, SHAPE a preset with optional overrides, e.g. cpu-xs@20 or tiny:n_layers=3@5"
+# model fields a point may not set, and why: what the point would train is decided elsewhere
+NOT_POINT_OVERRIDES: dict[str, str] = {
+    "vocab_size": "vocab_size is not a point's: the vocabulary is the tokenizer's (--tokenizer byte: 256, or "
+    "bpe:VOCAB), the same at every point; remove it",
+}
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,10 @@ def parse_point(text: str) -> PointSpec:
         key, eq, value = item.partition("=")
         if not eq:
             raise ConfigError(f"point {text!r}: override {item!r} is not KEY=VALUE ({POINT_FORM})")
+        if key.strip() in model:
+            raise ConfigError(f"point {text!r}: {key.strip()} is given twice; give each override once")
+        if key.strip() in NOT_POINT_OVERRIDES:
+            raise ConfigError(f"point {text!r}: {NOT_POINT_OVERRIDES[key.strip()]}")
         try:
             model[key.strip()] = int(value)
         except ValueError:
@@ -124,6 +133,29 @@ def point_size(search_cfg: Any) -> PointSize:
     )
 
 
+def point_identity(search_cfg: Any) -> tuple[Any, ...]:
+    """What makes two points one: the uniform model a point's `SearchConfig` trains (every field),
+    its MLP budget and its steps. `tiny@1` and `tiny:n_layers=2@1` (tiny has 2 layers), or one set
+    of overrides in two orders, are one point."""
+    model = trial_shape(search_cfg, ProfileSpec.parse("uniform"))[2]
+    budget = budget_for(search_cfg)
+    return (model.to_json(indent=None), budget.base_width, budget.multiple_of, search_cfg.train.steps)
+
+
+def check_overrides_reach(spec: PointSpec, search_cfg: Any) -> None:
+    """Every override of `spec` is what the point trains: the value it gave is the built model's
+    (or its budget's), else a `ConfigError` naming the override that would be lost."""
+    model = trial_shape(search_cfg, ProfileSpec.parse("uniform"))[2]
+    budget = budget_for(search_cfg)
+    built = {**model.to_dict(), "base_width": budget.base_width, "multiple_of": budget.multiple_of}
+    for key, value in spec.model.items():
+        if key not in built or built[key] != value:
+            raise ConfigError(
+                f"point {spec.text}: {key}={value} does not reach the model it trains ({key}="
+                f"{built.get(key, 'not a field of the model')}); remove it or give a shape override"
+            )
+
+
 def resolve_length(search_cfg: Any) -> Any:
     """`search_cfg` with `train.steps` derived from its `train.tokens_per_param` for its uniform
     model (every profile of a budget has the same count), as every search resolves it."""
@@ -177,11 +209,14 @@ def target_of(text: str, arch: str, tokens_per_param: float) -> Any:
 
 
 __all__ = [
+    "NOT_POINT_OVERRIDES",
     "POINT_FORM",
     "PointSize",
     "PointSpec",
+    "check_overrides_reach",
     "parse_count",
     "parse_point",
+    "point_identity",
     "point_size",
     "resolve_length",
     "target_of",

@@ -86,8 +86,9 @@ def test_config_round_trips_and_refuses():
 
 def test_plan_counts_runs_and_flops():
     cfg = LadderConfig(
-        points=("tiny@5", "cpu-xs:n_layers=2@20"), profiles=("linear:start=1.5,end=0.5",), seeds=3, lr_calibration="off"
-    )
+        points=("tiny@5", "cpu-xs:n_layers=2@20"), profiles=("linear:start=1.25,end=0.75",), seeds=3,
+        lr_calibration="off",
+    )  # fmt: skip
     assert profile_count(cfg) == 3
     costs = ladder_costs(cfg)
     assert [c.runs_low for c in costs] == [1 + 3 * 3] * 2
