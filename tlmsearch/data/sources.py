@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -190,19 +190,27 @@ class FileSource(Source):
         except Exception as exc:  # noqa: BLE001 - pyarrow's errors for a damaged file vary
             raise DataError(f"{entry.path}: not a readable Parquet file ({_first_line(exc)})") from None
         rows_total = max(int(pf.metadata.num_rows), 1)
-        row = 0
-        for batch in pf.iter_batches(batch_size=_ROW_BATCH, columns=[self.text_field]):
-            values = batch.column(0).to_pylist()
-            if row + len(values) <= begin.offset:
-                row += len(values)
+        batches = (b.column(0).to_pylist() for b in pf.iter_batches(batch_size=_ROW_BATCH, columns=[self.text_field]))
+        for text, row in _row_texts(batches, begin.offset, str(entry.path), self.text_field):
+            yield text, row, 0, entry.size * row // rows_total
+
+
+def _row_texts(batches: Iterable[Sequence[Any]], skip: int, where: str, field: str) -> Iterator[tuple[str, int]]:
+    """The texts of a table's rows read batch by batch (Parquet, datasets), each with its row
+    number (from 1), after the first `skip` rows; empty and null rows are passed over, a value
+    that is not a string is refused naming `where` and the row."""
+    row = 0
+    for values in batches:
+        if row + len(values) <= skip:
+            row += len(values)
+            continue
+        for value in values:
+            row += 1
+            if row <= skip or not value:
                 continue
-            for value in values:
-                row += 1
-                if row <= begin.offset or not value:
-                    continue
-                if not isinstance(value, str):
-                    raise DataError(f"{entry.path}: row {row}: field {self.text_field!r} is not a string")
-                yield value, row, 0, entry.size * row // rows_total
+            if not isinstance(value, str):
+                raise DataError(f"{where}: row {row}: field {field!r} is not a string")
+            yield value, row
 
 
 def _text_docs(entry: FileEntry, begin: Position) -> Iterator[tuple[str, int, int, int]]:
@@ -315,19 +323,9 @@ class HFSource(Source):
 
     def documents(self, start: Position) -> Iterator[Document]:
         ds = self.ds.select_columns([self.text_field])
-        row = 0
-        for batch in ds.iter(batch_size=_ROW_BATCH):
-            values = batch[self.text_field]
-            if row + len(values) <= start.offset:
-                row += len(values)
-                continue
-            for value in values:
-                row += 1
-                if row <= start.offset or not value:
-                    continue
-                if not isinstance(value, str):
-                    raise DataError(f"{self.spec}: row {row}: field {self.text_field!r} is not a string")
-                yield Document(value, Position(0, row, 0), row / self.total if self.total else 1.0)
+        batches = (batch[self.text_field] for batch in ds.iter(batch_size=_ROW_BATCH))
+        for text, row in _row_texts(batches, start.offset, self.spec, self.text_field):
+            yield Document(text, Position(0, row, 0), row / self.total if self.total else 1.0)
 
 
 # ----------------------------------------------------------------------------- entry point

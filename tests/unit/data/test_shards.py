@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 import types
@@ -215,24 +216,33 @@ def test_hf_without_datasets_says_how_to_install(monkeypatch: pytest.MonkeyPatch
         open_source("hf:wikitext:wikitext-2-raw-v1")
 
 
-def test_hf_dataset_from_a_local_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`datasets` is not installed here: a stand-in with its calls (load_from_disk, iter)."""
+ROWS = ["a", "", None, "b", "c"]  # rows 1..5: rows 2 and 3 hold no text
 
-    class FakeDataset:
+
+def _fake_datasets(monkeypatch: pytest.MonkeyPatch, rows: list[Any]) -> None:
+    """A stand-in for `datasets` (`load_from_disk`, `iter`) whose saved dataset holds `rows` in
+    its text column."""
+
+    class Rows:
         column_names = ["text", "id"]
-        num_rows = len(DOCS)
+        num_rows = len(rows)
         _fingerprint = "abc"
 
-        def select_columns(self, cols: list[str]) -> FakeDataset:
+        def select_columns(self, cols: list[str]) -> Rows:
             return self
 
         def iter(self, batch_size: int) -> Any:
-            for i in range(0, len(DOCS), batch_size):
-                yield {"text": DOCS[i : i + batch_size]}
+            for i in range(0, len(rows), batch_size):
+                yield {"text": rows[i : i + batch_size]}
 
     fake = types.ModuleType("datasets")
-    fake.load_from_disk = lambda path: FakeDataset()  # type: ignore[attr-defined]
+    fake.load_from_disk = lambda path: Rows()  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "datasets", fake)
+
+
+def test_hf_dataset_from_a_local_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`datasets` is not installed here: a stand-in with its calls (`_fake_datasets`)."""
+    _fake_datasets(monkeypatch, DOCS)
     (tmp_path / "saved").mkdir()
     meta = prepare_tokens(PrepareConfig(source=f"hf:{tmp_path / 'saved'}", out=str(tmp_path / "o")))
     train, val = _expected(DOCS)
@@ -261,3 +271,33 @@ def test_parquet_is_read_one_row_group_at_a_time(tmp_path: Path) -> None:
         n += len(doc.text) == 1000
         held = max(held, pa.total_allocated_bytes())
     assert n == 8000 and held < 2_000_000, held  # one row group is 200 kB of text
+
+
+def test_table_rows_resume_after_the_rows_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parquet and datasets rows, read two at a time: batches [a, ""], [None, b], [c]. From the
+    start the texts are rows 1, 4, 5; after 1 row, row 1 is passed over inside its batch (4, 5);
+    after 3 the first batch is passed over whole and row 3 is empty (4, 5); after 4, only 5."""
+    monkeypatch.setattr("tlmsearch.data.sources._ROW_BATCH", 2)
+    _fake_datasets(monkeypatch, ROWS)
+    (tmp_path / "saved").mkdir()
+    sources = [open_source(f"hf:{tmp_path / 'saved'}")]
+    if importlib.util.find_spec("pyarrow") is not None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table({"text": pa.array(ROWS, pa.string())}), tmp_path / "c.parquet", row_group_size=2)
+        sources.append(open_source(str(tmp_path / "c.parquet")))
+    for source in sources:
+        read = {k: [(d.text, d.after.offset) for d in source.documents(Position(offset=k))] for k in (0, 1, 3, 4)}
+        rest = [("b", 4), ("c", 5)]
+        assert read == {0: [("a", 1), *rest], 1: rest, 3: rest, 4: [("c", 5)]}, source.spec
+    assert [d.done for d in sources[0].documents(Position())] == [1 / 5, 4 / 5, 1.0]
+
+
+def test_a_dataset_row_that_is_not_a_string_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_datasets(monkeypatch, ["a", 3])
+    (tmp_path / "saved").mkdir()
+    spec = f"hf:{tmp_path / 'saved'}"
+    with pytest.raises(DataError) as info:
+        list(open_source(spec).documents(Position()))
+    assert str(info.value) == f"{spec}: row 2: field 'text' is not a string"
