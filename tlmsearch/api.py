@@ -267,16 +267,25 @@ class LadderResult:
 
 
 def ladder(
-    cfg: LadderConfig | None = None, *, address: str | None = None, progress: bool = True, **fields: Any
+    cfg: LadderConfig | None = None,
+    *,
+    address: str | None = None,
+    progress: bool = True,
+    yes: bool = False,
+    max_hours: float = LIMIT_HOURS,
+    **fields: Any,
 ) -> LadderResult:
     """Train the same profiles with paired seeds at several (size x tokens per parameter) points
     (`tlmsearch.tuning.ladder`), then write the ladder's report. `cfg` is a `LadderConfig`, or
     give its fields as keywords, e.g. `tlmsearch.ladder(points=("tiny@5", "cpu-xs@20"), seeds=4)`.
-    Interrupted ladders continue with `resume_ladder`."""
+    A ladder priced beyond `max_hours` of this machine (default 12; 0 = no limit) is refused
+    (`UserError`) before anything is written unless `yes=True`. Interrupted ladders continue
+    with `resume_ladder`."""
     if cfg is not None and not isinstance(cfg, LadderConfig):
         raise UserError(f"ladder: cfg must be a LadderConfig or None (fields as keywords), not {type(cfg).__name__}")
     cfg = cfg.replace(**fields) if cfg is not None else LadderConfig.from_dict(fields)
-    return _finish_ladder(start_ladder(cfg, address=address, progress=progress), progress)
+    started = start_ladder(cfg, address=address, progress=progress, yes=yes, max_hours=max_hours)
+    return _finish_ladder(started, progress)
 
 
 def resume_ladder(

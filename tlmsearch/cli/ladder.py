@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from tlmsearch.cli._config_args import add_config_arguments, config_overrides, parse_pairs, training_overrides
+from tlmsearch.cli._options import add_price_arguments
 from tlmsearch.cli._resource_flags import add_resource_flags, resources
 from tlmsearch.costs.plan import STEP_FLOOR_MS
 from tlmsearch.errors import UserError
@@ -24,7 +25,8 @@ that carries every point's uncertainty, and extrapolate to --target (a preset or
 count such as 440m), saying how far that reaches.
 
 actions:
-  run     train a new ladder into runs/<name>/ (one run directory per point), then report
+  run     train a new ladder into runs/<name>/ (one run directory per point), then report; priced
+          first (nothing trains), and refused beyond --max-hours (default 12) of this machine unless --yes
   resume  continue an interrupted ladder: finished runs are never trained again
   status  each point's phases, runs so far and verdict
   report  write summary.json, summary.md and report.html from the records
@@ -67,6 +69,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     _ladder_flags(run_p, training=True)
     run_p.add_argument("--address", help="join this Ray cluster ('auto' or host:port); default: start Ray locally")
     run_p.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_price_arguments(run_p)
     res = sub.add_parser("resume", help="continue an interrupted ladder")
     res.add_argument("ladder_dir", metavar="LADDER_DIR")
     res.add_argument("--address", help="join this Ray cluster ('auto' or host:port)")
@@ -191,7 +194,8 @@ def run(args: argparse.Namespace) -> int:
         load_config(args.ladder_dir)
         result = resume_ladder(args.ladder_dir, address=args.address, progress=not args.quiet, **resources(args))
     else:
-        result = ladder(build_config(args), address=args.address, progress=not args.quiet)
+        cfg = build_config(args)
+        result = ladder(cfg, address=args.address, progress=not args.quiet, yes=args.yes, max_hours=args.max_hours)
     print(result.summary["conclusion"])
     return 0
 

@@ -31,7 +31,7 @@ from tlmsearch.configs.lr_calibration import (
     check_seeds,
     parse_setting,
 )
-from tlmsearch.configs.search import PACK_MODES, SearchConfig
+from tlmsearch.configs.search import AUTO_GPUS, PACK_MODES, SearchConfig, gpu_setting, gpus_for
 from tlmsearch.configs.validate import MAX_SEED, MAX_SEEDS, check_int
 from tlmsearch.configs.verify import check_plan_options
 from tlmsearch.errors import ConfigError
@@ -96,7 +96,11 @@ class LadderConfig(Config):
     target: str = option("440m", "extrapolate to this size: a preset name or a non-embedding parameter count")
     target_tokens_per_param: float = option(0.0, "tokens per parameter at the target; 0 = the largest point's")
     cpus_per_trial: float = option(1.0, "CPUs per trial")
-    gpus_per_trial: float = option(0.0, "GPUs per trial; fractions share one GPU between trials")
+    gpus_per_trial: float | str = option(
+        AUTO_GPUS,
+        "GPUs per trial; fractions share one GPU between trials; auto = one GPU a trial where torch sees a CUDA "
+        "device, else 0 (trials train on the CPU)",
+    )
     seed: int = option(0, "seed of each point's uniform run; the paired seeds follow it")
     lr_calibration: str = option(
         "auto",
@@ -158,8 +162,9 @@ class LadderConfig(Config):
         if self.target_tokens_per_param < 0:
             raise ConfigError(f"target_tokens_per_param={self.target_tokens_per_param:g} must be >= 0")
         target_of(self.target, self.arch, self.target_tokens_per_param or 1.0)  # a bad target: one line now
-        if self.cpus_per_trial <= 0 or self.gpus_per_trial < 0:
-            raise ConfigError("cpus_per_trial must be > 0 and gpus_per_trial >= 0")
+        if self.cpus_per_trial <= 0:
+            raise ConfigError(f"cpus_per_trial={self.cpus_per_trial:g} must be > 0")
+        object.__setattr__(self, "gpus_per_trial", gpu_setting(self.gpus_per_trial))
         object.__setattr__(self, "lr_calibration", parse_setting(self.lr_calibration))
         check_seeds(self.lr_calibration_seeds)
         if self.train.tokens_per_param:
@@ -219,6 +224,11 @@ class LadderConfig(Config):
                 "that share both; give points of one depth and head size (vary d_model with n_heads, base_width, the "
                 "length), or --arm depth for points of equal parameters at different depths"
             )
+
+    @property
+    def gpu_share(self) -> float:
+        """GPUs per trial as a number: "auto" worked out on this machine (`configs.search.gpus_for`)."""
+        return gpus_for(self.gpus_per_trial)
 
     @property
     def specs(self) -> list[PointSpec]:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from tlmsearch.costs.estimate import Estimate, fixed_work, plan_line
+from tlmsearch.costs.price import LIMIT_HOURS, check_price
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.files import (
     LADDER_CONFIG,
@@ -27,6 +29,7 @@ from tlmsearch.ladders.files import (
     time_left,
     time_left_line,
 )
+from tlmsearch.ladders.plan import ladder_costs
 from tlmsearch.ladders.points import point_size
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
@@ -34,16 +37,79 @@ from tlmsearch.rundir.layout import create_run_dir
 from tlmsearch.rundir.records import finished, read_records
 from tlmsearch.tuning import runner
 from tlmsearch.tuning import verify as verifying  # the module: tests may replace verify.verify
+from tlmsearch.tuning.announce import estimate_works, slots
+from tlmsearch.tuning.resources import local_gpus
+
+# how a ladder priced beyond the limit shrinks (the CLI's flags; the Python API's keywords are the same names)
+SHRINK_LADDER = "fewer or smaller --points, fewer --profiles, or fewer --seeds (or --max-seeds)"
 
 
-def start_ladder(cfg: LadderConfig, *, address: str | None = None, progress: bool = True) -> Path:
-    """Create the ladder directory, save its config and train every point."""
+def ladder_estimate(cfg: LadderConfig) -> Estimate | str:
+    """What training every point of `cfg` costs here, priced without training (`costs.price`:
+    recorded rates or FLOPs), or why there is no price.
+
+    A point trains its learning-rate calibration, its uniform run and every profile x its seeds
+    (`ladders.plan.ladder_costs`, counted in full-length runs: fewest seeds .. the planned seeds'
+    cap), at its uniform shape's rate, as many at once as its trials fit here; the points run one
+    after another, so their times add up."""
+    low = high = 0.0
+    rate = None
+    gpus = float(local_gpus())
+    for cost, point_cfg in zip(ladder_costs(cfg), cfg.point_configs(), strict=True):
+        at_once = slots(point_cfg, gpus=gpus)
+        steps = point_cfg.train.steps
+        found = estimate_works(point_cfg, [fixed_work(n, steps, at_once) for n in (cost.runs_low, cost.runs_high)])
+        if isinstance(found, str):
+            return found
+        low, high = low + found[0].low_s, high + found[1].high_s
+        rate = rate or found[1].rate  # the first point's says where the rates come from
+    assert rate is not None  # a ladder has at least two points
+    return Estimate(low, high, rate)
+
+
+def ladder_price_line(cfg: LadderConfig, found: Estimate | str) -> str:
+    """`ladder NAME: 2 points, 30-84 runs counted at full length (...); estimate ...`."""
+    costs = ladder_costs(cfg)
+    runs = sum(c.runs_low for c in costs), sum(c.runs_high for c in costs)
+    count = f"{runs[0]}" if runs[0] == runs[1] else f"{runs[0]}-{runs[1]}"
+    where = f"cuda, {cfg.gpu_share:g} GPU a trial" if cfg.gpu_share > 0 else "cpu"
+    head = (
+        f"ladder {cfg.name}: {len(costs)} points, {count} runs counted at full length (calibration, uniform, "
+        f"profiles x seeds), one point after another ({cfg.arch}, {where})"
+    )
+    return plan_line(head, found)
+
+
+def check_ladder_price(cfg: LadderConfig, found: Estimate | str, *, yes: bool, max_hours: float) -> None:
+    """Refuse a ladder priced beyond `max_hours` of this machine unless `yes` (`costs.price.check_price`);
+    a ladder with no price (its rate could not be worked out) starts."""
+    if not isinstance(found, str):
+        what = f"ladder {cfg.name}".rstrip()
+        check_price(what, found.high_s, yes=yes, limit_hours=max_hours, shrink=SHRINK_LADDER)
+
+
+def start_ladder(
+    cfg: LadderConfig,
+    *,
+    address: str | None = None,
+    progress: bool = True,
+    yes: bool = False,
+    max_hours: float = LIMIT_HOURS,
+) -> Path:
+    """Price the ladder (nothing trains), refuse it beyond `max_hours` of this machine unless
+    `yes`, then create the ladder directory, save its config and train every point."""
     cfg.check_arm()  # a compute ladder's points share depth and head size: refused before anything is created
     cfg.check_shapes()  # profiles that build one model at a point's depth: one line, before anything is written
+    # --gpus-per-trial auto: one GPU a trial where torch sees CUDA here, else the CPU; written out
+    cfg = cfg.replace(gpus_per_trial=cfg.gpu_share)
+    found = ladder_estimate(cfg)
+    check_ladder_price(cfg, found, yes=yes, max_hours=max_hours)
     ladder_dir = create_run_dir(cfg.runs_dir, cfg.name or None, prefix="ladder").resolve()
     cfg = cfg.replace(name=ladder_dir.name, runs_dir=str(ladder_dir.parent))
     cfg.save(ladder_dir / LADDER_CONFIG)
     write_json(ladder_dir / LADDER_STATE, {"phases": {k: {"status": "pending"} for k in phase_keys(cfg)}})
+    if progress:
+        print(ladder_price_line(cfg, found), file=sys.stderr, flush=True)
     return run_ladder(ladder_dir, address=address, progress=progress)
 
 
@@ -116,4 +182,12 @@ def pending(ladder_dir: str | Path) -> list[str]:
     return [k for k in phase_keys(cfg) if state.get(k, {}).get("status") != "done"]
 
 
-__all__ = ["order", "pending", "run_ladder", "start_ladder"]
+__all__ = [
+    "check_ladder_price",
+    "ladder_estimate",
+    "ladder_price_line",
+    "order",
+    "pending",
+    "run_ladder",
+    "start_ladder",
+]
