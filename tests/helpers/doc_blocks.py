@@ -14,11 +14,13 @@ commands) or a section of a committed record (`excerpt PATH#HEADING`: the lines 
 Markdown heading, up to the next heading of the same level). tests/unit/test_docs.py checks
 every block against its source, so a changed default, count or record shows there.
 
-    python tests/helpers/doc_blocks.py            # rewrite every block of README.md and docs/*.md
+    python tests/helpers/doc_blocks.py            # rewrite every block of README.md, docs/*.md and runs/reference/README.md
     python tests/helpers/doc_blocks.py --check    # name the blocks that differ; exit status 1 if any
 
-(The record tables have markers of their own: `tlmsearch study --readme-table` for the study in
-docs/concepts.md, `tlmsearch ladder report --readme-table` for the README's ladder.)
+The record tables have markers of their own (`<!-- ladder-table DIR -->`, `<!-- study-table
+DIR -->`): what `tlmsearch ladder report DIR --readme-table` and `tlmsearch study --readme-table
+DIR` print from a committed run's records. The same command rewrites them (`record_tables`), so
+a long run's README follows its records as they are committed.
 """
 
 from __future__ import annotations
@@ -234,17 +236,38 @@ def rewrite(text: str, root: Path = ROOT) -> str:
     return BLOCK.sub(fill, text)
 
 
+def record_tables(text: str, root: Path = ROOT) -> tuple[str, list[str]]:
+    """`text` with every ladder and study table rendered afresh from the records it names, and
+    the blocks that changed ("ladder-table runs/reference/ladder8")."""
+    from tlmsearch.ladders import readme as ladders
+    from tlmsearch.ladders.report import ladder_summary
+    from tlmsearch.studies import readme as studies
+
+    renderers = (
+        (ladders.MARKERS, lambda path: ladders.readme_table(ladder_summary(root / path))),
+        (studies.MARKERS, lambda path: studies.readme_table(studies.read_summary(root / path))),
+    )
+    changed = []
+    for markers, render_table in renderers:
+        for path, body in markers.blocks(text).items():
+            fresh = render_table(path)
+            if fresh != body:
+                changed.append(f"{markers.kind} {path}")
+                text = text.replace(markers.block(body, path), markers.block(fresh, path))
+    return text, changed
+
+
 def main(argv: list[str]) -> int:
     check = argv == ["--check"]
     stale = []
-    for path in doc_files():
+    for path in [*doc_files(), ROOT / "runs" / "reference" / "README.md"]:
         text = path.read_text()
         for source in stale_blocks(text):
             stale.append(f"{path.relative_to(ROOT)}: {source}")
-        if not check:
-            new = rewrite(text)
-            if new != text:
-                path.write_text(new)
+        new, tables = record_tables(rewrite(text))
+        stale += [f"{path.relative_to(ROOT)}: {what}" for what in tables]
+        if not check and new != text:
+            path.write_text(new)
     for line in stale:
         print(("differs: " if check else "rewritten: ") + line)
     return 1 if check and stale else 0

@@ -85,8 +85,8 @@ STUDY20 = "runs/reference/study20"  # the four architectures at 20 tokens per pa
 )
 def test_the_readme_agrees_with_the_study_at_20_tokens_per_parameter() -> None:
     summary = read_summary(ROOT / STUDY20)
-    problems = check_readme((ROOT / "README.md").read_text(), summary, STUDY20)
-    assert problems == [], "README.md differs from the study; regenerate with `tlmsearch study --readme-table "
+    problems = check_readme((ROOT / "runs" / "reference" / "README.md").read_text(), summary, STUDY20)
+    assert problems == [], "runs/reference/README.md differs from the study; regenerate with `tlmsearch study --readme-table "
     f"{STUDY20}`:\n" + "\n".join(problems)
 
 
