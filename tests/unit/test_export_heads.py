@@ -9,7 +9,8 @@ import pytest
 
 from tlmsearch.configs.presets import preset
 from tlmsearch.errors import UserError
-from tlmsearch.export.formats import FORMATS, ExportInput
+from tlmsearch.export.formats import FORMATS
+from tlmsearch.export.writer import ExportInput
 
 WIDTHS = (256, 256, 512, 512)
 CARRY_EVERY_AXIS = ("native", "hf")  # hf: tests/unit/test_export_hf.py

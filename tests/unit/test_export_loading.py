@@ -18,7 +18,8 @@ from analysis_fakes import search_records, verify_records, write_run
 
 from tlmsearch.cli import main
 from tlmsearch.configs.base import ModelConfig
-from tlmsearch.export.formats import FORMATS, NEMOTRON_CODE, OPENELM_CODE
+from tlmsearch.export.foreign import NEMOTRON_CODE, OPENELM_CODE
+from tlmsearch.export.formats import FORMATS
 from tlmsearch.export.schedule import decode, export
 
 WIDTHS = {"openelm": (96, 80, 64, 48, 32), "nemotron-nas": (2816, 2560, 1536, 768, 512)}

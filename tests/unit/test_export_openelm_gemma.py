@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from tlmsearch.configs.base import ModelConfig
-from tlmsearch.export.formats import FORMATS, make_divisible
+from tlmsearch.export.foreign import make_divisible
+from tlmsearch.export.formats import FORMATS
 from tlmsearch.export.schedule import export
 from tlmsearch.models import count_params
 

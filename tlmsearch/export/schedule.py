@@ -21,7 +21,9 @@ from tlmsearch.configs.base import ModelConfig
 from tlmsearch.configs.joint_budget import holds_budget
 from tlmsearch.configs.validate import confined, writable_dir
 from tlmsearch.errors import UserError
-from tlmsearch.export.formats import FORMATS, ExportInput, Format, decode, get_format, make_divisible
+from tlmsearch.export.foreign import make_divisible
+from tlmsearch.export.formats import FORMATS, Format, decode, get_format
+from tlmsearch.export.writer import ExportInput
 from tlmsearch.profiles import Budget, ProfileSpec
 from tlmsearch.rundir.io import read_verify, require_dir
 from tlmsearch.rundir.layout import EXPORT_DIR

@@ -217,7 +217,8 @@ def test_help_path_imports_only_the_bottom_layer() -> None:
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     )
     counting = {"tlmsearch.models", "tlmsearch.configs.counts"}
-    counting |= {"tlmsearch.export", "tlmsearch.export.formats"}  # the formats table: `export --format`'s choices
+    # the formats table (`export --format`'s choices) and the writers its rows hold
+    counting |= {"tlmsearch.export", "tlmsearch.export.formats", "tlmsearch.export.writer", "tlmsearch.export.foreign"}
     above = {
         m
         for m in loaded
