@@ -122,8 +122,16 @@ def main(argv: list[str] | None = None) -> int:
     print(
         table(
             lines,
-            ["scenario", "extension", "stated alpha", "equal: better", "1x: near", "1x, others -5%: near",
-             "1x: better (power)", "seeds, equal"],
+            [
+                "scenario",
+                "extension",
+                "stated alpha",
+                "equal: better",
+                "1x: near",
+                "1x, others -5%: near",
+                "1x: better (power)",
+                "seeds, equal",
+            ],
         )  # fmt: skip
     )
     print(f"\n{n} histories a cell; 'over': above the stated alpha by more than 3 Monte-Carlo SEs ({tol:.4f} at 0.05)")

@@ -92,7 +92,5 @@ def test_the_plan_line_says_the_load_it_expects(
     monkeypatch.setattr("tlmsearch.costs.calibrate.current_load", lambda cores: 1.7)  # read before anything is timed
     assert main([*ARGS, "--runs-dir", str(tmp_path / "runs")]) == 0
     line = capsys.readouterr().err.strip().splitlines()[-1]
-    assert re.search(
-        r"s/step, [\d,]+-[\d,]+ tok/s: FLOPs at .*, x[\d.]+-[\d.]+ for \d runs? of 1 thread", line
-    )
+    assert re.search(r"s/step, [\d,]+-[\d,]+ tok/s: FLOPs at .*, x[\d.]+-[\d.]+ for \d runs? of 1 thread", line)
     assert line.endswith("beside a load of 1.7)"), line
