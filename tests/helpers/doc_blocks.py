@@ -14,7 +14,7 @@ commands) or a section of a committed record (`excerpt PATH#HEADING`: the lines 
 Markdown heading, up to the next heading of the same level). tests/unit/test_docs.py checks
 every block against its source, so a changed default, count or record shows there.
 
-    python tests/helpers/doc_blocks.py            # rewrite every block of README.md, docs/*.md and runs/reference/README.md
+    python tests/helpers/doc_blocks.py            # rewrite every block (README.md, docs/*.md, runs/reference/README.md)
     python tests/helpers/doc_blocks.py --check    # name the blocks that differ; exit status 1 if any
 
 The record tables have markers of their own (`<!-- ladder-table DIR -->`, `<!-- study-table

@@ -72,8 +72,10 @@ def test_the_command_prints_the_block(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_the_docs_agree_with_the_committed_reference_study() -> None:
     summary = read_summary(ROOT / REFERENCE)
     problems = check_readme((ROOT / "docs" / "concepts.md").read_text(), summary, REFERENCE)
-    assert problems == [], "docs/concepts.md differs from the study; regenerate with `tlmsearch study --readme-table "
-    f"{REFERENCE}`:\n" + "\n".join(problems)
+    assert problems == [], (
+        f"docs/concepts.md differs from the study; regenerate with `tlmsearch study --readme-table {REFERENCE}`:\n"
+        + "\n".join(problems)
+    )
 
 
 STUDY20 = "runs/reference/study20"  # the four architectures at 20 tokens per parameter (issue 27): the README's
@@ -86,8 +88,10 @@ STUDY20 = "runs/reference/study20"  # the four architectures at 20 tokens per pa
 def test_the_readme_agrees_with_the_study_at_20_tokens_per_parameter() -> None:
     summary = read_summary(ROOT / STUDY20)
     problems = check_readme((ROOT / "runs" / "reference" / "README.md").read_text(), summary, STUDY20)
-    assert problems == [], "runs/reference/README.md differs from the study; regenerate with `tlmsearch study --readme-table "
-    f"{STUDY20}`:\n" + "\n".join(problems)
+    assert problems == [], (
+        "runs/reference/README.md differs from the study; regenerate with `python tests/helpers/doc_blocks.py`:\n"
+        + "\n".join(problems)
+    )
 
 
 def _close(a: object, b: object) -> bool:
