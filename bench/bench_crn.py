@@ -53,7 +53,7 @@ def run_trial(seed: int, profile_name: str, init: str, steps: int, dry: bool) ->
     import torch
 
     import tlmsearch.training.trainer as trainer
-    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.core.base import DataConfig, TrainConfig
     from tlmsearch.profiles import profile
 
     torch.set_num_threads(1)
@@ -120,7 +120,7 @@ def run_twin(row: dict[str, Any]) -> dict[str, Any]:
     """Train the stream-init twin of a keyed row read by `keyed_rows`."""
     import torch
 
-    from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
+    from tlmsearch.core.base import DataConfig, ModelConfig, TrainConfig
     from tlmsearch.training.trainer import train
 
     torch.set_num_threads(1)

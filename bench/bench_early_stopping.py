@@ -99,7 +99,7 @@ def compare(none: Sequence[Trial], asha: Sequence[Trial], k: int = TOP) -> dict[
 
 
 def search_config(args: argparse.Namespace, scheduler: str, runs_dir: str) -> Any:
-    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.core.base import DataConfig, TrainConfig
     from tlmsearch.tuning import SearchConfig
 
     if args.dry:

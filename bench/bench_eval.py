@@ -27,8 +27,8 @@ def time_case(preset_name: str, arch: str, batch: int, repeats: int, windows: in
     """Seconds of whole-split `val_nats` at the training batch and at `eval_batch`, interleaved."""
     import torch
 
-    from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.configs.resolve import resolve_model
+    from tlmsearch.core.base import DataConfig, TrainConfig
     from tlmsearch.data import prepare
     from tlmsearch.models import build_model
     from tlmsearch.profiles import ProfileSpec

@@ -45,8 +45,8 @@ def time_family(arch: str, preset_name: str, *, batch: int, steps: int, warmup: 
     import torch
     import torch.nn.functional as F
 
-    from tlmsearch.configs.base import TrainConfig
     from tlmsearch.configs.presets import preset
+    from tlmsearch.core.base import TrainConfig
     from tlmsearch.models import build_model, flops_per_token
     from tlmsearch.training.trainer import make_optimizer
 
@@ -100,7 +100,7 @@ def time_family(arch: str, preset_name: str, *, batch: int, steps: int, warmup: 
 def families(args: argparse.Namespace) -> None:
     import torch
 
-    from tlmsearch.configs.architectures import ARCHITECTURE_NAMES
+    from tlmsearch.core.architectures import ARCHITECTURE_NAMES
     from tlmsearch.training.hardware import device_name, matmul_peak, measure_matmul_peak
 
     dev = torch.device(args.device)

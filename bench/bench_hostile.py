@@ -462,9 +462,9 @@ def _make_shapes(folder: Path) -> None:
 
 
 def _make_runs(folder: Path) -> None:
-    from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.configs.search import SearchConfig
     from tlmsearch.configs.trial import TrialOutcome, trial_spec
+    from tlmsearch.core.base import DataConfig, TrainConfig
     from tlmsearch.rundir.records import RecordLog
     from tlmsearch.tuning.recorder import record_of
 

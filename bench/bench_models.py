@@ -33,8 +33,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from tlmsearch.configs.base import ARCHITECTURE_NAMES
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import ARCHITECTURE_NAMES
 from tlmsearch.models import build_model, count_params, flops_per_token
 from tlmsearch.models.common import autograd_scans
 

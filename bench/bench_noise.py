@@ -104,7 +104,7 @@ def _shape(dry: bool) -> Any:
 
 
 def _data_config(cell: Cell, dry: bool, root: Path) -> Any:
-    from tlmsearch.configs.base import DataConfig
+    from tlmsearch.core.base import DataConfig
 
     corpus = "pydoc" if dry else "shakespeare"
     if cell.data == "shakespeare":
@@ -116,7 +116,7 @@ def _tenth_corpus(corpus: str, root: Path) -> Path:
     """A token folder with the first tenth of `corpus`'s training tokens and all its validation."""
     import numpy as np
 
-    from tlmsearch.configs.base import DataConfig
+    from tlmsearch.core.base import DataConfig
     from tlmsearch.data import prepare
 
     folder = root / f"{REPEAT_DIR.name}-{corpus}"
@@ -141,7 +141,7 @@ def run_one(cell_name: str, profile_name: str, seed: int, dry: bool, root: str) 
 
     import torch
 
-    from tlmsearch.configs.base import TrainConfig
+    from tlmsearch.core.base import TrainConfig
     from tlmsearch.data import gather, prepare, tile_windows, val_windows
     from tlmsearch.models import build_model, count_params
     from tlmsearch.profiles import profile

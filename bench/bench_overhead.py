@@ -52,7 +52,7 @@ class Setup:
 
 def search_config(s: Setup, steps: int, runs_dir: str) -> Any:
     """The SearchConfig whose fixed trials match the plain ones exactly."""
-    from tlmsearch.configs.base import DataConfig
+    from tlmsearch.core.base import DataConfig
     from tlmsearch.tuning import SearchConfig
 
     return SearchConfig(
@@ -70,7 +70,7 @@ def search_config(s: Setup, steps: int, runs_dir: str) -> Any:
 
 
 def train_config(s: Setup, steps: int) -> Any:
-    from tlmsearch.configs.base import TrainConfig
+    from tlmsearch.core.base import TrainConfig
 
     return TrainConfig(
         steps=steps,
@@ -97,8 +97,8 @@ def fmt(xs: list[float]) -> str:
 
 def run_plain(s: Setup, steps: int, profiles: tuple[str, ...]) -> float:
     """Wall seconds of training `profiles` one after another in this process."""
-    from tlmsearch.configs.base import DataConfig
     from tlmsearch.configs.resolve import trial_shape
+    from tlmsearch.core.base import DataConfig
     from tlmsearch.profiles import ProfileSpec
     from tlmsearch.training.trainer import train
 

@@ -39,7 +39,7 @@ def shape_preset(name: str) -> Any:
 
 
 def make_members(shape: str, m: int, args: argparse.Namespace) -> list[Any]:
-    from tlmsearch.configs.base import TrainConfig
+    from tlmsearch.core.base import TrainConfig
     from tlmsearch.profiles import profile
     from tlmsearch.training.pack import Member
 
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default=str(DATA_DIR / "pack-latest.json"))
     args = ap.parse_args(argv)
 
-    from tlmsearch.configs.base import DataConfig
+    from tlmsearch.core.base import DataConfig
     from tlmsearch.data import prepare
 
     data_cfg = DataConfig(corpus=args.corpus)

@@ -80,8 +80,8 @@ def _worker(threads: int, jobs: Any, results: Any) -> None:
     import torch
 
     torch.set_num_threads(threads)
-    from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.configs.presets import preset
+    from tlmsearch.core.base import DataConfig, TrainConfig
     from tlmsearch.profiles import ProfileSpec
     from tlmsearch.training.trainer import train
 
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     info = print_header("bench_parallel: 2 concurrent 1-thread trials vs the same trials one after another, 2 threads")
-    from tlmsearch.configs.base import DataConfig
+    from tlmsearch.core.base import DataConfig
     from tlmsearch.data import prepare
 
     prepare(DataConfig(corpus=args.corpus))

@@ -51,8 +51,8 @@ def run_one(profile_name: str, seed: int, lr: float, parametrization: str, dry: 
 
     import torch
 
-    from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.configs.presets import preset
+    from tlmsearch.core.base import DataConfig, TrainConfig
     from tlmsearch.profiles import profile
     from tlmsearch.training.trainer import resolve_vocab, train
 

@@ -20,10 +20,10 @@ ARCHS = ("transformer", "gated_attention", "titans", "hope_attention")
 
 def time_step(preset_name: str, arch: str, steps: int) -> dict[str, Any]:
     """Seconds of a training step (`steps` timed after a warm-up one), its FLOPs and shares."""
-    from tlmsearch.configs.base import DataConfig, TrainConfig
-    from tlmsearch.configs.counts import flops_per_token
     from tlmsearch.configs.presets import preset
+    from tlmsearch.core.base import DataConfig, TrainConfig
     from tlmsearch.costs.price import REFERENCE_PEAK, cpu_step_model, model_rate
+    from tlmsearch.models.counts import flops_per_token
     from tlmsearch.training.hardware import matmul_peak, resolve_device, thread_count
     from tlmsearch.training.trainer import resolve_vocab, train
 

@@ -173,7 +173,7 @@ def record(args: argparse.Namespace) -> Path:
     stopping, at `--record` (a preset, or "bench-small": the small bench model trained as
     benchmark 3 trains it), and keep the run's trial table in bench/data/proxy-<name>/."""
     from bench._common import SMALL_SHAPE
-    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.core.base import DataConfig, TrainConfig
     from tlmsearch.tuning import SearchConfig, search
 
     small = args.record == "bench-small"

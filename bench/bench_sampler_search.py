@@ -151,8 +151,8 @@ def summarise(trials: Sequence[Trial], floor: float) -> list[dict[str, Any]]:
 
 
 def search_config(args: argparse.Namespace, sampler: str, scheduler: str, seed: int, runs_dir: str) -> Any:
-    from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.configs.search import SearchConfig
+    from tlmsearch.core.base import DataConfig, TrainConfig
 
     if args.dry:
         model = {"d_model": 32, "n_layers": 4, "n_heads": 2, "seq_len": 32, "base_width": 64, "multiple_of": 8}

@@ -273,7 +273,7 @@ def _record_point(args: tuple[float, float, dict[str, Any], dict[str, Any]]) -> 
     """One real training run at grid point (a, b) (runs in a worker process, one thread)."""
     import torch
 
-    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.core.base import DataConfig, TrainConfig
     from tlmsearch.training.trainer import train
 
     a, b, train_kw, data_kw = args
@@ -297,7 +297,7 @@ def record(path: Path, points: int, workers: int, steps: int | None) -> None:
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    from tlmsearch.configs.base import DataConfig
+    from tlmsearch.core.base import DataConfig
     from tlmsearch.data import prepare
     from tlmsearch.rundir import environment
 

@@ -23,7 +23,7 @@ from bench._common import SMALL_SHAPE, median, print_header, save_result, table
 
 
 def ci_search(root: Path) -> dict[str, float]:
-    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.core.base import DataConfig, TrainConfig
     from tlmsearch.tuning import SearchConfig, search
 
     cfg = SearchConfig(
@@ -48,7 +48,7 @@ def ci_search(root: Path) -> dict[str, float]:
 
 
 def concurrency(root: Path, steps: int) -> list[tuple[str, float]]:
-    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.core.base import DataConfig, TrainConfig
     from tlmsearch.profiles import ProfileSpec
     from tlmsearch.tuning import FixedTrial, SearchConfig, run_fixed
 

@@ -18,8 +18,8 @@ import time
 import torch
 import torch.nn.functional as F
 
-from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.data import gather, prepare
 from tlmsearch.models import build_model, flops_per_token
 from tlmsearch.training.hardware import matmul_peak, resolve_device, thread_count

@@ -17,7 +17,7 @@ For a family that builds one residual width in every layer (Titans, Hope-attenti
 
 So uniform, TLM's cosine 1.5 -> 0.5 and the bowtie are points of the space (`encode`). A
 sampled profile's heads are snapped to whole heads the budget balances
-(`tlmsearch.configs.joint_budget.resolve_joint`: deterministic, nearest first); one the budget
+(`tlmsearch.profiles.joint_budget.resolve_joint`: deterministic, nearest first); one the budget
 cannot balance at all fails its trial with the resolver's one-line reason, and the search goes
 on. At presets tiny and cpu-xs no sample of these ranges is refused (tests/unit/profiles/test_joint.py).
 """
@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from search_spaces._common import START_RANGE
-from tlmsearch.configs.architectures import architecture
+from tlmsearch.core.architectures import architecture
 from tlmsearch.profiles import ProfileSpec, resolve_params
 
 NAME = "joint"

@@ -2,9 +2,9 @@
 
 The same balanced prior over "MLP only", "attention too" and "whole block" and the same ranges
 as `search_spaces/joint.py`, but every sampled architecture spends exactly the uniform model's
-training FLOPs per token (forward + backward, `tlmsearch.configs.counts.flops_per_token`) instead
+training FLOPs per token (forward + backward, `tlmsearch.models.counts.flops_per_token`) instead
 of its non-embedding parameters: the MLP widths are solved against FLOPs
-(`tlmsearch.configs.joint_budget.joint_config(..., hold="flops")`), so a head or block taper
+(`tlmsearch.profiles.joint_budget.joint_config(..., hold="flops")`), so a head or block taper
 changes the parameter count and never the compute. MLP-only points hold both at once, so
 uniform and TLM's cosine are points of this space too. Hope-attention refuses it (its fast CMS
 levels' FLOPs are not linear in the MLP widths): such a trial fails with that one-line reason.

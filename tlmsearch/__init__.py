@@ -18,11 +18,11 @@ _EXPORTS: dict[str, str] = {
     "ConfigError": "tlmsearch.errors",
     "DataError": "tlmsearch.errors",
     # configs
-    "Config": "tlmsearch.configs.base",
-    "ArchOptions": "tlmsearch.configs.base",
-    "ModelConfig": "tlmsearch.configs.base",
-    "TrainConfig": "tlmsearch.configs.base",
-    "DataConfig": "tlmsearch.configs.base",
+    "Config": "tlmsearch.core.base",
+    "ArchOptions": "tlmsearch.core.base",
+    "ModelConfig": "tlmsearch.core.base",
+    "TrainConfig": "tlmsearch.core.base",
+    "DataConfig": "tlmsearch.core.base",
     # width profiles (pure)
     "Budget": "tlmsearch.profiles",
     "ProfileSpec": "tlmsearch.profiles",
@@ -95,10 +95,10 @@ if TYPE_CHECKING:  # pragma: no cover
         search,
         study,
     )
-    from tlmsearch.configs.base import ArchOptions, Config, DataConfig, ModelConfig, TrainConfig  # noqa: F401
     from tlmsearch.configs.presets import PRESETS, preset  # noqa: F401
     from tlmsearch.configs.search import SearchConfig  # noqa: F401
     from tlmsearch.configs.study import StudyConfig  # noqa: F401
+    from tlmsearch.core.base import ArchOptions, Config, DataConfig, ModelConfig, TrainConfig  # noqa: F401
     from tlmsearch.costs.plan import PlanConfig, plan  # noqa: F401
     from tlmsearch.errors import ConfigError, DataError, UserError  # noqa: F401
     from tlmsearch.export.schedule import export_run  # noqa: F401

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tlmsearch.configs.base import options_class
+from tlmsearch.core.base import options_class
 
 # several memory chunks in a 32-token sequence: Titans' memory and Hope's fast CMS level
 SMALL_CHUNKS: dict[str, Any] = {"mem_chunk": 8, "cms_periods": (8, 0)}

@@ -116,8 +116,8 @@ def tiny_search(runs: Path, trials: int = 2) -> Path:
 
 def _search_tiny(runs: Path, trials: int) -> Path:
     import tlmsearch
-    from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.configs.search import SearchConfig
+    from tlmsearch.core.base import DataConfig, TrainConfig
 
     cfg = SearchConfig(
         name="tiny",

@@ -37,7 +37,7 @@ def _worker(rank: int, world: int, jobs: list[Job], out: str, cache: str, corpus
     import torch.distributed as dist
 
     import tlmsearch.training.trainer as trainer
-    from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
+    from tlmsearch.core.base import DataConfig, ModelConfig, TrainConfig
     from tlmsearch.training.parallel import DataParallel
 
     trainer.matmul_peak = lambda device, dtype, cache_dir=None: 1e11  # measured by its own tests

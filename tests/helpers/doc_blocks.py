@@ -55,8 +55,8 @@ def _millions(n: int) -> str:
 
 
 def presets_table() -> str:
-    from tlmsearch.configs.counts import count_params
     from tlmsearch.configs.presets import PRESETS
+    from tlmsearch.models.counts import count_params
 
     rows = []
     for p in PRESETS.values():
@@ -109,10 +109,10 @@ def commands_table() -> str:
 def defaults_table() -> str:
     from tlmsearch.analysis.verdict import DEFAULT_ALPHA, DEFAULT_MARGIN
     from tlmsearch.cli import verify
-    from tlmsearch.configs.base import TrainConfig, deciding_train
     from tlmsearch.configs.quickstart import QuickstartConfig
     from tlmsearch.configs.search import SearchConfig
     from tlmsearch.configs.study import StudyConfig
+    from tlmsearch.core.base import TrainConfig, deciding_train
 
     cfg = SearchConfig()
     screen, plain = cfg.train, TrainConfig()

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from record_fakes import build_record
 
-from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.resolve import resolve_model
+from tlmsearch.core.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.records import RecordLog
 from tlmsearch.tuning import SearchConfig

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.study import StudyConfig
+from tlmsearch.core.base import DataConfig, TrainConfig
 
 
 def tiny_study(tmp_path: Path, **changes: object) -> StudyConfig:

@@ -171,7 +171,7 @@ def cluster() -> Iterator[LocalCluster]:
 
 
 def _config(name: str, runs_dir: Path, **changes: Any) -> Any:
-    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.core.base import DataConfig, TrainConfig
     from tlmsearch.tuning import SearchConfig
 
     # 40 steps: where trials ran and where their checkpoints went need whole trials, not long ones

@@ -30,7 +30,7 @@ def test_four_trials_share_one_gpu(tmp_path: Path) -> None:
     import ray
 
     import tlmsearch
-    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.core.base import DataConfig, TrainConfig
     from tlmsearch.tuning import SearchConfig
 
     if ray.is_initialized():  # the shared CPU session: this search needs a Ray that sees the GPUs

@@ -15,8 +15,8 @@ from pack_records import assert_same_records, records_of
 
 import tlmsearch
 from tlmsearch.cli import main
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.search import SearchConfig
+from tlmsearch.core.base import DataConfig, TrainConfig
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("ray_session")]
 

@@ -272,7 +272,7 @@ def ray_session() -> Iterator[None]:
 
 @pytest.mark.slow
 def test_two_identical_hyperband_searches_give_the_same_trial_sequence(tmp_path: Path, ray_session: None) -> None:
-    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.core.base import DataConfig, TrainConfig
     from tlmsearch.tuning import SearchConfig, search
 
     def run(name: str, global_seed: int) -> list[tuple[Any, ...]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.data import prepare
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.tuning import FixedTrial, SearchConfig, load, run_fixed, search

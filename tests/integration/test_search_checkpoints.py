@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.tuning import FixedTrial, SearchConfig, run_fixed, search
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.search import SearchConfig, load_run_config
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.rundir.records import read_records
 
 pytestmark = pytest.mark.slow

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from cli_runs import kill_group, read_lines, reaped, wait_for_first_record
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.search import SearchConfig
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.rundir.records import read_records
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ import optuna
 import pytest
 
 from tlmsearch.analysis.summary import summarize
-from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.report.run import quality_figure
 from tlmsearch.rundir.records import SEARCH_KINDS
 from tlmsearch.tuning import SearchConfig, search

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.search import load_run_config
 from tlmsearch.configs.study import StudyConfig
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.rundir.records import read_records
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("ray_session")]

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from tlmsearch.configs.base import ARCHITECTURE_NAMES, DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import ARCHITECTURE_NAMES, DataConfig, ModelConfig, TrainConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import ARCHITECTURES, build_model, count_params, flops_per_token, mlp_hidden_sizes
 

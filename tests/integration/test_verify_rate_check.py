@@ -21,8 +21,8 @@ LR = 2e-3
 
 def _tiny_search(runs: Path) -> Path:
     import tlmsearch
-    from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.configs.search import SearchConfig
+    from tlmsearch.core.base import DataConfig, TrainConfig
 
     cfg = SearchConfig(
         name="tiny", runs_dir=str(runs), arch="transformer", preset="tiny", space="knots", sampler="random",

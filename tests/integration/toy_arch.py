@@ -19,8 +19,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tlmsearch.configs.architectures import ArchSpec, linear_flops
-from tlmsearch.configs.base import ModelConfig
+from tlmsearch.core.architectures import ArchSpec, linear_flops
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.models.common import LanguageModel, RMSNorm, Rope, SwiGLU
 

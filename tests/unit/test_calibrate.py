@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 import tlmsearch.costs.calibrate as cal
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.costs.estimate import Rate, eval_share
 from tlmsearch.costs.rates import rate_shape, record_rate
 

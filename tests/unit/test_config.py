@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tlmsearch.configs.base import ModelConfig
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.errors import ConfigError
 
 

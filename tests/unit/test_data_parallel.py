@@ -19,8 +19,8 @@ import pytest
 import torch
 from data_parallel_workers import Job, run_group
 
-from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.training.parallel import DataParallel, check_batch, shard
 from tlmsearch.training.trainer import CHECKPOINT_FILE, train

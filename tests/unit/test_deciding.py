@@ -10,9 +10,9 @@ import pytest
 import tlmsearch
 from tests.helpers.analysis_fakes import record, search_records, verify_records, write_run
 from tlmsearch.cli import main
-from tlmsearch.configs.counts import flops_per_token
 from tlmsearch.costs.plan import plan
 from tlmsearch.errors import ConfigError
+from tlmsearch.models.counts import flops_per_token
 from tlmsearch.profiles import Budget
 
 

@@ -208,7 +208,7 @@ def quoted_constants() -> dict[str, list[str]]:
 
     from tlmsearch.analysis.stats import MIN_BOOTSTRAP_SEEDS
     from tlmsearch.analysis.verdict import DEFAULT_ALPHA, DEFAULT_MARGIN, verdict
-    from tlmsearch.configs.base import DECIDE_TOKENS_PER_PARAM, SCREEN_TOKENS_PER_PARAM
+    from tlmsearch.core.base import DECIDE_TOKENS_PER_PARAM, SCREEN_TOKENS_PER_PARAM
 
     power = inspect.signature(verdict).parameters["power"].default
     margin, alpha = f"{DEFAULT_MARGIN:.0%}", f"{DEFAULT_ALPHA:g}"

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.resolve import resolve_model
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.data import prepare
 from tlmsearch.models import build_model
 from tlmsearch.profiles import ProfileSpec

@@ -9,7 +9,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tlmsearch.configs.base import ModelConfig
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.errors import UserError
 from tlmsearch.export.schedule import FORMATS, decode, export, make_divisible
 
@@ -100,8 +100,8 @@ def test_gemma3n_export_from_file(tmp_path) -> None:
 
 
 def test_native_is_a_model_config() -> None:
-    from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.configs.run import RunConfig
+    from tlmsearch.core.base import DataConfig, TrainConfig
 
     ex = export(_model(WIDTHS), "native", train={"steps": 10}, data={"corpus": "pydoc"}, source={"trial_id": "t"})
     doc = yaml.safe_load(ex.text)

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from joint_runs import BOWTIE, joint_model, joint_run
 
 from tlmsearch.cli import main
-from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.core.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.export.hf import MODELING_FILE, WEIGHTS_FILE
 from tlmsearch.export.hf_weights import hf_names
 from tlmsearch.export.schedule import export

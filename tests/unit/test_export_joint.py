@@ -13,14 +13,14 @@ import yaml
 from joint_runs import ATTENTION, BOWTIE, joint_model, joint_run
 
 from tlmsearch.cli import main
-from tlmsearch.configs.base import ModelConfig
-from tlmsearch.configs.joint_budget import holds_budget
 from tlmsearch.configs.presets import preset
 from tlmsearch.configs.resolve import resolve_model
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.errors import UserError
 from tlmsearch.export.schedule import export_run
 from tlmsearch.models import count_params
 from tlmsearch.profiles import Budget, ProfileSpec
+from tlmsearch.profiles.joint_budget import holds_budget
 
 
 def test_native_export_of_the_best_joint_architecture_carries_every_axis(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import pytest
 from analysis_fakes import search_records, verify_records, write_run
 
 from tlmsearch.cli import main
-from tlmsearch.configs.base import ModelConfig
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.export.foreign import NEMOTRON_CODE, OPENELM_CODE
 from tlmsearch.export.formats import FORMATS
 from tlmsearch.export.schedule import decode, export

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tlmsearch.configs.base import ModelConfig
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.export.formats import FORMATS
 from tlmsearch.export.schedule import export
 from tlmsearch.models import count_params

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tlmsearch.configs.base import ModelConfig
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.export.foreign import make_divisible
 from tlmsearch.export.formats import FORMATS
 from tlmsearch.export.schedule import export

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.presets import preset
 from tlmsearch.configs.run import ModelSpec, RunConfig
 from tlmsearch.configs.search import SearchConfig
+from tlmsearch.core.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.models.gated_attention_spec import GatedAttentionOptions
 from tlmsearch.models.titans_spec import TitansOptions

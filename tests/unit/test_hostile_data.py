@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from tlmsearch.cli import main
-from tlmsearch.configs.base import DataConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import DataConfig
 from tlmsearch.costs.rates import rate_for, rate_shape, rates_file, record_rate
 from tlmsearch.data import TokenData, check_windows, prepare
 from tlmsearch.errors import DataError

@@ -13,8 +13,8 @@ from analysis_fakes import search_records, write_run
 from tlmsearch.analysis.stats import METHODS
 from tlmsearch.cli import main
 from tlmsearch.cli._options import INTERVALS
-from tlmsearch.configs.validate import MAX_SEEDS, MAX_TOP, MIN_SEEDS
 from tlmsearch.configs.verify import MAX_TOP_K, VerifyOptions
+from tlmsearch.core.validate import MAX_SEEDS, MAX_TOP, MIN_SEEDS
 from tlmsearch.errors import UserError
 from tlmsearch.rundir import load
 

@@ -13,8 +13,8 @@ from record_fakes import build_record
 
 import tlmsearch
 from tlmsearch.cli import main
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.search import SearchConfig
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.profiles.spaces import builtin_spaces, load_space

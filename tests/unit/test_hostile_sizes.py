@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from tlmsearch.cli import main
-from tlmsearch.configs.base import MODEL_INT_BOUNDS
 from tlmsearch.configs.presets import preset
-from tlmsearch.configs.validate import MAX_LAYERS, estimate_timing_bytes, estimate_training_bytes
+from tlmsearch.core.base import MODEL_INT_BOUNDS
+from tlmsearch.core.validate import MAX_LAYERS, estimate_timing_bytes, estimate_training_bytes
 from tlmsearch.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,7 +74,7 @@ def test_profiles_throughput_refuses_models_that_cannot_fit_before_building_them
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, nothing_built: None, batch: str
 ) -> None:
     machine = lambda: 16 * 2**30  # noqa: E731 - a 16 GiB machine
-    monkeypatch.setattr("tlmsearch.configs.validate.available_memory_bytes", machine)
+    monkeypatch.setattr("tlmsearch.core.validate.available_memory_bytes", machine)
     monkeypatch.setattr("tlmsearch.costs.throughput.available_memory_bytes", machine, raising=False)
     code = main(["profiles", "--preset", "1.3b", "--throughput", "--batch-size", batch, "--repeats", "1"])
     err = capsys.readouterr().err

@@ -171,7 +171,7 @@ def test_resolve_writes_the_grid_out() -> None:
 
 
 def _pydoc():  # type: ignore[no-untyped-def]
-    from tlmsearch.configs.base import DataConfig
+    from tlmsearch.core.base import DataConfig
 
     return DataConfig(corpus="pydoc")
 
@@ -421,8 +421,8 @@ def test_a_study_calibrates_at_its_verifications_length() -> None:
     """Searches that screen at 5 tokens per parameter calibrate at the verification's 20: the
     calibration's steps are the verification's (`deciding_train`, the verify phase's own path);
     a study that gives its steps calibrates at them; plans count each run in search trials."""
-    from tlmsearch.configs.base import deciding_train
     from tlmsearch.configs.resolve import calibration_train, calibration_weight, resolve_trial_length
+    from tlmsearch.core.base import deciding_train
     from tlmsearch.costs.phases import lr_runs
 
     search = StudyConfig().search_config("transformer")

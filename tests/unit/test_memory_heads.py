@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from tlmsearch.configs.base import ARCHITECTURE_NAMES
 from tlmsearch.configs.presets import preset
-from tlmsearch.configs.validate import estimate_training_bytes
+from tlmsearch.core.base import ARCHITECTURE_NAMES
+from tlmsearch.core.validate import estimate_training_bytes
 from tlmsearch.models import count_params
 
 P = preset("cpu-xs")  # d 64, 6 layers, 4 heads of 16

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from tlmsearch.cli import main
-from tlmsearch.configs.base import DECIDE_TOKENS_PER_PARAM, SCREEN_TOKENS_PER_PARAM
-from tlmsearch.configs.counts import count_params
 from tlmsearch.configs.presets import preset
 from tlmsearch.configs.search import SearchConfig
+from tlmsearch.core.base import DECIDE_TOKENS_PER_PARAM, SCREEN_TOKENS_PER_PARAM
 from tlmsearch.costs.phases import search_phase, verify_phase
 from tlmsearch.costs.plan import PlanConfig, plan
+from tlmsearch.models.counts import count_params
 
 
 def test_plan_defaults_are_the_commands_defaults() -> None:

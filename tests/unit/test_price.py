@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 import tlmsearch.costs.calibrate as cal
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.costs.price import CPU_STEPS, REFERENCE_PEAK, check_price, cpu_step_model, model_rate
 from tlmsearch.errors import UserError
 

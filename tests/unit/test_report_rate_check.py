@@ -122,8 +122,8 @@ def test_plot_data_and_markdown_of_a_check_dict() -> None:
 
 @pytest.mark.slow
 def test_a_study_reports_each_architectures_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tlmsearch.configs.base import DataConfig
     from tlmsearch.configs.study import StudyConfig
+    from tlmsearch.core.base import DataConfig
     from tlmsearch.studies.files import STUDY_CONFIG, STUDY_STATE
     from tlmsearch.studies.report import write_study_report
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.presets import preset
 from tlmsearch.configs.run import ModelSpec, RunConfig
+from tlmsearch.core.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from study_fakes import tiny_study
 
-from tlmsearch.configs.base import DataConfig
+from tlmsearch.core.base import DataConfig
 from tlmsearch.studies.cost import (
     calibrate,
     estimate,
@@ -132,7 +132,7 @@ def test_verification_at_the_deciding_length_counts_as_longer_trials(tmp_path: P
     which are scaled to a search trial's steps."""
     from analysis_fakes import record
 
-    from tlmsearch.configs.base import screening_train
+    from tlmsearch.core.base import screening_train
     from tlmsearch.rundir.records import RecordLog, TrialRecord
     from tlmsearch.studies.cost import _trial, phase_weights, weighted_trials
 

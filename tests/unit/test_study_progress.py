@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from analysis_fakes import record, write_run
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.study import StudyConfig
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.studies.cost import COST_FILE
 from tlmsearch.studies.files import STUDY_CONFIG, STUDY_STATE, load_config
 from tlmsearch.studies.progress import LiveView, current_line, snapshot, study_line

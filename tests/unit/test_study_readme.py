@@ -10,8 +10,8 @@ import pytest
 from analysis_fakes import search_records, verify_records, write_run
 
 from tlmsearch.cli import main
-from tlmsearch.configs.base import DataConfig
 from tlmsearch.configs.study import StudyConfig
+from tlmsearch.core.base import DataConfig
 from tlmsearch.errors import UserError
 from tlmsearch.studies.files import STUDY_CONFIG
 from tlmsearch.studies.readme import check_readme, read_summary, readme_block, readme_blocks, readme_table

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from tlmsearch.configs.base import ModelConfig
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.costs.throughput import (
     AA_NAME,
     ThroughputConfig,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.data import prepare, val_windows
 from tlmsearch.errors import ConfigError
 from tlmsearch.training.trainer import TrainingDiverged, TrainResult, lr_at, resolve_vocab, train

@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 
 from tlmsearch.cli import build_parser, main
-from tlmsearch.configs.base import (
+from tlmsearch.configs.resolve import resolve_trial_length, trial_length_line, trial_shape
+from tlmsearch.configs.search import SearchConfig
+from tlmsearch.core.base import (
     DataConfig,
     TrainConfig,
     steps_for_tokens_per_param,
     trial_length_text,
     with_tokens_per_param,
 )
-from tlmsearch.configs.resolve import resolve_trial_length, trial_length_line, trial_shape
-from tlmsearch.configs.search import SearchConfig
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.models import count_params
 from tlmsearch.profiles import ProfileSpec

@@ -10,7 +10,7 @@ import pytest
 from session_cache import SessionCache
 
 from tlmsearch.cli import main
-from tlmsearch.configs.base import DataConfig
+from tlmsearch.core.base import DataConfig
 from tlmsearch.costs.rates import rates_file
 
 

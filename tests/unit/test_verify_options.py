@@ -11,8 +11,8 @@ import pytest
 from analysis_fakes import search_records, write_run
 
 from tlmsearch.cli import main
-from tlmsearch.configs.validate import MAX_SEEDS, MIN_BOOTSTRAP_SEEDS
 from tlmsearch.configs.verify import MAX_LOOKS, SequentialOptions, VerifyOptions
+from tlmsearch.core.validate import MAX_SEEDS, MIN_BOOTSTRAP_SEEDS
 from tlmsearch.errors import ConfigError
 from tlmsearch.tuning.verify import verify
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tlmsearch.configs.base import DECIDE_TOKENS_PER_PARAM, SCREEN_TOKENS_PER_PARAM
+from tlmsearch.core.base import DECIDE_TOKENS_PER_PARAM, SCREEN_TOKENS_PER_PARAM
 from tlmsearch.profiles.dof import dof_text, free_widths, space_dof
 from tlmsearch.rundir.records import TrialRecord, as_records
 

@@ -23,9 +23,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tlmsearch.configs.validate import METHODS as METHODS  # checked with the configs, re-exported
-from tlmsearch.configs.validate import MIN_BOOTSTRAP_SEEDS  # from the coverage simulation above
-from tlmsearch.configs.validate import check_method as check_method  # re-exported: the statistics' callers name it here
+from tlmsearch.core.validate import METHODS as METHODS  # checked with the configs, re-exported
+from tlmsearch.core.validate import MIN_BOOTSTRAP_SEEDS  # from the coverage simulation above
+from tlmsearch.core.validate import check_method as check_method  # re-exported: the statistics' callers name it here
 from tlmsearch.errors import ConfigError
 
 # Fewest (x, y) pairs for a bootstrap interval of a rank correlation. Simulated (bivariate normal,

@@ -1,7 +1,7 @@
 """Command-line flags derived from the config dataclasses.
 
 Every field of a config becomes one flag `--kebab-case-name`: its type comes from the field's
-annotation, its help and allowed values from the field's metadata (`tlmsearch.configs.base.option`),
+annotation, its help and allowed values from the field's metadata (`tlmsearch.core.base.option`),
 and --help shows the dataclass default. A flag that is not given stays out of the overrides,
 so a config file's value (or the search's, for `verify`) is kept. Commands that train share
 one set of training and data flags built here, so a flag means the same in each of them:
@@ -15,7 +15,7 @@ one set of training and data flags built here, so a flag means the same in each 
 - `--arch`, `--preset`, `--base-width`, `--model KEY=VALUE` choose the model (not in `verify`,
   which re-trains the search's models).
 
-Only `tlmsearch.configs.base` (no torch) is imported here, so `tlmsearch --help` stays fast.
+Only `tlmsearch.core.base` (no torch) is imported here, so `tlmsearch --help` stays fast.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from tlmsearch.configs.base import ALL_WINDOWS, ARCHITECTURE_NAMES, Config, DataConfig, TrainConfig, screening_train
 from tlmsearch.configs.presets import PRESETS
+from tlmsearch.core.base import ALL_WINDOWS, ARCHITECTURE_NAMES, Config, DataConfig, TrainConfig, screening_train
 from tlmsearch.errors import ConfigError
 
 # a flag value that expands into several fields of its section (e.g. bpe:4096)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from tlmsearch.configs.validate import METHODS
+from tlmsearch.core.validate import METHODS
 
 INTERVALS: tuple[str, ...] = METHODS  # the interval methods, checked with the configs (validate.check_method)
 

@@ -34,9 +34,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def check_args(args: argparse.Namespace) -> None:
     """The --throughput flags (and --arch), refused in one line before anything is printed."""
-    from tlmsearch.configs.architectures import ARCHITECTURE_NAMES
-    from tlmsearch.configs.base import check_choice
-    from tlmsearch.configs.validate import check_int
+    from tlmsearch.core.architectures import ARCHITECTURE_NAMES
+    from tlmsearch.core.base import check_choice
+    from tlmsearch.core.validate import check_int
     from tlmsearch.errors import ConfigError
 
     if not args.preset:

@@ -16,7 +16,7 @@ from tlmsearch.cli._config_args import (
 from tlmsearch.cli._options import add_price_arguments, add_verdict_arguments, verdict_levels
 from tlmsearch.cli.status import EVERY_TRIAL_FAILED
 from tlmsearch.cli.verify import print_verdicts
-from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.core.base import DataConfig, TrainConfig
 
 HELP = "controlled comparison: train fixed profiles with several seeds, then the verdict and report"
 DESCRIPTION = """\
@@ -129,7 +129,7 @@ def compare_arguments(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from tlmsearch.api import compare
-    from tlmsearch.configs.validate import check_seed_count
+    from tlmsearch.core.validate import check_seed_count
     from tlmsearch.profiles import expand_profile_sets
 
     check_seed_count("--seeds", args.seeds)  # named as the flag, before anything is built

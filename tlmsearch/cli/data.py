@@ -8,8 +8,8 @@ import time
 from typing import Any
 
 from tlmsearch.cli._config_args import parse_tokenizer
-from tlmsearch.configs.base import DataConfig
-from tlmsearch.configs.validate import writable_dir
+from tlmsearch.core.base import DataConfig
+from tlmsearch.core.validate import writable_dir
 from tlmsearch.errors import ConfigError
 
 HELP = "list the training corpora, or prepare one ahead of time (a large one streamed into token files)"

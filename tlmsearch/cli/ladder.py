@@ -45,7 +45,7 @@ _SKIP = ("seeds", "seed", "train", "data")
 
 
 def _ladder_flags(p: argparse.ArgumentParser, *, training: bool) -> None:
-    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.core.base import DataConfig, TrainConfig
 
     p.add_argument("--config", metavar="FILE", help="LadderConfig as YAML/JSON (e.g. a ladder's ladder.yaml)")
     g = p.add_argument_group("ladder (LadderConfig)")
@@ -106,7 +106,7 @@ def build_config(args: argparse.Namespace) -> LadderConfig:
     base = LadderConfig.from_dict(read_yaml(args.config), where=args.config) if args.config else None
     data: dict[str, Any] = {**(base.to_dict() if base else {}), **config_overrides(args, "ladder")}
     if args.seeds is not None:
-        from tlmsearch.configs.validate import check_seed_count
+        from tlmsearch.core.validate import check_seed_count
 
         seeds = args.seeds if args.seeds == "auto" else int(args.seeds) if args.seeds.isdigit() else args.seeds
         data["seeds"] = 0 if seeds == "auto" else check_seed_count("--seeds", seeds, auto=True)

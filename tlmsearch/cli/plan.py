@@ -68,7 +68,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     import dataclasses
 
     from tlmsearch.cli._config_args import add_config_arguments
-    from tlmsearch.configs.base import ARCHITECTURE_NAMES
+    from tlmsearch.core.base import ARCHITECTURE_NAMES
     from tlmsearch.costs.plan import PlanConfig
 
     fields = [f.name for f in dataclasses.fields(PlanConfig)]

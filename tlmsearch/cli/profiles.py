@@ -8,9 +8,9 @@ import sys
 from typing import Any
 
 from tlmsearch.cli import _profiles_throughput as throughput
-from tlmsearch.configs.base import ARCHITECTURE_NAMES, check_choice
 from tlmsearch.configs.presets import preset
-from tlmsearch.configs.validate import MAX_LAYERS, MAX_WIDTH, check_int, writable_file
+from tlmsearch.core.base import ARCHITECTURE_NAMES, check_choice
+from tlmsearch.core.validate import MAX_LAYERS, MAX_WIDTH, check_int, writable_file
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, expand_profile_sets, joint, shape_stats
 from tlmsearch.profiles.spaces import builtin_spaces, load_space, prior_fractions

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 from tlmsearch.errors import UserError
 
 if TYPE_CHECKING:
-    from tlmsearch.configs.base import DataConfig
     from tlmsearch.configs.quickstart import QuickstartConfig
     from tlmsearch.configs.search import SearchConfig
+    from tlmsearch.core.base import DataConfig
 
 HELP = "run the whole loop (search with baselines, verify, report) on a small model in minutes"
 DESCRIPTION = """\
@@ -54,8 +54,8 @@ def quickstart_options(args: argparse.Namespace) -> QuickstartConfig:
     """The `QuickstartConfig` the flags describe (the trial length given once: --steps or
     --tokens-per-param above 0)."""
     from tlmsearch.cli._config_args import config_overrides
-    from tlmsearch.configs.base import check_positive
     from tlmsearch.configs.quickstart import QuickstartConfig
+    from tlmsearch.core.base import check_positive
 
     given = config_overrides(args, "quickstart")
     if "tokens_per_param" in given:
@@ -71,9 +71,9 @@ def quickstart_options(args: argparse.Namespace) -> QuickstartConfig:
 def _steps(q: QuickstartConfig, data: DataConfig) -> int:
     """Steps per trial: --steps, or the steps --tokens-per-param gives on the quickstart's model
     (the search resolves the same number again)."""
-    from tlmsearch.configs.base import TrainConfig
     from tlmsearch.configs.resolve import resolve_trial_length
     from tlmsearch.configs.search import SearchConfig
+    from tlmsearch.core.base import TrainConfig
 
     if not q.tokens_per_param:
         return q.steps
@@ -91,8 +91,8 @@ def _steps(q: QuickstartConfig, data: DataConfig) -> int:
 
 def search_config(q: QuickstartConfig) -> SearchConfig:
     """The SearchConfig of the quickstart's search (evaluations every third of the steps)."""
-    from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.configs.search import SearchConfig
+    from tlmsearch.core.base import DataConfig, TrainConfig
 
     data = DataConfig(corpus=q.corpus)
     steps = _steps(q, data)

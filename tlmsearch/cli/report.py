@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
 
         return _fixed_levels_report(args, "study", write_study_report)
     from tlmsearch.cli._damage import damage_noted, writable_run_dir
-    from tlmsearch.configs.validate import writable_dir
+    from tlmsearch.core.validate import writable_dir
     from tlmsearch.report.run import write_report  # not needed for --help
 
     margin, alpha = verdict_levels(args)

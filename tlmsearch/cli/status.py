@@ -40,7 +40,7 @@ def own_kinds(study: Any) -> tuple[str, ...]:
 
 def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
     """The status of a study as plain data (what `--json` prints)."""
-    from tlmsearch.configs.validate import check_top
+    from tlmsearch.core.validate import check_top
 
     check_top("--top", top)  # -1 would list all but the worst; the bound of verify --top-k
     from tlmsearch.analysis.regime import record_values, regime_of

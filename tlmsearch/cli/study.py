@@ -127,7 +127,7 @@ def build_config(args: argparse.Namespace) -> StudyConfig:
         if args.seeds == "auto":
             data["seeds"] = 0
         else:  # the rule of verify and plan (validate.check_seed_count)
-            from tlmsearch.configs.validate import check_seed_count
+            from tlmsearch.core.validate import check_seed_count
 
             seeds = int(args.seeds) if args.seeds.isdigit() else args.seeds
             data["seeds"] = check_seed_count("--seeds", seeds, auto=True)

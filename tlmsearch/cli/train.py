@@ -38,9 +38,9 @@ from tlmsearch.cli._config_args import (
     training_overrides,
 )
 from tlmsearch.cli._train_progress import TrainProgress
-from tlmsearch.configs.base import ModelConfig, trial_length_text, with_tokens_per_param
 from tlmsearch.configs.run import ModelSpec, RunConfig
-from tlmsearch.configs.validate import check_training_fits, writable_dir
+from tlmsearch.core.base import ModelConfig, trial_length_text, with_tokens_per_param
+from tlmsearch.core.validate import check_training_fits, writable_dir
 from tlmsearch.costs.rates import rate_for, rate_shape, record_rate, run_rate
 from tlmsearch.errors import ConfigError
 

@@ -1,1 +1,1 @@
-"""Frozen configs (base, run, search, study), presets, their checks, resolution of a search's intent."""
+"""The user's intent (run, search, study, verify, compare configs, presets) and its resolution into trial specs."""

@@ -12,11 +12,11 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.configs.base import TRAIN_INT_BOUNDS, DataConfig, TrainConfig
 from tlmsearch.configs.identity import DEFAULT_REFERENCE
 from tlmsearch.configs.search import SearchConfig
-from tlmsearch.configs.validate import check_int, check_method, check_seed_count
 from tlmsearch.configs.verify import check_pack
+from tlmsearch.core.base import TRAIN_INT_BOUNDS, DataConfig, TrainConfig
+from tlmsearch.core.validate import check_int, check_method, check_seed_count
 from tlmsearch.errors import UserError
 from tlmsearch.profiles import ProfileSpec
 

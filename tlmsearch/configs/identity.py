@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tlmsearch.configs.base import ModelConfig
 from tlmsearch.configs.resolve import trial_shape
 from tlmsearch.configs.search import SearchConfig
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.profiles.dof import dof_text

@@ -26,7 +26,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
-from tlmsearch.configs.base import (
+from tlmsearch.core.base import (
     MODEL_INT_BOUNDS,
     ArchOptions,
     Config,
@@ -36,7 +36,7 @@ from tlmsearch.configs.base import (
     check_value,
     resolve_options,
 )
-from tlmsearch.configs.validate import MAX_WIDTH, check_int
+from tlmsearch.core.validate import MAX_WIDTH, check_int
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import Budget
 

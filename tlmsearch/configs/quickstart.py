@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tlmsearch.configs.base import ARCHITECTURE_NAMES, Config, option
+from tlmsearch.core.base import ARCHITECTURE_NAMES, Config, option
 from tlmsearch.errors import ConfigError
 
 # field -> (the least value, why): refused together, in one line naming only the wrong flags

@@ -10,10 +10,10 @@ profiles only, no torch.
 A joint profile (`joint:attention,...`, `joint:block,...`; `tlmsearch.profiles.joint`) moves the
 query heads or the block widths too: the resolver builds the budget's uniform model and hands it,
 with the profile's MLP shape and head / block targets, to the joint solve
-(`tlmsearch.configs.joint_budget.resolve_joint`), which snaps the targets to whole heads and
+(`tlmsearch.profiles.joint_budget.resolve_joint`), which snaps the targets to whole heads and
 solves the MLP widths so that the model holds exactly the uniform model's non-embedding
 parameters (or, with `hold=flops` in the profile, its training FLOPs per token). The solve and
-the exact counts it balances (`tlmsearch.configs.counts`) are pure integer functions of a
+the exact counts it balances (`tlmsearch.models.counts`) are pure integer functions of a
 `ModelConfig` on this layer, imported like any other module. `joint:mlp,...` (and every other
 family) resolves exactly as before: the profile's widths on the budget.
 """
@@ -23,15 +23,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tlmsearch.configs.architectures import ARCHITECTURES, architecture
-from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig, trial_length_text, with_tokens_per_param
-from tlmsearch.configs.counts import count_params
-from tlmsearch.configs.joint_budget import resolve_joint
 from tlmsearch.configs.lr_calibration import calibration_steps
 from tlmsearch.configs.presets import Preset, model_fields, shaped_preset
 from tlmsearch.configs.search import SearchConfig
+from tlmsearch.core.architectures import ARCHITECTURES, architecture
+from tlmsearch.core.base import DataConfig, ModelConfig, TrainConfig, trial_length_text, with_tokens_per_param
 from tlmsearch.errors import ConfigError
+from tlmsearch.models.counts import count_params
 from tlmsearch.profiles import Budget, ProfileSpec, joint
+from tlmsearch.profiles.joint_budget import resolve_joint
 
 
 def resolve_model(

@@ -22,7 +22,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Self
 
-from tlmsearch.configs.base import (
+from tlmsearch.configs.presets import Preset, check_override_values
+from tlmsearch.configs.resolve import resolve_model
+from tlmsearch.core.base import (
     ARCHITECTURE_NAMES,
     Config,
     DataConfig,
@@ -31,9 +33,7 @@ from tlmsearch.configs.base import (
     check_choice,
     check_field_types,
 )
-from tlmsearch.configs.presets import Preset, check_override_values
-from tlmsearch.configs.resolve import resolve_model
-from tlmsearch.configs.validate import load_yaml, read_text
+from tlmsearch.core.validate import load_yaml, read_text
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 

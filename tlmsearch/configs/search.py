@@ -13,18 +13,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.configs import validate
-from tlmsearch.configs.base import (
-    ARCHITECTURE_NAMES,
-    Config,
-    DataConfig,
-    TrainConfig,
-    check_choice,
-    check_field_types,
-    check_positive,
-    option,
-    screening_train,
-)
 from tlmsearch.configs.lr_calibration import (
     DEFAULT_SEEDS,
     FRACTION_HELP,
@@ -35,7 +23,19 @@ from tlmsearch.configs.lr_calibration import (
 )
 from tlmsearch.configs.presets import check_search_model, shaped_preset
 from tlmsearch.configs.storage import check_storage
-from tlmsearch.configs.validate import MAX_SEED, check_int, load_yaml, read_text
+from tlmsearch.core import validate
+from tlmsearch.core.base import (
+    ARCHITECTURE_NAMES,
+    Config,
+    DataConfig,
+    TrainConfig,
+    check_choice,
+    check_field_types,
+    check_positive,
+    option,
+    screening_train,
+)
+from tlmsearch.core.validate import MAX_SEED, check_int, load_yaml, read_text
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 

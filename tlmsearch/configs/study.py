@@ -17,8 +17,12 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, Self
 
-from tlmsearch.configs.architectures import ARCHITECTURES, architecture
-from tlmsearch.configs.base import (
+from tlmsearch.configs.identity import Candidate, candidates, check_distinct_shapes
+from tlmsearch.configs.lr_calibration import SETTING_HELP
+from tlmsearch.configs.search import PACK_MODES, SearchConfig, check_name
+from tlmsearch.configs.storage import join
+from tlmsearch.core.architectures import ARCHITECTURES, architecture
+from tlmsearch.core.base import (
     ARCHITECTURE_NAMES,
     DECIDE_TOKENS_PER_PARAM,
     Config,
@@ -27,11 +31,7 @@ from tlmsearch.configs.base import (
     option,
     resolve_options,
 )
-from tlmsearch.configs.identity import Candidate, candidates, check_distinct_shapes
-from tlmsearch.configs.lr_calibration import SETTING_HELP
-from tlmsearch.configs.search import PACK_MODES, SearchConfig, check_name
-from tlmsearch.configs.storage import join
-from tlmsearch.configs.validate import MAX_SEEDS
+from tlmsearch.core.validate import MAX_SEEDS
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec, expand_profile_sets
 

@@ -27,9 +27,9 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from tlmsearch.configs.base import Config, DataConfig, ModelConfig, TrainConfig, check_choice
 from tlmsearch.configs.resolve import budget_for, default_base_width, trial_shape
 from tlmsearch.configs.search import SPEED_OBJECTIVES, SearchConfig
+from tlmsearch.core.base import Config, DataConfig, ModelConfig, TrainConfig, check_choice
 from tlmsearch.profiles import Budget, ProfileSpec
 
 SPEC = "spec"  # Tune config key: the trial's TrialSpec as a dict

@@ -24,10 +24,10 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from tlmsearch.configs.base import TRAIN_INT_BOUNDS, deciding_train
 from tlmsearch.configs.resolve import check_profiles_build, resolve_trial_length
 from tlmsearch.configs.search import PACK_MODES, SearchConfig
-from tlmsearch.configs.validate import (
+from tlmsearch.core.base import TRAIN_INT_BOUNDS, deciding_train
+from tlmsearch.core.validate import (
     MAX_SEEDS,
     MAX_TOP,
     MIN_BOOTSTRAP_SEEDS,

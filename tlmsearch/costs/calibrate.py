@@ -22,11 +22,11 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
-from tlmsearch.configs.counts import flops_per_token
+from tlmsearch.core.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.costs.estimate import Rate, eval_share, load_slowdown
 from tlmsearch.costs.price import flop_rate
 from tlmsearch.costs.rates import rate_for, rate_key, rate_shape
+from tlmsearch.models.counts import flops_per_token
 
 STEPS = 6  # timed after the warm-up step, at most
 MAX_SECONDS = 3.0  # the calibration stops after this long, with what it timed

@@ -18,11 +18,11 @@ from collections.abc import Mapping, Sequence
 from statistics import fmean
 from typing import Any, NamedTuple, Protocol
 
-from tlmsearch.configs.base import ModelConfig
-from tlmsearch.configs.counts import flops_per_token
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.costs.plan import SHAPE_FIELDS, PlanConfig, model_of
 from tlmsearch.errors import ConfigError
+from tlmsearch.models.counts import flops_per_token
 
 HARDWARE_FIELDS = ("gpu", "mfu", "gpus", "gpus_per_trial", "step_ms")  # what the run does not set
 TRAIN_FIELDS = ("batch_size", "grad_accum", "eval_interval", "eval_windows")  # what the run's records set

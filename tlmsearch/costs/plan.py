@@ -61,7 +61,10 @@ import dataclasses
 import math
 from typing import Any, NamedTuple
 
-from tlmsearch.configs.base import (
+from tlmsearch.configs.presets import preset
+from tlmsearch.configs.search import SearchConfig
+from tlmsearch.configs.verify import DEFAULT_MAX_SEEDS as MAX_SEEDS
+from tlmsearch.core.base import (
     ARCHITECTURE_NAMES,
     DECIDE_TOKENS_PER_PARAM,
     Config,
@@ -72,13 +75,10 @@ from tlmsearch.configs.base import (
     option,
     steps_for_tokens_per_param,
 )
-from tlmsearch.configs.counts import count_params, flops_per_token
-from tlmsearch.configs.presets import preset
-from tlmsearch.configs.search import SearchConfig
-from tlmsearch.configs.validate import check_seed_count
-from tlmsearch.configs.verify import DEFAULT_MAX_SEEDS as MAX_SEEDS
+from tlmsearch.core.validate import check_seed_count
 from tlmsearch.costs.phases import VERIFY_CONTROLS, VERIFY_TOP_K, noise_runs
 from tlmsearch.errors import ConfigError
+from tlmsearch.models.counts import count_params, flops_per_token
 
 BYTES_PER_PARAM_STATIC = 16  # fp32 weights + fp32 gradients + two fp32 AdamW moments
 EVAL_FLOPS_SHARE = 1.0 / 3.0  # a forward pass is ~1/3 of a training step's FLOPs per token
@@ -268,7 +268,7 @@ def phase_steps(cfg: PlanConfig, non_embedding: int, tokens_per_step: int) -> tu
     """(search, verify) steps of a run, as the commands derive them: a search trial from --steps,
     --tokens or its tokens per parameter (`configs.resolve.resolve_trial_length`'s rule); a
     verification run from --verify-steps or --verify-tokens, else at the deciding length after a
-    search given in tokens per parameter (`configs.base.deciding_train`, `configs.verify.retrain_config`'s
+    search given in tokens per parameter (`core.base.deciding_train`, `configs.verify.retrain_config`'s
     rule), else the search's steps."""
     if cfg.tokens or cfg.steps:
         steps = steps_for(cfg.tokens, tokens_per_step) if cfg.tokens else cfg.steps

@@ -5,7 +5,7 @@ training a step to find out. The rate of a run shape comes, in this order, from:
 
 1. the rates earlier runs of exactly this shape recorded on this machine
    (`tlmsearch.costs.rates`: the fastest and slowest of the newest ones);
-2. a model of FLOPs: a step's analytic FLOPs (`tlmsearch.configs.counts`, forward + backward,
+2. a model of FLOPs: a step's analytic FLOPs (`tlmsearch.models.counts`, forward + backward,
    plus the evaluations' share) over this machine's measured matmul peak (cached on disk by
    `training.hardware.matmul_peak`; measured once, in about a second) times the share of that
    peak a training step of the architecture sustains, plus a fixed cost per step that FLOPs
@@ -28,11 +28,11 @@ line that says the price, the limit, and how to shrink the run or confirm it.
 
 from __future__ import annotations
 
-from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
-from tlmsearch.configs.counts import flops_per_token
+from tlmsearch.core.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.costs.estimate import Rate, duration, eval_share
 from tlmsearch.costs.plan import GPUS, STEP_FLOOR_MS
 from tlmsearch.errors import UserError
+from tlmsearch.models.counts import flops_per_token
 
 REFERENCE_PEAK = 90.6e9  # FLOP/s: the one-thread float32 matmul peak of the machine that measured the table
 # one-thread CPU training steps measured on that machine (batch 16, float32, evaluations apart):

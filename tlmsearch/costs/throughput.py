@@ -29,11 +29,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tlmsearch.configs.base import Config, check_choice, check_positive, option
-from tlmsearch.configs.validate import available_memory_bytes, check_fits, estimate_timing_bytes
+from tlmsearch.core.base import Config, check_choice, check_positive, option
+from tlmsearch.core.validate import available_memory_bytes, check_fits, estimate_timing_bytes
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tlmsearch.configs.base import ModelConfig
+    from tlmsearch.core.base import ModelConfig
 
 MODES: tuple[str, ...] = ("train", "infer")
 AA_NAME = "reference (A/A copy)"

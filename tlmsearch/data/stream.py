@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from tlmsearch.configs.base import DataConfig
+from tlmsearch.core.base import DataConfig
 from tlmsearch.data.corpora import BUILTIN, load_corpus
 from tlmsearch.data.tokenizer import BPETokenizer, ByteTokenizer, Tokenizer, token_dtype
 from tlmsearch.errors import DataError

@@ -33,8 +33,8 @@ import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.run import RunConfig
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.errors import UserError
 from tlmsearch.export.foreign import (
     NEMOTRON_CODE,

@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.configs.base import ModelConfig
 from tlmsearch.configs.storage import is_uri
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.errors import UserError
 from tlmsearch.export.hf import WEIGHTS_FILE
 from tlmsearch.rundir.locations import FOLDERS, folder

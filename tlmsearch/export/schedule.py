@@ -17,14 +17,14 @@ from typing import Any
 
 from tlmsearch.analysis.collect import label, profile_results
 from tlmsearch.analysis.summary import eval_kind, recorded_verdicts
-from tlmsearch.configs.base import ModelConfig
-from tlmsearch.configs.joint_budget import holds_budget
-from tlmsearch.configs.validate import confined, writable_dir
+from tlmsearch.core.base import ModelConfig
+from tlmsearch.core.validate import confined, writable_dir
 from tlmsearch.errors import UserError
 from tlmsearch.export.foreign import make_divisible
 from tlmsearch.export.formats import FORMATS, Format, decode, get_format
 from tlmsearch.export.writer import ExportInput
 from tlmsearch.profiles import Budget, ProfileSpec
+from tlmsearch.profiles.joint_budget import holds_budget
 from tlmsearch.rundir.io import read_verify, require_dir
 from tlmsearch.rundir.layout import EXPORT_DIR
 from tlmsearch.rundir.records import EVAL_KINDS, SEARCH_KINDS, TrialRecord, finished

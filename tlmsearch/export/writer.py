@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tlmsearch.configs.base import ModelConfig
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.errors import UserError
 
 

@@ -13,15 +13,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tlmsearch.configs.base import (
-    ARCHITECTURE_NAMES,
-    Config,
-    DataConfig,
-    TrainConfig,
-    check_choice,
-    option,
-    screening_train,
-)
 from tlmsearch.configs.identity import DEFAULT_REFERENCE, check_distinct_shapes
 from tlmsearch.configs.lr_calibration import (
     DEFAULT_SEEDS,
@@ -32,8 +23,17 @@ from tlmsearch.configs.lr_calibration import (
     parse_setting,
 )
 from tlmsearch.configs.search import AUTO_GPUS, PACK_MODES, SearchConfig, gpu_setting, gpus_for
-from tlmsearch.configs.validate import MAX_SEED, MAX_SEEDS, check_int
 from tlmsearch.configs.verify import check_plan_options
+from tlmsearch.core.base import (
+    ARCHITECTURE_NAMES,
+    Config,
+    DataConfig,
+    TrainConfig,
+    check_choice,
+    option,
+    screening_train,
+)
+from tlmsearch.core.validate import MAX_SEED, MAX_SEEDS, check_int
 from tlmsearch.errors import ConfigError
 from tlmsearch.ladders.points import (
     PointSpec,

@@ -8,7 +8,7 @@ grid widened beyond its edge adds that many runs a rate, not counted here), the 
 (`seeds` 0) the range from the pilot's seeds to `max_seeds`. Each profile's runs are priced at
 its own model's FLOPs (a joint architecture held at equal parameters moves them), the
 calibration's and the point's uniform runs at uniform's. FLOPs are those of
-`configs.counts` (matrix products, forward + backward); evaluation, start-up and data loading
+`models.counts` (matrix products, forward + backward); evaluation, start-up and data loading
 are not counted, so real time is longer. A run's GPU time is at least `step_ms` per step (a
 small model is bound by kernel launches, not FLOPs; `costs.plan` says where the default comes
 from), so the GPU-hours of a point are the larger of its FLOP time and its steps' floor.
@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
-from tlmsearch.configs.base import check_positive
-from tlmsearch.configs.counts import flops_per_token
 from tlmsearch.configs.lr_calibration import grid
 from tlmsearch.configs.resolve import trial_shape
+from tlmsearch.core.base import check_positive
 from tlmsearch.costs.plan import GPUS, STEP_FLOOR_MS
 from tlmsearch.errors import ConfigError
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.points import PointSpec, point_size
+from tlmsearch.models.counts import flops_per_token
 from tlmsearch.profiles import ProfileSpec
 
 

@@ -3,7 +3,7 @@
 A point is written `SHAPE@TOKENS_PER_PARAM`: SHAPE is a preset name (`tlmsearch.configs.presets`),
 optionally with shape overrides after a colon (`tiny:d_model=48,n_layers=3,base_width=96`), and
 TOKENS_PER_PARAM the training length in tokens per non-embedding parameter, e.g. `cpu-xs@20`.
-A point's training compute is the exact training FLOPs of one run (`configs.counts`: every
+A point's training compute is the exact training FLOPs of one run (`models.counts`: every
 profile of a budget has the same FLOPs per token) times the tokens its resolved steps train.
 
 A target is a preset name (its shape, at this architecture: exact counts) or a parameter count
@@ -19,11 +19,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from tlmsearch.configs.base import with_tokens_per_param
-from tlmsearch.configs.counts import count_params, flops_per_token
 from tlmsearch.configs.presets import PRESETS, check_search_model
 from tlmsearch.configs.resolve import budget_for, trial_shape
+from tlmsearch.core.base import with_tokens_per_param
 from tlmsearch.errors import ConfigError
+from tlmsearch.models.counts import count_params, flops_per_token
 from tlmsearch.profiles import ProfileSpec
 
 _COUNT = re.compile(r"^\s*(\d+(?:\.\d*)?(?:e\d+)?)\s*([kmbt]?)\s*$", re.IGNORECASE)

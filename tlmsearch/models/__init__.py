@@ -6,7 +6,7 @@
 Every family is `embedding -> blocks -> RMSNorm -> LM head`; block l is built as
 `Block(cfg, l)` and its MLP has hidden width `cfg.mlp_widths[l]` (Hope-attention: its CMS
 levels' widths sum to it). `ARCHITECTURES` (name -> import path of the family's `ArchSpec`,
-re-exported from `tlmsearch.configs.architectures`) is the one registry; `count_params(cfg)` and
+re-exported from `tlmsearch.core.architectures`) is the one registry; `count_params(cfg)` and
 `flops_per_token(cfg)` are exact and need no model. Importing this package does not import
 torch: `build_model` and `mlp_hidden_sizes` are loaded from `tlmsearch.models.build` on first
 use. How to add a family: `tlmsearch/models/README.md`.
@@ -17,8 +17,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from tlmsearch.configs.architectures import ARCHITECTURE_NAMES, ARCHITECTURES, ArchSpec, architecture
-from tlmsearch.configs.counts import ParamCounts, count_params, flops_per_token, forward_flops
+from tlmsearch.core.architectures import ARCHITECTURE_NAMES, ARCHITECTURES, ArchSpec, architecture
+from tlmsearch.models.counts import ParamCounts, count_params, flops_per_token, forward_flops
 from tlmsearch.models.hope_attention_spec import cms_level_widths
 
 _LAZY = {"build_model", "mlp_hidden_sizes"}  # they import torch

@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from tlmsearch.configs.architectures import architecture, import_object
-from tlmsearch.configs.base import INIT_MODES, ModelConfig
+from tlmsearch.core.architectures import architecture, import_object
+from tlmsearch.core.base import INIT_MODES, ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.models.keyed_init import keyed_reinit
 from tlmsearch.models.parametrization import apply_parametrization, check_parametrization

@@ -46,7 +46,7 @@ import torch.nn.functional as F
 import torch.utils.checkpoint
 from torch import nn
 
-from tlmsearch.configs.base import ModelConfig
+from tlmsearch.core.base import ModelConfig
 
 Rope = tuple[torch.Tensor, torch.Tensor]  # cos, sin, each (T, head_dim / 2)
 

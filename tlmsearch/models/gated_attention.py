@@ -26,7 +26,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from tlmsearch.configs.base import ModelConfig
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.models.common import (
     HeadShape,
     LanguageModel,

@@ -12,12 +12,12 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from tlmsearch.configs.architectures import ArchSpec, attention_flops, linear_flops
-from tlmsearch.configs.base import ArchOptions, check_choice, check_field_types
-from tlmsearch.configs.counts import attention_params, attention_width, block_width, qkv_width
+from tlmsearch.core.architectures import ArchSpec, attention_flops, linear_flops
+from tlmsearch.core.base import ArchOptions, check_choice, check_field_types
+from tlmsearch.models.counts import attention_params, attention_width, block_width, qkv_width
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tlmsearch.configs.base import ModelConfig
+    from tlmsearch.core.base import ModelConfig
 
 
 GATES: tuple[str, ...] = ("elementwise", "headwise")

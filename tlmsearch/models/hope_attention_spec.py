@@ -14,14 +14,14 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from tlmsearch.configs.architectures import ArchSpec, chunks, linear_flops
-from tlmsearch.configs.base import ArchOptions, check_choice, check_field_types, check_positive
-from tlmsearch.configs.counts import RECOMPUTE_MODES, attention_params
+from tlmsearch.core.architectures import ArchSpec, chunks, linear_flops
+from tlmsearch.core.base import ArchOptions, check_choice, check_field_types, check_positive
 from tlmsearch.errors import ConfigError
+from tlmsearch.models.counts import RECOMPUTE_MODES, attention_params
 from tlmsearch.models.transformer_spec import attention_mixer_flops
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tlmsearch.configs.base import ModelConfig
+    from tlmsearch.core.base import ModelConfig
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

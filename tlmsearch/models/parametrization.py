@@ -49,7 +49,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from tlmsearch.configs.base import PARAMETRIZATIONS
+from tlmsearch.core.base import PARAMETRIZATIONS
 from tlmsearch.errors import ConfigError
 
 LR_SCALES_ATTR = "lr_scales"  # on a model built "width": {parameter name: Adam lr multiplier}

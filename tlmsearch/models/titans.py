@@ -80,7 +80,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tlmsearch.configs.base import ModelConfig
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.models.common import (
     HeadShape,
     LanguageModel,

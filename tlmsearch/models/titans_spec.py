@@ -31,13 +31,13 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from tlmsearch.configs.architectures import ArchSpec, attention_flops, chunks, linear_flops
-from tlmsearch.configs.base import ArchOptions, check_choice, check_field_types, check_positive
-from tlmsearch.configs.counts import RECOMPUTE_MODES, attention_params, attention_width, qkv_width
+from tlmsearch.core.architectures import ArchSpec, attention_flops, chunks, linear_flops
+from tlmsearch.core.base import ArchOptions, check_choice, check_field_types, check_positive
 from tlmsearch.errors import ConfigError
+from tlmsearch.models.counts import RECOMPUTE_MODES, attention_params, attention_width, qkv_width
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tlmsearch.configs.base import ModelConfig
+    from tlmsearch.core.base import ModelConfig
 
 CONV_TAPS = 4  # width of the causal depthwise convolution on q, k, v
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from tlmsearch.configs.base import ModelConfig
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.models.common import Attention, LanguageModel, RMSNorm, Rope, SwiGLU, scale_block_inputs
 
 

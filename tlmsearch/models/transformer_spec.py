@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tlmsearch.configs.architectures import ArchSpec, attention_flops, linear_flops
-from tlmsearch.configs.counts import attention_params, attention_width, block_width, qkv_width
+from tlmsearch.core.architectures import ArchSpec, attention_flops, linear_flops
+from tlmsearch.models.counts import attention_params, attention_width, block_width, qkv_width
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tlmsearch.configs.base import ModelConfig
+    from tlmsearch.core.base import ModelConfig
 
 
 def attention_block_params(cfg: ModelConfig, layer: int) -> int:

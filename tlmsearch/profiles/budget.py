@@ -6,8 +6,8 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
-from tlmsearch.configs.base import Config
-from tlmsearch.configs.validate import MAX_LAYERS, MAX_WIDTH, check_int
+from tlmsearch.core.base import Config
+from tlmsearch.core.validate import MAX_LAYERS, MAX_WIDTH, check_int
 from tlmsearch.errors import ConfigError
 
 
@@ -94,7 +94,7 @@ def project_to_budget(raw: Sequence[float], budget: Budget) -> tuple[int, ...]:
 def project_to_total(raw: Sequence[float], budget: Budget, total: int) -> tuple[int, ...]:
     """`project_to_budget` onto `total` hidden units instead of the budget's own total, with the
     budget's layers, multiple and usable widths: where another part of the model (per-layer
-    attention, `tlmsearch.configs.joint_budget`) takes or gives parameters, the MLPs hold the
+    attention, `tlmsearch.profiles.joint_budget`) takes or gives parameters, the MLPs hold the
     rest. `total` must be a multiple of `multiple_of` within [n_layers lo, n_layers hi]."""
     n = budget.n_layers
     if len(raw) != n:

@@ -36,7 +36,7 @@ widths (the family's `fn`, what `ProfileSpec.widths(budget)` projects: exact for
 the MLP shape before the other axes take their share otherwise), and the real-valued head and
 block targets (`head_targets`, `block_targets`). Snapping the targets to whole heads a budget
 can balance, and solving the MLP widths so that the model holds exactly the uniform model's
-non-embedding parameters, is `tlmsearch.configs.joint_budget.resolve_joint`, which
+non-embedding parameters, is `tlmsearch.profiles.joint_budget.resolve_joint`, which
 `tlmsearch.configs.resolve.resolve_model` calls for a joint profile that moves more than the MLP.
 """
 
@@ -51,7 +51,7 @@ from tlmsearch.profiles.interp import depths, mix
 
 FAMILY = "joint"
 MODES: tuple[str, ...] = ("mlp", "attention", "block")
-HOLDS: tuple[str, ...] = ("params", "flops")  # as `tlmsearch.configs.joint_budget.HOLDS`
+HOLDS: tuple[str, ...] = ("params", "flops")  # as `tlmsearch.profiles.joint_budget.HOLDS`
 DEFAULTS: dict[str, float | str] = {
     "mode": "mlp",
     "hold": "params",

@@ -6,7 +6,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
-from tlmsearch.configs.base import Config
+from tlmsearch.core.base import Config
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles.interp import depths
 

@@ -6,7 +6,7 @@ import dataclasses
 import math
 import re
 
-from tlmsearch.configs.base import Config
+from tlmsearch.core.base import Config
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles.budget import Budget
 from tlmsearch.profiles.families import FAMILIES, Param, profile, resolve_params

@@ -21,7 +21,7 @@ from tlmsearch.analysis.sequential_extend import history_line
 from tlmsearch.analysis.stats import check_method
 from tlmsearch.analysis.summary import run_verdicts, search_space, summarize
 from tlmsearch.analysis.verdict import Verdict, resolve_levels
-from tlmsearch.configs.validate import file_present
+from tlmsearch.core.validate import file_present
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.noise_floor import NoiseFloor, floor_text, gap_text
 from tlmsearch.plots.bundle import plotly_script

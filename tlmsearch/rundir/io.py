@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from tlmsearch.configs.validate import file_present, load_yaml, read_text
+from tlmsearch.core.validate import file_present, load_yaml, read_text
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.rundir.layout import COMPARE, RUN_CONFIG, RUN_FILES, VERIFY
 

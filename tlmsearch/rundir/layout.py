@@ -24,7 +24,7 @@ import datetime as _dt
 from pathlib import Path
 
 from tlmsearch.configs.search import check_name
-from tlmsearch.configs.validate import writable_dir
+from tlmsearch.core.validate import writable_dir
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.lock import lock_held
 

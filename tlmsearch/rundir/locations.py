@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from tlmsearch.configs.storage import is_uri, join
-from tlmsearch.configs.validate import file_present
+from tlmsearch.core.validate import file_present
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import ENVIRONMENT, FIXED_DIR, LOCATIONS, OPTUNA_LOG, SEARCH_CONFIG, TRIALS, TUNE_DIR

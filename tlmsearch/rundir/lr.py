@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.configs.base import TrainConfig
 from tlmsearch.configs.lr_calibration import MAX_WIDEN, OFF, grid, same_rate
 from tlmsearch.configs.lr_choice import LrCalibration, calibrate
 from tlmsearch.configs.resolve import calibration_train, default_base_width
 from tlmsearch.configs.search import SearchConfig, load_run_config
+from tlmsearch.core.base import TrainConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import read_json_object, write_json

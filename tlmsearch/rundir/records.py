@@ -22,8 +22,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.configs.base import Config, ModelConfig, check_choice
 from tlmsearch.configs.identity import shape_key
+from tlmsearch.core.base import Config, ModelConfig, check_choice
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import cut_torn_tail, read_jsonl_checked

@@ -10,10 +10,10 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tlmsearch.configs.base import ModelConfig
 from tlmsearch.configs.lr_choice import LrCalibration
 from tlmsearch.configs.search import OBJECTIVE_METRICS, OBJECTIVES, SearchConfig, load_run_config
-from tlmsearch.configs.validate import check_top, file_present
+from tlmsearch.core.base import ModelConfig
+from tlmsearch.core.validate import check_top, file_present
 from tlmsearch.errors import ConfigError
 from tlmsearch.noise_floor import NoiseFloor, ranking_gaps
 from tlmsearch.pareto import pareto_front

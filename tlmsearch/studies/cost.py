@@ -2,7 +2,7 @@
 from a short calibration, hours, per architecture; and the time its remaining trials need (the
 live view's ETA).
 
-The FLOPs are the exact matrix-product FLOPs of `tlmsearch.configs.counts` (forward + backward
+The FLOPs are the exact matrix-product FLOPs of `tlmsearch.models.counts` (forward + backward
 for the training tokens, forward for the evaluations), for the uniform profile (every profile
 of the budget has the same FLOPs). They are a lower bound on time, not a time: elementwise work
 is not counted, and the recurrent memories of Titans and Hope-attention run far slower per
@@ -36,14 +36,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.configs.base import TrainConfig, deciding_train, trial_length_text, with_tokens_per_param
-from tlmsearch.configs.counts import count_params, flops_per_token, forward_flops
 from tlmsearch.configs.resolve import trial_shape
 from tlmsearch.configs.study import StudyConfig
+from tlmsearch.core.base import TrainConfig, deciding_train, trial_length_text, with_tokens_per_param
 from tlmsearch.costs.calibrate import rate_or_reason
 from tlmsearch.costs.estimate import duration
 from tlmsearch.costs.phases import lr_runs
 from tlmsearch.errors import ConfigError, UserError
+from tlmsearch.models.counts import count_params, flops_per_token, forward_flops
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import read_json_object, write_json
 from tlmsearch.rundir.noise import noise_trial_seeds

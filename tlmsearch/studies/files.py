@@ -17,7 +17,7 @@ from typing import Any
 from tlmsearch.analysis.random_control import RANDOM_BEST, random_best
 from tlmsearch.analysis.summary import run_verdicts, verdicts
 from tlmsearch.configs.study import StudyConfig
-from tlmsearch.configs.validate import file_present
+from tlmsearch.core.validate import file_present
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.io import read_json_object, read_verify, read_yaml, write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, TRIALS

@@ -47,8 +47,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tlmsearch.configs.base import ALL_WINDOWS, DataConfig, ModelConfig, TrainConfig
-from tlmsearch.configs.validate import check_training_fits
+from tlmsearch.core.base import ALL_WINDOWS, DataConfig, ModelConfig, TrainConfig
+from tlmsearch.core.validate import check_training_fits
 from tlmsearch.data import TokenData, check_windows, gather, prepare, tile_windows, train_starts, val_windows
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model, count_params, flops_per_token

@@ -21,7 +21,7 @@ from tlmsearch.configs.search import SearchConfig, check_fair_objectives, check_
 from tlmsearch.configs.storage import join as join_location
 from tlmsearch.configs.storage import normalise as normalise_storage
 from tlmsearch.configs.storage import parent as parent_location
-from tlmsearch.configs.validate import check_training_fits, writable_dir
+from tlmsearch.core.validate import check_training_fits, writable_dir
 from tlmsearch.data import check_windows, prepare
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tlmsearch.configs.base import DataConfig
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.trial import SPEC, TrialSpec, trial_spec
+from tlmsearch.core.base import DataConfig
 from tlmsearch.data import prepare
 
 _VOCAB: dict[str, int] = {}  # DataConfig JSON -> the tokenizer's vocabulary size

@@ -25,11 +25,11 @@ from typing import Any
 from tlmsearch.analysis.collect import label
 from tlmsearch.analysis.crossarch import COSINE, best_profiles
 from tlmsearch.analysis.random_control import random_best
-from tlmsearch.configs.base import deciding_train
 from tlmsearch.configs.resolve import resolve_trial_length
 from tlmsearch.configs.storage import normalise
 from tlmsearch.configs.study import StudyConfig
-from tlmsearch.configs.validate import writable_dir
+from tlmsearch.core.base import deciding_train
+from tlmsearch.core.validate import writable_dir
 from tlmsearch.costs.price import LIMIT_HOURS, check_price
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json

@@ -26,12 +26,12 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.configs.base import ModelConfig, TrainConfig
-from tlmsearch.configs.counts import count_params
 from tlmsearch.configs.search import OBJECTIVE_METRICS
 from tlmsearch.configs.trial import OUTCOME, RESTORE, SPEC, TrialOutcome, TrialSpec
 from tlmsearch.configs.trial import trial_train_config as trial_train_config  # the driver's, re-exported
+from tlmsearch.core.base import ModelConfig, TrainConfig
 from tlmsearch.costs.throughput import ThroughputConfig, trial_metrics
+from tlmsearch.models.counts import count_params
 from tlmsearch.tuning.checkpoints import CURVE_FILE, TRIAL_FILE, identity_config
 
 PROGRESS_DIR = "progress"  # in the driver's scratch folder: one `<trial id>.json` per running trial

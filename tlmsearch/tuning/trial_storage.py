@@ -15,7 +15,7 @@ from typing import Any
 
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.storage import join, local_path, trial_root
-from tlmsearch.configs.validate import writable_dir
+from tlmsearch.core.validate import writable_dir
 from tlmsearch.errors import ConfigError
 from tlmsearch.tuning.store_dir import StoreDir, open_filesystem
 

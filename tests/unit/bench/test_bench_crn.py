@@ -63,8 +63,8 @@ def test_run_dir_mode_reads_the_keyed_side_and_trains_stream_twins(tmp_path: Pat
     trains the same configs with init "stream"."""
     from analysis_fakes import record, write_run
 
-    from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.configs.presets import preset
+    from tlmsearch.core.base import DataConfig, TrainConfig
     from tlmsearch.training.trainer import train
 
     train_cfg = TrainConfig(steps=6, batch_size=4, eval_interval=6, eval_windows=4, warmup_steps=2, threads=1, seed=1)

@@ -17,8 +17,8 @@ from covering import covering
 
 from tlmsearch.cli import build_parser
 from tlmsearch.cli.search import _NOT_DERIVED
-from tlmsearch.configs.base import Config, DataConfig, TrainConfig
 from tlmsearch.configs.search import SearchConfig
+from tlmsearch.core.base import Config, DataConfig, TrainConfig
 
 COMMANDS = ("train", "search", "compare", "verify")
 # valid non-default samples for free-text fields (a new one falls back to "sample")
@@ -146,7 +146,7 @@ def test_search_and_study_default_to_the_screening_trial() -> None:
     warmup-stable-decay rate and score the whole validation split; `--steps` replaces the length
     and keeps the rest; `train` keeps TrainConfig's plain defaults."""
     from tlmsearch.cli.study import build_config as study_config
-    from tlmsearch.configs.base import ALL_WINDOWS
+    from tlmsearch.core.base import ALL_WINDOWS
 
     def study(argv: list[str]) -> TrainConfig:
         cfg = study_config(build_parser().parse_args(["study", "--preset", "tiny", *argv]))
@@ -216,7 +216,7 @@ def test_help_path_imports_only_the_bottom_layer() -> None:
     loaded = set(
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     )
-    counting = {"tlmsearch.models", "tlmsearch.configs.counts"}
+    counting = {"tlmsearch.models", "tlmsearch.models.counts"}
     # the formats table (`export --format`'s choices) and the writers its rows hold
     counting |= {"tlmsearch.export", "tlmsearch.export.formats", "tlmsearch.export.writer", "tlmsearch.export.foreign"}
     above = {

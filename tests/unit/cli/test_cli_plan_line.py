@@ -43,9 +43,9 @@ def test_dry_run_prints_the_plan_line_with_an_estimate(
 
 
 def test_recorded_rates_replace_the_calibration(tmp_path: Path) -> None:
-    from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.configs.resolve import trial_shape
     from tlmsearch.configs.search import SearchConfig
+    from tlmsearch.core.base import DataConfig, TrainConfig
     from tlmsearch.costs.rates import rate_shape, record_rate
     from tlmsearch.profiles import ProfileSpec
     from tlmsearch.training.trainer import resolve_vocab

@@ -54,8 +54,8 @@ def test_resolved_config_reproduces_the_run(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_native_export_is_a_valid_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tlmsearch.configs.base import DataConfig, TrainConfig
     from tlmsearch.configs.presets import preset
+    from tlmsearch.core.base import DataConfig, TrainConfig
     from tlmsearch.export.schedule import export
 
     model = preset("tiny").model_config("transformer", (80, 48))

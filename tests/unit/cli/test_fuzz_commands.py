@@ -284,7 +284,7 @@ def test_resume_of_damaged_records_is_one_line_before_ray(
 ) -> None:
     from record_fakes import build_record
 
-    from tlmsearch.configs.base import DataConfig, TrainConfig
+    from tlmsearch.core.base import DataConfig, TrainConfig
     from tlmsearch.tuning import SearchConfig, runner
 
     def no_ray(*args: object, **kwargs: object) -> None:

@@ -9,7 +9,7 @@ import pytest
 from record_fakes import build_record
 
 from tlmsearch.cli import main
-from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.rundir.records import RecordLog
 from tlmsearch.tuning import SearchConfig
 

@@ -15,9 +15,9 @@ from analysis_fakes import search_records, write_run
 from tlmsearch.analysis.plan import CONTROLS
 from tlmsearch.cli import main
 from tlmsearch.cli.verify import verify_controls
-from tlmsearch.configs.base import DataConfig
 from tlmsearch.configs.presets import preset
 from tlmsearch.configs.study import STUDY_CONTROLS, StudyConfig
+from tlmsearch.core.base import DataConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import LITERATURE, ProfileSpec
 from tlmsearch.studies.files import STUDY_CONFIG

@@ -13,8 +13,8 @@ from analysis_fakes import search_records, write_run
 
 from tlmsearch.analysis.plan import CONTROLS
 from tlmsearch.cli import main
-from tlmsearch.configs.base import DataConfig
 from tlmsearch.configs.study import STUDY_CONTROLS, StudyConfig
+from tlmsearch.core.base import DataConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.studies.files import STUDY_CONFIG, verify_options
 
@@ -140,7 +140,7 @@ def test_a_study_verifies_at_its_deciding_length_unless_told(tmp_path: Path, mon
     `verify_tokens_per_param` (default 20; 0 = the searches' length); `tlmsearch verify` in its
     architecture's folder does the same unless --steps or --tokens-per-param say otherwise; a
     study given in steps verifies at its steps."""
-    from tlmsearch.configs.base import TrainConfig
+    from tlmsearch.core.base import TrainConfig
 
     arch = _study(tmp_path) / "transformer"
     assert verify_options(arch)["train"] == {"tokens_per_param": 20.0}  # type: ignore[index]

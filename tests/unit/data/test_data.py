@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tlmsearch.configs.base import DataConfig
+from tlmsearch.core.base import DataConfig
 from tlmsearch.data import (
     BPETokenizer,
     ByteTokenizer,

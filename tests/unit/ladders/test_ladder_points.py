@@ -6,12 +6,12 @@ import math
 
 import pytest
 
-from tlmsearch.configs.counts import count_params, flops_per_token
 from tlmsearch.configs.presets import preset
 from tlmsearch.errors import ConfigError
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.plan import ladder_costs, plan_ladder, profile_count
 from tlmsearch.ladders.points import parse_count, parse_point, point_size, target_of
+from tlmsearch.models.counts import count_params, flops_per_token
 
 
 def test_parse_point_with_overrides_and_name():
@@ -124,8 +124,8 @@ def test_plan_prices_each_joint_profile_at_its_own_flops_and_refuses_one_a_point
     """A whole-block bowtie held at equal parameters trains fewer FLOPs than uniform at cpu-xs
     (its narrow blocks); the plan prices its runs so, not at uniform's. A profile a point cannot
     build is one line naming the point, before anything trains."""
-    from tlmsearch.configs.counts import flops_per_token
     from tlmsearch.configs.resolve import resolve_model
+    from tlmsearch.models.counts import flops_per_token
     from tlmsearch.profiles import ProfileSpec
 
     bowtie = "joint:mode=block,ratio=0.3,position=0.75"

@@ -24,8 +24,8 @@ from collections.abc import Mapping
 import pytest
 import torch
 
-from tlmsearch.configs.base import ModelConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model, count_params
 

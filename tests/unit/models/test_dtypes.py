@@ -15,8 +15,8 @@ import torch
 import torch.nn.functional as F
 from arch_options import small_chunks
 
-from tlmsearch.configs.base import ARCHITECTURE_NAMES, ModelConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import ARCHITECTURE_NAMES, ModelConfig
 from tlmsearch.models import build_model
 
 

@@ -3,7 +3,7 @@
 One training step (forward, loss, backward) of every family and option runs under
 `torch.utils.flop_counter.FlopCounterMode` with the math attention backend, which computes
 attention from plain matrix products the counter sees. The counter counts matrix products and
-convolutions, two FLOPs per multiply-add, as `tlmsearch.configs.counts` does.
+convolutions, two FLOPs per multiply-add, as `tlmsearch.models.counts` does.
 
 Counter artefact corrected here: torch's formula for the backward of a convolution counts the
 weight gradient of a grouped convolution as if every output channel saw every input channel,
@@ -24,8 +24,8 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode, conv_flop_count, get_shape
 
-from tlmsearch.configs.base import ModelConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.models import build_model, flops_per_token
 
 aten = torch.ops.aten

@@ -25,8 +25,8 @@ import torch
 import torch.nn.functional as F
 from arch_options import SMALL_CHUNKS, options_for
 
-from tlmsearch.configs.base import ARCHITECTURE_NAMES, ModelConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import ARCHITECTURE_NAMES, ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model, count_params
 from tlmsearch.models.titans import gate_resampling

@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as F
 from arch_options import options_for
 
-from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.models import build_model
 from tlmsearch.models.common import causal_attention, inner_clip_fraction, masked_window_attention
 from tlmsearch.models.titans_spec import TitansOptions, attention_window

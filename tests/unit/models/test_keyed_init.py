@@ -11,8 +11,8 @@ import pytest
 import torch
 from torch import nn
 
-from tlmsearch.configs.base import ARCHITECTURE_NAMES, ModelConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import ARCHITECTURE_NAMES, ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model
 from tlmsearch.models.build import model_class

@@ -11,8 +11,8 @@ import torch
 import torch.nn.functional as F
 from arch_options import options_for, small_chunks
 
-from tlmsearch.configs.base import ARCHITECTURE_NAMES, ModelConfig, options_class
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import ARCHITECTURE_NAMES, ModelConfig, options_class
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import ARCHITECTURES, build_model, count_params, flops_per_token, mlp_hidden_sizes
 from tlmsearch.models.hope_attention import fast_swiglu_scan

@@ -13,8 +13,8 @@ import pytest
 import torch
 from torch import nn
 
-from tlmsearch.configs.base import ARCHITECTURE_NAMES, DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import ARCHITECTURE_NAMES, DataConfig, ModelConfig, TrainConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model, count_params
 from tlmsearch.models.build import weight_decay_split

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from tlmsearch.configs.base import ARCHITECTURE_NAMES
-from tlmsearch.configs.counts import count_params, flops_per_token
 from tlmsearch.configs.presets import PRESETS, Preset, preset
+from tlmsearch.core.base import ARCHITECTURE_NAMES
 from tlmsearch.errors import ConfigError
+from tlmsearch.models.counts import count_params, flops_per_token
 from tlmsearch.models.titans_spec import TitansOptions
 
 

@@ -7,8 +7,8 @@ import pytest
 import torch
 from torch import nn
 
-from tlmsearch.configs.base import ARCHITECTURE_NAMES, TrainConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import ARCHITECTURE_NAMES, TrainConfig
 from tlmsearch.models import build_model
 from tlmsearch.models.build import weight_decay_split
 from tlmsearch.training.trainer import make_optimizer

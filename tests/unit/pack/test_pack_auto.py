@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tlmsearch.configs.base import TrainConfig
 from tlmsearch.configs.presets import preset
 from tlmsearch.configs.verify import check_pack
+from tlmsearch.core.base import TrainConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import count_params
 from tlmsearch.training.pack.auto import (
@@ -132,8 +132,8 @@ def test_check_pack_refuses_in_one_line(bad: object) -> None:
 
 
 def test_a_verify_trial_of_tiny_packs_under_auto_at_one_thread() -> None:
-    from tlmsearch.configs.base import DataConfig
     from tlmsearch.configs.search import SearchConfig
+    from tlmsearch.core.base import DataConfig
     from tlmsearch.tuning.pack_runs import pack_choice
 
     cfg = SearchConfig(arch="transformer", preset="tiny", train=TrainConfig(steps=4), data=DataConfig(corpus="pydoc"))

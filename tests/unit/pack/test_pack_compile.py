@@ -13,8 +13,8 @@ import shutil
 import pytest
 import torch
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.training.pack import Member, Pack, train_pack
 
 PYDOC = DataConfig(corpus="pydoc")

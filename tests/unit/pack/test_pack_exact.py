@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.data import gather, prepare, val_windows
 from tlmsearch.models import build_model
 from tlmsearch.training.pack import Member, Pack

@@ -10,8 +10,8 @@ from typing import Any
 
 from joint_runs import ATTENTION, BOWTIE, CFG
 
-from tlmsearch.configs.base import TrainConfig
 from tlmsearch.configs.trial import SPEC, TrialSpec
+from tlmsearch.core.base import TrainConfig
 from tlmsearch.tuning.pack_runs import pack_groups, pack_key, train_members
 from tlmsearch.tuning.runner import fixed_config
 from tlmsearch.tuning.specs import spec_of, with_spec

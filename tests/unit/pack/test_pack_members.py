@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.training.pack import Member, Pack, check_members, train_pack
 from tlmsearch.training.trainer import train

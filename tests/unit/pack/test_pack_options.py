@@ -15,8 +15,8 @@ from study_fakes import tiny_study
 from tlmsearch.cli import build_parser, main
 from tlmsearch.cli.compare import compare_arguments
 from tlmsearch.cli.search import build_config
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.search import SearchConfig
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.studies.files import TRANSFER_KIND

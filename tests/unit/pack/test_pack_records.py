@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 import torch
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.trial import SPEC, TrialOutcome, TrialSpec
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.rundir.records import TrialRecord
 
 COSINE = "cosine:start=1.5,end=0.5"

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import torch
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.training.pack import Member, Pack
 
 PYDOC = DataConfig(corpus="pydoc")

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tlmsearch.cli import main
-from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.errors import UserError
 from tlmsearch.profiles import FAMILIES, Budget, ProfileSpec, profile
 

@@ -225,8 +225,8 @@ def test_heads_snap_to_the_nearest_balanceable_whole_heads() -> None:
     """Brute force on preset tiny (2 layers): the resolved heads are, among all whole-head pairs
     within the snap radius that the budget balances, the nearest to the targets (ties: fewer
     heads in the earlier layers); where the rounded targets balance, they are the heads."""
-    from tlmsearch.configs.joint_budget import SNAP_RADIUS, is_feasible
     from tlmsearch.profiles.joint import head_targets
+    from tlmsearch.profiles.joint_budget import SNAP_RADIUS, is_feasible
 
     p = shaped_preset("tiny", {}, None)
     budget = p.budget(base_width=p.base_width)

@@ -13,11 +13,11 @@ import random
 
 import pytest
 
-from tlmsearch.configs.joint_budget import SNAP_RADIUS
 from tlmsearch.configs.resolve import resolve_model
 from tlmsearch.models import count_params
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.profiles.joint import block_targets
+from tlmsearch.profiles.joint_budget import SNAP_RADIUS
 
 RATIO_RANGE = (0.2, 1.0)  # search_spaces/joint.py
 POSITION_RANGE = (0.1, 0.9)

@@ -1,7 +1,7 @@
 """Joint profiles held at equal training FLOPs per token (`hold=flops`, `search_spaces/joint_flops.py`).
 
 Property: every profile the joint_flops space samples resolves (`configs.resolve.resolve_model`)
-to a model whose training FLOPs per token (`configs.counts.flops_per_token`, exact integers per
+to a model whose training FLOPs per token (`models.counts.flops_per_token`, exact integers per
 sequence) equal the budget's uniform model's exactly, with whole heads and MLP widths on the
 budget's rules: 1,000 samples per preset (tiny, cpu-xs) and family in the development loop,
 10,000 marked slow. The Transformer, Gated Attention (every mode, none refused) and Titans (mlp
@@ -23,13 +23,13 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from search_spaces import joint as params_space
 from search_spaces import joint_flops as space
-from tlmsearch.configs.base import ModelConfig
-from tlmsearch.configs.joint_budget import held_quantity
 from tlmsearch.configs.presets import shaped_preset
 from tlmsearch.configs.resolve import resolve_model
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model, count_params, flops_per_token
 from tlmsearch.profiles import ProfileSpec
+from tlmsearch.profiles.joint_budget import held_quantity
 from tlmsearch.profiles.spaces import load_space, sampled_text
 
 FAMILIES = {  # family -> the modes it builds under hold=flops (Hope-attention: none, see below)

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tlmsearch.configs.base import ARCHITECTURE_NAMES
-from tlmsearch.configs.counts import count_params, flops_per_token
 from tlmsearch.configs.presets import PRESETS
+from tlmsearch.core.base import ARCHITECTURE_NAMES
 from tlmsearch.errors import ConfigError
+from tlmsearch.models.counts import count_params, flops_per_token
 from tlmsearch.profiles import (
     FAMILIES,
     LITERATURE,

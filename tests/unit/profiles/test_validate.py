@@ -1,4 +1,4 @@
-"""The shared input checks of tlmsearch.configs.validate: each refuses bad input in one named line."""
+"""The shared input checks of tlmsearch.core.validate: each refuses bad input in one named line."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tlmsearch.configs.base import ModelConfig
-from tlmsearch.configs.validate import (
+from tlmsearch.core.base import ModelConfig
+from tlmsearch.core.validate import (
     MAX_SEED,
     available_memory_bytes,
     check_finite,
@@ -219,7 +219,7 @@ def test_available_memory_is_positive_here() -> None:
 
 
 def test_check_training_fits_counts_the_evaluation_windows() -> None:
-    from tlmsearch.configs.base import TrainConfig
+    from tlmsearch.core.base import TrainConfig
 
     m = tiny_model()
     small = TrainConfig(batch_size=4, eval_windows=8)

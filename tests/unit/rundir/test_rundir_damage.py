@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from record_fakes import build_record
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.resolve import trial_shape
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.lock import run_lock

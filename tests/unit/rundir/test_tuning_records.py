@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from record_fakes import build_record
 
-from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.core.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.errors import UserError
 from tlmsearch.rundir.records import LayoutError, RecordLog
 from tlmsearch.tuning import SearchConfig, Study, TrialRecord, load, read_records

@@ -10,9 +10,9 @@ from typing import Any
 import pyarrow.fs
 import pytest
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.trial import OUTCOME, TrialOutcome
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.rundir.records import read_records
 from tlmsearch.tuning.checkpoints import drop_checkpoints, drop_trial_checkpoints
 from tlmsearch.tuning.recorder import RecordWriter

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from tlmsearch.cli import main
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.search import SearchConfig, gpus_for
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.errors import ConfigError
 
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tlmsearch.configs.base import TrainConfig
+from tlmsearch.core.base import TrainConfig
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.tuning import progress as progress_module
 from tlmsearch.tuning.progress import ProgressView, Running, running_from, running_name, trial_name

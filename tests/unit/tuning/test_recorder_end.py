@@ -11,8 +11,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.search import SearchConfig
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.rundir.records import read_records
 from tlmsearch.tuning.recorder import RecordWriter
 

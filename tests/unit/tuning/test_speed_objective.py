@@ -8,9 +8,9 @@ from analysis_fakes import search_records
 
 from tlmsearch.analysis.front import front_axis, pareto_data
 from tlmsearch.analysis.summary import summarize
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.resolve import trial_shape
 from tlmsearch.configs.search import check_fair_objectives
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.training.trainer import resolve_vocab

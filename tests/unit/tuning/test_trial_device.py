@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.trial import SPEC, TrialSpec
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.training.hardware import assigned_cuda_index
 from tlmsearch.tuning.recorder import outcome_of, record_of
 from tlmsearch.tuning.specs import with_spec

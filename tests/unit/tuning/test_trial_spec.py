@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.trial import OUTCOME, SPACE_ERROR, SPEC, TrialOutcome, TrialSpec, trial_spec
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.tuning.recorder import outcome_of, record_of

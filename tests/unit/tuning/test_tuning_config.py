@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from tlmsearch.cli import main
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.resolve import default_base_width, sweep_levels, sweep_widths, trial_shape
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.tuning import SearchConfig
 from tlmsearch.tuning.runner import resolve

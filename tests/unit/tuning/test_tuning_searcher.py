@@ -7,7 +7,7 @@ import warnings
 import optuna
 import pytest
 
-from tlmsearch.configs.base import DataConfig, TrainConfig
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.tuning import SearchConfig
 from tlmsearch.tuning.searcher import DefineProfile, ProfileSearch, baseline_points, sweep_of
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from analysis_fakes import record, search_records
 
 from tlmsearch.analysis.plan import plan, same_training
-from tlmsearch.configs.base import DataConfig, TrainConfig
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.verify import retrain_config
+from tlmsearch.core.base import DataConfig, TrainConfig
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.tuning.resources import trial_device_kind
 

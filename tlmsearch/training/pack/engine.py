@@ -39,8 +39,8 @@ import torch
 import torch.nn.functional as F
 from torch.func import functional_call, stack_module_state, vmap
 
-from tlmsearch.configs.base import DataConfig, ModelConfig, TrainConfig
-from tlmsearch.configs.validate import check_training_fits
+from tlmsearch.core.base import DataConfig, ModelConfig, TrainConfig
+from tlmsearch.core.validate import check_training_fits
 from tlmsearch.data import check_windows, gather, prepare, train_starts
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model

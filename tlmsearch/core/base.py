@@ -19,9 +19,9 @@ from typing import Any, ClassVar, Self, TypeVar, Union, get_args, get_origin
 
 # The architecture registry (torch-free; it imports nothing from this module). ARCHITECTURE_NAMES,
 # the registered families' names (a live view), is re-exported for the CLI and search configs.
-from tlmsearch.configs.architectures import ARCHITECTURE_NAMES as ARCHITECTURE_NAMES
-from tlmsearch.configs.architectures import ARCHITECTURES, architecture
-from tlmsearch.configs.validate import MAX_LAYERS, MAX_SEED, MAX_WIDTH, check_int, load_yaml, read_text
+from tlmsearch.core.architectures import ARCHITECTURE_NAMES as ARCHITECTURE_NAMES
+from tlmsearch.core.architectures import ARCHITECTURES, architecture
+from tlmsearch.core.validate import MAX_LAYERS, MAX_SEED, MAX_WIDTH, check_int, load_yaml, read_text
 from tlmsearch.errors import ConfigError
 
 C = TypeVar("C", bound="Config")

@@ -1,4 +1,4 @@
-"""One exact budget over MLP and attention width (`tlmsearch.configs.joint_budget`).
+"""One exact budget over MLP and attention width (`tlmsearch.profiles.joint_budget`).
 
 Property: every sampled joint architecture (per-layer query and key/value heads, any MLP shape)
 that the solver accepts has exactly the non-embedding parameters of the budget's uniform model,
@@ -19,13 +19,13 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from tlmsearch.configs.base import ModelConfig
-from tlmsearch.configs.joint_budget import attention_delta, is_feasible, joint_config, mlp_step, mlp_units
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model, count_params
 from tlmsearch.profiles import Budget, profile, project_to_budget, relative_widths
 from tlmsearch.profiles.budget import project_to_total
+from tlmsearch.profiles.joint_budget import attention_delta, is_feasible, joint_config, mlp_step, mlp_units
 
 SAMPLES = 10_000
 FAMILIES = {

@@ -6,7 +6,7 @@ layer (query heads H_l and key/value heads G_l, `ModelConfig.attn_heads` / `kv_h
 attention then holds Δ more (or fewer) non-embedding parameters than the uniform model's, and
 the MLPs give (or take) exactly Δ back:
 
-    Δ = non_embedding(heads, uniform MLP) - non_embedding(uniform)     (`configs.counts`, any family)
+    Δ = non_embedding(heads, uniform MLP) - non_embedding(uniform)     (`models.counts`, any family)
     Σ_l f_l = n_layers * base_width - Δ / (3 d)                        (SwiGLU: 3 d per hidden unit)
 
 and the MLP widths are the profile's shape projected onto that total with the budget's rules
@@ -48,10 +48,10 @@ import functools
 import math
 from collections.abc import Sequence
 
-from tlmsearch.configs.architectures import architecture
-from tlmsearch.configs.base import ModelConfig
-from tlmsearch.configs.counts import BACKWARD_FACTOR, block_width, count_params, forward_flops
+from tlmsearch.core.architectures import architecture
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.errors import ConfigError
+from tlmsearch.models.counts import BACKWARD_FACTOR, block_width, count_params, forward_flops
 from tlmsearch.profiles.budget import Budget, project_to_total
 
 __all__ = [

@@ -25,13 +25,13 @@ companion `<name>_spec.py` that defines `SPEC = ArchSpec(...)` with
 - `frozen_flops(cfg, layer)`: the part of `block_flops` spent in products with a constant
   factor (no gradient), whose backward costs one product instead of two (default: none);
 - `summary`: one line for CLI help and the docs;
-- `options`: the family's options class, a subclass of `configs.base.ArchOptions` defined in its
+- `options`: the family's options class, a subclass of `core.base.ArchOptions` defined in its
   spec module, checking its own fields (default: none; `ModelConfig.options` holds an instance);
 - `block_widths`: whether the family builds per-layer block (residual-stream) widths
   (`ModelConfig.block_widths`); a family that does reads each layer's width from
   `cfg.block_width(layer)` in its module and in its counts (default: no, and the config refuses them).
 
-`tlmsearch.configs.counts` adds the shared parts (embedding, final norm, LM head, the MLPs) and
+`tlmsearch.models.counts` adds the shared parts (embedding, final norm, LM head, the MLPs) and
 turns forward FLOPs into training FLOPs per token. FLOPs here are those of matrix products and
 convolutions, two per multiply-add (the convention of `torch.utils.flop_counter` and of MFU);
 elementwise work (norms, activations, softmax, gates) is not counted. The helpers below write
@@ -73,7 +73,7 @@ class ArchSpec(Generic[C]):
     # (a fixed matrix, no gradient): their backward is one product of the same size, not two
     frozen_flops: Callable[[C, int], float] = _no_frozen
     block_widths: bool = False  # builds per-layer residual widths (ModelConfig.block_widths)
-    # the family's options class (a configs.base.ArchOptions subclass, beside SPEC); None = no options
+    # the family's options class (a core.base.ArchOptions subclass, beside SPEC); None = no options
     options: type[Any] | None = None
 
 

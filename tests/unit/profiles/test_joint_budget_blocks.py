@@ -1,5 +1,5 @@
 """One exact budget over MLP width, attention heads and block width, holding parameters or FLOPs
-(`tlmsearch.configs.joint_budget`, `block_widths` and `hold="flops"`).
+(`tlmsearch.profiles.joint_budget`, `block_widths` and `hold="flops"`).
 
 Property: every sampled joint architecture (per-layer block widths, query and key/value heads,
 any MLP shape) that the solver accepts holds exactly the uniform model's non-embedding
@@ -22,13 +22,13 @@ import random
 import pytest
 import torch
 
-from tlmsearch.configs.base import ModelConfig
-from tlmsearch.configs.counts import BACKWARD_FACTOR
-from tlmsearch.configs.joint_budget import held_quantity, is_feasible, joint_config, weighted_widths
 from tlmsearch.configs.presets import preset
+from tlmsearch.core.base import ModelConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import build_model, count_params, flops_per_token
+from tlmsearch.models.counts import BACKWARD_FACTOR
 from tlmsearch.profiles import Budget, profile, relative_widths
+from tlmsearch.profiles.joint_budget import held_quantity, is_feasible, joint_config, weighted_widths
 
 SAMPLES = 10_000
 Option = tuple[int, int, int]  # (block width, query heads, key/value heads) of one layer

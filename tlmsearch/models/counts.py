@@ -1,7 +1,7 @@
 """Exact parameter counts and training FLOPs per token, for every family (no torch).
 
 The shared chassis is counted here; each architecture adds its own block terms through its
-`ArchSpec` (`<name>_spec.py`, registered in `tlmsearch.configs.architectures`). A test builds every
+`ArchSpec` (`<name>_spec.py`, registered in `tlmsearch.core.architectures`). A test builds every
 family and compares the parameters, and another runs `torch.utils.flop_counter.FlopCounterMode` over a training step.
 
 Parameters
@@ -35,7 +35,7 @@ FLOPs per token (training: forward + backward), for one sequence of T = seq_len 
     training = 3 · forward - Σ_l frozen_flops(l)                    # per token: / T
 
 FLOPs are those of matrix products and convolutions, two per multiply-add, as they run in
-float32 on the math attention backend (see `tlmsearch.configs.architectures`). The backward of a product of two
+float32 on the math attention backend (see `tlmsearch.core.architectures`). The backward of a product of two
 tensors that both need a gradient costs two products of the same size, and in these models
 every product has two such factors (weights, activations and the test-time-learned weights,
 which depend on the weights), so backward = 2 · forward; the exception is a product with a
@@ -51,10 +51,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from tlmsearch.configs.architectures import architecture
+from tlmsearch.core.architectures import architecture
 
 if TYPE_CHECKING:  # pragma: no cover
-    from tlmsearch.configs.base import ModelConfig
+    from tlmsearch.core.base import ModelConfig
 
 BACKWARD_FACTOR = 2  # backward FLOPs per forward FLOP (see the module docstring)
 # `recompute_memory` of the families with test-time-learning scans (`common.run_scan`): recompute the
