@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
+from tlmsearch.configs.identity import candidates
 from tlmsearch.configs.lr_calibration import grid
 from tlmsearch.configs.resolve import trial_shape
 from tlmsearch.core.base import check_positive
@@ -65,8 +66,6 @@ def profile_texts(cfg: LadderConfig, spec: PointSpec | None = None) -> list[str]
     cosine, uniform, the ladder's and its best, merged by the model each builds at the point
     (`configs.identity.candidates`: two spellings of one profile, or two profiles of one shape,
     are one); at the first point when `spec` is None."""
-    from tlmsearch.configs.identity import candidates
-
     spec = spec if spec is not None else cfg.specs[0]
     try:
         return [c.names[0] for c in candidates(cfg.point_config(spec), cfg.named_profiles)]
