@@ -41,7 +41,7 @@ from tlmsearch.cli._train_progress import TrainProgress
 from tlmsearch.configs.run import ModelSpec, RunConfig
 from tlmsearch.core.base import ModelConfig, trial_length_text, with_tokens_per_param
 from tlmsearch.core.validate import check_training_fits, writable_dir
-from tlmsearch.costs.rates import rate_for, rate_shape, record_rate, run_rate
+from tlmsearch.costs.rates import rate_shape, record_rate, run_rate
 from tlmsearch.errors import ConfigError
 
 HELP = "train one model on real text and record its metrics in runs/<name>/"
@@ -184,10 +184,13 @@ def _resume_command(run_dir: Path, runs_dir: str) -> str:
     return f"tlmsearch train --name {run_dir.name}{extra} --resume"
 
 
-def _plan(model_cfg: Any, train_cfg: Any, run_dir: Path, start_step: int, cache_dir: Path) -> str:
-    """What the run will do, in one line (printed before the first step)."""
+def _plan(model_cfg: Any, train_cfg: Any, run_dir: Path, start_step: int, data_cfg: Any) -> str:
+    """What the run will do, in one line (printed before the first step): where it trains (`--device
+    auto`: CUDA where torch sees it, else the CPU) and its price, from the rates recorded for this
+    shape here or from its FLOPs (`costs.calibrate.rate_or_reason`: nothing trains to price it)."""
     import torch
 
+    from tlmsearch.costs.calibrate import device_of, rate_or_reason
     from tlmsearch.costs.estimate import estimate, fixed_work, plan_line
     from tlmsearch.models import count_params
 
@@ -197,12 +200,13 @@ def _plan(model_cfg: Any, train_cfg: Any, run_dir: Path, start_step: int, cache_
     what = (
         f"train: {model_cfg.arch}, {model_cfg.n_layers} layers, d_model {model_cfg.d_model}, "
         f"{count_params(model_cfg).total:,} parameters; {steps} of {tokens:,} tokens, "
-        f"{threads} thread{'s' * (threads != 1)}; into {run_dir}"
+        f"{threads} thread{'s' * (threads != 1)}, {device_of(train_cfg)}; into {run_dir}"
     )
-    rate = rate_for(cache_dir, _rate_shape(model_cfg, train_cfg))
-    if rate is None:  # no record of this shape: the first steps of this run are timed instead
-        return f"{what}; estimate after the first steps"
-    result = estimate(fixed_work(1, train_cfg.steps - start_step, 1), rate)
+    try:
+        rate = rate_or_reason(model_cfg, train_cfg, data_cfg)
+    except Exception as exc:  # noqa: BLE001 - the estimate is an aside: never the reason a run fails
+        rate = f"pricing failed: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
+    result = rate if isinstance(rate, str) else estimate(fixed_work(1, train_cfg.steps - start_step, 1), rate)
     return plan_line(what, result, tokens)
 
 
@@ -327,7 +331,7 @@ def _train_into(
     length = length_line(model_cfg, train_cfg)
     if length:
         print(length, file=out, flush=True)
-    print(_plan(model_cfg, train_cfg, run_dir, start_step, data_cfg.cache_path()), file=out, flush=True)
+    print(_plan(model_cfg, train_cfg, run_dir, start_step, data_cfg), file=out, flush=True)
     tokens_per_step = train_cfg.batch_size * train_cfg.grad_accum * model_cfg.seq_len
     progress = TrainProgress(train_cfg.steps, tokens_per_step, out, first=start_step, interval_s=args.progress_seconds)
     metrics_path = run_dir / "metrics.jsonl"

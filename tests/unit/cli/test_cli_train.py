@@ -142,11 +142,13 @@ def test_data_list_and_prepare(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_a_second_run_of_a_shape_is_estimated_before_it_starts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A finished run records its seconds per step; the next run of the same shape (any profile
-    of the budget) states its estimate in the plan line, before the first step."""
+    """The first run of a shape is priced from its FLOPs before its first step (nothing trains to
+    price it); a finished run records its seconds per step, and the next run of the same shape
+    (any profile of the budget) states that estimate in the plan line instead."""
     assert _train(tmp_path, "--name", "a") == 0
     first = capsys.readouterr().out.splitlines()[0]
-    assert first.startswith("train: transformer") and first.endswith("; estimate after the first steps"), first
+    assert first.startswith("train: transformer") and ", cpu; into " in first, first
+    assert "; estimate " in first and "FLOPs at 40% of this CPU's measured matmul peak" in first, first
     assert _train(tmp_path, "--name", "b", "--family", "cosine:start=1.5,end=0.5") == 0
     second = capsys.readouterr().out.splitlines()[0]
     assert "; estimate about " in second and "s/step" in second, second
@@ -177,3 +179,33 @@ def test_a_damaged_checkpoint_is_one_line_without_unsafe_advice(
     err = capsys.readouterr().err
     assert "cannot read checkpoint" in err and "damaged" in err and len(err.strip().splitlines()) == 1, err
     assert "weights_only" not in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("cuda", [False, True])
+def test_device_auto_trains_on_cuda_where_torch_sees_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, cuda: bool
+) -> None:
+    """`--device auto`, train's default: CUDA where torch reports a device (mocked here: the
+    trainer is handed the config and stops), the CPU otherwise; the plan line says which, and
+    prices the run on that device before its first step."""
+    import torch
+
+    from tlmsearch.training import trainer
+    from tlmsearch.training.hardware import resolve_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: int(cuda))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda index=0: "NVIDIA H200")
+    monkeypatch.setattr("tlmsearch.training.hardware.matmul_peak", lambda device, dtype, cache_dir=None: 9e10)
+    seen: list[str] = []
+
+    def stop(model_cfg, train_cfg, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        seen.append(str(resolve_device(train_cfg.device)))
+        raise trainer.TrainingInterrupted(0, None)
+
+    monkeypatch.setattr(trainer, "train", stop)
+    assert main(["train", "--preset", "tiny", "--steps", "20", "--corpus", "pydoc", "--runs-dir", str(tmp_path)]) != 0
+    assert seen == ["cuda" if cuda else "cpu"]
+    plan = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("train: "))
+    assert (", cuda; into " if cuda else ", cpu; into ") in plan, plan
+    assert ("the NVIDIA H200 dense BF16 peak" if cuda else "this CPU's measured matmul peak") in plan, plan
