@@ -122,3 +122,25 @@ def replace_layers(p: LadderPoint, layers: int) -> LadderPoint:
 def test_alpha_outside_0_half_is_refused(alpha: float) -> None:
     with pytest.raises(ValueError, match=f"alpha={alpha} must lie in"):
         fit_trend(_points(), alpha=alpha)
+
+
+def test_two_depths_and_a_compute_below_one_flop_are_enough() -> None:
+    # two points at 4 and 8 layers: the line through them, 0.01 nats per doubling, over 2x of depth
+    two = [
+        LadderPoint(point="d4", compute=1e15, gain=0.0, se=0.002, n=4, layers=4),
+        LadderPoint(point="d8", compute=1e15, gain=0.01, se=0.002, n=4, layers=8),
+    ]
+    fit = fit_trend(two, axis="depth")
+    assert fit.slope.estimate == pytest.approx(0.01) and fit.span == pytest.approx(2.0)
+    # three points at two depths are a trend too (refused only below two different depths)
+    three = [*two, LadderPoint(point="d8b", compute=2e15, gain=0.012, se=0.002, n=4, layers=8)]
+    assert fit_trend(three, axis="depth").n_points == 3
+    # any positive compute is a compute: 0.5 and 5 FLOPs, 0.01 nats apart, are 0.01 nats per 10x
+    small = [
+        LadderPoint(point="a", compute=0.5, gain=0.0, se=0.002, n=4),
+        LadderPoint(point="b", compute=5.0, gain=0.01, se=0.002, n=4),
+    ]
+    fit = fit_trend(small)
+    assert fit.slope.estimate == pytest.approx(0.01) and fit.span == pytest.approx(10.0)
+    with pytest.raises(ValueError, match="compute 0.0 FLOPs must be positive"):
+        fit_trend([small[0], LadderPoint(point="b", compute=0.0, gain=0.01, se=0.002, n=4)])
