@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from tlmsearch.cli._config_args import add_config_arguments, config_overrides, parse_pairs, training_overrides
@@ -165,9 +166,12 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(p, indent=2) if args.json else format_ladder_plan(p))
         return 0
     if args.action in ("status", "report"):
-        from tlmsearch.ladders.files import load_config
+        from tlmsearch.ladders.files import damage_text, ladder_damage, load_config
 
-        load_config(args.ladder_dir)  # not a ladder: one line
+        damage = ladder_damage(args.ladder_dir, load_config(args.ladder_dir))  # not a ladder: one line
+        if damage and args.action == "report":
+            kept = ", so its report is not rebuilt (the last one is kept)"
+            raise UserError(damage_text(args.ladder_dir, damage, kept))
         if args.action == "report" and args.readme_table:
             from tlmsearch.ladders.readme import readme_block
             from tlmsearch.ladders.report import ladder_summary
@@ -185,6 +189,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"wrote {paths['html']}\n      {paths['md']}\n      {paths['json']}")
             return 0
         print_status(args.ladder_dir, args.json)
+        if damage:
+            print(f"warning: {damage_text(args.ladder_dir, damage)}", file=sys.stderr)
         return 0
     from tlmsearch.api import ladder, resume_ladder
 

@@ -12,21 +12,22 @@ point's search resumes from its own run directory, and verify reuses its finishe
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from pathlib import Path
 from typing import Any
 
 from tlmsearch.configs.search import load_run_config
-from tlmsearch.errors import UserError
+from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.gains import PointResult, point_result
 from tlmsearch.ladders.plan import ladder_costs
 from tlmsearch.ladders.points import PointSize, point_size, resolve_length
 from tlmsearch.rundir.io import read_json_object, read_verify, read_yaml, write_json
-from tlmsearch.rundir.layout import SEARCH_CONFIG
+from tlmsearch.rundir.layout import SEARCH_CONFIG, TRIALS, VERIFY
 from tlmsearch.rundir.lr import read_lr_calibration
-from tlmsearch.rundir.records import read_records
+from tlmsearch.rundir.records import LR_KIND, read_records, read_records_checked
 
 LADDER_CONFIG = "ladder.yaml"
 LADDER_STATE = "ladder_state.json"
@@ -54,9 +55,103 @@ def phase_keys(cfg: LadderConfig) -> list[str]:
 
 
 def read_state(ladder_dir: str | Path) -> dict[str, Any]:
-    doc = read_json_object(Path(ladder_dir) / LADDER_STATE) or {}
-    phases = doc.get("phases") if isinstance(doc, dict) else None
-    return {"phases": phases if isinstance(phases, dict) else {}}
+    """{"phases": {key: {"status": ..., "at": ...}}} ({} phases before the first write); a state
+    file that is not one (no object, phases or a phase not an object, a status not a word) is
+    refused in one line saying how to rebuild it: the records, not the state, say what is done."""
+    path = Path(ladder_dir) / LADDER_STATE
+    try:
+        doc = read_json_object(path)
+        if doc is None:
+            return {"phases": {}}
+        phases = doc.get("phases")
+        if not isinstance(phases, dict):
+            raise ConfigError(f"{path}: 'phases' is not an object")
+        for key, phase in phases.items():
+            if not isinstance(phase, dict) or not isinstance(phase.get("status"), str):
+                raise ConfigError(f"{path}: phase {key!r} is not an object with a status")
+    except ConfigError as e:
+        why = str(e).removeprefix(f"{path}: ")
+        raise UserError(
+            f"{path} is damaged ({why}): delete it and run `tlmsearch ladder resume {ladder_dir}`; every point "
+            "then checks its own records again and nothing finished is trained twice"
+        ) from None
+    return {"phases": phases}
+
+
+def ladder_damage(ladder_dir: str | Path, cfg: LadderConfig | None = None) -> list[str]:
+    """What is broken or gone of the records a ladder's state says it made, one sentence each
+    ([] for a healthy ladder, running or not), as `studies.files.study_damage` reads a study.
+
+    A point's folder that is not a folder (a file, a link loop) is damage; once the state says a
+    point's search is done, its folder must hold `search.yaml` and the search's records; once its
+    verification is done, the verification's records, whole: every seed `verify.json` names with
+    the same profiles (a deleted, emptied or torn `trials.jsonl` loses some), no damaged line."""
+    ladder_dir = Path(ladder_dir)
+    cfg = cfg if cfg is not None else load_config(ladder_dir)
+    phases = read_state(ladder_dir)["phases"]
+    problems: list[str] = []
+    for spec in cfg.specs:
+        sub = ladder_dir / spec.name
+        searched = phases.get(f"{spec.name}/search", {}).get("status") == "done"
+        verified = phases.get(f"{spec.name}/verify", {}).get("status") == "done"
+        problem = _point_problem(sub, spec.text, searched=searched, verified=verified)
+        if problem:
+            problems.append(problem)
+    return problems
+
+
+def _point_problem(sub: Path, point: str, *, searched: bool, verified: bool) -> str | None:
+    if sub.is_symlink() and not sub.is_dir() or (sub.exists() and not sub.is_dir()):
+        kind = "a file" if sub.is_file() else "not a folder"
+        return f"{sub} is {kind}; it should be the folder of point {point} (search.yaml, trials.jsonl)"
+    if not (searched or verified):
+        return None
+    phase = "verification" if verified else "search"
+    if not sub.is_dir():
+        return f"{sub} is missing, although {LADDER_STATE} says point {point}'s {phase} is done"
+    for name in (SEARCH_CONFIG, TRIALS):
+        if not (sub / name).is_file():
+            state = "is not a file" if (sub / name).exists() or (sub / name).is_symlink() else "is missing"
+            return f"{sub / name} {state}, although {LADDER_STATE} says point {point}'s {phase} is done"
+    records, bad = read_records_checked(sub)
+    if not any(r.kind in ("baseline", LR_KIND) for r in records):
+        return f"{sub / TRIALS} holds none of the search's records (emptied?), although its search is done"
+    if verified:  # nothing writes into a point whose verification is done: a damaged line is damage
+        if bad:
+            lines = ", ".join(map(str, bad[:5]))
+            return f"{sub / TRIALS} has {len(bad)} damaged line(s) (line {lines}): the runs they held are lost"
+        plan = read_verify(sub)
+        seeds = [*plan.get("pilot_seeds", []), *plan.get("decision_seeds", [])]
+        by_seed = {s: {json.dumps(r.profile, sort_keys=True) for r in records if r.kind == "verify" and r.seed == s}
+                   for s in seeds}  # fmt: skip
+        everyone = set().union(*by_seed.values()) if by_seed else set()
+        short = [s for s, profiles in by_seed.items() if profiles != everyone or not profiles]
+        if not seeds or short:
+            which = f"seed(s) {', '.join(map(str, short[:5]))}" if short else f"{VERIFY}'s seeds"
+            return (
+                f"{sub / TRIALS} lacks verification runs of {which}, although {LADDER_STATE} says point "
+                f"{point}'s verification is done"
+            )
+    return None
+
+
+def damage_text(ladder_dir: str | Path, problems: list[str], consequence: str = "") -> str:
+    """One line: what `ladder_damage` found, and how to put it right."""
+    return (
+        f"ladder {ladder_dir} is damaged{consequence}: " + "; ".join(problems) + ". Put it back from a copy; or, to "
+        f"train what is lost again, move what is damaged aside and run `tlmsearch ladder resume {ladder_dir}` "
+        "(every point then checks its own records; nothing finished is trained twice)"
+    )
+
+
+def check_point_folders(ladder_dir: str | Path, cfg: LadderConfig) -> None:
+    """Refuse, in one line before anything trains, a ladder a resume cannot write into: a point's
+    folder that is a file or a link loop (what is gone is trained again; what is in the way is not
+    moved)."""
+    blocked = [p for s in cfg.specs if (p := _point_problem(Path(ladder_dir) / s.name, s.text, searched=False,
+                                                            verified=False))]  # fmt: skip
+    if blocked:
+        raise UserError(damage_text(ladder_dir, blocked, ", so it cannot be resumed"))
 
 
 def set_phase(ladder_dir: str | Path, key: str, status: str) -> None:
@@ -165,7 +260,10 @@ __all__ = [
     "LADDER_CONFIG",
     "LADDER_STATE",
     "PHASES",
+    "check_point_folders",
+    "damage_text",
     "is_ladder",
+    "ladder_damage",
     "load_config",
     "phase_keys",
     "point_epochs",

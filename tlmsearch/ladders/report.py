@@ -34,7 +34,15 @@ def ladder_summary(ladder_dir: str | Path) -> dict[str, Any]:
 
 
 def write_ladder_report(ladder_dir: str | Path) -> dict[str, Path]:
+    """Write summary.json, summary.md and report.html from the ladder's records; a damaged ladder
+    (`files.ladder_damage`) is refused in one line and its last report kept."""
+    from tlmsearch.errors import UserError
+    from tlmsearch.ladders.files import damage_text, ladder_damage
+
     ladder_dir = Path(ladder_dir)
+    damage = ladder_damage(ladder_dir)
+    if damage:
+        raise UserError(damage_text(ladder_dir, damage, ", so its report is not rebuilt (the last one is kept)"))
     s = ladder_summary(ladder_dir)
     paths = {"json": ladder_dir / "summary.json", "md": ladder_dir / "summary.md", "html": ladder_dir / "report.html"}
     write_json(paths["json"], json_safe(s))

@@ -57,15 +57,17 @@ RUN_FILES = (
 # nothing else (and no folder with anything in it) records nothing, so a refusal may remove it
 # and a retry under the same name may reuse it (the study's own files are named in study_files)
 UNSTARTED_FILES = frozenset(
-    {*CONFIG_FILES, RUN_CONFIG, ENVIRONMENT, LOCATIONS, COMPARE, ".lock", "study.yaml", "study_state.json", "cost.json"}
-)
+    {*CONFIG_FILES, RUN_CONFIG, ENVIRONMENT, LOCATIONS, COMPARE, ".lock", "study.yaml", "study_state.json", "cost.json",
+     "ladder.yaml", "ladder_state.json"}
+)  # fmt: skip
 # run directories this process created (`create_run_dir`), for `discard_unstarted`
 _MADE: list[Path] = []
 
 
-def unstarted(path: str | Path) -> bool:
+def unstarted(path: str | Path, depth: int = 2) -> bool:
     """Whether `path` is a run directory that holds nothing a run recorded: only the files written
-    before training (`UNSTARTED_FILES`) and empty folders, no trial record, journal or checkpoint."""
+    before training (`UNSTARTED_FILES`) and folders that hold nothing recorded either (a ladder's
+    point, a study's architecture: `depth` levels of them), no trial record, journal or checkpoint."""
     path = Path(path)
     try:
         if path.is_symlink() or not path.is_dir():
@@ -74,13 +76,31 @@ def unstarted(path: str | Path) -> bool:
             if entry.is_symlink():
                 return False
             if entry.is_dir():
-                if any(entry.iterdir()):
+                if any(entry.iterdir()) and not (depth > 0 and unstarted(entry, depth - 1)):
                     return False
             elif entry.name not in UNSTARTED_FILES:
                 return False
     except OSError:
         return False
     return True
+
+
+def remember(path: Path) -> None:
+    """Count `path`, about to be made by this process some other way than `create_run_dir` (a
+    search's own run directory), among the run directories it created (`created`)."""
+    if not path.exists():
+        _MADE.append(path)
+
+
+def created() -> list[Path]:
+    """The run directories this process created and still holds, the first first (a ladder's or a
+    study's own before its points' or architectures')."""
+    return list(_MADE)
+
+
+def forget_created() -> None:
+    """End of a command: the directories it made are no longer this process's to discard or name."""
+    _MADE.clear()
 
 
 def discard_unstarted() -> list[Path]:

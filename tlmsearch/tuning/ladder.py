@@ -22,6 +22,7 @@ from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.files import (
     LADDER_CONFIG,
     LADDER_STATE,
+    check_point_folders,
     load_config,
     phase_keys,
     read_state,
@@ -38,7 +39,7 @@ from tlmsearch.rundir.records import finished, read_records
 from tlmsearch.tuning import runner
 from tlmsearch.tuning import verify as verifying  # the module: tests may replace verify.verify
 from tlmsearch.tuning.announce import estimate_works, slots
-from tlmsearch.tuning.resources import local_gpus
+from tlmsearch.tuning.resources import check_device, local_gpus
 
 # how a ladder priced beyond the limit shrinks (the CLI's flags; the Python API's keywords are the same names)
 SHRINK_LADDER = "fewer or smaller --points, fewer --profiles, or fewer --seeds (or --max-seeds)"
@@ -100,6 +101,7 @@ def start_ladder(
     `yes`, then create the ladder directory, save its config and train every point."""
     cfg.check_arm()  # a compute ladder's points share depth and head size: refused before anything is created
     cfg.check_shapes()  # profiles that build one model at a point's depth: one line, before anything is written
+    check_device(cfg.point_config(cfg.specs[0]), address)  # train's check: --device cuda without a GPU here
     # --gpus-per-trial auto: one GPU a trial where torch sees CUDA here, else the CPU; written out
     cfg = cfg.replace(gpus_per_trial=cfg.gpu_share)
     found = ladder_estimate(cfg)
@@ -123,6 +125,8 @@ def run_ladder(ladder_dir: str | Path, *, address: str | None = None, progress: 
     """Train every point's phases that are not done; finished runs are never trained again."""
     ladder_dir = Path(ladder_dir).resolve()
     cfg = load_config(ladder_dir)
+    check_point_folders(ladder_dir, cfg)  # a point's folder that is a file: one line, before anything trains
+    check_device(cfg.point_config(cfg.specs[0]), address)  # every point trains on the ladder's device
     specs = cfg.specs
     state = read_state(ladder_dir)["phases"]
     say = (lambda text: print(text, flush=True)) if progress else (lambda text: None)
