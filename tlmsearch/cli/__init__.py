@@ -99,6 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from tlmsearch.tuning import interrupts
 
         interrupts.watch()
+        interrupts.cli_owns_the_line()  # the handler below prints the one line, with its resume command
     try:
         return int(args._run(args) or 0)
     except UserError as exc:
@@ -106,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tlmsearch {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"tlmsearch {args.command}: interrupted", file=sys.stderr)
+        print(f"tlmsearch {args.command}: interrupted{_resume_hint(args, argv)}", file=sys.stderr)
         return 130
     except BrokenPipeError:  # output piped into e.g. `head`, which stopped reading
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -122,6 +123,39 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         print(f"tlmsearch {args.command}: error: {line}", file=sys.stderr)
         return 2
+    finally:
+        layout = sys.modules.get("tlmsearch.rundir.layout")
+        if layout is not None:  # the next command (in this process: tests, a notebook) starts afresh
+            layout.forget_created()
+
+
+def _resume_hint(args: argparse.Namespace, argv: Sequence[str] | None) -> str:
+    """ "; resume with: COMMAND" for the command interrupted, from its first instant to its last: the
+    run directory it made (a ladder's, a study's or a search's, whichever it is by now), or the one
+    it was continuing; a directory that holds nothing recorded yet is removed and the command
+    itself is the one to run again. "" for a command that leaves nothing to resume."""
+    import shlex
+    from pathlib import Path
+
+    layout = sys.modules.get("tlmsearch.rundir.layout")
+    made = layout.created() if layout is not None else []
+    again = "tlmsearch " + shlex.join(sys.argv[1:] if argv is None else list(argv))
+    if args.command == "resume" or getattr(args, "action", None) == "resume":
+        folder = getattr(args, "run_dir", None) or getattr(args, "ladder_dir", None)
+        word = "ladder resume" if args.command == "ladder" else "resume"
+        return f"; resume with: tlmsearch {word} {Path(folder)}" if folder else ""
+    if made:
+        top = made[0]
+        if (top / "ladder.yaml").is_file():
+            return f"; resume with: tlmsearch ladder resume {top}"
+        if (top / "study.yaml").is_file() or (top / "search.yaml").is_file():
+            return f"; resume with: tlmsearch resume {top}"
+        if layout is not None and top in layout.discard_unstarted():
+            return f"; nothing was recorded yet ({top} removed): resume with the same command, {again}"
+        return ""
+    if args.command == "verify":  # verify reuses every finished run
+        return f"; resume with the same command: {again}"
+    return ""
 
 
 def _discard_unstarted() -> None:

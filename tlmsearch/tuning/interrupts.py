@@ -15,11 +15,25 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 _REQUESTED = threading.Event()
+_CLI_SAYS = threading.Event()  # the command line's handler prints the one interrupt line (`tlmsearch.cli.main`)
+
+
+def cli_owns_the_line() -> None:
+    """The command line prints the interrupt line with its resume command itself (`say` is quiet)."""
+    _CLI_SAYS.set()
+
+
+def say(line: str) -> None:
+    """Print the line an interrupted long command ends with (its resume command) on stderr, unless
+    the command line's handler prints it (from the first instant, once)."""
+    if not _CLI_SAYS.is_set():
+        print(line, file=sys.stderr, flush=True)
 
 
 def _on_sigint(signum: int, frame: Any) -> None:

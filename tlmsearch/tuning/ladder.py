@@ -36,7 +36,7 @@ from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import create_run_dir
 from tlmsearch.rundir.records import finished, read_records
-from tlmsearch.tuning import runner
+from tlmsearch.tuning import interrupts, runner
 from tlmsearch.tuning import verify as verifying  # the module: tests may replace verify.verify
 from tlmsearch.tuning.announce import estimate_works, slots
 from tlmsearch.tuning.resources import check_device, local_gpus
@@ -170,7 +170,7 @@ def run_ladder(ladder_dir: str | Path, *, address: str | None = None, progress: 
             outcome = result.verdicts[0].outcome if result.verdicts else "no verdict"
             say(f"ladder {cfg.name}: point {spec.text}: {outcome} ({len(result.new_records)} runs trained now)")
     except KeyboardInterrupt:
-        print(f"ladder interrupted; resume it with: tlmsearch ladder resume {ladder_dir}", file=sys.stderr)
+        interrupts.say(f"ladder interrupted; resume it with: tlmsearch ladder resume {ladder_dir}")
         raise
     return ladder_dir
 

@@ -27,7 +27,7 @@ from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.profiles.spaces import load_space
 from tlmsearch.rundir.io import check_run_files
-from tlmsearch.rundir.layout import FIXED_DIR, OPTUNA_LOG, SEARCH_CONFIG, TUNE_DIR
+from tlmsearch.rundir.layout import FIXED_DIR, OPTUNA_LOG, SEARCH_CONFIG, TUNE_DIR, remember
 from tlmsearch.rundir.locations import folder as located
 from tlmsearch.rundir.locations import record_folder
 from tlmsearch.rundir.lock import run_lock
@@ -298,7 +298,7 @@ def fit_trials(
     out_of_time = cfg.time_budget_s and time.time() - start >= 0.95 * cfg.time_budget_s
     if interrupts.requested() or (ended() < expected and not out_of_time):
         hint = f"; resume with: tlmsearch resume {run_dir}" if resumable else ""
-        print(f"search interrupted{hint}", file=sys.stderr)
+        interrupts.say(f"search interrupted{hint}")
         raise KeyboardInterrupt(f"search interrupted{hint}")
 
 
@@ -472,6 +472,7 @@ def search(
         check_writable(root)
         check_unused(root, cfg.name)
     _start(cfg, address, root, progress)
+    remember(run_dir)  # a refusal from here on leaves nothing; a Ctrl-C names the command that resumes it
     run_dir.mkdir(parents=True, exist_ok=True)
     with run_lock(run_dir):
         cfg.save(run_dir / SEARCH_CONFIG)

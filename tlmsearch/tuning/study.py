@@ -16,7 +16,6 @@ needs are done, so the next search trains beside the last one's verification.
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -51,7 +50,7 @@ from tlmsearch.studies.files import (
 )
 from tlmsearch.studies.phases import phase_graph, phase_keys
 from tlmsearch.studies.progress import LiveView
-from tlmsearch.tuning import runner
+from tlmsearch.tuning import interrupts, runner
 from tlmsearch.tuning import verify as verifying  # the module: tests replace verify.verify
 from tlmsearch.tuning.address import probe_address
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
@@ -172,7 +171,7 @@ def run_phases(study_dir: str | Path, *, address: str | None = None, progress: b
             for key in graph:
                 calls[key]()
     except KeyboardInterrupt:
-        print(f"study interrupted; resume the whole study with: tlmsearch resume {study_dir}", file=sys.stderr)
+        interrupts.say(f"study interrupted; resume the whole study with: tlmsearch resume {study_dir}")
         raise
     finally:
         if view is not None:
