@@ -9,10 +9,11 @@ never import each other.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from tlmsearch import rundir
 from tlmsearch.analysis.summary import run_verdicts
@@ -122,6 +123,30 @@ def _with_verbs(study: rundir.Study) -> Study:
     return Study(study.run_dir, study.config, study.records)
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _ends_cleanly_on_sigterm(fn: _F) -> _F:
+    """A long call stopped by SIGTERM (a job scheduler's stop) ends the process with one line and
+    exit status 143, as the command line does (`interrupts.stopped`); a Ctrl-C stays the caller's
+    KeyboardInterrupt."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from tlmsearch.rundir.layout import created
+        from tlmsearch.tuning import interrupts
+
+        interrupts.watch()  # SIGINT and SIGTERM honoured from the call's first instruction
+        try:
+            return fn(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            made = created()
+            interrupts.stopped(exc, f"; its run directory: {made[0]}" if made else "")
+            raise
+
+    return call  # type: ignore[return-value]
+
+
 def _run_dir(run_dir: object, verb: str) -> str | Path:
     """`run_dir` when it is a path (str or Path), else one clear `UserError`."""
     if isinstance(run_dir, Path) or isinstance(run_dir, str) and run_dir.strip():
@@ -134,6 +159,7 @@ def load(run_dir: str | Path) -> Study:
     return _with_verbs(rundir.load(_run_dir(run_dir, "load")))
 
 
+@_ends_cleanly_on_sigterm
 def search(
     cfg: SearchConfig | Mapping[str, Any],
     *,
@@ -159,6 +185,7 @@ def search(
     return _with_verbs(runner.search(cfg, address=address, progress=progress, max_hours=None if yes else max_hours))
 
 
+@_ends_cleanly_on_sigterm
 def resume(
     run_dir: str | Path, *, address: str | None = None, progress: bool = True, **resources: float | None
 ) -> Study:
@@ -177,6 +204,7 @@ def _change_resources(run_dir: str | Path, resources: Mapping[str, float | None]
             print(line, flush=True)
 
 
+@_ends_cleanly_on_sigterm
 def compare(
     profiles: Sequence[str],
     options: CompareOptions | None = None,
@@ -212,6 +240,7 @@ class StudyResult:
     summary: dict[str, Any]
 
 
+@_ends_cleanly_on_sigterm
 def study(
     cfg: StudyConfig | None = None,
     *,
@@ -238,6 +267,7 @@ def study(
     return _finish_study(started, progress)
 
 
+@_ends_cleanly_on_sigterm
 def resume_study(
     run_dir: str | Path, *, address: str | None = None, progress: bool = True, **resources: float | None
 ) -> StudyResult:
@@ -266,6 +296,7 @@ class LadderResult:
     summary: dict[str, Any]
 
 
+@_ends_cleanly_on_sigterm
 def ladder(
     cfg: LadderConfig | None = None,
     *,
@@ -288,6 +319,7 @@ def ladder(
     return _finish_ladder(started, progress)
 
 
+@_ends_cleanly_on_sigterm
 def resume_ladder(
     run_dir: str | Path, *, address: str | None = None, progress: bool = True, **resources: float | None
 ) -> LadderResult:

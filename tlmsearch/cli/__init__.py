@@ -127,6 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         layout = sys.modules.get("tlmsearch.rundir.layout")
         if layout is not None:  # the next command (in this process: tests, a notebook) starts afresh
             layout.forget_created()
+        interrupts_module = sys.modules.get("tlmsearch.tuning.interrupts")
+        if interrupts_module is not None:
+            interrupts_module.cli_done()
 
 
 def _resume_hint(args: argparse.Namespace, argv: Sequence[str] | None) -> str:

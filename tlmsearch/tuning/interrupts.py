@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 _REQUESTED = threading.Event()
+_TERMINATED = threading.Event()  # the stop came as SIGTERM (a job scheduler's), not a Ctrl-C
 _CLI_SAYS = threading.Event()  # the command line's handler prints the one interrupt line (`tlmsearch.cli.main`)
 
 
@@ -29,11 +30,46 @@ def cli_owns_the_line() -> None:
     _CLI_SAYS.set()
 
 
+def cli_done() -> None:
+    """The command line's command ended: a later call in this process (a test, a notebook) prints its own line."""
+    _CLI_SAYS.clear()
+
+
 def say(line: str) -> None:
     """Print the line an interrupted long command ends with (its resume command) on stderr, unless
     the command line's handler prints it (from the first instant, once)."""
-    if not _CLI_SAYS.is_set():
+    if not _CLI_SAYS.is_set() and not _TERMINATED.is_set():  # a SIGTERM's one line is `stopped`'s
         print(line, file=sys.stderr, flush=True)
+
+
+def on_sigterm(signum: int, frame: Any) -> None:
+    """SIGTERM stops a long command as Ctrl-C does (state saved, exit handlers run), remembered as
+    a termination: a Ctrl-C sent to ourselves, so Tune's handler or ours runs as for a real one;
+    where SIGINT is ignored (a command started in the background by a script inherits that) or
+    left to the system, the stop is asked for directly."""
+    _TERMINATED.set()
+    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL):
+        stop_now()
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+def terminated() -> bool:
+    """Whether the stop this command honours came as SIGTERM."""
+    return _TERMINATED.is_set()
+
+
+def stopped(exc: KeyboardInterrupt, hint: str = "") -> None:
+    """Outside the command line, a long call stopped by SIGTERM ends the process as SIGTERM would,
+    cleanly: one line on stderr (what was stopped, how to resume it) and exit status 143
+    (`SystemExit`), not a traceback. A Ctrl-C (or a SIGTERM under the command line, whose handler
+    says it) is left to the caller: returns."""
+    if not _TERMINATED.is_set() or _CLI_SAYS.is_set():
+        return
+    text = str(exc) or "interrupted"
+    if hint and "resume" not in text:
+        text += hint
+    print(f"tlmsearch: stopped by SIGTERM: {text}", file=sys.stderr, flush=True)
+    raise SystemExit(143) from None
 
 
 def _on_sigint(signum: int, frame: Any) -> None:
@@ -56,8 +92,11 @@ def watch() -> None:
     """Start honouring Ctrl-C for a new long command: forget an earlier request and install
     `_on_sigint` (main thread only; a host program's handler stays)."""
     _REQUESTED.clear()
+    _TERMINATED.clear()
     if _main_thread() and _replaceable(signal.getsignal(signal.SIGINT)):
         signal.signal(signal.SIGINT, _on_sigint)
+    if _main_thread() and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, on_sigterm):
+        signal.signal(signal.SIGTERM, on_sigterm)  # from the first instruction, not from Ray's start on
 
 
 def stop_now() -> None:

@@ -65,7 +65,8 @@ def ensure_ray(address: str | None = None) -> None:
         return
     quiet: dict[str, Any] = {"log_to_driver": verbose, "logging_level": logging.WARNING, "include_dashboard": False}
     main = threading.current_thread() is threading.main_thread()
-    default_sigterm = main and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # ray.init installs its own
+    # ray.init installs its own SIGTERM handler: ours again after it, where the process had none or ours
+    default_sigterm = main and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, interrupts.on_sigterm)
     if address:
         probe_address(address)  # one line within seconds, not minutes of silent retries
         try:
@@ -164,17 +165,8 @@ def _clean_up(scratch: Path, session: Path | None) -> None:
 
 
 def _sigterm_as_sigint() -> None:
-    """SIGTERM stops a search like Ctrl-C (state saved, exit handlers run, exit status 130)
-    instead of killing it. Replaces the handler `ray.init` installs (`sys.exit(15)` from
-    wherever the driver is, which Tune does not treat as a stop); called only where the
-    process had the default handler before Ray started (a host program's own handler stays)."""
-    signal.signal(signal.SIGTERM, _on_sigterm)
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    """A Ctrl-C sent to ourselves, so Tune's handler or ours runs as for a real one; where SIGINT
-    is ignored (a command started in the background by a script inherits that) or left to the
-    system, the stop is asked for directly: SIGTERM must still stop the command cleanly."""
-    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL):
-        interrupts.stop_now()
-    os.kill(os.getpid(), signal.SIGINT)
+    """SIGTERM stops a search like Ctrl-C (state saved, exit handlers run) instead of killing it
+    (`interrupts.on_sigterm`). Replaces the handler `ray.init` installs (`sys.exit(15)` from
+    wherever the driver is, which Tune does not treat as a stop); called only where the process
+    had the default handler (or ours) before Ray started (a host program's own handler stays)."""
+    signal.signal(signal.SIGTERM, interrupts.on_sigterm)
