@@ -11,7 +11,7 @@ import pytest
 
 from tlmsearch.cli import main
 from tlmsearch.configs.presets import preset
-from tlmsearch.costs.plan import PlanConfig, plan, slots_for, steps_for
+from tlmsearch.costs.plan import PlanConfig, allreduce_seconds, plan, slots_for, steps_for
 from tlmsearch.costs.plan_text import format_plan
 from tlmsearch.errors import ConfigError
 from tlmsearch.models import count_params, flops_per_token
@@ -91,7 +91,28 @@ def test_warnings() -> None:
     big = plan(PlanConfig(preset="1.3b", gpu="a100-80gb", gpus_per_trial=0.125))
     assert any("AdamW" in w for w in big.warnings)
     assert not plan(PlanConfig(preset="1.3b", gpu="a100-80gb")).warnings
-    assert any("one device per trial" in w for w in plan(PlanConfig(gpus_per_trial=2)).warnings)
+    assert any(
+        "trains data-parallel on 2 GPUs" in w and "50 GB/s" in w for w in plan(PlanConfig(gpus_per_trial=2)).warnings
+    )
+
+
+def test_a_trial_on_several_gpus_pays_its_gradient_all_reduce() -> None:
+    """Ring all-reduce of fp32 gradients, not overlapped: 2 (g-1)/g x 4 bytes x params over the
+    link. 1e9 parameters over 50 GB/s: 0.08 s a step on 2 GPUs, 0.12 s on 4, nothing on one."""
+    assert allreduce_seconds(10**9, 2, 50.0) == pytest.approx(0.08)
+    assert allreduce_seconds(10**9, 4, 50.0) == pytest.approx(0.12)
+    assert allreduce_seconds(10**9, 1, 50.0) == 0.0
+    one = plan(PlanConfig(gpus=8, gpus_per_trial=1, step_ms=0)).archs[0]
+    for link in (50.0, 450.0):
+        two = plan(PlanConfig(gpus=8, gpus_per_trial=2, step_ms=0, link_gb_s=link)).archs[0]
+        for a, b in zip(one.phases, two.phases, strict=True):
+            comm_h = b.steps * allreduce_seconds(two.params_total, 2, link) / 3600
+            assert b.comm_hours_per_run == pytest.approx(comm_h)
+            assert b.run_hours == pytest.approx(a.run_hours / 2 + comm_h)  # half the FLOPs each, then the wait
+            assert b.gpu_hours_per_run == pytest.approx(a.gpu_hours_per_run + 2 * comm_h)  # both GPUs wait
+            assert a.comm_hours_per_run == 0.0
+    slow, fast = (plan(PlanConfig(gpus_per_trial=2, link_gb_s=x)).wall_hours for x in (50.0, 450.0))
+    assert slow > fast
 
 
 def test_a_small_model_is_priced_by_its_steps_not_its_flops() -> None:

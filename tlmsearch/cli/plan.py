@@ -46,7 +46,7 @@ examples:
 _SHAPE = {"d_model": "d_model", "layers": "n_layers", "heads": "n_heads", "seq_len": "seq_len", "vocab": "vocab_size"}
 # PlanConfig fields by help group (every other field with a flag goes to "study")
 _MODEL_FIELDS = ("preset", "base_width")
-_HARDWARE_FIELDS = ("gpu", "mfu", "gpus", "gpus_per_trial", "step_ms")
+_HARDWARE_FIELDS = ("gpu", "mfu", "gpus", "gpus_per_trial", "link_gb_s", "step_ms")
 _COUNTS = ("steps", "tokens", "verify_steps", "verify_tokens")  # whole numbers, also written 30e9
 _OWN_FLAGS = ("archs", "model", "tie_embeddings")  # given as --arch a,b, the shape flags and --untied
 

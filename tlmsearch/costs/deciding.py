@@ -24,7 +24,7 @@ from tlmsearch.costs.plan import SHAPE_FIELDS, PlanConfig, model_of
 from tlmsearch.errors import ConfigError
 from tlmsearch.models.counts import flops_per_token
 
-HARDWARE_FIELDS = ("gpu", "mfu", "gpus", "gpus_per_trial", "step_ms")  # what the run does not set
+HARDWARE_FIELDS = ("gpu", "mfu", "gpus", "gpus_per_trial", "link_gb_s", "step_ms")  # what the run does not set
 TRAIN_FIELDS = ("batch_size", "grad_accum", "eval_interval", "eval_windows")  # what the run's records set
 
 

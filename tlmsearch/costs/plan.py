@@ -21,8 +21,16 @@ GPU time is `FLOPs / (peak * mfu)`: `peak` is the GPU's dense BF16 tensor-core f
 vendor's datasheet, and `mfu` the share of it a trial sustains. With fractional GPUs per trial
 (`gpus_per_trial` < 1, e.g. 0.25 packs four trials on one GPU) `mfu` is the utilisation of the
 whole GPU summed over the trials packed on it; a trial on a fraction `g` of a GPU runs
-`1 / g` times longer than alone. With `gpus_per_trial` > 1 (a whole number) the trial is
-assumed to keep `mfu` on every GPU it holds (data parallel). Wall time counts waves: each phase
+`1 / g` times longer than alone. With `gpus_per_trial` > 1 (a whole number g) the trial trains
+data-parallel on g workers of one GPU each (`--workers-per-trial g`), each keeping `mfu` on its
+share of the batch, and every step adds the gradient all-reduce: a ring all-reduce of the fp32
+gradients, each worker sending and receiving `2 (g - 1) / g x 4 x params` bytes over the slowest
+link between the trial's GPUs at `link_gb_s` GB/s each way, counted whole (not overlapped with
+the backward pass, latency left out): an upper bound on its cost where the bandwidth is right.
+The default, 50 GB/s, is one 400 Gb/s InfiniBand NDR port, a link between nodes; NVLink 4
+within an H100 or H200 node carries 450 GB/s each way (900 GB/s both ways, NVIDIA's datasheet),
+so a trial inside one node is priced with `--link-gb-s 450`. The GPUs wait during the all-reduce
+and are counted as held. Wall time counts waves: each phase
 runs `slots` trials at once (`gpus * floor(1 / g)`, or `gpus // g`), all trials of a phase take
 equally long, and the last wave may leave slots idle (`packing` is the used share). Search
 trials are costed at full length: ASHA stops most of them early, so the search phase is an
@@ -83,6 +91,8 @@ from tlmsearch.models.counts import count_params, flops_per_token
 BYTES_PER_PARAM_STATIC = 16  # fp32 weights + fp32 gradients + two fp32 AdamW moments
 EVAL_FLOPS_SHARE = 1.0 / 3.0  # a forward pass is ~1/3 of a training step's FLOPs per token
 STEP_FLOOR_MS = 10.0  # GPU time a step costs at least (measured once on an H200, see the module docstring)
+LINK_GB_S = 50.0  # one 400 Gb/s InfiniBand NDR port, each way (see the module docstring)
+GRAD_BYTES = 4  # DDP all-reduces fp32 gradients (fp32 master weights under bf16 autocast)
 
 
 class GPU(NamedTuple):
@@ -145,6 +155,11 @@ class PlanConfig(Config):
     mfu: float = option(0.4, "share of the dense BF16 peak a trial sustains")
     gpus: int = option(8, "GPUs in the cluster")
     gpus_per_trial: float = option(1.0, "GPUs per trial; 0.25 packs four trials per GPU; above 1 a whole number")
+    link_gb_s: float = option(
+        LINK_GB_S,
+        "GB/s each way of the slowest link between a trial's GPUs when gpus_per_trial > 1 (its gradient "
+        "all-reduce; 50 = a 400 Gb/s InfiniBand port between nodes, 450 = NVLink within an H100/H200 node)",
+    )
     step_ms: float = option(
         STEP_FLOOR_MS,
         "GPU milliseconds a step costs at least (kernel launches bound small models; 10 = measured on an H200 "
@@ -175,6 +190,7 @@ class PlanConfig(Config):
             raise ConfigError(f"mfu={self.mfu!r} must lie in (0, 1] (a share of the GPU's peak, e.g. 0.4)")
         check_positive("gpus_per_trial", self.gpus_per_trial)
         check_positive("step_ms", self.step_ms, allow_zero=True)
+        check_positive("link_gb_s", self.link_gb_s)
         if self.gpus_per_trial > 1 and not float(self.gpus_per_trial).is_integer():
             raise ConfigError(
                 f"gpus_per_trial={self.gpus_per_trial:g}: above 1 it must be a whole number "
@@ -197,6 +213,7 @@ class Phase(NamedTuple):
     gpu_hours_per_run: float
     step_bound: bool  # the step floor (`step_ms`), not the FLOPs, sets the run's GPU time
     run_hours: float  # wall hours of one run on its share of GPUs
+    comm_hours_per_run: float  # of `run_hours`: the gradient all-reduces of a run on several GPUs
     waves: int  # rounds of `slots` runs at once
     wall_hours: float
     tokens: int  # all runs
@@ -297,14 +314,27 @@ def verify_runs_of(cfg: PlanConfig) -> int:
     return cfg.verify_profiles * (cfg.seeds or MAX_SEEDS)
 
 
-def _phase(cfg: PlanConfig, name: str, runs: int, steps: int, seq_len: int, fpt: float, slots: int) -> Phase:
+def allreduce_seconds(params: int, workers: int, link_gb_s: float) -> float:
+    """Seconds one step's gradient all-reduce takes over `workers` (ring, fp32, not overlapped;
+    the module docstring): 0 for one worker."""
+    if workers <= 1:
+        return 0.0
+    return 2.0 * (workers - 1) / workers * GRAD_BYTES * params / (link_gb_s * 1e9)
+
+
+def _phase(
+    cfg: PlanConfig, name: str, runs: int, steps: int, seq_len: int, fpt: float, slots: int, params: int = 0
+) -> Phase:
     tokens_per_run = steps * cfg.batch_size * cfg.grad_accum * seq_len
     evals = steps // cfg.eval_interval + (steps % cfg.eval_interval != 0)  # every interval and the last step
     eval_tokens = evals * cfg.eval_windows * seq_len
     flops_per_run = tokens_per_run * fpt + eval_tokens * fpt * EVAL_FLOPS_SHARE
     flop_seconds = flops_per_run / (GPUS[cfg.gpu].bf16_dense_flops * cfg.mfu)
     gpu_seconds = max(flop_seconds, steps * cfg.step_ms / 1000.0)
-    run_hours = gpu_seconds / cfg.gpus_per_trial / 3600.0
+    workers = int(cfg.gpus_per_trial) if cfg.gpus_per_trial > 1 else 1
+    comm_seconds = steps * allreduce_seconds(params, workers, cfg.link_gb_s)
+    run_hours = (gpu_seconds / cfg.gpus_per_trial + comm_seconds) / 3600.0
+    held_seconds = gpu_seconds + comm_seconds * workers  # GPU time held: the waits of the all-reduce too
     waves = -(-runs // slots)
     return Phase(
         name=name,
@@ -312,14 +342,15 @@ def _phase(cfg: PlanConfig, name: str, runs: int, steps: int, seq_len: int, fpt:
         steps=steps,
         tokens_per_run=tokens_per_run,
         flops_per_run=flops_per_run,
-        gpu_hours_per_run=gpu_seconds / 3600.0,
+        gpu_hours_per_run=held_seconds / 3600.0,
         step_bound=gpu_seconds > flop_seconds,
         run_hours=run_hours,
+        comm_hours_per_run=comm_seconds / 3600.0,
         waves=waves,
         wall_hours=waves * run_hours,
         tokens=runs * tokens_per_run,
         flops=runs * flops_per_run,
-        gpu_hours=runs * gpu_seconds / 3600.0,
+        gpu_hours=runs * held_seconds / 3600.0,
     )
 
 
@@ -328,11 +359,6 @@ def plan(cfg: PlanConfig) -> Plan:
     gpu = GPUS[cfg.gpu]
     slots = slots_for(cfg.gpus, cfg.gpus_per_trial)
     warnings: list[str] = []
-    if cfg.gpus_per_trial > 1:
-        warnings.append(
-            f"gpus_per_trial={cfg.gpus_per_trial:g}: the plan assumes data-parallel training over a trial's GPUs, "
-            "but tlmsearch's trainer uses one device per trial today, so the others would idle"
-        )
     arch_plans = []
     shape: Any = None
     for arch in cfg.archs:
@@ -342,10 +368,17 @@ def plan(cfg: PlanConfig) -> Plan:
         steps, vsteps = phase_steps(cfg, counts.non_embedding, tokens_per_step)
         fpt = flops_per_token(model)
         phases = tuple(
-            _phase(cfg, name, runs, n, shape.seq_len, fpt, slots)
+            _phase(cfg, name, runs, n, shape.seq_len, fpt, slots, counts.total)
             for name, runs, n in (("search", search_runs_of(cfg), steps), ("verify", verify_runs_of(cfg), vsteps))
             if runs
         )
+        if cfg.gpus_per_trial > 1:
+            step_s = allreduce_seconds(counts.total, int(cfg.gpus_per_trial), cfg.link_gb_s)
+            warnings.append(
+                f"{arch}: each trial trains data-parallel on {cfg.gpus_per_trial:g} GPUs (--workers-per-trial "
+                f"{cfg.gpus_per_trial:g}); its gradient all-reduce ({counts.total:,} fp32 gradients, ring) is priced "
+                f"at {cfg.link_gb_s:g} GB/s (--link-gb-s), not overlapped: {step_s * 1e3:.3g} ms a step"
+            )
         static_gb = counts.total * BYTES_PER_PARAM_STATIC / 1e9
         share = gpu.memory_gb * min(cfg.gpus_per_trial, 1.0)
         if static_gb > share:
