@@ -73,6 +73,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="GPUs per training run; fractions share one; auto = one GPU a run where torch sees CUDA, else the CPU "
         "(default: auto)",
     )  # fmt: skip
+    g.add_argument(
+        "--workers-per-trial", type=int, default=1,
+        help="data-parallel workers per run (Ray Train, DDP), each with --cpus-per-trial CPUs and --gpus-per-trial "
+        "GPUs; they split every step's batch: the numbers of one worker (default: 1)",
+    )  # fmt: skip
     g.add_argument("--name", help="run name (default: compare-<arch>-<date>-<time>)")
     g.add_argument("--runs-dir", default="runs", help="parent folder of run directories (default: runs)")
     g.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
@@ -120,6 +125,7 @@ def compare_arguments(args: argparse.Namespace) -> dict[str, Any]:
         "data": apply_overrides(DataConfig(), data, "data").to_dict(),
         "cpus_per_trial": args.cpus_per_trial,
         "gpus_per_trial": args.gpus_per_trial,
+        "workers_per_trial": args.workers_per_trial,
         "storage": args.storage,
         "keep_checkpoints": args.keep_checkpoints,
         "seed": train_cfg.seed,

@@ -194,6 +194,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_verdict_arguments(p)
     p.add_argument("--address", help="join the Ray cluster at this address (default: local Ray)")
     p.add_argument(
+        "--workers-per-trial",
+        type=int,
+        default=None,
+        help="data-parallel workers per re-training (Ray Train, DDP), each with the search's CPUs and GPUs per "
+        "trial; they split every step's batch: the numbers of one worker (default: the search's)",
+    )
+    p.add_argument(
         "--storage",
         help="where the re-trainings' checkpoints go: a path or URI (s3://, gs://, file://) every node reaches "
         "(default: the search's --storage, else the run directory)",
@@ -362,6 +369,7 @@ def run(args: argparse.Namespace) -> int:
         address=args.address,
         storage=args.storage,
         keep_checkpoints=args.keep_checkpoints,
+        workers_per_trial=args.workers_per_trial,
         progress=not (args.json or args.quiet),
         looks=options.looks,
         spending=options.spending,

@@ -52,6 +52,7 @@ class CompareOptions:
     data: Mapping[str, Any] | None = None
     cpus_per_trial: float = 1.0
     gpus_per_trial: float | str = "auto"  # "auto": one GPU a run where torch sees CUDA, else the CPU
+    workers_per_trial: int = 1  # data-parallel workers per run (a Ray Train run; the numbers of one)
     storage: str = ""
     keep_checkpoints: bool = False
     seed: int = 0
@@ -146,6 +147,7 @@ def compare_config(profiles: Sequence[str], o: CompareOptions) -> tuple[SearchCo
         trials=len(specs) * o.seeds,
         cpus_per_trial=o.cpus_per_trial,
         gpus_per_trial=o.gpus_per_trial,
+        workers_per_trial=o.workers_per_trial,
         storage=o.storage,
         keep_checkpoints=o.keep_checkpoints,
         seed=o.seed,

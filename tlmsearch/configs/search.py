@@ -168,6 +168,12 @@ class SearchConfig(Config):
         "GPUs per trial; fractions share one GPU between trials; auto = one GPU a trial where torch sees a CUDA "
         "device, else 0 (trials train on the CPU)",
     )
+    workers_per_trial: int = option(
+        1,
+        "data-parallel workers per trial (Ray Train TorchTrainer, DDP; gloo on CPU, NCCL on GPU), each holding "
+        "cpus_per_trial CPUs and gpus_per_trial GPUs (a whole GPU); they split every step's batch and give the "
+        "numbers of one worker",
+    )
     max_failures: int = option(2, "retries of a trial whose worker died (infrastructure failure)")
     storage: str = option(
         "",
@@ -258,6 +264,7 @@ class SearchConfig(Config):
         check_positive("cpus_per_trial", self.cpus_per_trial)
         object.__setattr__(self, "gpus_per_trial", gpu_setting(self.gpus_per_trial))
         check_positive("max_failures", self.max_failures, allow_zero=True)
+        check_workers(self.workers_per_trial, self.gpus_per_trial, self.train.batch_size)
         check_int("seed", self.seed, 0, MAX_SEED)
         check_int("noise_seeds", self.noise_seeds, 0, MAX_NOISE_SEEDS)
         if self.noise_seeds == 1:
@@ -364,6 +371,27 @@ def gpu_setting(value: float | str) -> float | str:
         return AUTO_GPUS
     check_positive("gpus_per_trial", value, allow_zero=True)
     return float(value)
+
+
+MAX_WORKERS_PER_TRIAL = 4096
+
+
+def check_workers(workers: int, gpus_per_trial: float | str, batch_size: int) -> None:
+    """`workers_per_trial`: a whole number >= 1; with several workers each reads at least one
+    window of every micro-batch and holds a whole GPU or none (NCCL puts one worker on a GPU)."""
+    check_int("workers_per_trial", workers, 1, MAX_WORKERS_PER_TRIAL)
+    if workers == 1:
+        return
+    if batch_size < workers:
+        raise ConfigError(
+            f"workers_per_trial={workers} exceeds train.batch_size={batch_size}: every worker reads at least one "
+            "window of each micro-batch; raise batch_size or use fewer workers"
+        )
+    if gpus_per_trial != AUTO_GPUS and float(gpus_per_trial) not in (0.0, 1.0):
+        raise ConfigError(
+            f"gpus_per_trial={float(gpus_per_trial):g} with workers_per_trial={workers}: each data-parallel worker "
+            "holds 0 or 1 whole GPU"
+        )
 
 
 def gpus_for(value: float | str, cuda_devices: int | None = None) -> float:

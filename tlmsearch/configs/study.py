@@ -76,6 +76,7 @@ SEARCH_FIELDS: tuple[str, ...] = (
     "trials",
     "cpus_per_trial",
     "gpus_per_trial",
+    "workers_per_trial",
     "storage",
     "keep_checkpoints",
     "max_concurrent",

@@ -71,7 +71,8 @@ class TrialSpec(Config):
     train: TrainConfig
     data: DataConfig
     reference: ModelConfig | None = None  # the uniform model a speed objective is measured against
-    resources: dict[str, float] = dataclasses.field(default_factory=dict)  # what it asks Ray for
+    resources: dict[str, float] = dataclasses.field(default_factory=dict)  # what it asks Ray for (per worker)
+    workers: int = 1  # data-parallel workers that train it (a Ray Train run inside the Tune trial when > 1)
     error: str | None = None  # why it cannot train (it fails at once with this reason)
 
     def __post_init__(self) -> None:
@@ -147,5 +148,6 @@ def trial_spec(cfg: SearchConfig, config: Mapping[str, Any], vocab_size: int | N
         data=cfg.data,
         reference=reference,
         resources=resources,
+        workers=cfg.workers_per_trial,
         error=error,
     )

@@ -22,7 +22,7 @@ from tlmsearch.configs.lr_calibration import (
     check_seeds,
     parse_setting,
 )
-from tlmsearch.configs.search import AUTO_GPUS, PACK_MODES, SearchConfig, gpu_setting, gpus_for
+from tlmsearch.configs.search import AUTO_GPUS, PACK_MODES, SearchConfig, check_workers, gpu_setting, gpus_for
 from tlmsearch.configs.verify import check_plan_options
 from tlmsearch.core.base import (
     ARCHITECTURE_NAMES,
@@ -101,6 +101,9 @@ class LadderConfig(Config):
         "GPUs per trial; fractions share one GPU between trials; auto = one GPU a trial where torch sees a CUDA "
         "device, else 0 (trials train on the CPU)",
     )
+    workers_per_trial: int = option(
+        1, "data-parallel workers per trial (Ray Train, DDP), each with cpus_per_trial CPUs and gpus_per_trial GPUs"
+    )
     seed: int = option(0, "seed of each point's uniform run; the paired seeds follow it")
     lr_calibration: str = option(
         "auto",
@@ -165,6 +168,7 @@ class LadderConfig(Config):
         if self.cpus_per_trial <= 0:
             raise ConfigError(f"cpus_per_trial={self.cpus_per_trial:g} must be > 0")
         object.__setattr__(self, "gpus_per_trial", gpu_setting(self.gpus_per_trial))
+        check_workers(self.workers_per_trial, self.gpus_per_trial, self.train.batch_size)
         object.__setattr__(self, "lr_calibration", parse_setting(self.lr_calibration))
         check_seeds(self.lr_calibration_seeds)
         if self.train.tokens_per_param:
@@ -259,6 +263,7 @@ class LadderConfig(Config):
             trials=1,
             cpus_per_trial=self.cpus_per_trial,
             gpus_per_trial=self.gpus_per_trial,
+            workers_per_trial=self.workers_per_trial,
             seed=self.seed,
             noise_seeds=0,
             lr_calibration=self.lr_calibration,

@@ -97,7 +97,8 @@ class TrialRecord(Config):
     data: dict[str, Any] = dataclasses.field(default_factory=dict)
     # where it ran: the Ray node id, the devices it was given ("cpu", "GPU 0 (name)", ...), the
     # resources Ray reserved for it ({"CPU": 1.0, "GPU": 0.25}: a GPU fraction is shared) and
-    # how many times Ray restarted it after a worker failure
+    # how many times Ray restarted it after a worker failure; a trial of several data-parallel
+    # workers (`workers`) has worker 0's node, and the devices and resources of all of them
     node: str | None = None
     devices: tuple[str, ...] = ()
     resources: dict[str, float] = dataclasses.field(default_factory=dict)
@@ -107,6 +108,12 @@ class TrialRecord(Config):
     def __post_init__(self) -> None:
         check_choice("kind", self.kind, KINDS)
         check_choice("status", self.status, STATUSES)
+
+    @property
+    def workers(self) -> int:
+        """The data-parallel workers that trained it: `metrics["workers"]`, which a trial of
+        several carries (1 without it: the records of one worker keep the layout they had)."""
+        return int(self.metrics.get("workers", 1))
 
     @property
     def spec(self) -> ProfileSpec:

@@ -36,12 +36,13 @@ from tlmsearch.tuning.trainable import trial_train_config
 
 def slots(cfg: SearchConfig, cpus: float | None = None, gpus: float | None = None) -> int:
     """Trials at once: by CPUs (and GPUs) per trial on `cpus` CPUs (default: this machine's),
-    capped by `max_concurrent`."""
+    capped by `max_concurrent`; a trial of several data-parallel workers holds theirs."""
     from tlmsearch.training.hardware import cpu_count  # lazy: heavy (torch)
 
-    n = max(1, int((cpus if cpus is not None else cpu_count()) // cfg.cpus_per_trial))
+    workers = cfg.workers_per_trial
+    n = max(1, int((cpus if cpus is not None else cpu_count()) // (cfg.cpus_per_trial * workers)))
     if cfg.gpu_share > 0 and gpus is not None:
-        n = min(n, max(1, int(gpus // cfg.gpu_share)))
+        n = min(n, max(1, int(gpus // (cfg.gpu_share * workers))))
     return min(n, cfg.max_concurrent) if cfg.max_concurrent else n
 
 
@@ -59,6 +60,8 @@ def _where(cfg: SearchConfig, at_once: int) -> str:
     threads = trial_train_config(cfg, cfg.seed).threads
     share = cfg.gpu_share
     device = f"cuda, {share:g} GPU a trial" if share > 0 else "cpu"
+    if cfg.workers_per_trial > 1:  # the threads and the GPU are each worker's
+        device = f"{'cuda, 1 GPU' if share > 0 else 'cpu'} a worker, {cfg.workers_per_trial} workers a trial"
     return f"{at_once} at a time x {threads} thread{'s' * (threads != 1)} ({cfg.arch}, {cfg.preset}, {device})"
 
 

@@ -197,8 +197,9 @@ class RecordWriter(Callback):
 
 def remember_rate(record: TrialRecord, cache_dir: Path) -> bool:
     """Add an ended trial's seconds per step to the rate cache (`tlmsearch.costs.rates`); failed trials,
-    records without their model, and restarted trials (their wall time mixes sessions) add nothing."""
-    if record.status == "failed" or not record.model or not record.train or record.retries:
+    records without their model, restarted trials (their wall time mixes sessions) and trials of several
+    data-parallel workers (the cache holds one device's rates) add nothing."""
+    if record.status == "failed" or not record.model or not record.train or record.retries or record.workers > 1:
         return False
     measured = run_rate(record.metrics, record.steps, record.wall_s)
     if measured is None:

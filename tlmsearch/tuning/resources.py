@@ -71,6 +71,22 @@ def check_resources(cfg: SearchConfig, address: str | None = None) -> None:
         from tlmsearch.training.hardware import cpu_count  # lazy: heavy (torch)
 
         nodes, where = [{"CPU": float(cpu_count()), "GPU": float(local_gpus())}], "this machine has"
-    problem = fit_problem(nodes, cfg.cpus_per_trial, cfg.gpu_share, where)
+    problem = fit_problem(nodes, cfg.cpus_per_trial, cfg.gpu_share, where) or workers_problem(
+        nodes, cfg.workers_per_trial, cfg.cpus_per_trial, cfg.gpu_share
+    )
     if problem:
         raise ConfigError(problem)
+
+
+def workers_problem(nodes: Sequence[Mapping[str, float]], workers: int, cpus: float, gpus: float) -> str | None:
+    """Why the `workers` of one trial (each `cpus` CPUs and `gpus` GPUs, each on some node) do
+    not fit on `nodes` together (Ray Train starts a trial's workers all at once); None when they do."""
+    if workers == 1:
+        return None
+    fits = sum(int(min(n.get("CPU", 0.0) // cpus, n.get("GPU", 0.0) // gpus if gpus else 1e9)) for n in nodes)
+    if fits >= workers:
+        return None
+    return (
+        f"workers_per_trial={workers} with cpus_per_trial={cpus:g} and gpus_per_trial={gpus:g} per worker, but the "
+        f"nodes hold only {fits} such workers at once"
+    )

@@ -137,6 +137,10 @@ def start_ray(cfg: SearchConfig, address: str | None, root: str | None = None) -
 
 
 TRAINABLE = "run_trial"
+# what the Tune trial of a trial of several workers reserves: its function only drives their Ray Train
+# run, and a CPU of its own would keep a machine's last worker from starting (Tune refuses a trial
+# that asks for nothing, so it asks for a little of Ray's memory resource, as the process uses)
+DRIVER_MEMORY = 256 * 1024**2
 
 
 def trainable_for(cfg: SearchConfig, name: str | None = None) -> Any:
@@ -154,6 +158,8 @@ def trainable_for(cfg: SearchConfig, name: str | None = None) -> Any:
 
     fn.__name__ = fn.__qualname__ = name or f"{TRAINABLE}-{cfg.name}"
     resources = {"cpu": cfg.cpus_per_trial, "gpu": cfg.gpu_share}
+    if cfg.workers_per_trial > 1:  # the trial's Ray Train workers hold the CPUs and GPUs (tuning.train_workers)
+        resources = {"cpu": 0.0, "gpu": 0.0, "memory": DRIVER_MEMORY}
     return tune.with_resources(fn, resources)
 
 
@@ -239,7 +245,7 @@ def _new_tuner(cfg: SearchConfig, run_dir: Path, root: str, progress: bool, *, r
         search_alg=searcher,
         scheduler=scheduler,
         num_samples=samples,
-        max_concurrent_trials=cfg.max_concurrent or None,
+        max_concurrent_trials=concurrent_trials(cfg),
         time_budget_s=cfg.time_budget_s or None,
         reuse_actors=True,
         trial_dirname_creator=trial_dirname,
@@ -249,6 +255,17 @@ def _new_tuner(cfg: SearchConfig, run_dir: Path, root: str, progress: bool, *, r
         tune_config=tune_config,
         run_config=run_config(cfg, root, TUNE_DIR, _callbacks(cfg, run_dir, cfg.trials, progress)),
     )
+
+
+def concurrent_trials(cfg: SearchConfig) -> int | None:
+    """Tune's cap on trials at once: `max_concurrent` (None: as many as Ray has slots), and for
+    trials of several workers the slots their workers fill (their Tune trials reserve nothing)."""
+    if cfg.workers_per_trial == 1:
+        return cfg.max_concurrent or None
+    import ray
+
+    have = ray.cluster_resources()
+    return slots(cfg, have.get("CPU", 1.0), have.get("GPU", 0.0))
 
 
 def _limit_pending(cfg: SearchConfig) -> None:
@@ -345,7 +362,7 @@ def fit_fixed(
         param_space={"item": tune.grid_search(configs)},
         tune_config=tune.TuneConfig(
             num_samples=1,
-            max_concurrent_trials=cfg.max_concurrent or None,
+            max_concurrent_trials=concurrent_trials(cfg),
             reuse_actors=True,
             trial_dirname_creator=trial_dirname,
         ),
@@ -369,7 +386,8 @@ def fit_configs(
     """`fit_fixed`, with the groups of one shape that `cfg.pack` packs trained as packs
     (`tuning.pack_runs`: each member still one record, appended as its pack returns) and the
     rest as fixed trials. Returns the records written, by their config's "index". Ray is running."""
-    packed, separate = pack_groups(cfg, configs, cfg.pack) if cfg.pack != "off" else ([], list(range(len(configs))))
+    packing = cfg.pack != "off" and cfg.workers_per_trial == 1  # a trial of several workers is a Ray Train run
+    packed, separate = pack_groups(cfg, configs, cfg.pack) if packing else ([], list(range(len(configs))))
     out: dict[int, TrialRecord] = {}
     if packed:
         found = run_packs(run_dir, cfg, configs, packed, kind, progress, say)

@@ -146,6 +146,19 @@ def _placement(asked: dict[str, float], device: str) -> dict[str, Any]:
     return {"node": ctx.get_node_id(), "devices": devices or ["cpu"], "resources": resources}
 
 
+def _workers_placement(spec: TrialSpec) -> dict[str, Any]:
+    """A trial of several workers before they report where they run: the resources all of
+    them hold (each worker the spec's CPUs and a whole GPU or none)."""
+    import ray
+
+    n = spec.workers
+    resources = {"CPU": float(spec.resources.get("CPU", 1.0)) * n}
+    if spec.resources.get("GPU"):
+        resources["GPU"] = float(n)
+    node = ray.get_runtime_context().get_node_id()
+    return {"node": node, "devices": ["cpu"] * n, "resources": resources}
+
+
 def failure_reason(exc: BaseException) -> str:
     """'<Type>: <message> (<file>:<line>)' of an exception a trial raised (its record's reason)."""
     frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
@@ -172,11 +185,17 @@ def run_trial(config: dict[str, Any]) -> None:
     use_assigned_gpu(train_cfg.device)
     scratch = os.environ.get(TRIAL_TMP_ENV, "")
     work = Path(tempfile.mkdtemp(prefix="tlmsearch-trial-", dir=scratch if os.path.isdir(scratch) else None))
-    curve = restore(tune.get_checkpoint(), config.get(RESTORE), work)
+    start = tune.get_checkpoint()
+    curve = restore(start, config.get(RESTORE), work)
+    if start is None and config.get(RESTORE):
+        start = tune.Checkpoint(str(config[RESTORE]))
     identity = json.dumps(identity_config(config))
-    where = _placement(spec.resources, train_cfg.device)
+    where = _placement(spec.resources, train_cfg.device) if spec.workers == 1 else _workers_placement(spec)
     static: dict[str, Any] = {**where, **(param_counts(spec.model) if spec.model is not None else {})}
     counts = {k: v for k, v in static.items() if k.startswith("params_")}
+    if spec.workers > 1:  # in the record's metrics: how many workers trained it (`TrialRecord.workers`)
+        counts["workers"] = float(spec.workers)
+        static["workers"] = float(spec.workers)
     saved = [_mtime(work / CHECKPOINT_FILE)]
 
     def outcome(status: str, steps: int, metrics: dict[str, Any], reason: str | None = None) -> dict[str, Any]:
@@ -225,12 +244,21 @@ def run_trial(config: dict[str, Any]) -> None:
         if curve and int(curve[-1]["step"]) >= train_cfg.steps:  # it ended before its driver recorded it
             last = curve.pop()
             report(int(last["step"]), last)  # its result again (its checkpoint is its last evaluation)
+        elif spec.workers > 1:  # a Ray Train run of the trial's workers (tuning.train_workers)
+            from tlmsearch.tuning.train_workers import fit_workers  # lazy: heavy (ray.train)
+
+            def placed(workers: list[dict[str, Any]]) -> None:
+                where.update(node=workers[0]["node"], devices=[w["device"] for w in workers])
+                static.update(node=where["node"], devices=where["devices"])
+
+            begin = start if (work / CHECKPOINT_FILE).is_file() else None
+            fit_workers(spec, work, report, begin, placement=placed)
         else:
             train(spec.model, train_cfg, spec.data, report=report, checkpoint_dir=work, progress=on_step)
     except Exception as exc:  # recorded as failed; the search goes on
-        reason = str(exc) if isinstance(exc, _Unresolved) else failure_reason(exc)
+        reason = str(exc) if type(exc).__name__ in ("_Unresolved", "WorkerFailure") else failure_reason(exc)
         step = int(curve[-1]["step"]) if curve else 0
-        metrics = dict(curve[-1]) if curve else {}
+        metrics = {**(dict(curve[-1]) if curve else {}), **{k: v for k, v in counts.items() if k == "workers"}}
         tune.report(
             {"failed": 1, "reason": reason, "step": step, **where, OUTCOME: outcome("failed", step, metrics, reason)}
         )

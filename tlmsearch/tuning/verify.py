@@ -96,6 +96,7 @@ def verify(
     address: str | None = None,
     storage: str | None = None,
     keep_checkpoints: bool | None = None,
+    workers_per_trial: int | None = None,
     progress: bool = True,
     announce: Callable[[str], None] | None = None,
     controls: Sequence[str] = CONTROLS,
@@ -124,8 +125,10 @@ def verify(
     lines (default: printed with `progress`). `controls` (ProfileSpec texts) and
     `named_controls` (name -> ProfileSpec dict, e.g. "random-best") are re-trained beside
     cosine and uniform. `storage`, `keep_checkpoints`: the re-trainings' trial storage and
-    checkpoints (default: the search's). `rate_check=N`: cosine and each verdict's best
-    candidate re-trained at half and twice the rate on N paired seeds (`tuning.rate_check`).
+    checkpoints (default: the search's). `workers_per_trial`: data-parallel workers per re-training
+    (default: the search's; records of any worker count pair: their numbers are the same).
+    `rate_check=N`: cosine and each verdict's best candidate re-trained at half and twice the
+    rate on N paired seeds (`tuning.rate_check`).
     `pack` ("off", "on", "auto"): trials of one shape trained side by side (`tuning.pack_runs`).
     `yes=False`: refuse a verification priced beyond `max_hours` of this machine (its pilot and
     the most fresh seeds the planner may add; `costs.price.check_price`) before anything trains.
@@ -179,6 +182,8 @@ def verify(
         cfg = cfg.replace(storage=check_storage(storage))
     if keep_checkpoints is not None:
         cfg = cfg.replace(keep_checkpoints=bool(keep_checkpoints))
+    if workers_per_trial is not None:
+        cfg = cfg.replace(workers_per_trial=workers_per_trial)
     steps = cfg.train.steps
     wanted_train, wanted_data = trial_train_config(cfg, first_seeds[0]).to_dict(), cfg.data.to_dict()
     device = trial_device_kind(cfg)
