@@ -191,7 +191,7 @@ def resume(
 ) -> Study:
     """Continue an interrupted search in `run_dir` without re-running finished trials.
 
-    `resources` (`cpus_per_trial`, `gpus_per_trial`, `max_concurrent`; None keeps the run's)
+    `resources` (`cpus_per_trial`, `gpus_per_trial`, `workers_per_trial`, `max_concurrent`; None keeps the run's)
     change what each trial holds and how many run at once from here on, never what a trial
     trains (`tlmsearch.tuning.resume_resources`)."""
     _change_resources(_run_dir(run_dir, "resume"), resources, progress)
@@ -324,7 +324,7 @@ def resume_ladder(
     run_dir: str | Path, *, address: str | None = None, progress: bool = True, **resources: float | None
 ) -> LadderResult:
     """Continue an interrupted ladder without training any finished run again (`resources`:
-    `cpus_per_trial`, `gpus_per_trial`, as in `resume`)."""
+    `cpus_per_trial`, `gpus_per_trial`, `workers_per_trial`, as in `resume`)."""
     _change_resources(_run_dir(run_dir, "resume_ladder"), resources, progress)
     return _finish_ladder(run_ladder(_run_dir(run_dir, "resume_ladder"), address=address, progress=progress), progress)
 

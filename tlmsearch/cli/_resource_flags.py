@@ -6,11 +6,15 @@ import argparse
 
 
 def add_resource_flags(p: argparse.ArgumentParser, *, ladder: bool) -> None:
-    """--cpus-per-trial, --gpus-per-trial (and, but for a ladder, --max-concurrent) of a resume."""
+    """--cpus-per-trial, --gpus-per-trial, --workers-per-trial (and, but for a ladder, --max-concurrent) of a
+    resume."""
     g = p.add_argument_group("resources from here on (default: the run's)")
     g.add_argument("--cpus-per-trial", type=float, help="CPUs Ray reserves for each trial")
     g.add_argument(
         "--gpus-per-trial", type=float, help="GPUs per trial; fractions share one GPU (stay on one side of 0)"
+    )
+    g.add_argument(
+        "--workers-per-trial", type=int, help="data-parallel workers per trial, each with the CPUs and GPUs above"
     )
     if not ladder:
         g.add_argument("--max-concurrent", type=int, help="trials at once per phase; 0 = as many as Ray has slots")

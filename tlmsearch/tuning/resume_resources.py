@@ -3,7 +3,9 @@
     lines = change_resources("runs/big", cpus_per_trial=1, max_concurrent=2)
 
 Resources never change what a trial trains: a trial trains with its `train.threads` threads on
-its device whatever it is given beside, so its numbers are the same (on CPU, bit for bit). So a
+its device whatever it is given beside, so its numbers are the same (on CPU, bit for bit; over
+another number of data-parallel workers, `workers_per_trial`, to the rounding of the gradient
+sums, `tlmsearch.training.parallel`). So a
 search, a study or a ladder may resume on a machine with more cores, or share them differently,
 and its records stay one experiment. A run whose threads follow its CPUs per trial
 (`train.threads` 0) keeps the threads its trials trained with: they are written out before the
@@ -32,8 +34,9 @@ from tlmsearch.rundir.lock import run_lock
 from tlmsearch.studies.files import STUDY_CONFIG, is_study
 from tlmsearch.studies.files import load_config as load_study
 
-RESOURCE_FIELDS = ("cpus_per_trial", "gpus_per_trial", "max_concurrent")
-LADDER_FIELDS = ("cpus_per_trial", "gpus_per_trial")  # a ladder runs its points' trials as Ray gives slots
+RESOURCE_FIELDS = ("cpus_per_trial", "gpus_per_trial", "workers_per_trial", "max_concurrent")
+# a ladder runs its points' trials as Ray gives slots
+LADDER_FIELDS = ("cpus_per_trial", "gpus_per_trial", "workers_per_trial")
 
 
 def change_resources(run_dir: str | Path, **changes: Any) -> list[str]:

@@ -124,6 +124,8 @@ def fit_workers(
     finally:
         thread.join()
         _remove(storage, root)
+        with contextlib.suppress(Exception):  # the queue's actor goes with the trial
+            queue.shutdown()
     if failure is not None:
         raise WorkerFailure(failure)
     if "error" in outcome:

@@ -4,6 +4,8 @@ started; the Ray Train run itself is tested in tests/integration/test_workers_pe
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tlmsearch.cli import build_parser
@@ -81,3 +83,22 @@ def test_every_command_that_trains_trials_takes_the_flag() -> None:
 def test_a_record_says_how_many_workers_trained_it() -> None:
     assert TrialRecord(trial_id="a").workers == 1  # one worker: the record as it always was
     assert TrialRecord(trial_id="b", metrics={"val_loss": 3.0, "workers": 2.0}).workers == 2
+
+
+def test_a_run_resumes_on_another_number_of_workers(tmp_path: Path) -> None:
+    """The numbers do not depend on the worker count, so `resume --workers-per-trial` may change it;
+    a count the batch cannot feed is refused and changes nothing."""
+    from tlmsearch.configs.search import load_run_config
+    from tlmsearch.rundir.layout import SEARCH_CONFIG
+    from tlmsearch.tuning.resume_resources import change_resources
+
+    run = tmp_path / "w"
+    run.mkdir()
+    cfg(runs_dir=str(tmp_path)).save(run / SEARCH_CONFIG)
+    assert change_resources(run, workers_per_trial=2) == [f"{run}: workers-per-trial 1 -> 2"]
+    assert load_run_config(run / SEARCH_CONFIG).workers_per_trial == 2
+    with pytest.raises(ConfigError, match="workers_per_trial=5 exceeds train.batch_size=4"):
+        change_resources(run, workers_per_trial=5)
+    assert load_run_config(run / SEARCH_CONFIG).workers_per_trial == 2
+    args = build_parser().parse_args(["resume", str(run), "--workers-per-trial", "3"])
+    assert args.workers_per_trial == 3
