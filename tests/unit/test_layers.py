@@ -13,13 +13,16 @@ each naming the top-level packages that make it up (`DOMAINS` below). A module m
 own domain and the domains below, never one above; `tuning` additionally never imports what
 draws or writes reports (`FORBIDDEN`). Where the package differs from the layout: a bottom layer
 of leaves that everything reads (errors, and two pure formulas that rundir/ and analysis/ both
-use: the Pareto front and the noise floor), models the data's, and ladders/ the studies'. A new
-top-level module fails `test_every_package_has_a_layer...` until it is placed.
+use: the Pareto front and the noise floor); models/ and data/ share a layer, below profiles/ (the
+joint budget solve in profiles/ counts a model's parameters with models/counts.py), and ladders/
+share the studies'. A new top-level module fails `test_every_package_has_a_layer...` until it is placed.
 
-The picture of the house is the same graph read package by package (`package_edges`): the top
-level holds at most `MAX_ROOMS` modules and packages (`rooms`), and the longest chain of imports
-between them is at most `MAX_FLOORS` packages long (`floors`; the packages of a cycle would
-count as one floor).
+The picture of the house is the same graph read package by package (`package_edges`). It holds
+no cycle (`package_cycles`: modules free of cycles can still sit in packages that import each
+other, as configs/ and profiles/ did until issue 51 moved the config machinery to core/) and no
+arrow into a higher layer (`package_upward_edges`); the top level holds at most `MAX_ROOMS`
+modules and packages (`rooms`), and the longest chain of imports between them is at most
+`MAX_FLOORS` packages long (`floors`).
 
 Function-level imports of the package's own modules (the import runs when the function is
 called, not when the module is imported) are allowed without comment in the command line only
@@ -369,6 +372,28 @@ def package_edges(edges: dict[str, set[str]]) -> dict[str, set[str]]:
     return picture
 
 
+def _room(package: str) -> str:
+    return package or "__init__"
+
+
+def package_cycles(picture: dict[str, set[str]]) -> list[list[str]]:
+    """The packages of `picture` that import each other, directly or round a chain. The modules
+    can be free of cycles while their packages are not (configs/ and profiles/ before issue 51:
+    profiles.budget imported configs.base, configs.search imported profiles): two rooms that
+    stand on each other are one room in two places, so the checks refuse it like a module cycle."""
+    return [[_room(p) for p in c] for c in cycles(picture)]
+
+
+def package_upward_edges(picture: dict[str, set[str]]) -> list[str]:
+    """The arrows of `picture` into a higher layer, one per pair of packages."""
+    return [
+        f"{_room(src)} -> {_room(dst)}"
+        for src, targets in sorted(picture.items())
+        for dst in sorted(targets)
+        if src in LAYERS and dst in LAYERS and LAYERS[dst] > LAYERS[src]
+    ]
+
+
 def floors(picture: dict[str, set[str]]) -> int:
     """The most packages on one chain of imports of `picture`, the packages of a cycle (which the
     layers allow within one layer only) counted as one floor."""
@@ -430,6 +455,14 @@ def test_no_upward_import() -> None:
 
 def test_function_level_imports_state_their_reason() -> None:
     assert unexplained_lazy_imports(_package()) == []
+
+
+def test_no_package_cycle() -> None:
+    assert package_cycles(package_edges(_package().edges)) == []
+
+
+def test_no_package_upward_edge() -> None:
+    assert package_upward_edges(package_edges(_package().edges)) == []
 
 
 def test_the_top_level_is_a_few_domains_on_a_few_floors() -> None:
@@ -561,6 +594,63 @@ def test_the_layers_hold_on_a_made_up_graph() -> None:
     ]
 
 
+def test_a_package_cycle_between_acyclic_modules_is_caught() -> None:
+    """The house before issue 51, in small: no module cycle and, with configs and profiles on one
+    layer, no upward module edge, yet the two packages stand on each other."""
+    edges = {
+        "tlmsearch.configs.base": {"tlmsearch.errors"},
+        "tlmsearch.configs.search": {"tlmsearch.configs.base", "tlmsearch.profiles.budget"},
+        "tlmsearch.profiles.budget": {"tlmsearch.configs.base"},
+        "tlmsearch.errors": set(),
+    }  # fmt: skip
+    assert cycles(edges) == []
+    picture = package_edges(edges)
+    assert package_cycles(picture) == [["configs", "profiles"]]
+    assert package_upward_edges(picture) == ["profiles -> configs"]  # on today's layers, profiles/ is below
+    moved = {  # issue 51's answer: the machinery in the ground room
+        "tlmsearch.core.base": {"tlmsearch.errors"},
+        "tlmsearch.configs.search": {"tlmsearch.core.base", "tlmsearch.profiles.budget"},
+        "tlmsearch.profiles.budget": {"tlmsearch.core.base"},
+        "tlmsearch.errors": set(),
+    }  # fmt: skip
+    assert package_cycles(package_edges(moved)) == package_upward_edges(package_edges(moved)) == []
+
+
+def test_a_package_upward_edge_is_caught_once_per_pair() -> None:
+    edges = {
+        "tlmsearch.core.base": {"tlmsearch.profiles.budget", "tlmsearch.profiles.spec", "tlmsearch.errors"},
+        "tlmsearch.core.validate": {"tlmsearch.profiles"},
+        "tlmsearch.profiles.budget": {"tlmsearch.core.validate"},
+        "tlmsearch.cli.main": {"tlmsearch"},
+        "tlmsearch": {"tlmsearch.core.base"},
+        "tlmsearch.errors": {"tlmsearch.api"},
+    }  # fmt: skip
+    picture = package_edges(edges)
+    assert package_upward_edges(picture) == ["core -> profiles", "errors -> api"]  # cli -> __init__ is down
+    assert package_cycles(picture) == [["core", "profiles"]]
+
+
+@pytest.mark.slow
+def test_a_planted_package_cycle_is_caught(tmp_path: Path) -> None:
+    """Two modules planted in one layer, data/ and models/, each importing the other package: the
+    modules keep no cycle and no upward edge, the packages get both a cycle and no excuse."""
+    root = _copy(tmp_path)
+    before = package_edges(_package().edges)
+    assert "data" not in before["models"] and "models" not in before["data"]
+    (root / "data" / "planted.py").write_text("from tlmsearch.models.counts import count_params  # noqa\n")
+    (root / "models" / "planted.py").write_text("from tlmsearch.data.stream import TokenData  # noqa\n")
+    edges = build_graph(root).edges
+    assert cycles(edges) == cycles(_package().edges) == []
+    assert upward_edges(edges) == []
+    picture = package_edges(edges)
+    assert package_cycles(picture) == [["data", "models"]]
+    assert package_upward_edges(picture) == []
+    (root / "core" / "planted.py").write_text("from tlmsearch.configs.search import SearchConfig  # noqa\n")
+    picture = package_edges(build_graph(root).edges)
+    assert package_upward_edges(picture) == ["core -> configs"]
+    assert ["configs", "core", "data", "models", "profiles"] in package_cycles(picture)
+
+
 @pytest.mark.slow
 def test_the_picture_counts_rooms_and_floors(tmp_path: Path) -> None:
     edges = {
@@ -594,6 +684,11 @@ if __name__ == "__main__":  # pragma: no cover - `python tests/unit/test_layers.
     lazy = [i for items in g.imports.values() for i in items if i.where == IN_FUNCTION]
     print(f"function-level own imports in all: {len({(i.source, i.line) for i in lazy})}")
     picture = package_edges(e)
+    for title, found in (
+        ("package cycles", package_cycles(picture)),
+        ("package upward edges", package_upward_edges(picture)),
+    ):
+        print(f"{title} ({len(found)}):", *found, sep="\n  ")
     print(f"top level: {len(rooms(ROOT))} rooms (at most {MAX_ROOMS}), {floors(picture)} floors (at most {MAX_FLOORS})")
     for package in sorted(picture, key=lambda p: (LAYERS.get(p, -1), p)):
         print(f"  {package or '__init__'} -> {', '.join(sorted(t or '__init__' for t in picture[package]))}")
