@@ -29,10 +29,11 @@ from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.report import write_ladder_report
 from tlmsearch.report.run import write_report
 from tlmsearch.rundir.io import read_json_object, read_verify
+from tlmsearch.rundir.layout import created
 from tlmsearch.rundir.records import EVAL_KINDS, read_records
 from tlmsearch.studies.files import set_phase
 from tlmsearch.studies.report import study_summary, write_study_report
-from tlmsearch.tuning import runner
+from tlmsearch.tuning import interrupts, runner
 from tlmsearch.tuning import study as study_runner
 from tlmsearch.tuning.compare import CompareResult
 from tlmsearch.tuning.compare import compare as train_and_compare
@@ -133,9 +134,6 @@ def _ends_cleanly_on_sigterm(fn: _F) -> _F:
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        from tlmsearch.rundir.layout import created
-        from tlmsearch.tuning import interrupts
-
         interrupts.watch()  # SIGINT and SIGTERM honoured from the call's first instruction
         try:
             return fn(*args, **kwargs)

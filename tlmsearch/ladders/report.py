@@ -11,7 +11,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.ladders.files import load_config, point_epochs, point_lr_intervals, point_rows, target_tokens_per_param
+from tlmsearch.errors import UserError
+from tlmsearch.ladders.files import (
+    damage_text,
+    ladder_damage,
+    load_config,
+    point_epochs,
+    point_lr_intervals,
+    point_rows,
+    target_tokens_per_param,
+)
 from tlmsearch.ladders.points import target_of
 from tlmsearch.ladders.summary import summarize_ladder
 from tlmsearch.report.run import json_safe
@@ -36,9 +45,6 @@ def ladder_summary(ladder_dir: str | Path) -> dict[str, Any]:
 def write_ladder_report(ladder_dir: str | Path) -> dict[str, Path]:
     """Write summary.json, summary.md and report.html from the ladder's records; a damaged ladder
     (`files.ladder_damage`) is refused in one line and its last report kept."""
-    from tlmsearch.errors import UserError
-    from tlmsearch.ladders.files import damage_text, ladder_damage
-
     ladder_dir = Path(ladder_dir)
     damage = ladder_damage(ladder_dir)
     if damage:
