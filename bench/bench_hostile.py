@@ -402,10 +402,115 @@ def _size_limit_cases() -> list[Case]:
     ]
 
 
+# two points of one depth and head size (a compute arm), profiles that stay apart at 4 layers
+LADDER_POINTS = ("tiny:n_layers=4@1", "tiny:n_layers=4,d_model=48,n_heads=3@1")
+LADDER_OK = ("--points", *LADDER_POINTS, "--profiles", "linear:start=1.5,end=0.5", "--lr-calibration", "off")
+# the ways a ladder's folder is damaged (`_make_ladders`): status answers with a warning, report refuses
+LADDER_DAMAGE = ("point_deleted", "point_file", "point_loop", "trials_deleted", "trials_emptied", "trials_torn",
+                 "last_lost", "verify_json_deleted")  # fmt: skip
+LADDER_STATES = ("state_not_json", "state_list", "state_phases_list", "state_phase_string", "state_status_number")
+
+
+def _ladder_cases() -> list[Case]:
+    """Issue 50: `ladder` (plan, run, status, report, resume), `plan` and verify's looks."""
+    g = "ladder, plan and looks"
+    cases: list[Case] = []
+    bad_points = [
+        ["x", "tiny@1"], ["tiny", "tiny@1"], ["tiny@", "tiny@1"], ["tiny@0", "tiny@1"], ["tiny@-1", "tiny@1"],
+        ["tiny@nan", "tiny@1"], ["tiny@inf", "tiny@1"], ["nope@1", "tiny@1"], ["tiny:d_model@1", "tiny@2"],
+        ["tiny:d_model=x@1", "tiny@2"], ["tiny:d_model=1000000000000@1", "tiny@2"], ["tiny:vocab_size=5@1", "tiny@1"],
+        ["tiny:n_layers=3,n_layers=4@1", "tiny@1"], ["tiny:mlp_widths=3@1", "tiny@1"], ["tiny:arch=1@1", "tiny@1"],
+        ["tiny@1@2", "tiny@1"], ["tiny@1"], ["tiny@1", "tiny@1"], ["tiny:n_layers=2@1", "tiny@1"],
+        ["tiny:d_model=48,n_heads=3@1", "tiny:n_heads=3,d_model=48@1"], ["tiny:base_width=64@2", "tiny@2"],
+        ["tiny:n_layers=0@1", "tiny@1"], ["tiny:n_heads=5@1", "tiny@1"], ["tiny:d_model=-32@1", "tiny@1"],
+        ["tiny:seq_len=100000000@1", "tiny@1"], ["tiny:init_std=nan@1", "tiny@1"], ["tiny@1e400", "tiny@1"],
+        ["tiny:n_layers=2@1", "cpu-xs@1"],  # a compute arm of two depths
+    ]  # fmt: skip
+    for points in bad_points:
+        cases.append(_c(g, f"ladder plan --points {' '.join(points)}", "ladder", "plan", "--points", *points))
+    flags = [
+        ("--seeds", "1"), ("--seeds", "x"), ("--seeds", "100000"), ("--seeds", "-2"), ("--pilot-seeds", "1"),
+        ("--max-seeds", "1"), ("--max-seeds", "1000000000"), ("--cpu-flops", "nan"), ("--cpu-flops", "inf"),
+        ("--cpu-flops", "0"), ("--cpu-flops=-1", None), ("--cpu-flops", "x"), ("--mfu", "0"), ("--mfu", "2"),
+        ("--mfu", "nan"), ("--step-ms=-1", None), ("--step-ms", "nan"), ("--gpu", "tpu"), ("--target", "big"),
+        ("--target", "0"), ("--target", "nan"), ("--target-tokens-per-param=-1", None),
+        ("--target-tokens-per-param", "nan"), ("--alpha", "0"), ("--alpha", "1"), ("--alpha", "nan"), ("--alpha", "0.7"),
+        ("--margin=-1", None), ("--margin", "nan"), ("--profiles", "bogus"), ("--profiles", "power:exponent=nan"),
+        ("--reference", "bogus"), ("--arm", "bogus"), ("--arm", "depth"), ("--train", "steps=3"),
+        ("--train", "tokens_per_param=5"), ("--train", "lr=nan"), ("--batch-size", "0"), ("--lr-calibration", "bogus"),
+        ("--lr-calibration-seeds", "0"), ("--lr-calibration-fraction", "2"), ("--cpus-per-trial", "0"),
+        ("--gpus-per-trial=-1", None), ("--seed=-1", None), ("--config", "{F}/adir"), ("--config", "{F}/null.yaml"),
+        ("--config", "{F}/list.yaml"), ("--config", "{F}/unknown.yaml"), ("--config", "{F}/missing.yaml"),
+        ("--best-from", "{F}/run_empty"), ("--best", "bogus"),
+    ]  # fmt: skip
+    for flag, value in flags:
+        more = (flag,) if value is None else (flag, value)
+        cases.append(_c(g, f"ladder plan {' '.join(more)}", "ladder", "plan", *LADDER_OK, *more))
+    twice = [("literature", "literature"), ("cosine", "cosine:start=1.5,end=0.5"), ("uniform", "uniform")]
+    for a, b in twice:
+        cases.append(_c(g, f"ladder plan --profiles {a} {b}", "ladder", "plan", "--points", *LADDER_POINTS,
+                        "--profiles", a, b))  # fmt: skip
+    cases.append(_c(g, "ladder plan --seeds auto --pilot-seeds 5 --max-seeds 6", "ladder", "plan", *LADDER_OK,
+                    "--seeds", "auto", "--pilot-seeds", "5", "--max-seeds", "6"))  # fmt: skip
+    ok = [(), ("--cpu-flops", "5e10"), ("--json",), ("--seeds", "auto", "--pilot-seeds", "5", "--max-seeds", "7"),
+          ("--profiles", "literature", "openelm", "--allow-collapsed"), ("--target", "cpu-s"), ("--step-ms", "0")]  # fmt: skip
+    for more in ok:
+        cases.append(_c(g, f"ladder plan (valid) {' '.join(more)}", "ladder", "plan", *LADDER_OK, *more, expect=0))
+    run = [
+        ("--address", "127.0.0.1:1"), ("--address", "::::"), ("--device", "cuda"),
+        ("--corpus", "text:/nonexistent/x.txt"), ("--corpus", "tokens:{F}/tokens_bad"), ("--runs-dir", "{file}"),
+        ("--name", "a/b"), ("--seeds", "auto", "--pilot-seeds", "5", "--max-seeds", "3"),
+        ("--name", "../up"), ("--cpus-per-trial", "1000"),
+    ]  # fmt: skip
+    for more in run:
+        cases.append(_c(g, f"ladder run {' '.join(more)}", "ladder", "run", *LADDER_OK, "--runs-dir", "{R}", "--name",
+                        "l", *more) if "--name" not in more and "--runs-dir" not in more else
+                     _c(g, f"ladder run {' '.join(more)}", "ladder", "run", *LADDER_OK, *more,
+                        *(() if "--runs-dir" in more else ("--runs-dir", "{R}"))))  # fmt: skip
+    for action in ("status", "report", "resume"):
+        for where in ("{F}/missing", "{file}", "{F}/adir", "{F}/loop", "{F}/fifo", "{F}/ladder_badyaml",
+                      "{F}/ladder_badseeds"):  # fmt: skip
+            cases.append(_c(g, f"ladder {action} {where}", "ladder", action, where))
+        for state in LADDER_STATES:
+            cases.append(_c(g, f"ladder {action} with {state}", "ladder", action, f"{{F}}/ladder_{state}"))
+    for damage in LADDER_DAMAGE:
+        cases.append(_c(g, f"ladder status {damage}", "ladder", "status", f"{{F}}/ladder_{damage}", expect=0,
+                        says="warning: ladder"))  # fmt: skip
+        cases.append(_c(g, f"ladder report {damage}", "ladder", "report", f"{{F}}/ladder_{damage}"))
+        cases.append(_c(g, f"ladder report --readme-table {damage}", "ladder", "report", f"{{F}}/ladder_{damage}",
+                        "--readme-table"))  # fmt: skip
+    for damage in ("point_file", "point_loop"):
+        cases.append(_c(g, f"ladder resume {damage}", "ladder", "resume", f"{{F}}/ladder_{damage}"))
+    cases += [
+        _c(g, "ladder status (whole)", "ladder", "status", "{F}/ladder_good", expect=0),
+        _c(
+            g, "ladder report --readme-table (whole)", "ladder", "report", "{F}/ladder_good", "--readme-table", expect=0
+        ),
+        _c(g, "ladder (no action)", "ladder"),
+        _c(g, "ladder bogus", "ladder", "bogus"),
+    ]
+    looks = [
+        ("--looks", "1"), ("--looks", "0"), ("--looks", "x"), ("--looks", "1000000"), ("--looks", "nan"),
+        ("--looks", "5", "--seeds", "2"), ("--spending", "obf"), ("--spending", "bogus", "--looks", "3"),
+        ("--looks", "3", "--seeds", "auto", "--pilot-seeds", "3", "--max-seeds", "5"),
+        ("--looks", "3", "--seeds", "auto", "--pilot-seeds", "1"), ("--address", "127.0.0.1:1"), ("--device", "cuda"),
+    ]  # fmt: skip
+    for more in looks:
+        cases.append(_c(g, f"verify {' '.join(more)}", "verify", "{F}/run_good", *more))
+    cases += [
+        _c(g, "plan --run ''", "plan", "--run", ""),
+        _c(g, "plan --seeds 0", "plan", "--seeds", "0"),
+        _c(g, "plan --seeds nan", "plan", "--seeds", "nan"),
+        _c(g, "plan --looks 1", "plan", "--looks", "1"),
+        _c(g, "plan --run bogus", "plan", "--run", "bogus"),
+    ]
+    return cases
+
+
 def all_cases() -> list[Case]:
     return (
         _profiles_cases() + _value_cases() + _path_cases() + _file_cases() + _space_cases() + _ray_cases()
-        + _fs_cases() + _size_limit_cases()
+        + _fs_cases() + _size_limit_cases() + _ladder_cases()
     )  # fmt: skip
 
 
@@ -441,6 +546,7 @@ def make_fixtures(folder: Path) -> None:
     (tokens / "meta.json").write_text(json.dumps({"vocab_size": "abc"}))
     _make_runs(folder)
     _make_shapes(folder)
+    _make_ladders(folder)
 
 
 def _make_shapes(folder: Path) -> None:
@@ -516,6 +622,45 @@ def _make_runs(folder: Path) -> None:
     garbled = run("run_journal_garbled", full[:2])
     (garbled / "optuna.log").write_text('{"op_code": 0}\n{garbled\n{"op_code": 1}\n')
     (folder / "run_empty").mkdir()
+
+
+def _make_ladders(folder: Path) -> None:
+    """The committed reference ladder, whole and damaged in every way `LADDER_DAMAGE` names, with
+    damaged state files and configs (issue 50)."""
+    reference = Path(__file__).resolve().parents[1] / "runs" / "reference" / "ladder"
+    point = "cpu-xs-t20"
+
+    def copy(name: str) -> Path:
+        path = folder / f"ladder_{name}"
+        shutil.copytree(reference, path)
+        return path
+
+    copy("good")
+    shutil.rmtree(copy("point_deleted") / point)
+    shutil.rmtree(copy("point_file") / point)
+    (folder / "ladder_point_file" / point).write_text("x")
+    loop = copy("point_loop")
+    shutil.rmtree(loop / point)
+    (loop / point).symlink_to(f"{point}.other")
+    (loop / f"{point}.other").symlink_to(point)
+    (copy("trials_deleted") / point / "trials.jsonl").unlink()
+    (copy("trials_emptied") / point / "trials.jsonl").write_text("")
+    torn = copy("trials_torn") / point / "trials.jsonl"
+    data = torn.read_bytes()
+    torn.write_bytes(data[: data.rstrip(b"\n").rfind(b"\n") + 40])
+    lost = copy("last_lost") / point / "trials.jsonl"
+    lost.write_text("".join(lost.read_text().splitlines(keepends=True)[:-1]))
+    (copy("verify_json_deleted") / point / "verify.json").unlink()
+    states = {
+        "state_not_json": "not json", "state_list": "[1, 2]", "state_phases_list": '{"phases": []}',
+        "state_phase_string": json.dumps({"phases": {f"{point}/search": "done"}}),
+        "state_status_number": json.dumps({"phases": {f"{point}/search": {"status": 3}}}),
+    }  # fmt: skip
+    for name, text in states.items():
+        (copy(name) / "ladder_state.json").write_text(text)
+    (copy("badyaml") / "ladder.yaml").write_text("points: [unclosed\n")
+    bad = copy("badseeds") / "ladder.yaml"
+    bad.write_text(bad.read_text().replace("max_seeds: 12", "max_seeds: 4"))  # fewer than 2 after the 3 pilot seeds
 
 
 # ----------------------------------------------------------------------------- running
