@@ -39,7 +39,7 @@ from tlmsearch.rundir.records import finished, read_records
 from tlmsearch.tuning import interrupts, runner
 from tlmsearch.tuning import verify as verifying  # the module: tests may replace verify.verify
 from tlmsearch.tuning.announce import estimate_works, slots
-from tlmsearch.tuning.resources import check_device, local_gpus
+from tlmsearch.tuning.resources import check_device, check_resources, local_gpus
 
 # how a ladder priced beyond the limit shrinks (the CLI's flags; the Python API's keywords are the same names)
 SHRINK_LADDER = "fewer or smaller --points, fewer --profiles, or fewer --seeds (or --max-seeds)"
@@ -104,6 +104,7 @@ def start_ladder(
     check_device(cfg.point_config(cfg.specs[0]), address)  # train's check: --device cuda without a GPU here
     # --gpus-per-trial auto: one GPU a trial where torch sees CUDA here, else the CPU; written out
     cfg = cfg.replace(gpus_per_trial=cfg.gpu_share)
+    _check_before_start(cfg, address)
     found = ladder_estimate(cfg)
     check_ladder_price(cfg, found, yes=yes, max_hours=max_hours)
     ladder_dir = create_run_dir(cfg.runs_dir, cfg.name or None, prefix="ladder").resolve()
@@ -113,6 +114,21 @@ def start_ladder(
     if progress:
         print(ladder_price_line(cfg, found), file=sys.stderr, flush=True)
     return run_ladder(ladder_dir, address=address, progress=progress)
+
+
+def _check_before_start(cfg: LadderConfig, address: str | None) -> None:
+    """What a point's search would refuse after the ladder printed its price and made its folder,
+    refused first, in one line: a cluster that cannot be reached, a trial that fits on no node of
+    this machine, a corpus that does not prepare."""
+    if address:
+        from tlmsearch.tuning.address import probe_address
+
+        probe_address(address)
+    else:
+        check_resources(cfg.point_config(cfg.specs[0]))
+    from tlmsearch.tuning.specs import data_vocab  # lazy: the corpus (prepared once, as the first point would)
+
+    data_vocab(cfg.data)
 
 
 def order(cfg: LadderConfig) -> list[int]:

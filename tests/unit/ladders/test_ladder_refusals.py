@@ -30,12 +30,14 @@ def _refused(capsys: pytest.CaptureFixture[str], argv: list[str], *words: str) -
     [
         (["--address", "127.0.0.1:1"], ("127.0.0.1:1",)),  # no cluster there
         (["--corpus", "text:/nonexistent/corpus.txt"], ("/nonexistent/corpus.txt",)),
+        (["--cpus-per-trial", "100000"], ("cpus_per_trial=100000",)),  # fits on no node here
     ],
 )
 def test_a_refused_ladder_run_leaves_nothing_and_the_name_stays_free(
     flags: list[str], words: tuple[str, ...], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["ladder", "run", *POINTS, "--name", "lad", "--runs-dir", str(tmp_path), "--quiet", *flags]
+    # not --quiet: the refusal comes before the ladder's price line, so it is the only line
+    argv = ["ladder", "run", *POINTS, "--name", "lad", "--runs-dir", str(tmp_path), "--corpus", "pydoc", *flags]
     first = _refused(capsys, argv, *words)
     assert list(tmp_path.iterdir()) == []
     assert _refused(capsys, argv) == first  # the same refusal again, not "already exists"
