@@ -446,10 +446,12 @@ def _ladder_cases() -> list[Case]:
     for flag, value in flags:
         more = (flag,) if value is None else (flag, value)
         cases.append(_c(g, f"ladder plan {' '.join(more)}", "ladder", "plan", *LADDER_OK, *more))
-    twice = [("literature", "literature"), ("cosine", "cosine:start=1.5,end=0.5"), ("uniform", "uniform")]
-    for a, b in twice:
+    cases.append(_c(g, "ladder plan --profiles uniform uniform", "ladder", "plan", "--points", *LADDER_POINTS,
+                    "--profiles", "uniform", "uniform"))  # fmt: skip
+    # one profile under two spellings (a set given twice, cosine written out): one profile, priced once
+    for a, b in [("literature", "literature"), ("cosine", "cosine:start=1.5,end=0.5")]:
         cases.append(_c(g, f"ladder plan --profiles {a} {b}", "ladder", "plan", "--points", *LADDER_POINTS,
-                        "--profiles", a, b))  # fmt: skip
+                        "--profiles", a, b, "--allow-collapsed", expect=0))  # fmt: skip
     cases.append(_c(g, "ladder plan --seeds auto --pilot-seeds 5 --max-seeds 6", "ladder", "plan", *LADDER_OK,
                     "--seeds", "auto", "--pilot-seeds", "5", "--max-seeds", "6"))  # fmt: skip
     ok = [(), ("--cpu-flops", "5e10"), ("--json",), ("--seeds", "auto", "--pilot-seeds", "5", "--max-seeds", "7"),
@@ -499,7 +501,7 @@ def _ladder_cases() -> list[Case]:
         cases.append(_c(g, f"verify {' '.join(more)}", "verify", "{F}/run_good", *more))
     cases += [
         _c(g, "plan --run ''", "plan", "--run", ""),
-        _c(g, "plan --seeds 0", "plan", "--seeds", "0"),
+        _c(g, "plan --seeds 0", "plan", "--seeds", "0", expect=0),  # 0: planned seeds, as a study's
         _c(g, "plan --seeds nan", "plan", "--seeds", "nan"),
         _c(g, "plan --looks 1", "plan", "--looks", "1"),
         _c(g, "plan --run bogus", "plan", "--run", "bogus"),
