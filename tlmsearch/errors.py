@@ -8,12 +8,16 @@ either.
 `file_system_message` turns the file-system errors that are the user's to fix (permissions, a
 read-only place, a symlink loop, a full disk, a folder where a file belongs) into that same one
 line, naming the path and what to do; the CLI applies it to every command.
+
+`failure_reason` is the one line a failed trial's record keeps of the exception it raised.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import traceback
+from pathlib import Path
 
 
 class UserError(ValueError):
@@ -74,3 +78,10 @@ def file_system_message(exc: BaseException) -> str | None:
     if exc.filename2 is not None:
         path = f"{path} -> {os.fsdecode(exc.filename2)}"
     return f"{path}: {what}; {todo}"
+
+
+def failure_reason(exc: BaseException) -> str:
+    """'<Type>: <message> (<file>:<line>)' of an exception a trial raised (its record's reason)."""
+    frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    where = f" ({Path(frame[0].filename).name}:{frame[0].lineno})" if frame else ""
+    return f"{type(exc).__name__}: {exc}{where}"

@@ -33,6 +33,7 @@ from tlmsearch.configs.resolve import trial_shape
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.configs.trial import SPEC, TrialOutcome, TrialSpec
 from tlmsearch.configs.verify import check_pack
+from tlmsearch.errors import failure_reason
 from tlmsearch.models import count_params
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.records import RecordLog, TrialRecord
@@ -41,7 +42,7 @@ from tlmsearch.tuning.announce import slots as trial_slots
 from tlmsearch.tuning.resources import trial_device_kind
 from tlmsearch.tuning.specs import spec_of
 from tlmsearch.tuning.trainable import _placement as ray_placement
-from tlmsearch.tuning.trainable import failure_reason, param_counts, speed_metrics, trial_train_config, use_assigned_gpu
+from tlmsearch.tuning.trainable import param_counts, speed_metrics, trial_train_config, use_assigned_gpu
 
 
 def pack_choice(

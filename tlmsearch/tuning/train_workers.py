@@ -33,6 +33,7 @@ from typing import Any
 from ray.train import UserCallback
 
 from tlmsearch.configs.trial import TrialSpec
+from tlmsearch.errors import failure_reason
 
 TRAIN_DIR = "train"  # in the Tune trial's folder: the Ray Train runs of its sessions (removed as each ends)
 WORKER_RESTARTS = 3  # Ray Train's restarts of a trial's worker group after a worker died
@@ -60,7 +61,7 @@ def fit_workers(
     from ray.train.torch import TorchTrainer
     from ray.util.queue import Empty, Queue
 
-    from tlmsearch.training.trainer import CHECKPOINT_FILE
+    from tlmsearch.training.trainer import CHECKPOINT_FILE  # lazy: heavy (numpy, torch)
 
     queue: Any = Queue(actor_options={"num_cpus": 0})
     gpu = spec.train.device == "cuda"
@@ -155,9 +156,8 @@ def _worker_loop(config: dict[str, Any]) -> None:
     import ray.train
     import torch
 
-    from tlmsearch.training.parallel import DataParallel
-    from tlmsearch.training.trainer import CHECKPOINT_FILE, train
-    from tlmsearch.tuning.trainable import failure_reason
+    from tlmsearch.training.parallel import DataParallel  # lazy: heavy (torch)
+    from tlmsearch.training.trainer import CHECKPOINT_FILE, train  # lazy: heavy (numpy, torch)
 
     spec = TrialSpec.from_dict(config["spec"])
     assert spec.model is not None

@@ -22,7 +22,6 @@ import os
 import shutil
 import tempfile
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from tlmsearch.configs.trial import OUTCOME, RESTORE, SPEC, TrialOutcome, TrialS
 from tlmsearch.configs.trial import trial_train_config as trial_train_config  # the driver's, re-exported
 from tlmsearch.core.base import ModelConfig, TrainConfig
 from tlmsearch.costs.throughput import ThroughputConfig, trial_metrics
+from tlmsearch.errors import failure_reason
 from tlmsearch.models.counts import count_params
 from tlmsearch.tuning.checkpoints import CURVE_FILE, TRIAL_FILE, identity_config
 
@@ -159,13 +159,6 @@ def _workers_placement(spec: TrialSpec) -> dict[str, Any]:
     return {"node": node, "devices": ["cpu"] * n, "resources": resources}
 
 
-def failure_reason(exc: BaseException) -> str:
-    """'<Type>: <message> (<file>:<line>)' of an exception a trial raised (its record's reason)."""
-    frame = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
-    where = f" ({Path(frame[0].filename).name}:{frame[0].lineno})" if frame else ""
-    return f"{type(exc).__name__}: {exc}{where}"
-
-
 def param_counts(model: ModelConfig) -> dict[str, float]:
     """The parameter counts every report (and the record's metrics) carries."""
     return count_params(model).metrics()
@@ -245,7 +238,7 @@ def run_trial(config: dict[str, Any]) -> None:
             last = curve.pop()
             report(int(last["step"]), last)  # its result again (its checkpoint is its last evaluation)
         elif spec.workers > 1:  # a Ray Train run of the trial's workers (tuning.train_workers)
-            from tlmsearch.tuning.train_workers import fit_workers  # lazy: heavy (ray.train)
+            from tlmsearch.tuning.train_workers import fit_workers  # lazy: heavy (ray)
 
             def placed(workers: list[dict[str, Any]]) -> None:
                 where.update(node=workers[0]["node"], devices=[w["device"] for w in workers])
