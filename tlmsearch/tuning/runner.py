@@ -292,9 +292,16 @@ _FITS_LOCK = threading.Lock()
 
 
 def fit_trials(
-    tuner: Any, run_dir: Path, expected: int, ended: Callable[[], int], cfg: SearchConfig, resumable: bool = True
+    tuner: Any,
+    run_dir: Path,
+    expected: int,
+    ended: Callable[[], int],
+    cfg: SearchConfig,
+    resumable: bool = True,
+    what: str = "search",
 ) -> None:
-    """Run the trials; a Ctrl-C (Tune saves its state first) becomes a KeyboardInterrupt.
+    """Run the trials; a Ctrl-C (Tune saves its state first) becomes a KeyboardInterrupt that
+    names `what` was cut ("search", or a batch's kind: "verify", "compare", ...).
 
     Every ended trial leaves a record, so fewer records than trials means the run was cut
     short (unless the time budget ran out).
@@ -315,8 +322,8 @@ def fit_trials(
     out_of_time = cfg.time_budget_s and time.time() - start >= 0.95 * cfg.time_budget_s
     if interrupts.requested() or (ended() < expected and not out_of_time):
         hint = f"; resume with: tlmsearch resume {run_dir}" if resumable else ""
-        interrupts.say(f"search interrupted{hint}")
-        raise KeyboardInterrupt(f"search interrupted{hint}")
+        interrupts.say(f"{what} interrupted{hint}")
+        raise KeyboardInterrupt(f"{what} interrupted{hint}")
 
 
 # ----------------------------------------------------------------------------- fixed trials
@@ -368,7 +375,7 @@ def fit_fixed(
         ),
         run_config=run_config(cfg, join_location(root, FIXED_DIR), f"{kind}-{stamp}", [writer, *view]),
     )
-    fit_trials(tuner, run_dir, len(configs), lambda: len(writer.written), cfg, resumable=resumable)
+    fit_trials(tuner, run_dir, len(configs), lambda: len(writer.written), cfg, resumable=resumable, what=kind)
     return {int(writer.configs[r.trial_id].get("index", -1)): r for r in writer.written}
 
 
