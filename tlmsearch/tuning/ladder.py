@@ -38,6 +38,7 @@ from tlmsearch.rundir.layout import create_run_dir
 from tlmsearch.rundir.records import finished, read_records
 from tlmsearch.tuning import interrupts, runner
 from tlmsearch.tuning import verify as verifying  # the module: tests may replace verify.verify
+from tlmsearch.tuning.address import probe_address
 from tlmsearch.tuning.announce import estimate_works, slots
 from tlmsearch.tuning.resources import check_device, check_resources, local_gpus
 
@@ -121,8 +122,6 @@ def _check_before_start(cfg: LadderConfig, address: str | None) -> None:
     refused first, in one line: a cluster that cannot be reached, a trial that fits on no node of
     this machine, a corpus that does not prepare."""
     if address:
-        from tlmsearch.tuning.address import probe_address
-
         probe_address(address)
     else:
         check_resources(cfg.point_config(cfg.specs[0]))
