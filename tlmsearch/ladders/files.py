@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.configs.search import load_run_config
-from tlmsearch.errors import ConfigError, UserError
+from tlmsearch.errors import UserError
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.gains import PointResult, point_result
 from tlmsearch.ladders.plan import ladder_costs
 from tlmsearch.ladders.points import PointSize, point_size, resolve_length
-from tlmsearch.rundir.io import read_json_object, read_verify, read_yaml, write_json
+from tlmsearch.rundir.io import read_phases, read_verify, read_yaml, write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, TRIALS, VERIFY
 from tlmsearch.rundir.lr import read_lr_calibration
 from tlmsearch.rundir.records import LR_KIND, read_records, read_records_checked
@@ -58,24 +58,7 @@ def read_state(ladder_dir: str | Path) -> dict[str, Any]:
     """{"phases": {key: {"status": ..., "at": ...}}} ({} phases before the first write); a state
     file that is not one (no object, phases or a phase not an object, a status not a word) is
     refused in one line saying how to rebuild it: the records, not the state, say what is done."""
-    path = Path(ladder_dir) / LADDER_STATE
-    try:
-        doc = read_json_object(path)
-        if doc is None:
-            return {"phases": {}}
-        phases = doc.get("phases")
-        if not isinstance(phases, dict):
-            raise ConfigError(f"{path}: 'phases' is not an object")
-        for key, phase in phases.items():
-            if not isinstance(phase, dict) or not isinstance(phase.get("status"), str):
-                raise ConfigError(f"{path}: phase {key!r} is not an object with a status")
-    except ConfigError as e:
-        why = str(e).removeprefix(f"{path}: ")
-        raise UserError(
-            f"{path} is damaged ({why}): delete it and run `tlmsearch ladder resume {ladder_dir}`; every point "
-            "then checks its own records again and nothing finished is trained twice"
-        ) from None
-    return {"phases": phases}
+    return read_phases(Path(ladder_dir) / LADDER_STATE, f"tlmsearch ladder resume {ladder_dir}", "point")
 
 
 def ladder_damage(ladder_dir: str | Path, cfg: LadderConfig | None = None) -> list[str]:

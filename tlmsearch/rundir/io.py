@@ -188,6 +188,31 @@ def read_json_object(path: str | Path) -> dict[str, Any] | None:
     return doc
 
 
+def read_phases(path: str | Path, resume: str, each: str) -> dict[str, Any]:
+    """{"phases": {key: {"status": ..., ...}}} of a study's or a ladder's state file at `path`
+    ({} phases before the first write). A damaged one is refused in one line that says how to
+    rebuild it (`resume`: the command; `each`: what then checks its own records, "phase" or
+    "point"): the records, not the state, say what is done."""
+    path = Path(path)
+    try:
+        doc = read_json_object(path)
+        if doc is None:
+            return {"phases": {}}
+        phases = doc.get("phases")
+        if not isinstance(phases, dict):
+            raise ConfigError(f"{path}: 'phases' is not an object")
+        for key, phase in phases.items():
+            if not isinstance(phase, dict) or not isinstance(phase.get("status"), str):
+                raise ConfigError(f"{path}: phase {key!r} is not an object with a status")
+    except ConfigError as e:
+        why = str(e).removeprefix(f"{path}: ")
+        raise ConfigError(
+            f"{path} is damaged ({why}): delete it and run `{resume}`; every {each} then checks its own "
+            "records again and nothing finished is trained twice"
+        ) from None
+    return {**doc, "phases": phases}
+
+
 def read_verify(run_dir: str | Path) -> dict[str, Any]:
     """The seeds the last verify of a run decided on, its pilot and seed plan ({} when none). A
     comparison's run has none: its compare.json's `reference` and `aliases` (what its verdict

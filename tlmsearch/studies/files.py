@@ -19,7 +19,7 @@ from tlmsearch.analysis.summary import run_verdicts, verdicts
 from tlmsearch.configs.study import StudyConfig
 from tlmsearch.core.validate import file_present
 from tlmsearch.errors import ConfigError
-from tlmsearch.rundir.io import read_json_object, read_verify, read_yaml, write_json
+from tlmsearch.rundir.io import read_phases, read_verify, read_yaml, write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, TRIALS
 from tlmsearch.rundir.records import LR_KIND, NOISE_KIND, SEARCH_KINDS, read_records
 
@@ -56,19 +56,9 @@ def load_config(study_dir: str | Path) -> StudyConfig:
 
 
 def read_state(study_dir: str | Path) -> dict[str, Any]:
-    """{"phases": {key: {"status": pending|running|done, ...}}} ({} phases before the first write)."""
-    path = Path(study_dir) / STUDY_STATE
-    try:
-        state = read_json_object(path)
-        if state is not None and not isinstance(state.get("phases"), dict):
-            raise ConfigError(f"{path}: no phases")
-    except ConfigError as e:
-        why = str(e).removeprefix(f"{path}: ")
-        raise ConfigError(
-            f"{path} is damaged ({why}): delete it and run `tlmsearch resume {study_dir}`; every phase then "
-            "checks its own records again and nothing finished is trained twice"
-        ) from None
-    return state if state is not None else {"phases": {}}
+    """{"phases": {key: {"status": pending|running|done, ...}}} ({} phases before the first write);
+    a damaged state file refused in one line (`rundir.io.read_phases`)."""
+    return read_phases(Path(study_dir) / STUDY_STATE, f"tlmsearch resume {study_dir}", "phase")
 
 
 def study_damage(study_dir: str | Path, cfg: StudyConfig | None = None) -> list[str]:
