@@ -3,12 +3,13 @@
 For each of three tiny ladders (two points at 4 layers, one depth and head size, each with its
 own profiles and seeds) the bench first runs the ladder once without interruption (the
 reference), then runs it again and SIGKILLs the driver's whole session (its local Ray included,
-as a crash would leave it) at moments drawn uniformly from the reference's wall time, `--kills`
-times, each time going on with `tlmsearch ladder resume` (or `ladder run` again when the kill
-came before the ladder's config was written: what a user would do), and lets the last resume
-finish. Training is deterministic, so the records must equal the reference's: per (point, kind,
-profile, seed) the same validation loss, nothing lost, nothing twice, no run failed that the
-reference trained, and the same conclusion.
+as a crash would leave it) `--kills` times at moments drawn uniformly from the reference's wall
+time (the first kill's from all of it, each resume's from its first half: a resume has only what
+is left to do), each time going on with `tlmsearch ladder resume` (or `ladder run` again when the
+kill came before the ladder's config was written: what a user would do), and lets the last
+resume finish. Training is deterministic, so the records must equal the reference's: per (point,
+kind, profile, seed) the same validation loss, nothing lost, nothing twice, no run failed that
+the reference trained, and the same conclusion.
 
     python -m bench.bench_ladder_kills                  # 3 ladders x 4 kills
     python -m bench.bench_ladder_kills --kills 2 --ladders 1
@@ -123,7 +124,9 @@ def bench_ladder(spec: dict[str, Any], tmp: Path, kills: int, rng: random.Random
         d.mkdir(parents=True)
         LadderConfig.from_dict(ladder_config(spec, d)).save(d / "ladder-config.yaml")
     wall = run_to_end(["ladder", "run", "--config", str(ref_dir / "ladder-config.yaml")], tmp / "reference.log")
-    moments = [rng.uniform(2.0, 0.9 * wall) for _ in range(kills)]
+    # the first kill anywhere in the reference's time; a resume has only what is left to do, so
+    # its kill is drawn from the first half (else most resumes end before their moment)
+    moments = [rng.uniform(2.0, (0.9 if i == 0 else 0.45) * wall) for i in range(kills)]
     what = killed_run(cut_dir / "ladder-config.yaml", cut_dir / spec["name"], moments, tmp / "killed.log")
     want, _, want_failed = records(ref_dir / spec["name"])
     got, seen, got_failed = records(cut_dir / spec["name"])
