@@ -41,6 +41,7 @@ def _search(tmp_path: Path, name: str, steps: int) -> subprocess.Popen[str]:
     tmp = (tmp_path / "tmp").resolve()
     env = {**os.environ, "TMPDIR": str(tmp), "TLMSEARCH_CACHE": str(tmp_path / "cache")}
     cmd = [sys.executable, "-m", "tlmsearch", "search", *TINY, "--steps", str(steps), "--name", name]
+    cmd.append("--yes")  # the interrupted search's 100,000 steps are priced past 12 h on a loaded machine
     return subprocess.Popen(
         [*cmd, "--runs-dir", str(tmp_path / "runs")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
