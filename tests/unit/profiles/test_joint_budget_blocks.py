@@ -21,6 +21,7 @@ import random
 
 import pytest
 import torch
+from random_shapes import random_shape
 
 from tlmsearch.configs.presets import preset
 from tlmsearch.core.base import ModelConfig
@@ -106,13 +107,7 @@ class JointSampler:
                 return options
 
     def shape(self) -> list[float]:
-        layers, kind = self.uniform.n_layers, self.rng.randrange(3)
-        if kind == 0:
-            return [1.0] * layers
-        if kind == 1:
-            start = self.rng.uniform(0.2, 1.8)
-            return list(relative_widths("cosine", layers, start=start, end=2 - start))
-        return [math.exp(self.rng.uniform(-1.5, 1.5)) for _ in range(layers)]
+        return random_shape(self.rng, self.uniform.n_layers)
 
 
 def _held(cfg: ModelConfig, hold: str) -> float:
