@@ -16,7 +16,7 @@ costs minutes or the machine's memory instead of one line.
 - YAML: `load_yaml` (parse errors and very deep nesting as one line)
 - paths from record contents: `confined` (never outside the run directory)
 - memory: `estimate_training_bytes`, `estimate_timing_bytes`, `check_fits`, `check_training_fits`,
-  `available_memory_bytes`
+  `available_memory_bytes`, `available_for` (the host's memory, or the free memory of a trial's GPU)
 """
 
 from __future__ import annotations
@@ -452,6 +452,27 @@ def available_memory_bytes() -> int | None:
         return None
 
 
+def available_for(device: str) -> int | None:
+    """Memory a trial on `device` could still allocate: the host's (`available_memory_bytes`) for
+    "cpu" and for "auto" without CUDA; the free memory of the CUDA device for "cuda", "cuda:i" and
+    "auto" with CUDA. None (unknown, so no refusal) for a CUDA device this process cannot see: a
+    GPU trial checked on a driver without one (the trial's GPU is on another node, or Ray will
+    assign it), or a device kind it cannot ask."""
+    if device == "cpu":
+        return available_memory_bytes()
+    import torch
+
+    cuda = torch.cuda.is_available()
+    if device == "auto" and not cuda:
+        return available_memory_bytes()
+    if not cuda or not (device == "auto" or device.startswith("cuda")):
+        return None
+    try:
+        return int(torch.cuda.mem_get_info(torch.device("cuda" if device == "auto" else device))[0])
+    except (RuntimeError, ValueError, AssertionError):
+        return None
+
+
 def check_fits(
     estimate: int,
     available: int | None,
@@ -471,13 +492,14 @@ def check_fits(
 def check_training_fits(model_cfg: Any, train_cfg: Any, available: int | None = None) -> int:
     """Refuse a trial whose model, micro-batch and validation windows cannot fit in memory.
 
-    `available` defaults to the host's available memory (pass the free device memory for a
-    GPU). Returns the estimate in bytes. Call it before building the model or loading data.
+    `available` defaults to what the trial's device holds (`available_for(train_cfg.device)`: the
+    host's memory on the CPU, the free memory of the GPU on CUDA, unknown for a GPU this process
+    cannot see). Returns the estimate in bytes. Call it before building the model or loading data.
     """
     seq_len = int(model_cfg.seq_len)
     estimate = estimate_training_bytes(model_cfg, train_cfg.batch_size, seq_len, train_cfg.dtype)
     estimate += estimate_eval_bytes(train_cfg.eval_windows, seq_len)
-    check_fits(estimate, available_memory_bytes() if available is None else available, "this trial")
+    check_fits(estimate, available_for(str(train_cfg.device)) if available is None else available, "this trial")
     return estimate
 
 

@@ -79,10 +79,13 @@ def resolve(cfg: SearchConfig) -> SearchConfig:
     cfg = cfg.replace(gpus_per_trial=cfg.gpu_share)
     # the calibration grid written out ("auto" -> its rates around train.lr): a resume trains the same rates
     cfg = cfg.replace(lr_calibration=resolved_setting(cfg.lr_calibration, cfg.train.lr))
+    # memory on the device a trial trains on (a GPU trial: its GPU, in bfloat16; unknown where
+    # this process sees no CUDA: Ray places it), not the driver's host memory
+    train = trial_train_config(cfg, cfg.train.seed)
     for text in cfg.baselines or ("uniform",):
-        check_training_fits(trial_shape(cfg, ProfileSpec.parse(text))[2], cfg.train)
+        check_training_fits(trial_shape(cfg, ProfileSpec.parse(text))[2], train)
     if cfg.base_widths:  # the widest budget of a sweep
-        check_training_fits(trial_shape(cfg, ProfileSpec.parse("uniform"), sweep_widths(cfg)[1])[2], cfg.train)
+        check_training_fits(trial_shape(cfg, ProfileSpec.parse("uniform"), sweep_widths(cfg)[1])[2], train)
     writable_dir(cfg.runs_dir, "runs_dir")  # a file or unwritable place: refused before Ray starts
     writable_dir(cfg.data.cache_path(), "cache_dir")
     if cfg.storage:  # absolute: the workers do not share the driver's working directory
