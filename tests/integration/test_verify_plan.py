@@ -120,8 +120,8 @@ def test_seed_count() -> None:
 
 
 def test_estimate_text_uses_the_pilots_wall_time() -> None:
-    assert estimate_text(12, 6, 60.0, 25.0) == "about 2.0 min (10.0 s a run as the pilot ran: 6 runs in 60 s)"
-    assert estimate_text(4, 0, 0.0, 25.0).startswith("about 1.7 min (25.0 s a run, the pilot records' mean")
+    assert estimate_text(12, 6, 60.0, 25.0) == "about 2m00s (10.0 s a run as the pilot ran: 6 runs in 60 s)"
+    assert estimate_text(4, 0, 0.0, 25.0).startswith("about 1m40s (25.0 s a run, the pilot records' mean")
     assert estimate_text(0, 6, 60.0, 25.0) == "nothing left to train"
 
 

@@ -25,6 +25,7 @@ from tlmsearch.analysis.planning import SeedPlan, at_least, plan_seeds
 from tlmsearch.analysis.stats import MIN_BOOTSTRAP_SEEDS
 from tlmsearch.analysis.verdict import COSINE, find
 from tlmsearch.configs.verify import DEFAULT_MAX_SEEDS
+from tlmsearch.costs.estimate import Estimate, range_text, widened_pace
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.records import as_records
 
@@ -113,12 +114,25 @@ def decision_seeds(plan: SeedPlan, pilot: Sequence[int]) -> list[int]:
     return [start + i for i in range(plan.final_seeds)]
 
 
-def estimate_text(runs: int, pilot_runs: int, pilot_wall_s: float, run_wall_s: float) -> str:
-    """'about 12 min' for `runs` more runs, from the pilot's measured wall time.
+def estimate_text(
+    runs: int,
+    pilot_runs: int,
+    pilot_wall_s: float,
+    run_wall_s: float,
+    *,
+    drift: float = 1.0,
+    priced: Estimate | None = None,
+    load_note: str = "",
+) -> str:
+    """'12m00s-30m00s (...)' for `runs` more runs: a range, like every price before training.
 
-    `pilot_wall_s` is the wall-clock time the pilot's `pilot_runs` trained runs took together
-    (parallelism and start-up included); when the pilot was fully reused (0 runs), the
-    records' mean wall time per run (`run_wall_s`, one at a time) stands in.
+    The pace is the pilot's measured wall time: `pilot_wall_s` for its `pilot_runs` trained runs
+    together (parallelism, start-up and the load it ran beside included); when the pilot was
+    fully reused (0 runs), the records' mean wall time per run (`run_wall_s`, one at a time)
+    stands in. Its slow end is widened by `drift` (`costs.estimate.load_drift`: the load may
+    change under a long stage, as it did under the pilot), and the range is never narrower than
+    `priced` (the same runs at the spread of the recorded step rates, the pilot's among them);
+    `load_note` says the load the drift was read from.
     """
     if runs == 0:
         return "nothing left to train"
@@ -128,9 +142,16 @@ def estimate_text(runs: int, pilot_runs: int, pilot_wall_s: float, run_wall_s: f
     elif run_wall_s > 0:
         per = run_wall_s
         how = f"{per:.1f} s a run, the pilot records' mean training time, one at a time"
+    elif priced is not None:
+        return f"{priced.text()} (no timing from the pilot: at the recorded step rates)"
     else:
         return "no timing from the pilot"
-    return f"about {_dur(runs * per)} ({how})"
+    low, high = widened_pace(runs, per, drift, priced)
+    if drift > 1.0:
+        how += f"; up to x{drift:.2g} slower" + (f" {load_note}" if load_note else "")
+    if priced is not None:
+        how += f"; at the recorded step rates {priced.text()}"
+    return f"{range_text(low, high)} ({how})"
 
 
 def _dur(s: float) -> str:

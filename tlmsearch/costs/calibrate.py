@@ -13,7 +13,9 @@ A price, like a calibration, is of a run alone; trials run `slots` at once, besi
 a CPU, runs that together ask for more threads than there are cores share them, and so does
 other work: the timed rate is scaled by `estimate.load_slowdown` from the 1-minute load average
 read before the timing (`current_load`), into a range that widens with that load (the plan line
-says the factor, the runs and the load). Recorded rates are used as they were measured.
+says the factor, the runs and the load). Recorded rates are used as they were measured (their
+spread: the fastest and slowest of the newest runs), their slow end widened for the load now
+(`estimate.widened`: x(1 + load / cores), the same widening as a timed or priced rate's).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from tlmsearch.core.base import DataConfig, ModelConfig, TrainConfig
-from tlmsearch.costs.estimate import Rate, eval_share, load_slowdown
+from tlmsearch.costs.estimate import Rate, eval_share, load_slowdown, widened
 from tlmsearch.costs.price import flop_rate
 from tlmsearch.costs.rates import rate_for, rate_key, rate_shape
 from tlmsearch.models.counts import flops_per_token
@@ -115,8 +117,11 @@ def rate_or_reason(
     device = device_of(train)
     shape = rate_shape(model.to_dict(), train.to_dict(), device)
     recorded = rate_for(data.cache_path(), shape)
-    if recorded is not None:
+    if recorded is not None and device != "cpu":
         return recorded
+    if recorded is not None:  # measured beside the load of its time: the load may change under these runs
+        cores = cores or cpu_count()
+        return widened(recorded, cores, current_load(cores) if load is None else load)
     key = rate_key(shape)
     if time_now and device == "cpu":
         predicted = predicted_step_s(model, train, data)

@@ -16,8 +16,10 @@ The estimate is a range, never a point:
   start order); each place pays a worker's start-up once (Ray reuses the worker for the next
   runs); the wall time of a list of runs is that schedule's makespan.
 
-Not counted: Ray's own start (`ray.init`, seconds to tens of seconds on a loaded machine), a
-load on the machine that changes while it runs.
+On a CPU the slow end is widened for a load that changes while the runs train (`load_drift`:
+1 + load / cores, the 1-minute load average read when the estimate is made), for rates measured
+earlier as for rates priced now. Not counted: Ray's own start (`ray.init`, seconds to tens of
+seconds on a loaded machine).
 """
 
 from __future__ import annotations
@@ -142,9 +144,7 @@ class Estimate:
     rate: Rate
 
     def text(self) -> str:
-        if round(self.low_s) == round(self.high_s):
-            return f"about {duration(self.high_s)}"
-        return f"{duration(self.low_s)}-{duration(self.high_s)}"
+        return range_text(self.low_s, self.high_s)
 
 
 def estimate(work: Work, rate: Rate) -> Estimate:
@@ -189,4 +189,45 @@ def load_slowdown(slots: int, threads: int, cores: int, load: float) -> tuple[fl
     timed = max(1.0, (load + threads) / cores)
     runs = max(1.0, (load + slots * threads) / cores)
     low = runs / timed
-    return low, low * (1.0 + load / cores)
+    return low, low * load_drift(cores, load)
+
+
+def load_drift(cores: int, load: float) -> float:
+    """How much slower than measured a long run may step because the load changes under it:
+    1 + load / cores (the widening of `load_slowdown`'s high end, and of every rate measured
+    beside `load` runnable threads of other work on `cores` cores: a quiet machine 1, another
+    full machine's worth of work 2). NaN or a negative load: none known, 1."""
+    load = load if load == load and load > 0 else 0.0
+    return 1.0 + load / max(1, int(cores))
+
+
+def widened(rate: Rate, cores: int, load: float) -> Rate:
+    """`rate` as measured (its spread: the fastest and slowest runs), its slow end widened by
+    `load_drift` for the load there is now; the source says by how much."""
+    drift = load_drift(cores, load)
+    if drift <= 1.0:
+        return rate
+    return Rate(
+        rate.s_per_step_low,
+        rate.s_per_step_high * drift,
+        rate.overhead_s,
+        rate.startup_s,
+        f"{rate.source}, up to x{drift:.2g} slower beside a load of {load:.1f} on {max(1, int(cores))} cores",
+    )
+
+
+def widened_pace(runs: int, per_run_s: float, drift: float, priced: Estimate | None = None) -> tuple[float, float]:
+    """Wall seconds for `runs` more runs at a measured pace of `per_run_s` a run (runs in
+    parallel included), as (low, high): the pace itself, up to `drift` (`load_drift`) slower,
+    and never narrower than `priced` (the same runs at the recorded rates' spread)."""
+    low, high = runs * per_run_s, runs * per_run_s * max(1.0, drift)
+    if priced is not None:
+        low, high = min(low, priced.low_s), max(high, priced.high_s)
+    return low, high
+
+
+def range_text(low: float, high: float) -> str:
+    """`1m10s-2m05s`, or `about 47s` when the two ends round to one figure."""
+    if round(low) == round(high):
+        return f"about {duration(high)}"
+    return f"{duration(low)}-{duration(high)}"

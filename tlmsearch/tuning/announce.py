@@ -23,7 +23,7 @@ from tlmsearch.configs.presets import preset
 from tlmsearch.configs.resolve import trial_length_line, trial_shape
 from tlmsearch.configs.search import SearchConfig
 from tlmsearch.costs.calibrate import rate_or_reason
-from tlmsearch.costs.estimate import Estimate, Work, estimate, fixed_work, plan_line, search_work
+from tlmsearch.costs.estimate import Estimate, Work, estimate, fixed_work, load_drift, plan_line, search_work
 from tlmsearch.costs.phases import lr_runs, search_runs
 from tlmsearch.costs.price import LIMIT_HOURS, check_price
 from tlmsearch.profiles import ProfileSpec
@@ -127,6 +127,25 @@ def check_fixed_price(cfg: SearchConfig, runs: int, what: str, *, max_hours: flo
     if not isinstance(found, str):
         shrink = "fewer seeds or profiles, or fewer --steps"
         check_price(what, found.high_s, yes=False, limit_hours=max_hours, shrink=shrink)
+
+
+def fixed_estimate(cfg: SearchConfig, runs: int) -> Estimate | str:
+    """`runs` full-length runs of `cfg`'s shape at the recorded (else priced) rates, the load
+    now included: `estimate_work` as `check_fixed_price` prices them."""
+    return estimate_work(cfg, fixed_work(runs, cfg.train.steps, slots(cfg, gpus=float(local_gpus()))))
+
+
+def load_drift_here(cfg: SearchConfig) -> tuple[float, str]:
+    """`costs.estimate.load_drift` for `cfg`'s trials here, and the words that say the load it
+    was read from: (1.0, "") for trials on a GPU."""
+    if cfg.gpu_share > 0:
+        return 1.0, ""
+    from tlmsearch.costs.calibrate import current_load
+    from tlmsearch.training.hardware import cpu_count  # lazy: heavy (torch)
+
+    cores = cpu_count()
+    load = current_load(cores)
+    return load_drift(cores, load), f"beside a load of {load:.1f} on {cores} cores"
 
 
 def dropped_baselines_line(cfg: SearchConfig) -> str:

@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from ray.tune import Callback
 
-from tlmsearch.costs.estimate import duration, elapsed_text, fit_line
+from tlmsearch.costs.estimate import duration, elapsed_text, fit_line, load_drift
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord
 from tlmsearch.tuning.recorder import RecordWriter, trial_config
@@ -72,10 +72,12 @@ def summary_line(
     *,
     trials: list[Running] | None = None,
     width: int | None = None,
+    drift: float = 1.0,
 ) -> str:
-    """The progress line for these ended records (pure); `trials`: where each running trial is.
-    With `width` (a terminal's), a line that would not fit gives the running trials as a count
-    and the longest ETA instead, and is then cut to `width`."""
+    """The progress line for these ended records (pure); `trials`: where each running trial is;
+    `drift`: how much slower than measured the rest may run (`search_left`). With `width` (a
+    terminal's), a line that would not fit gives the running trials as a count and the longest
+    ETA instead, and is then cut to `width`."""
     counts = {s: sum(r.status == s for r in records) for s in ("complete", "stopped", "failed")}
     head = [
         f"search {name}  {elapsed_text(elapsed)}",
@@ -89,8 +91,8 @@ def summary_line(
     if full:
         best = min(full, key=lambda r: r.metric(metric))
         tail.append(f"best {metric} {best.metric(metric):.4f} ({trial_name(best)})")
-    left = search_left(records, total, trials or [], running)
-    left_part = f"{duration(left)} left" if left is not None else "time left unknown"
+    left = search_left(records, total, trials or [], running, drift)
+    left_part = f"{left_text(*left)} left" if left is not None else "time left unknown"
     line = " | ".join([*head, running_part, *tail, left_part])
     if width is None or len(line) <= width:
         return line
@@ -105,10 +107,15 @@ def summary_line(
     return fit_line(" | ".join([*first, *rest]), width)
 
 
-def search_left(records: list[TrialRecord], total: int, trials: list[Running], running: int) -> float | None:
-    """Seconds until the search ends (pure): the longest ETA of the running trials, then the trials
-    not started, in rounds of as many as run now, each the mean wall time of the ended ones; None
-    while that mean is unknown and trials wait."""
+def search_left(
+    records: list[TrialRecord], total: int, trials: list[Running], running: int, drift: float = 1.0
+) -> tuple[float, float] | None:
+    """Seconds until the search (or batch of runs) ends, as (low, high) (pure): the longest ETA
+    of the running trials (at their own measured pace), then the trials not started, in rounds of
+    as many as run now, each from the shortest to the longest wall time of the ended ones (their
+    spread); the high end `drift` times slower (`costs.estimate.load_drift`: the load may change
+    under what is left, as a price's slow end is widened). None while no wall time is known and
+    trials wait."""
     etas = [t.eta_s for t in trials if t.eta_s is not None]
     waiting = max(0, total - len(records) - running)
     walls = [r.wall_s for r in records if r.wall_s > 0]
@@ -116,8 +123,15 @@ def search_left(records: list[TrialRecord], total: int, trials: list[Running], r
         return None
     if not waiting and running and not etas:
         return None
-    per = sum(walls) / len(walls) if walls else 0.0
-    return max(etas, default=0.0) + -(-waiting // max(1, running)) * per
+    rounds = -(-waiting // max(1, running))
+    low = max(etas, default=0.0) + rounds * min(walls, default=0.0)
+    high = max(etas, default=0.0) + rounds * max(walls, default=0.0)
+    return low, high * max(1.0, drift)
+
+
+def left_text(low: float, high: float) -> str:
+    """`43s` when the two ends say the same, else `3m10s-9m40s`."""
+    return duration(high) if duration(low) == duration(high) else f"{duration(low)}-{duration(high)}"
 
 
 def trial_name(record: TrialRecord) -> str:
@@ -193,7 +207,14 @@ class ProgressView(Callback):
         ]  # fmt: skip
         width = shutil.get_terminal_size((80, 24)).columns - 1 if self.tty else None
         line = summary_line(
-            self.name, self._records, self.total, len(live), self.clock() - self._t0, trials=where, width=width
+            self.name,
+            self._records,
+            self.total,
+            len(live),
+            self.clock() - self._t0,
+            trials=where,
+            width=width,
+            drift=self._drift(),
         )
         news = line.partition(" | ")[2]  # what the line says, less its name and elapsed time
         if final and not self.tty and news == self._said:
@@ -204,6 +225,16 @@ class ProgressView(Callback):
             self.out.write(("\r\033[K" if self.tty else "") + line + "\n")
         self.out.flush()
         self._last, self._said = self.clock(), news
+
+    def _drift(self) -> float:
+        """`costs.estimate.load_drift` of trials on this machine's CPU now (1 for GPU trials)."""
+        if getattr(self.writer.cfg, "gpu_share", 0) > 0:
+            return 1.0
+        from tlmsearch.costs.calibrate import current_load
+        from tlmsearch.training.hardware import cpu_count  # lazy: heavy (torch)
+
+        cores = cpu_count()
+        return load_drift(cores, current_load(cores))
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
         interval = self.interval if self.interval is not None else (1.0 if self.tty else PLAIN_EVERY_S)

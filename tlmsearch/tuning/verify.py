@@ -51,7 +51,7 @@ from tlmsearch.rundir.layout import VERIFY
 from tlmsearch.rundir.records import TrialRecord, finished
 from tlmsearch.rundir.study import Study, load
 from tlmsearch.tuning.announce import announce as announce_plan
-from tlmsearch.tuning.announce import check_fixed_price, fixed_line
+from tlmsearch.tuning.announce import check_fixed_price, fixed_estimate, fixed_line, load_drift_here
 from tlmsearch.tuning.fixed import FixedTrial, run_fixed
 from tlmsearch.tuning.rate_check import run_rate_check
 from tlmsearch.tuning.ray_session import ensure_ray
@@ -348,11 +348,21 @@ def verify(
         profiles = len(planned) // len(pilot)
         runs = profiles * len(decide_on)
         times = [r.wall_s for r in mine(pilot) if r.kind == "verify" and r.wall_s > 0]
+        priced = fixed_estimate(cfg, runs)  # the pilot's own step rates are recorded by now
+        drift, load_note = load_drift_here(cfg)
         text = (
             f"verify {seed_plan.describe()}; the largest pilot spread is {spread.worst}'s over {spread.n_pairs} "
             f"paired seeds.\nverify: next {profiles} profiles x {len(decide_on)} fresh seeds "
             f"({decide_on[0]}..{decide_on[-1]}) = {runs} runs (finished ones are reused): "
-            f"{estimate_text(runs, len(new), wall, statistics.fmean(times) if times else 0.0)}"
+            + estimate_text(
+                runs,
+                len(new),
+                wall,
+                statistics.fmean(times) if times else 0.0,
+                drift=drift,
+                priced=None if isinstance(priced, str) else priced,
+                load_note=load_note,
+            )
         )
         record_plan(pilot, decide_on, seed_plan, False)
         if tell is not None:

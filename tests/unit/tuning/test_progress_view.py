@@ -157,7 +157,7 @@ def test_at_80_columns_phase_done_best_and_time_left_show(monkeypatch: pytest.Mo
 
     records = [TrialRecord(**{**r.to_dict(), "wall_s": 10.0}) for r in _records(3)]
     trials = [Running(f"ab_{i:05d} knots", 57, 120, 4096.0, 30.0 + i) for i in range(4)]
-    assert search_left(records, 8, trials, 4) == pytest.approx(43.0)
+    assert search_left(records, 8, trials, 4) == pytest.approx((43.0, 43.0))
     assert search_left(_records(3), 8, [], 4) is None  # no trial time known yet while trials wait
     name = "transformer-knots-tpe-20261204-191010"  # a default run name: 37 characters
     line = summary_line(name, records, 8, 4, 65.0, trials=trials, width=79)
