@@ -85,8 +85,9 @@ Seeds: with --seeds auto (default) a pilot of --pilot-seeds seeds (default 3) of
 measures the spread of the paired gains over cosine; the planner then computes how many fresh
 seeds make the one-sided bounds tight against the margin (80% power to show cosine within the
 margin when every candidate equals it; pilot + fresh <= --max-seeds), prints the plan with its
-cost estimated from the pilot's wall time, trains them and decides once on the fresh seeds only
-(the pilot sets the number and never enters the decision, so the tests keep their level).
+cost estimated from the pilot's wall time (a range, widened for the load), trains them and
+decides once on the fresh seeds only (the pilot sets the number and never enters the decision,
+so the tests keep their level).
 --seeds N trains N seeds that all decide.
 
 In an architecture's directory of a study (`tlmsearch study`: runs/<name>/<arch>), every option

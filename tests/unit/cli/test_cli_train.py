@@ -140,11 +140,13 @@ def test_data_list_and_prepare(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_a_second_run_of_a_shape_is_estimated_before_it_starts(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first run of a shape is priced from its FLOPs before its first step (nothing trains to
     price it); a finished run records its seconds per step, and the next run of the same shape
-    (any profile of the budget) states that estimate in the plan line instead."""
+    (any profile of the budget) states that estimate in the plan line instead (on a quiet
+    machine: under load its slow end widens, tests/unit/test_stated_ranges.py)."""
+    monkeypatch.setattr("tlmsearch.costs.calibrate.current_load", lambda cores: 0.0)
     assert _train(tmp_path, "--name", "a") == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first.startswith("train: transformer") and ", cpu; into " in first, first
