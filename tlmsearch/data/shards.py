@@ -83,6 +83,12 @@ def tokenizer_kind(spec: str) -> tuple[str, int]:
     path = Path(spec).expanduser()
     if path.is_file() or (path / "tokenizer.json").is_file():
         return "file", 0
+    if path.is_dir():
+        held = ", ".join(sorted(p.name for p in path.iterdir())[:6]) or "nothing"
+        raise ConfigError(
+            f"--tokenizer {spec}: the folder has no tokenizer.json (it holds {held}); write one with transformers: "
+            f"AutoTokenizer.from_pretrained({str(path)!r}).save_pretrained({str(path)!r})"
+        )
     raise ConfigError(
         f"--tokenizer {spec!r} is not allowed: use byte, bpe:VOCAB (257-65535, trained on the corpus) "
         "or the path of a tokenizer.json (or of a folder holding one)"

@@ -10,10 +10,14 @@ The BPE is trained with the `tokenizers` library on the training part only and c
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
+
+LINE_PROBE = ["one two\n", "three four\n", "five\n"]  # lines whose ids, encoded apart, must equal the whole's
+BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")  # SentencePiece's byte fallback: one byte
 
 
 class Tokenizer(Protocol):
@@ -50,7 +54,9 @@ def token_dtype(vocab_size: int) -> type[np.unsignedinteger[Any]]:
 
 
 class BPETokenizer:
-    """Byte-level BPE (GPT-2 style pre-tokenization, no special tokens)."""
+    """A Hugging Face tokenizer.json: tlmsearch's own byte-level BPE (GPT-2 style pre-tokenization,
+    no special tokens), or one given (byte-level as GPT-2's and Llama 3's, SentencePiece-style as
+    Llama 2's and Gemma's), which encodes text as text: no special tokens added."""
 
     def __init__(self, path: Path) -> None:
         from tokenizers import Tokenizer as HFTokenizer
@@ -59,6 +65,7 @@ class BPETokenizer:
         self.vocab_size = int(self._tok.get_vocab_size())
         self.name = f"bpe{self.vocab_size}"
         self.dtype = token_dtype(self.vocab_size)
+        self._by_line = self._ids(["".join(LINE_PROBE)]) == self._ids(LINE_PROBE)
 
     @classmethod
     def train(cls, text: str, vocab_size: int, path: Path) -> BPETokenizer:
@@ -82,18 +89,37 @@ class BPETokenizer:
         tmp.replace(path)
         return cls(path)
 
+    def _ids(self, pieces: list[str]) -> list[int]:
+        """The ids of the pieces encoded one by one, concatenated; no special tokens added (a
+        post-processor's <|begin_of_text|> or <s> is a model's convention, not text)."""
+        return [i for e in self._tok.encode_batch(pieces, add_special_tokens=False) for i in e.ids]
+
     def encode(self, text: str) -> np.ndarray:
-        # encode line by line in batches: one huge string is slow in the Rust pre-tokenizer
-        lines = text.splitlines(keepends=True)
-        out = [np.asarray(e.ids, dtype=self.dtype) for e in self._tok.encode_batch(lines)]
-        return np.concatenate(out) if out else np.zeros(0, dtype=self.dtype)
+        # line by line in batches where that gives the ids of the whole text (a byte-level BPE without
+        # a prefix space, as tlmsearch's own: one huge string is slow in the Rust pre-tokenizer);
+        # whole where each piece would gain a prefix (SentencePiece's leading "▁" on every line)
+        pieces = text.splitlines(keepends=True) if self._by_line else [text]
+        return np.asarray(self._ids(pieces), dtype=self.dtype)
 
     def decode(self, tokens: np.ndarray | list[int]) -> str:
         return str(self._tok.decode([int(t) for t in tokens]))
 
     def token_bytes(self) -> np.ndarray:
-        # byte-level vocab strings hold one printable character per byte
+        """UTF-8 bytes of text per token: a byte-level piece holds one character per byte; a
+        SentencePiece-style piece is text with "▁" for a space, or one byte `<0xNN>`; an added
+        (special) token stands for its own text, where the text held it."""
+        from tokenizers import decoders
+
+        byte_level = isinstance(self._tok.decoder, decoders.ByteLevel)
+        added = {idx: token.content for idx, token in self._tok.get_added_tokens_decoder().items()}
         lengths = np.zeros(self.vocab_size, dtype=np.int64)
-        for piece, idx in self._tok.get_vocab().items():
-            lengths[idx] = len(piece)
+        for piece, idx in self._tok.get_vocab(with_added_tokens=False).items():
+            if byte_level:
+                lengths[idx] = len(piece)
+            elif BYTE_PIECE.fullmatch(piece):
+                lengths[idx] = 1
+            else:
+                lengths[idx] = len(piece.replace("\u2581", " ").encode("utf-8"))
+        for idx, content in added.items():
+            lengths[idx] = len(content.encode("utf-8"))
         return lengths
