@@ -36,7 +36,7 @@ _EXPORTS: dict[str, str] = {
     "preset": "tlmsearch.configs.presets",
     "PRESETS": "tlmsearch.configs.presets",
     # training
-    "train": "tlmsearch.training.trainer",
+    "train": "tlmsearch.api",  # training.trainer.train, or on several data-parallel workers
     "TrainResult": "tlmsearch.training.trainer",
     "TrainingDiverged": "tlmsearch.training.trainer",
     "TrainingInterrupted": "tlmsearch.training.trainer",

@@ -39,6 +39,7 @@ from tlmsearch.tuning.compare import CompareResult
 from tlmsearch.tuning.compare import compare as train_and_compare
 from tlmsearch.tuning.ladder import run_ladder, start_ladder
 from tlmsearch.tuning.resume_resources import change_resources
+from tlmsearch.tuning.train_run import train_on_workers
 from tlmsearch.tuning.verify import VerifyResult
 from tlmsearch.tuning.verify import verify as _verify
 
@@ -155,6 +156,41 @@ def _run_dir(run_dir: object, verb: str) -> str | Path:
 def load(run_dir: str | Path) -> Study:
     """Read a search run directory (its `search.yaml` and `trials.jsonl`)."""
     return _with_verbs(rundir.load(_run_dir(run_dir, "load")))
+
+
+def train(
+    model_cfg: Any,
+    train_cfg: Any,
+    data_cfg: Any,
+    report: Callable[[int, dict[str, float]], None] | None = None,
+    *,
+    workers_per_trial: int = 1,
+    checkpoint_dir: str | Path | None = None,
+    checkpoint_every_s: float = 0.0,
+    stop: Callable[[], bool] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Train one model: `tlmsearch.training.trainer.train` (its `TrainResult`; `progress` and
+    `parallel` pass through). With `workers_per_trial` N > 1 the run trains on N data-parallel
+    Ray Train workers on a local Ray (`tlmsearch.tuning.train_run`), to the numbers of one
+    worker; `report` and `checkpoint_dir` then see each evaluation and its checkpoint (a
+    checkpoint by wall time is kept with the next evaluation)."""
+    if workers_per_trial == 1:
+        from tlmsearch.training.trainer import train as train_one  # lazy: heavy (torch)
+
+        return train_one(
+            model_cfg, train_cfg, data_cfg, report,
+            checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s, stop=stop, **kwargs,
+        )  # fmt: skip
+    if kwargs:
+        raise ConfigError(
+            f"train: {', '.join(sorted(kwargs))} with workers_per_trial={workers_per_trial!r}: several workers take "
+            "report, checkpoint_dir, checkpoint_every_s and stop only"
+        )
+    return train_on_workers(
+        model_cfg, train_cfg, data_cfg, report,
+        workers=workers_per_trial, checkpoint_dir=checkpoint_dir, checkpoint_every_s=checkpoint_every_s, stop=stop,
+    )  # fmt: skip
 
 
 @_ends_cleanly_on_sigterm

@@ -85,6 +85,7 @@ def test_a_killed_worker_restarts_from_the_last_checkpoint_to_the_same_record(tm
     killer.join()
     assert killed, "no worker was killed"
     assert record.status == "complete" and record.steps == 12 and record.workers == 2
+    assert record.retries == 1  # Ray Train's restart of the workers, counted with Tune's retries
     assert [int(c["step"]) for c in record.curve] == [2, 4, 6, 8, 10, 12]  # none lost, none twice
     model = record.model_config
     assert model is not None

@@ -96,6 +96,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help=f"seconds between progress lines when output is not a terminal (default: {PROGRESS_SECONDS:g})",
     )
     g.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    g = p.add_argument_group("data-parallel workers")
+    g.add_argument(
+        "--workers-per-trial",
+        type=int,
+        default=1,
+        metavar="N",
+        help="train on N data-parallel workers (Ray Train TorchTrainer on a local Ray; gloo on CPU, NCCL with one "
+        "GPU each), the numbers of one worker; each takes --threads CPUs; checkpoints are kept at evaluations "
+        "(default: 1, no Ray)",
+    )
 
 
 # ----------------------------------------------------------------------------- config resolution
@@ -184,7 +194,7 @@ def _resume_command(run_dir: Path, runs_dir: str) -> str:
     return f"tlmsearch train --name {run_dir.name}{extra} --resume"
 
 
-def _plan(model_cfg: Any, train_cfg: Any, run_dir: Path, start_step: int, data_cfg: Any) -> str:
+def _plan(model_cfg: Any, train_cfg: Any, run_dir: Path, start_step: int, data_cfg: Any, workers: int = 1) -> str:
     """What the run will do, in one line (printed before the first step): where it trains (`--device
     auto`: CUDA where torch sees it, else the CPU) and its price, from the rates recorded for this
     shape here or from its FLOPs (`costs.calibrate.rate_or_reason`: nothing trains to price it)."""
@@ -200,7 +210,7 @@ def _plan(model_cfg: Any, train_cfg: Any, run_dir: Path, start_step: int, data_c
     what = (
         f"train: {model_cfg.arch}, {model_cfg.n_layers} layers, d_model {model_cfg.d_model}, "
         f"{count_params(model_cfg).total:,} parameters; {steps} of {tokens:,} tokens, "
-        f"{threads} thread{'s' * (threads != 1)}, {device_of(train_cfg)}; into {run_dir}"
+        f"{threads} thread{'s' * (threads != 1)}, {device_of(train_cfg)}{_workers_text(workers)}; into {run_dir}"
     )
     try:
         rate = rate_or_reason(model_cfg, train_cfg, data_cfg)
@@ -208,6 +218,10 @@ def _plan(model_cfg: Any, train_cfg: Any, run_dir: Path, start_step: int, data_c
         rate = f"pricing failed: {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
     result = rate if isinstance(rate, str) else estimate(fixed_work(1, train_cfg.steps - start_step, 1), rate)
     return plan_line(what, result, tokens)
+
+
+def _workers_text(workers: int) -> str:
+    return f" on each of {workers} data-parallel workers (Ray Train)" if workers > 1 else ""
 
 
 def _rate_shape(model_cfg: ModelConfig, train_cfg: Any) -> dict[str, Any]:
@@ -243,6 +257,7 @@ def run(args: argparse.Namespace) -> int:
     runs_dir = Path(args.runs_dir)
     if args.checkpoint_minutes < 0 or args.progress_seconds <= 0:
         raise ConfigError("--checkpoint-minutes must be >= 0 and --progress-seconds > 0")
+    _check_workers(args.workers_per_trial, train_cfg)
     if args.resume:
         if not args.name:
             raise ConfigError("--resume needs --name (the run to continue)")
@@ -278,6 +293,17 @@ def run(args: argparse.Namespace) -> int:
         if not args.resume:
             _remove_if_untrained(run_dir)
         raise
+
+
+def _check_workers(workers: int, train_cfg: Any) -> None:
+    """`--workers-per-trial`: a whole number >= 1 that the batch can feed (one window of each
+    micro-batch per worker at least); refused before anything is written."""
+    from tlmsearch.configs.search import AUTO_GPUS, check_workers
+
+    try:
+        check_workers(workers, AUTO_GPUS, train_cfg.batch_size)
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace("workers_per_trial=", "--workers-per-trial ", 1)) from None
 
 
 # what a run directory holds before its first training step (anything else is a result)
@@ -331,7 +357,7 @@ def _train_into(
     length = length_line(model_cfg, train_cfg)
     if length:
         print(length, file=out, flush=True)
-    print(_plan(model_cfg, train_cfg, run_dir, start_step, data_cfg), file=out, flush=True)
+    print(_plan(model_cfg, train_cfg, run_dir, start_step, data_cfg, args.workers_per_trial), file=out, flush=True)
     tokens_per_step = train_cfg.batch_size * train_cfg.grad_accum * model_cfg.seq_len
     progress = TrainProgress(train_cfg.steps, tokens_per_step, out, first=start_step, interval_s=args.progress_seconds)
     metrics_path = run_dir / "metrics.jsonl"
@@ -340,19 +366,38 @@ def _train_into(
         rundir.append_jsonl(metrics_path, metrics)
         progress.on_eval(step, metrics)
 
-    summary: dict[str, Any] = {"name": run_dir.name, "run_dir": str(run_dir), "meta": meta}
+    workers = args.workers_per_trial
+    summary: dict[str, Any] = {"name": run_dir.name, "run_dir": str(run_dir), "meta": meta, "workers": workers}
+    if workers > 1:  # before the signal handlers: ray.init installs a SIGTERM handler of its own
+        from tlmsearch.tuning.ray_session import ensure_ray
+
+        ensure_ray()
     with _stop_on_signals() as received:
         try:
-            result = train(
-                model_cfg,
-                train_cfg,
-                data_cfg,
-                report,
-                checkpoint_dir=checkpoint_dir,
-                progress=progress.on_step,
-                checkpoint_every_s=60.0 * args.checkpoint_minutes,
-                stop=lambda: bool(received),
-            )
+            if workers > 1:
+                from tlmsearch.tuning.train_run import train_on_workers
+
+                result = train_on_workers(
+                    model_cfg,
+                    train_cfg,
+                    data_cfg,
+                    report,
+                    workers=workers,
+                    checkpoint_dir=checkpoint_dir,
+                    checkpoint_every_s=60.0 * args.checkpoint_minutes,
+                    stop=lambda: bool(received),
+                )
+            else:
+                result = train(
+                    model_cfg,
+                    train_cfg,
+                    data_cfg,
+                    report,
+                    checkpoint_dir=checkpoint_dir,
+                    progress=progress.on_step,
+                    checkpoint_every_s=60.0 * args.checkpoint_minutes,
+                    stop=lambda: bool(received),
+                )
         except TrainingInterrupted as exc:
             progress.close()
             name = signal.Signals(received[0]).name if received else "a stop request"
@@ -370,7 +415,7 @@ def _train_into(
             return 1
     progress.close()
     measured = run_rate(result.metrics, int(result.metrics.get("steps", 0)), float(result.metrics.get("wall_s", 0)))
-    if measured is not None and not args.resume:  # a resumed run's clock spans sessions
+    if measured is not None and not args.resume and workers == 1:  # a resumed run's clock spans sessions
         record_rate(data_cfg.cache_path(), _rate_shape(result.model_config, train_cfg), *measured, "train")
     if not args.keep_checkpoint:
         shutil.rmtree(checkpoint_dir, ignore_errors=True)

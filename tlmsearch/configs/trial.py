@@ -34,6 +34,7 @@ from tlmsearch.profiles import Budget, ProfileSpec
 
 SPEC = "spec"  # Tune config key: the trial's TrialSpec as a dict
 OUTCOME = "outcome"  # key of a worker's (flat) Tune report: the trial's TrialOutcome so far, as a dict
+TRAIN_RESTARTS = "train_restarts"  # key of a report: restarts of a trial's Ray Train workers this session
 RESTORE = "restore"  # Tune config key: the checkpoint a resumed trial starts from
 SPACE_ERROR = "space_error"  # Tune config key: why the space failed to sample this trial
 # Tune config keys that are ours; the others are the params Optuna asked (the record's `params`)

@@ -97,7 +97,8 @@ class TrialRecord(Config):
     data: dict[str, Any] = dataclasses.field(default_factory=dict)
     # where it ran: the Ray node id, the devices it was given ("cpu", "GPU 0 (name)", ...), the
     # resources Ray reserved for it ({"CPU": 1.0, "GPU": 0.25}: a GPU fraction is shared) and
-    # how many times Ray restarted it after a worker failure; a trial of several data-parallel
+    # how many times Ray restarted it after a worker failure (Tune's retries of the trial and Ray
+    # Train's restarts of its workers, the latter as its last session counted them); a trial of several data-parallel
     # workers (`workers`) has worker 0's node, and the devices and resources of all of them
     node: str | None = None
     devices: tuple[str, ...] = ()

@@ -14,7 +14,7 @@ from ray.tune import Callback
 
 from tlmsearch.analysis.plan import device_kind
 from tlmsearch.configs.search import SearchConfig
-from tlmsearch.configs.trial import OUTCOME, SPEC, TrialOutcome, TrialSpec
+from tlmsearch.configs.trial import OUTCOME, SPEC, TRAIN_RESTARTS, TrialOutcome, TrialSpec
 from tlmsearch.costs.rates import rate_shape, record_rate, run_rate
 from tlmsearch.profiles import ProfileSpec, shape_stats
 from tlmsearch.rundir.records import RecordLog, TrialRecord, read_records
@@ -182,7 +182,7 @@ class RecordWriter(Callback):
             trial_id=trial.trial_id,
             started=started_at(result, self._started.pop(trial.trial_id, None), ended),
             ended=ended,
-            retries=_retries(trial),
+            retries=_retries(trial) + int(result.get(TRAIN_RESTARTS, 0)),  # Tune's and Ray Train's
             error=error,
         )
         if reason and record.status == "stopped":

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.configs.search import OBJECTIVE_METRICS
-from tlmsearch.configs.trial import OUTCOME, RESTORE, SPEC, TrialOutcome, TrialSpec
+from tlmsearch.configs.trial import OUTCOME, RESTORE, SPEC, TRAIN_RESTARTS, TrialOutcome, TrialSpec
 from tlmsearch.configs.trial import trial_train_config as trial_train_config  # the driver's, re-exported
 from tlmsearch.core.base import ModelConfig, TrainConfig
 from tlmsearch.costs.throughput import ThroughputConfig, trial_metrics
@@ -244,17 +244,22 @@ def run_trial(config: dict[str, Any]) -> None:
                 where.update(node=workers[0]["node"], devices=[w["device"] for w in workers])
                 static.update(node=where["node"], devices=where["devices"])
 
+            def restarted(n: int) -> None:  # Ray Train restarted the workers: the record's `retries` count it
+                static[TRAIN_RESTARTS] = float(n)
+
             begin = start if (work / CHECKPOINT_FILE).is_file() else None
-            fit_workers(spec, work, report, begin, placement=placed)
+            fit_workers(spec, work, report, begin, placement=placed, restarted=restarted)
         else:
             train(spec.model, train_cfg, spec.data, report=report, checkpoint_dir=work, progress=on_step)
     except Exception as exc:  # recorded as failed; the search goes on
         reason = str(exc) if type(exc).__name__ in ("_Unresolved", "WorkerFailure") else failure_reason(exc)
         step = int(curve[-1]["step"]) if curve else 0
         metrics = {**(dict(curve[-1]) if curve else {}), **{k: v for k, v in counts.items() if k == "workers"}}
+        restarts = {k: v for k, v in static.items() if k == TRAIN_RESTARTS}
         tune.report(
-            {"failed": 1, "reason": reason, "step": step, **where, OUTCOME: outcome("failed", step, metrics, reason)}
-        )
+            {"failed": 1, "reason": reason, "step": step, **where, **restarts,
+             OUTCOME: outcome("failed", step, metrics, reason)}
+        )  # fmt: skip
     finally:
         shutil.rmtree(work, ignore_errors=True)
         if step_file is not None:
