@@ -1,0 +1,101 @@
+"""Alpha spent once on the path issue 46 names: `verify --max-seeds 40` on a verification that a
+pilot planned and that has finished (`--seeds auto`, the default, as a study's is). Asking for more
+seeds at the same alpha is refused in one line before anything trains, verify.json left as it was;
+at a higher `--alpha` the extension is a new stage of one history that reuses every finished run
+and trains only seeds beyond the recorded ones. Training is faked at `run_fixed` (records of known
+losses appended to trials.jsonl as a real run appends them); no Ray."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from analysis_fakes import record, search_records, write_run
+
+from tlmsearch.cli import main
+from tlmsearch.errors import ConfigError
+from tlmsearch.rundir.layout import VERIFY
+from tlmsearch.rundir.records import RecordLog, TrialRecord
+from tlmsearch.tuning.trainable import trial_train_config
+from tlmsearch.tuning.verify import verify
+
+STEPS = 40
+EQUAL = 2.25  # every profile's true loss: no candidate is better than cosine, none shown within the margin at 3
+
+
+class FakeRuns:
+    """Stands in for `run_fixed`: every profile as good as cosine (2.25 nats), plus a seed offset
+    shared by a seed's profiles and a profile's own noise (sd 0.01 nats: 3 seeds decide nothing at a
+    1 % margin and the pilot plans many), recorded as trained with the verification's settings."""
+
+    def __init__(self) -> None:
+        self.trained: list[tuple[str, int]] = []
+
+    def loss(self, spec: str, seed: int) -> float:
+        offset = random.Random(seed).gauss(0.0, 0.05)
+        own = random.Random(f"{spec}/{seed}").gauss(0.0, 0.01)
+        return EQUAL + offset + own
+
+    def __call__(self, run_dir: Path, cfg: Any, items: list[Any], kind: str, **_: Any) -> list[TrialRecord]:
+        assert kind == "verify"
+        log, new = RecordLog(run_dir), []
+        for item in items:
+            spec = str(item.spec)
+            r = record(f"v-{spec}-{item.seed}", spec, self.loss(spec, item.seed), kind="verify", seed=item.seed)
+            r.update(train=trial_train_config(cfg, item.seed).to_dict(), data=cfg.data.to_dict(), devices=["cpu"])
+            rec = TrialRecord.from_dict(r)
+            log.append(rec)
+            new.append(rec)
+            self.trained.append((spec, item.seed))
+        return new
+
+
+@pytest.fixture
+def finished(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, FakeRuns, dict[str, Any]]:
+    """A search run whose planned verification finished at --max-seeds 6 (pilot 1-3, fresh 4-6)."""
+    run = write_run(tmp_path / "run", search_records())
+    fake = FakeRuns()
+    monkeypatch.setattr("tlmsearch.tuning.verify.run_fixed", fake)
+    verify(run, top_k=1, steps=STEPS, max_seeds=6, progress=False)
+    doc = json.loads((run / VERIFY).read_text())
+    assert doc["complete"] and doc["pilot_seeds"] == [1, 2, 3] and doc["decision_seeds"] == [4, 5, 6]
+    assert doc["plan"]["capped"], doc["plan"]  # the pilot wanted more seeds than the cap allowed
+    trained = len(fake.trained)
+    (v,) = verify(run, top_k=1, steps=STEPS, max_seeds=6, progress=False).verdicts  # the same request: read back
+    assert v.outcome == "inconclusive" and len(fake.trained) == trained
+    return run, fake, doc
+
+
+def test_more_max_seeds_at_the_same_alpha_is_refused_before_anything_trains(
+    finished: tuple[Path, FakeRuns, dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    run, fake, doc = finished
+    before, records = list(fake.trained), (run / "trials.jsonl").read_text()
+    with pytest.raises(ConfigError, match="would spend it twice") as err:
+        verify(run, top_k=1, steps=STEPS, max_seeds=40, progress=False)
+    assert "\n" not in str(err.value) and "seeds 4..6" in str(err.value) and "--alpha 0.1" in str(err.value)
+    argv = ["verify", str(run), "--top-k", "1", "--steps", str(STEPS), "--max-seeds", "40", "--no-report"]
+    assert main(argv) == 2
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "would spend it twice" in lines[0], lines
+    assert fake.trained == before and (run / "trials.jsonl").read_text() == records  # nothing trained
+    assert json.loads((run / VERIFY).read_text()) == doc  # verify.json as it was
+
+
+def test_more_max_seeds_at_a_higher_alpha_is_a_new_stage(finished: tuple[Path, FakeRuns, dict[str, Any]]) -> None:
+    run, fake, _ = finished
+    before = list(fake.trained)
+    result = verify(run, top_k=1, steps=STEPS, max_seeds=40, alpha=0.1, progress=False)
+    seq = json.loads((run / VERIFY).read_text())["sequential"]
+    assert seq["design"]["stages"] == [{"end": 3, "alpha": 0.05, "spending": "obf"}]  # seeds 4-6 at 0.05
+    assert seq["design"]["looks"][0] == 3 and seq["seeds"][:3] == [4, 5, 6]
+    assert "the whole history spends alpha 0.1" in seq["extension"]
+    new = fake.trained[len(before) :]
+    assert new and all(seed > 6 for _, seed in new)  # the pilot and seeds 4-6 were reused, not retrained
+    assert seq["looks_taken"] == 2 and math.isclose(seq["alpha_spent"], 0.1)
+    (v,) = result.verdicts
+    assert "the whole history" in v.headline
