@@ -24,9 +24,13 @@ bootstrap_interval`) holds the optimum (its coverage) and the interval's median 
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
 import math
+import statistics
 import time
 import zlib
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,12 +45,43 @@ SEED_SD = 0.05  # a seed's offset shared by every rate (cancels in the paired ch
 # reference ladder (runs/reference/ladder) per point: curvature from a least-squares parabola in log2 rate over
 # its 5-rate calibration, paired sd the median over its verification's profile pairs of the sd over seeds of
 # the paired difference; the smallest point's calibration had its best rate at the edge (no curvature), so it
-# is paired with the median curvature of the committed calibrations with an inside optimum (0.014)
+# is paired with the median curvature of the committed calibrations with an inside optimum (0.014). The last
+# cell is the 8-layer ladder's first point (runs/reference/ladder8, the README's answer), measured the same way:
+# its own 5-rate calibration of 3 paired seeds (means, not single runs) and its verification's 15 profile pairs
+# over seeds 1-20
 MEASURED = (
     ("ladder cpu-xs@20 (6 layers, 3129 steps)", 0.0056, 0.0095),
     ("ladder cpu-xs:n_layers=2@20 (1044 steps)", 0.014, 0.0168),
     ("ladder d_model=32,n_layers=2@20 (262 steps)", 0.014, 0.0697),
+    ("ladder8 d_model=16,n_heads=1,n_layers=8@20 (263 steps)", 0.075, 0.101),
 )
+
+
+def measured(point_dir: str | Path) -> tuple[float, float]:
+    """(curvature, paired sd) of a committed ladder point, as `MEASURED` states them: the curvature
+    of the least-squares parabola in log2 rate through its calibration's per-rate means (a run each
+    where it trained one seed a rate), and the median over every pair of its verified profiles of the
+    sd over seeds (pilot and deciding) of their paired val_loss difference."""
+    point = Path(point_dir)
+    cal = json.loads((point / "lr_calibration.json").read_text())
+    means = np.array(cal.get("means") or cal["losses"], float)
+    x = np.log2(np.array(cal["rates"], float))
+    ok = np.isfinite(means)
+    curvature = float(np.polyfit(x[ok], means[ok], 2)[0])
+    plan = json.loads((point / "verify.json").read_text())
+    seeds = sorted({*plan.get("pilot_seeds", []), *plan["decision_seeds"]})
+    losses: dict[str, dict[int, float]] = {}
+    for line in (point / "trials.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        if r["kind"] == "verify" and r["status"] == "complete" and r["seed"] in seeds:
+            losses.setdefault(json.dumps(r["profile"], sort_keys=True), {})[r["seed"]] = r["metrics"]["val_loss"]
+    sds = [
+        statistics.stdev(a[s] - b[s] for s in seeds if s in a and s in b)
+        for a, b in itertools.combinations(losses.values(), 2)
+    ]
+    return curvature, statistics.median(sds)
+
+
 RULES = (("one seed, lowest loss (before)", 1, 0), ("3 paired seeds", 3, MAX_WIDEN), ("5 paired seeds", 5, MAX_WIDEN))
 
 
