@@ -155,6 +155,31 @@ def ranking_gaps(values: Sequence[float], sd: float) -> list[dict[str, Any]]:
     return out
 
 
+# a screen of fewer full-fidelity trials than this is too small to say it separates nothing
+MIN_SCREEN = 3
+
+
+def screen_ties(values: Sequence[float], sd: float) -> dict[str, Any] | None:
+    """When a screen separates nothing: at least `MIN_SCREEN` finite full-fidelity scores, and the
+    worst of them ties with the best (`is_tie`: every gap inside the floor). Returns the count,
+    the spread (worst - best, nats) and the tie gap; None when some score stands apart, with too
+    few scores, or without a usable floor. Such a search's ranking is seed noise at its fidelity:
+    a model still on its first plateau (every profile the same loss) is the common cause."""
+    finite = sorted(float(v) for v in values if math.isfinite(v))
+    if len(finite) < MIN_SCREEN or is_tie(finite[-1] - finite[0], sd) is not True:
+        return None
+    return {"trials": len(finite), "spread": finite[-1] - finite[0], "tie_gap": tie_gap(sd)}
+
+
+def screen_text(ties: Mapping[str, Any]) -> str:
+    """`screen_ties` in words (`tlmsearch status`)."""
+    return (
+        f"screen: all {ties['trials']} full-fidelity trials lie within {ties['spread']:.4f} nats of each other, "
+        f"inside the floor's tie gap ({ties['tie_gap']:.4f}): at this fidelity the search ranks none above "
+        "another; a longer screen (--tokens-per-param) or verify's fresh seeds decide"
+    )
+
+
 # ----------------------------------------------------------------------------- the rule in words
 # One wording of the floor and of a gap, used by `tlmsearch status`, summary.md, the report's
 # best-trials table and the ranking figure's band, so that none of them calls a tie what another

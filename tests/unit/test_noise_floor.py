@@ -23,6 +23,8 @@ from tlmsearch.noise_floor import (
     in_sd,
     is_tie,
     ranking_gaps,
+    screen_text,
+    screen_ties,
     tie_gap,
 )
 from tlmsearch.rundir.noise import (
@@ -202,3 +204,41 @@ def test_report_writes_the_floor_to_summary_json_and_md(tmp_path: Path) -> None:
     (band,) = fig.layout.shapes
     assert band.y1 - band.y0 == pytest.approx(s["noise_floor"]["tie_gap"])  # ties inside, the others outside
     assert statistics.stdev([1.80, 1.82, 1.84]) == pytest.approx(0.02)
+
+
+def test_a_screen_whose_trials_all_tie_separates_nothing() -> None:
+    # floor sd 0.01: tie gap 2 x sqrt(2) x 0.01 = 0.028284...
+    ties = screen_ties([3.10, 3.12, 3.11, 3.125], 0.01)
+    assert ties == {"trials": 4, "spread": pytest.approx(0.025), "tie_gap": pytest.approx(0.0282843, abs=1e-7)}
+    assert screen_text(ties).startswith("screen: all 4 full-fidelity trials lie within 0.0250 nats of each other")
+    assert "tie gap (0.0283)" in screen_text(ties) and "--tokens-per-param" in screen_text(ties)
+    assert screen_ties([3.10, 3.12, 3.11, 3.129], 0.01) is None  # the worst stands 0.029 apart: it ranks that one
+    assert screen_ties([3.10, 3.10], 0.01) is None  # two scores are too few to call a screen empty
+    assert screen_ties([3.10, 3.10, math.nan, 3.10], 0.01)["trials"] == 3  # a failed score is not a trial
+    assert screen_ties([3.10, 3.11, 3.12], math.nan) is None  # no usable floor: no claim
+    assert screen_ties([3.12, 3.10, 3.11], 0.01)["spread"] == pytest.approx(0.02)  # any order
+
+
+def test_status_says_when_the_screen_separates_nothing(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from tlmsearch.cli.status import print_status, status_dict
+
+    ranked = _noisy_run(tmp_path / "a")  # floor sd 0.02; search scores 1.70, 1.72, 1.80 (uniform), 1.90
+    assert status_dict(load(ranked))["screen_ties"] is None  # 1.90 is 0.20 from the best: ranked apart
+    print_status(load(ranked))
+    assert "screen:" not in capsys.readouterr().out
+
+    recs = [  # uniform 1.73, 1.75, 1.77 over seeds 5-7: sd 0.02, tie gap 0.0566; the screen spans 0.05
+        record("b-uni", "uniform", 1.73, kind="baseline", seed=5, baseline="uniform"),
+        record("n6", "uniform", 1.75, kind="noise", seed=6),
+        record("n7", "uniform", 1.77, kind="noise", seed=7),
+        record("s1", "linear:start=1.5,end=0.5", 1.70, seed=5),
+        record("s2", "cosine:start=1.5,end=0.5", 1.75, seed=5),
+    ]
+    run = write_run(tmp_path / "b", recs)
+    cfg(noise_seeds=3, train=SearchConfig().train.replace(steps=40)).save(run / "search.yaml")
+    s = status_dict(load(run))
+    assert s["screen_ties"] == {"trials": 3, "spread": pytest.approx(0.05), "tie_gap": pytest.approx(0.0565685)}
+    print_status(load(run))
+    out = capsys.readouterr().out
+    assert "  screen: all 3 full-fidelity trials lie within 0.0500 nats of each other" in out
+    assert out.index("screen: all 3") > out.index("best (full fidelity):")

@@ -44,7 +44,7 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
 
     check_top("--top", top)  # -1 would list all but the worst; the bound of verify --top-k
     from tlmsearch.analysis.regime import record_values, regime_of
-    from tlmsearch.noise_floor import ranking_gaps
+    from tlmsearch.noise_floor import ranking_gaps, screen_ties
     from tlmsearch.rundir.axes import layer_axes
     from tlmsearch.rundir.lr import rate_line
     from tlmsearch.rundir.study import objective_value  # run-directory readers: not needed for --help
@@ -89,6 +89,7 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
         "verdicts": _verdicts(study),
         "verification": _history(study),
         "best": best,
+        "screen_ties": screen_ties([objective_value(r, "val_loss") for r in full], sd) if floor is not None else None,
         "pareto": [brief(r) for r in full if r.trial_id in front_ids],
         "baselines": [brief(r) for r in study.records if r.kind == "baseline"],
         "failed": [{"trial_id": r.trial_id, "reason": r.reason} for r in study.records if r.status == "failed"],
@@ -149,7 +150,7 @@ def _fmt(x: Any) -> str:
 
 
 def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
-    from tlmsearch.noise_floor import floor_text, gap_text
+    from tlmsearch.noise_floor import floor_text, gap_text, screen_text
     from tlmsearch.profiles.spec import display_name
     from tlmsearch.rundir.axes import axes_text
 
@@ -198,6 +199,8 @@ def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
             values = "  ".join(f"{o}={_fmt(r[o])}" for o in s["objectives"])
             gap = f"  {gap_text(r) if r is not rows[0] else 'best':<27}" if title.startswith("best") else ""
             print(f"  {r['trial_id']:>10}  {r['kind']:<8} {r['status']:<8} {values}{gap}  {display_name(r['profile'])}")
+        if title.startswith("best") and s["screen_ties"]:
+            print(f"  {screen_text(s['screen_ties'])}")
             if (axes := axes_text(r)) is not None:  # a joint architecture: every axis, per layer
                 print(f"  {'':>10}  per layer: {axes}")
     for f in s["failed"]:
