@@ -11,7 +11,9 @@ def add_resource_flags(p: argparse.ArgumentParser, *, ladder: bool) -> None:
     g = p.add_argument_group("resources from here on (default: the run's)")
     g.add_argument("--cpus-per-trial", type=float, help="CPUs Ray reserves for each trial")
     g.add_argument(
-        "--gpus-per-trial", type=float, help="GPUs per trial; fractions share one GPU (stay on one side of 0)"
+        "--gpus-per-trial",
+        type=float,
+        help="GPUs per trial; fractions share one GPU (stay on one side of 0); a whole N > 1: N workers of 1 GPU",
     )
     g.add_argument(
         "--workers-per-trial", type=int, help="data-parallel workers per trial, each with the CPUs and GPUs above"

@@ -70,8 +70,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--cpus-per-trial", type=float, default=1.0, help="CPUs per training run (default: 1)")
     g.add_argument(
         "--gpus-per-trial", default="auto", metavar="auto|N",
-        help="GPUs per training run; fractions share one; auto = one GPU a run where torch sees CUDA, else the CPU "
-        "(default: auto)",
+        help="GPUs per training run; fractions share one; a whole N > 1: N data-parallel workers of one GPU each; "
+        "auto = one GPU a run where torch sees CUDA, else the CPU (default: auto)",
     )  # fmt: skip
     g.add_argument(
         "--workers-per-trial", type=int, default=1,

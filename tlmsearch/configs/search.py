@@ -165,8 +165,9 @@ class SearchConfig(Config):
     cpus_per_trial: float = option(1.0, "CPUs per trial (also its torch threads unless --threads)")
     gpus_per_trial: float | str = option(
         AUTO_GPUS,
-        "GPUs per trial; fractions share one GPU between trials; auto = one GPU a trial where torch sees a CUDA "
-        "device, else 0 (trials train on the CPU)",
+        "GPUs per trial; fractions share one GPU between trials; a whole N > 1 trains each trial on N data-parallel "
+        "workers of one GPU each (workers_per_trial N); auto = one GPU a trial where torch sees a CUDA device, else 0 "
+        "(trials train on the CPU)",
     )
     workers_per_trial: int = option(
         1,
@@ -264,6 +265,10 @@ class SearchConfig(Config):
         check_positive("cpus_per_trial", self.cpus_per_trial)
         object.__setattr__(self, "gpus_per_trial", gpu_setting(self.gpus_per_trial))
         check_positive("max_failures", self.max_failures, allow_zero=True)
+        check_int("workers_per_trial", self.workers_per_trial, 1, MAX_WORKERS_PER_TRIAL)
+        gpus, workers = split_gpus(self.gpus_per_trial, self.workers_per_trial)  # N GPUs: N workers of one
+        object.__setattr__(self, "gpus_per_trial", gpus)
+        object.__setattr__(self, "workers_per_trial", workers)
         check_workers(self.workers_per_trial, self.gpus_per_trial, self.train.batch_size)
         check_int("seed", self.seed, 0, MAX_SEED)
         check_int("noise_seeds", self.noise_seeds, 0, MAX_NOISE_SEEDS)
@@ -374,6 +379,27 @@ def gpu_setting(value: float | str) -> float | str:
 
 
 MAX_WORKERS_PER_TRIAL = 4096
+
+
+def split_gpus(gpus_per_trial: float | str, workers: int) -> tuple[float | str, int]:
+    """(gpus_per_trial, workers_per_trial) with N > 1 GPUs per trial read as N data-parallel
+    workers of one GPU each (the trainer uses one device a process); "auto", 0 and fractions up
+    to 1 stay as they are. A number above 1 that is not whole, or N beside another worker count,
+    is a ConfigError naming what is allowed."""
+    if gpus_per_trial == AUTO_GPUS or isinstance(gpus_per_trial, str) or gpus_per_trial <= 1:
+        return gpus_per_trial, workers
+    if not float(gpus_per_trial).is_integer():
+        raise ConfigError(
+            f"gpus_per_trial={gpus_per_trial:g}: above 1 it must be a whole number N (N data-parallel workers of one "
+            "GPU each); a fraction up to 1 shares one GPU"
+        )
+    n = int(gpus_per_trial)
+    if workers not in (1, n):
+        raise ConfigError(
+            f"gpus_per_trial={n} with workers_per_trial={workers}: {n} GPUs per trial are {n} data-parallel workers "
+            f"of one GPU each; give one of the two (or gpus_per_trial=1 with workers_per_trial={workers})"
+        )
+    return 1.0, n
 
 
 def check_workers(workers: int, gpus_per_trial: float | str, batch_size: int) -> None:

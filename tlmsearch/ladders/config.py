@@ -22,7 +22,16 @@ from tlmsearch.configs.lr_calibration import (
     check_seeds,
     parse_setting,
 )
-from tlmsearch.configs.search import AUTO_GPUS, PACK_MODES, SearchConfig, check_workers, gpu_setting, gpus_for
+from tlmsearch.configs.search import (
+    AUTO_GPUS,
+    MAX_WORKERS_PER_TRIAL,
+    PACK_MODES,
+    SearchConfig,
+    check_workers,
+    gpu_setting,
+    gpus_for,
+    split_gpus,
+)
 from tlmsearch.configs.verify import check_plan_options
 from tlmsearch.core.base import (
     ARCHITECTURE_NAMES,
@@ -98,7 +107,8 @@ class LadderConfig(Config):
     cpus_per_trial: float = option(1.0, "CPUs per trial")
     gpus_per_trial: float | str = option(
         AUTO_GPUS,
-        "GPUs per trial; fractions share one GPU between trials; auto = one GPU a trial where torch sees a CUDA "
+        "GPUs per trial; fractions share one GPU between trials; a whole N > 1: N data-parallel workers of one GPU "
+        "each; auto = one GPU a trial where torch sees a CUDA "
         "device, else 0 (trials train on the CPU)",
     )
     workers_per_trial: int = option(
@@ -168,6 +178,10 @@ class LadderConfig(Config):
         if self.cpus_per_trial <= 0:
             raise ConfigError(f"cpus_per_trial={self.cpus_per_trial:g} must be > 0")
         object.__setattr__(self, "gpus_per_trial", gpu_setting(self.gpus_per_trial))
+        check_int("workers_per_trial", self.workers_per_trial, 1, MAX_WORKERS_PER_TRIAL)
+        gpus, workers = split_gpus(self.gpus_per_trial, self.workers_per_trial)  # N GPUs: N workers of one
+        object.__setattr__(self, "gpus_per_trial", gpus)
+        object.__setattr__(self, "workers_per_trial", workers)
         check_workers(self.workers_per_trial, self.gpus_per_trial, self.train.batch_size)
         object.__setattr__(self, "lr_calibration", parse_setting(self.lr_calibration))
         check_seeds(self.lr_calibration_seeds)

@@ -24,7 +24,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.configs.search import gpus_for, load_run_config
+from tlmsearch.configs.search import gpu_setting, gpus_for, load_run_config, split_gpus
 from tlmsearch.errors import ConfigError
 from tlmsearch.ladders.files import LADDER_CONFIG, is_ladder
 from tlmsearch.ladders.files import load_config as load_ladder
@@ -47,6 +47,11 @@ def change_resources(run_dir: str | Path, **changes: Any) -> list[str]:
         raise ConfigError(f"{', '.join(unknown)}: not a resource setting (allowed: {', '.join(RESOURCE_FIELDS)})")
     if not changes:
         return []
+    if "gpus_per_trial" in changes:  # N > 1 GPUs per trial: N data-parallel workers of one GPU each
+        gpus, workers = split_gpus(gpu_setting(changes["gpus_per_trial"]), changes.get("workers_per_trial", 1))
+        changes["gpus_per_trial"] = gpus
+        if workers != 1 or "workers_per_trial" in changes:
+            changes["workers_per_trial"] = workers
     run_dir = Path(run_dir)
     writes: dict[Path, str] = {}
     if is_ladder(run_dir):
