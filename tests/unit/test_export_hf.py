@@ -1,7 +1,8 @@
 """`tlmsearch export --format hf`: a folder that transformers loads (trust_remote_code) into a
 model whose logits equal tlmsearch's with the same weights, exactly in float32, for the
 Transformer, Gated Attention (both gates), per-layer query/KV heads and per-layer block widths;
-that transformers.Trainer trains a step; and that `--weights` writes a kept checkpoint's trained
+that transformers.Trainer trains a step; that generate() continues a prompt as tlmsearch's model
+would; and that `--weights` writes a kept checkpoint's trained
 weights (from a real tlmsearch training run) so that the loaded model is the trained one."""
 
 from __future__ import annotations
@@ -106,6 +107,20 @@ def test_transformers_trainer_trains_the_folder_a_step(tmp_path: Path) -> None:
     assert result.training_loss == pytest.approx(expected, rel=1e-5)
     after = model.state_dict()
     assert all(not torch.equal(before[k], after[k]) for k in after if k.endswith("w_qkvg.weight"))
+
+
+def test_generate_continues_greedily_as_tlmsearchs_model(tmp_path: Path) -> None:
+    cfg = _model(arch="gated_attention", attn_heads=(4, 2, 2), kv_heads=(2, 2, 1))
+    ours = build_model(cfg, seed=5).eval()
+    folder = _folder(cfg, tmp_path, ours.state_dict())
+    theirs = transformers.AutoModelForCausalLM.from_pretrained(str(folder), trust_remote_code=True).eval()
+    prompt = torch.randint(0, cfg.vocab_size, (2, 8), generator=torch.Generator().manual_seed(1))
+    out = theirs.generate(prompt, max_new_tokens=cfg.seq_len, do_sample=False)  # past max_position_embeddings
+    ids = prompt
+    with torch.no_grad():  # greedy with tlmsearch's model: the whole sequence each step
+        for _ in range(cfg.seq_len):
+            ids = torch.cat([ids, ours(ids)[:, -1].argmax(-1, keepdim=True)], dim=1)
+    assert torch.equal(out, ids) and len(set(ids[:, 8:].flatten().tolist())) > 1
 
 
 def _trained_checkpoint(cfg: ModelConfig, where: Path) -> Path:

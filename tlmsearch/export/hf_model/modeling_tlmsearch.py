@@ -30,7 +30,7 @@ import math
 import torch
 import torch.nn.functional as F
 from torch import nn
-from transformers import PretrainedConfig, PreTrainedModel
+from transformers import GenerationMixin, PretrainedConfig, PreTrainedModel
 from transformers.modeling_outputs import CausalLMOutput
 
 GATES = ("none", "elementwise", "headwise")
@@ -239,7 +239,7 @@ class TlmsearchModel(TlmsearchPreTrainedModel):
         return self.norm(h[..., :d])
 
 
-class TlmsearchForCausalLM(TlmsearchPreTrainedModel):
+class TlmsearchForCausalLM(TlmsearchPreTrainedModel, GenerationMixin):
     _tied_weights_keys = {"lm_head.weight": "model.embed.weight"}
 
     def __init__(self, config: TlmsearchConfig) -> None:
@@ -259,6 +259,10 @@ class TlmsearchForCausalLM(TlmsearchPreTrainedModel):
 
     def set_output_embeddings(self, value: nn.Linear) -> None:
         self.lm_head = value
+
+    def prepare_inputs_for_generation(self, input_ids: torch.Tensor, **kwargs) -> dict[str, torch.Tensor]:
+        """generate() feeds the whole sequence at every step: there is no key/value cache to extend."""
+        return {"input_ids": input_ids}
 
     def forward(
         self,
