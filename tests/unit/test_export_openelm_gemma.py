@@ -80,3 +80,16 @@ def test_gemma3n_export_says_in_one_line_what_differs_and_sets_the_rope_theta() 
     built = transformers.Gemma3nForCausalLM(config)
     assert [layer.mlp.intermediate_size for layer in built.model.layers] == list(model.mlp_widths)
     assert sum(p.numel() for p in built.parameters()) > count_params(model).total  # the extra modules
+
+
+@pytest.mark.parametrize("fmt", ["megatron", "nemotron-nas", "openelm", "gemma3n"])
+@pytest.mark.parametrize(("arch", "own"), [("gated_attention", "attention output gate"), ("titans", "neural memory")])
+def test_another_familys_model_is_said_to_lose_its_own_modules(fmt: str, arch: str, own: str) -> None:
+    widths = (512, 512) if fmt == "nemotron-nas" else (96, 32)
+    model = ModelConfig(arch=arch, d_model=64, n_layers=2, n_heads=4, mlp_widths=widths, seq_len=32)
+    said = [n for n in export(model, fmt).notes if n.startswith(f"arch={arch}: ")]
+    assert len(said) == 1 and own in said[0] and "plain Transformer" in said[0] and "\n" not in said[0]
+    assert ("hf" in said[0]) == (arch == "gated_attention")  # hf builds Gated Attention, not Titans
+    plain = ModelConfig(arch="transformer", d_model=64, n_layers=2, n_heads=4, mlp_widths=widths, seq_len=32)
+    assert not [n for n in export(plain, fmt).notes if n.startswith("arch=")]
+    assert not [n for n in export(model, "widths").notes if n.startswith("arch=")]  # a list: no model

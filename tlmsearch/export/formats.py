@@ -237,7 +237,7 @@ model = AutoModelForCausalLM.from_pretrained({dir!r}, trust_remote_code=True)"""
             "widths.json",
             "a plain JSON list of per-layer MLP widths",
             "exact",
-            mlp_widths_only("widths", _widths),
+            mlp_widths_only("widths", _widths, builds_model=False),
             lambda doc: tuple(int(w) for w in doc),
             loading="json.load(open({path!r}))",
             checked="plain JSON",

@@ -31,12 +31,34 @@ class ExportInput:
 Writer = Callable[[ExportInput], tuple[Any, list[str]]]  # -> (document, notes)
 
 
-def mlp_widths_only(name: str, write: Writer, *, kv_heads: str = "") -> Writer:
+OWN_MODULES = {  # what a family adds to the Transformer, as other_family_note names it
+    "gated_attention": "its attention output gate",
+    "titans": "its neural memory",
+    "hope_attention": "its memory modules",
+}
+
+
+def other_family_note(name: str, model: ModelConfig) -> str:
+    """The line a format whose reader builds a plain Llama-style Transformer says of a model of
+    another family (Gated Attention's output gate, Titans' and Hope's memory); "" for a Transformer."""
+    if model.arch == "transformer":
+        return ""
+    trained = "native or hf" if model.arch == "gated_attention" else "native"
+    own = OWN_MODULES.get(model.arch, "its own modules")
+    return (
+        f"arch={model.arch}: {name}'s reader builds a plain Transformer with these widths and heads, without "
+        f"{own}: the schedule carries over, the trained model does not (for that: --format {trained})"
+    )
+
+
+def mlp_widths_only(name: str, write: Writer, *, kv_heads: str = "", builds_model: bool = True) -> Writer:
     """`write`, refusing in one line, naming the axis, a model with per-layer block widths
     (`block_widths`) or attention heads (`attn_heads`, `kv_heads`) that format `name` does not
     carry: its readers would build d_model and n_heads in every layer. `kv_heads` names the
     format's per-layer key/value-head field where it has one (DeciLM's and Megatron's block
-    configs): then per-layer KV heads under uniform query heads are written, not refused."""
+    configs): then per-layer KV heads under uniform query heads are written, not refused. A format
+    whose reader builds a model (`builds_model`) says in a note when the model is of another family
+    than the Transformer its reader builds (`other_family_note`)."""
 
     def checked(x: ExportInput) -> tuple[Any, list[str]]:
         model = x.model
@@ -61,7 +83,9 @@ def mlp_widths_only(name: str, write: Writer, *, kv_heads: str = "") -> Writer:
                 f"key/value heads kv_heads={list(model.kv_heads)}; its readers build {model.n_heads} in every layer: "
                 "export it as native"
             )
-        return write(x)
+        doc, notes = write(x)
+        other = other_family_note(name, model) if builds_model else ""
+        return doc, [*notes, other] if other else notes
 
     return checked
 
@@ -71,4 +95,4 @@ def kv_heads_of(model: ModelConfig) -> list[int]:
     return [model.key_value_heads(layer) for layer in range(model.n_layers)]
 
 
-__all__ = ["ExportInput", "Writer", "kv_heads_of", "mlp_widths_only"]
+__all__ = ["ExportInput", "Writer", "kv_heads_of", "mlp_widths_only", "other_family_note"]
