@@ -43,7 +43,8 @@ def _model(**kw: Any) -> ModelConfig:
 def _folder(cfg: ModelConfig, out: Path, state: dict[str, torch.Tensor] | None = None) -> Path:
     export(cfg, "hf").write(out)
     if state is not None:
-        safetensors_torch.save_file(hf_names(state, cfg.tie_embeddings), str(out / WEIGHTS_FILE))
+        metadata = {"format": "pt"}  # as export writes it (transformers 4 reads it)
+        safetensors_torch.save_file(hf_names(state, cfg.tie_embeddings), str(out / WEIGHTS_FILE), metadata=metadata)
     return out
 
 

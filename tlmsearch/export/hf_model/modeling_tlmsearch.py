@@ -73,7 +73,6 @@ class TlmsearchConfig(PretrainedConfig):
         self.rope_theta = rope_theta
         self.max_position_embeddings = max_position_embeddings
         self.initializer_range = initializer_range
-        self.tie_word_embeddings = tie_word_embeddings
         for name in ("intermediate_sizes", "query_heads", "key_value_heads", "block_widths"):
             value = getattr(self, name)
             if value is not None and len(value) != n:
@@ -84,6 +83,7 @@ class TlmsearchConfig(PretrainedConfig):
             if g < 1 or h % g:
                 raise ValueError(f"layer {layer}: key_value_heads {g} must divide query_heads {h}")
         super().__init__(**kwargs)
+        self.tie_word_embeddings = tie_word_embeddings  # after: transformers 4's init sets it from kwargs (True)
 
     def block_width(self, layer: int) -> int:
         return self.block_widths[layer] if self.block_widths else self.hidden_size
