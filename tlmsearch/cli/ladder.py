@@ -11,7 +11,7 @@ from typing import Any
 from tlmsearch.cli._config_args import add_config_arguments, config_overrides, parse_pairs, training_overrides
 from tlmsearch.cli._options import add_price_arguments
 from tlmsearch.cli._resource_flags import add_resource_flags, resources
-from tlmsearch.costs.plan import STEP_FLOOR_MS
+from tlmsearch.costs.plan import LINK_GB_S, STEP_FLOOR_MS, TRIAL_HOURS
 from tlmsearch.errors import UserError
 from tlmsearch.ladders.config import LadderConfig, ladder_train
 
@@ -95,6 +95,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "measured on an H200 at cpu-s; 0 = FLOPs only)",
     )  # fmt: skip
     pl.add_argument("--cpu-flops", type=float, help="sustained FLOP/s of the CPUs, for CPU-hours (> 0)")
+    pl.add_argument(
+        "--trial-hours", type=float, default=TRIAL_HOURS, metavar="H",
+        help=f"say for each point how many GPUs a trial should take to end within H hours (default {TRIAL_HOURS:g})",
+    )  # fmt: skip
+    pl.add_argument(
+        "--link-gb-s", type=float, default=LINK_GB_S, metavar="GB/S",
+        help=f"GB/s each way between a trial's GPUs, for its gradient all-reduce (default {LINK_GB_S:g}: one 400 Gb/s "
+        "InfiniBand port; 450 for NVLink within a node)",
+    )  # fmt: skip
     pl.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -162,7 +171,10 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "plan":
         from tlmsearch.ladders.plan import format_ladder_plan, plan_ladder
 
-        p = plan_ladder(build_config(args), gpu=args.gpu, mfu=args.mfu, cpu_flops=args.cpu_flops, step_ms=args.step_ms)
+        p = plan_ladder(
+            build_config(args), gpu=args.gpu, mfu=args.mfu, cpu_flops=args.cpu_flops, step_ms=args.step_ms,
+            trial_hours=args.trial_hours, link_gb_s=args.link_gb_s,
+        )  # fmt: skip
         print(json.dumps(p, indent=2) if args.json else format_ladder_plan(p))
         return 0
     if args.action in ("status", "report"):

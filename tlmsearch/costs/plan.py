@@ -92,6 +92,7 @@ BYTES_PER_PARAM_STATIC = 16  # fp32 weights + fp32 gradients + two fp32 AdamW mo
 EVAL_FLOPS_SHARE = 1.0 / 3.0  # a forward pass is ~1/3 of a training step's FLOPs per token
 STEP_FLOOR_MS = 10.0  # GPU time a step costs at least (measured once on an H200, see the module docstring)
 LINK_GB_S = 50.0  # one 400 Gb/s InfiniBand NDR port, each way (see the module docstring)
+TRIAL_HOURS = 24.0  # ladder plan: the wall time a trial should end within (a day: a common job limit)
 GRAD_BYTES = 4  # DDP all-reduces fp32 gradients (fp32 master weights under bf16 autocast)
 
 
@@ -322,6 +323,28 @@ def allreduce_seconds(params: int, workers: int, link_gb_s: float) -> float:
     return 2.0 * (workers - 1) / workers * GRAD_BYTES * params / (link_gb_s * 1e9)
 
 
+def run_seconds_on(gpu_seconds: float, steps: int, params: int, gpus: int, link_gb_s: float) -> float:
+    """Wall seconds of one run whose GPU time alone is `gpu_seconds`, trained data-parallel on
+    `gpus` GPUs: each takes its share, and every step adds the ring all-reduce of the gradients
+    (`allreduce_seconds`, not overlapped)."""
+    return gpu_seconds / gpus + steps * allreduce_seconds(params, gpus, link_gb_s)
+
+
+def gpus_within(
+    gpu_seconds: float, steps: int, params: int, hours: float, link_gb_s: float, most: int
+) -> tuple[int | None, float]:
+    """The fewest whole GPUs (1 to `most`) on which one run finishes within `hours`
+    (`run_seconds_on`), and its hours on them; (None, the fewest hours any count up to `most`
+    gives) when none does: the all-reduce alone, `steps` x its time, may exceed the limit."""
+    best = (1, run_seconds_on(gpu_seconds, steps, params, 1, link_gb_s))
+    for g in range(1, most + 1):
+        seconds = run_seconds_on(gpu_seconds, steps, params, g, link_gb_s)
+        if seconds <= hours * 3600.0:
+            return g, seconds / 3600.0
+        best = min(best, (g, seconds), key=lambda b: b[1])
+    return None, best[1] / 3600.0
+
+
 def _phase(
     cfg: PlanConfig, name: str, runs: int, steps: int, seq_len: int, fpt: float, slots: int, params: int = 0
 ) -> Phase:
@@ -333,7 +356,7 @@ def _phase(
     gpu_seconds = max(flop_seconds, steps * cfg.step_ms / 1000.0)
     workers = int(cfg.gpus_per_trial) if cfg.gpus_per_trial > 1 else 1
     comm_seconds = steps * allreduce_seconds(params, workers, cfg.link_gb_s)
-    run_hours = (gpu_seconds / cfg.gpus_per_trial + comm_seconds) / 3600.0
+    run_hours = (gpu_seconds / cfg.gpus_per_trial + comm_seconds) / 3600.0  # run_seconds_on for a whole count
     held_seconds = gpu_seconds + comm_seconds * workers  # GPU time held: the waits of the all-reduce too
     waves = -(-runs // slots)
     return Phase(

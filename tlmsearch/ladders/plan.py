@@ -25,7 +25,7 @@ from tlmsearch.configs.identity import candidates
 from tlmsearch.configs.lr_calibration import grid
 from tlmsearch.configs.resolve import trial_shape
 from tlmsearch.core.base import check_positive
-from tlmsearch.costs.plan import GPUS, STEP_FLOOR_MS
+from tlmsearch.costs.plan import GPUS, LINK_GB_S, STEP_FLOOR_MS, TRIAL_HOURS, gpus_within
 from tlmsearch.errors import ConfigError
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.points import PointSpec, point_size
@@ -46,6 +46,8 @@ class PointCost:
     profile_compute: float = 0.0  # mean FLOPs of one run over the profiles (0: `compute`)
     n_layers: int = 0
     head_dim: int = 0
+    params_total: int = 0  # of the point's uniform model: the gradients a data-parallel step all-reduces
+    largest_compute: float = 0.0  # FLOPs of one run of the point's costliest profile (0: `compute`)
 
     def _flops(self, runs: int) -> float:
         """Uniform's runs at `compute`, each profile's at its own FLOPs (a joint architecture held
@@ -103,6 +105,8 @@ def ladder_costs(cfg: LadderConfig) -> list[PointCost]:
                 extra + len(texts) * high_seeds,
                 n_layers=size.n_layers,
                 head_dim=size.head_dim,
+                params_total=size.params_total,
+                largest_compute=size.tokens * max(per_token),
                 extra_runs=extra,
                 profile_compute=size.tokens * (per_token[0] if len(set(per_token)) == 1 else fmean(per_token)),
             )
@@ -125,8 +129,14 @@ def plan_ladder(
     mfu: float = 0.4,
     cpu_flops: float | None = None,
     step_ms: float = STEP_FLOOR_MS,
+    trial_hours: float = TRIAL_HOURS,
+    link_gb_s: float = LINK_GB_S,
 ) -> dict[str, Any]:
-    """The ladder's price as plain data (what `tlmsearch ladder plan --json` prints)."""
+    """The ladder's price as plain data (what `tlmsearch ladder plan --json` prints). For each point,
+    `gpus_per_trial`: the fewest GPUs on which its costliest run finishes within `trial_hours`, trained
+    data-parallel with its gradients all-reduced over `link_gb_s` (`costs.plan.gpus_within`, the price
+    `tlmsearch plan` gives a trial of several GPUs; at most train.batch_size, one window a worker),
+    with `trial_hours_on` those GPUs; None when no count does it (then the fewest hours any gives)."""
     if gpu not in GPUS:
         raise ConfigError(f"gpu={gpu!r} is unknown; choose one of: {', '.join(GPUS)}")
     if not 0.0 < mfu <= 1.0:
@@ -136,6 +146,10 @@ def plan_ladder(
             f"cpu_flops={cpu_flops:g} must be a finite number of FLOP/s above 0 (leave it out: no CPU-hours)"
         )
     check_positive("step_ms", step_ms, allow_zero=True)
+    if not (math.isfinite(trial_hours) and trial_hours > 0):
+        raise ConfigError(f"trial_hours={trial_hours:g} must be a finite number of hours above 0")
+    if not (math.isfinite(link_gb_s) and link_gb_s > 0):
+        raise ConfigError(f"link_gb_s={link_gb_s:g} must be a finite number of GB/s above 0")
     cfg.check_arm()
     costs = ladder_costs(cfg)
     peak = GPUS[gpu].bf16_dense_flops * mfu
@@ -147,6 +161,12 @@ def plan_ladder(
     gpu_low = sum(gpu_seconds(c, c.runs_low, c.flops_low) for c in costs) / 3600
     gpu_high = sum(gpu_seconds(c, c.runs_high, c.flops_high) for c in costs) / 3600
     computes = [c.compute for c in costs]
+
+    def within(c: PointCost) -> tuple[int | None, float]:
+        one = gpu_seconds(c, 1, c.largest_compute or c.compute)
+        return gpus_within(one, c.steps, c.params_total, trial_hours, link_gb_s, cfg.train.batch_size)
+
+    fits = [within(c) for c in costs]
     return {
         "points": [
             {
@@ -160,9 +180,14 @@ def plan_ladder(
                 "runs": [c.runs_low, c.runs_high],
                 "flops": [c.flops_low, c.flops_high],
                 "step_bound": gpu_seconds(c, c.runs_high, c.flops_high) > c.flops_high / peak,
+                "params_total": c.params_total,
+                "gpus_per_trial": gpus,
+                "trial_hours_on": hours,
             }
-            for c in costs
+            for c, (gpus, hours) in zip(costs, fits, strict=True)
         ],
+        "trial_hours": trial_hours,
+        "link_gb_s": link_gb_s,
         "arm": cfg.arm,
         "profiles": max(profile_count(cfg, spec) for spec in cfg.specs),
         "seeds": cfg.seeds or f"planned ({cfg.pilot_seeds}-{cfg.max_seeds})",
@@ -202,11 +227,22 @@ def format_ladder_plan(p: dict[str, Any]) -> str:
             f"{q['steps']:>9,} steps  {q['flops_per_run']:.3g} FLOPs a run  x {span(q['runs'], 'd')} runs"
             + ("  (step-bound)" if q["step_bound"] else "")
         )
+        if q["gpus_per_trial"] is not None:
+            g = q["gpus_per_trial"]
+            lines.append(f"  {'':<28} a run on {g} GPU{'s' * (g != 1)}: {q['trial_hours_on']:.3g} h")
+        else:
+            lines.append(f"  {'':<28} no GPU count finishes a run within {p['trial_hours']:g} h "
+                         f"(at best {q['trial_hours_on']:.3g} h)")  # fmt: skip
     lines.append(
         f"total {span(p['flops'], '.3g')} FLOPs (matrix products; evaluation and start-up not counted): "
         f"{span(p['gpu_hours'], '.3g')} GPU-hours on {p['gpu']} at MFU {p['mfu']:g} and at least "
         f"{p['step_ms']:g} ms a step"
         + (f"; {span(p['cpu_hours'], '.3g')} CPU-hours at {p['cpu_flops']:.3g} FLOP/s" if p["cpu_hours"] else "")
+    )
+    lines.append(
+        f"GPUs a trial: the fewest on which a point's costliest run ends within {p['trial_hours']:g} h "
+        f"(--trial-hours), data-parallel, each step's fp32 gradient all-reduce (ring) at {p['link_gb_s']:g} GB/s "
+        "(--link-gb-s) not overlapped, as tlmsearch plan prices it: --gpus-per-trial N for that point"
     )
     return "\n".join(lines)
 
