@@ -52,3 +52,20 @@ def test_a_thousand_random_bowties_resolve_within_the_snap_radius(preset: str, a
         wider += max(heads) * head > d
         narrowed += min(heads) * head < d
     assert (ends, wider, narrowed) == COUNTS[(preset, arch)]
+
+
+def test_the_docs_say_what_the_thousand_profiles_show() -> None:
+    """The pinned counts move ends and widen blocks past d_model: the family's description (the
+    families table in docs/concepts.md is generated from it) and the resolver's docstring say so."""
+    from pathlib import Path
+
+    from tlmsearch.profiles import joint
+    from tlmsearch.profiles.families import FAMILIES
+
+    assert any(c[0] for c in COUNTS.values()) and any(c[1] for c in COUNTS.values())
+    said = FAMILIES["joint"].description
+    assert f"within {SNAP_RADIUS} heads" in said and "the ends included" in said and "wider than d_model" in said
+    concepts = (Path(__file__).resolve().parents[3] / "docs" / "concepts.md").read_text()
+    assert said in concepts
+    doc = " ".join((joint.__doc__ or "").split())
+    assert "the first and last included" in doc and "wider than d_model" in doc
