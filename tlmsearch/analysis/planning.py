@@ -57,9 +57,9 @@ class SeedPlan:
     alpha: float
     n_candidates: int
     power: float
-    # what pairing by seed bought in the pilot (`pairing.Pairing`): the seed correlation of cosine
-    # and the candidates (median) and the unpaired sd of the spread-setting candidate's difference,
-    # sqrt(sd_cosine^2 + sd_candidate^2); None when not measured (a plan from a given sd)
+    # what pairing by seed bought in the pilot (`pairing.Pairing`): the seed correlation of the reference
+    # (cosine unless chosen) and the candidates (median) and the unpaired sd of the spread-setting
+    # candidate's difference, sqrt(sd_reference^2 + sd_candidate^2); None when not measured (a plan from a given sd)
     correlation: float | None = field(default=None, compare=False)
     unpaired_sd: float | None = field(default=None, compare=False)
 

@@ -340,7 +340,15 @@ def verify(
     if auto:
         pilot = first_seeds
         seed_plan, spread = plan_from_pilot(
-            mine(pilot), pilot, margin=margin, alpha=alpha, max_seeds=max_seeds, power=power, method=method
+            mine(pilot),
+            pilot,
+            margin=margin,
+            alpha=alpha,
+            max_seeds=max_seeds,
+            power=power,
+            method=method,
+            reference=reference,
+            aliases=aliases,
         )
         decide_on = decision_seeds(seed_plan, pilot)
         if (done := extended(decide_on, pilot, (planned, list(new)))) is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -99,3 +100,24 @@ def test_more_max_seeds_at_a_higher_alpha_is_a_new_stage(finished: tuple[Path, F
     assert seq["looks_taken"] == 2 and math.isclose(seq["alpha_spent"], 0.1)
     (v,) = result.verdicts
     assert "the whole history" in v.headline
+
+
+def test_a_chosen_reference_plans_the_seeds_from_its_own_pairs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`verify --reference X --seeds auto`: the pilot's spread that plans the seeds is the spread of
+    the candidates' gains over X (what the verdict tests), not over cosine. Pilot seeds 1-3, a shared
+    seed offset, and own noise only for X (+0.03, -0.03, 0) and uniform (0, 0, +0.03): over cosine
+    the largest sd is X's, 0.03; over X it is uniform's, sd(-0.03, +0.03, +0.03) = 0.0346."""
+    ref = "knots:k0=1,k1=1.2"
+    own = {ref: (0.03, -0.03, 0.0), "uniform": (0.0, 0.0, 0.03)}
+    run = write_run(tmp_path / "run", search_records())
+    fake = FakeRuns()
+    monkeypatch.setattr(
+        fake,
+        "loss",
+        lambda spec, seed: EQUAL + 0.05 * seed + (own.get(spec, (0.0,) * 3)[seed - 1] if seed <= 3 else 0.0),
+    )
+    monkeypatch.setattr("tlmsearch.tuning.verify.run_fixed", fake)
+    verify(run, top_k=1, steps=STEPS, max_seeds=6, reference=ref, progress=False)
+    doc = json.loads((run / VERIFY).read_text())
+    assert doc["reference"] == ref and doc["pilot_seeds"] == [1, 2, 3]
+    assert doc["plan"]["sd"] == pytest.approx(statistics.stdev([-0.03, 0.03, 0.03]), abs=1e-9)  # not 0.03
