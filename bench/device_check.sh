@@ -10,6 +10,8 @@
 #           to OUTDIR every 10 s, so the finished trials come back even when the deadline cuts it.
 # Optional steps (not in the default list): packing (fractional-GPU search, bench_gpu packing) and
 # tests (pytest -m gpu). STEPS="families verify" runs a subset, in the order given.
+# workers:  one run on every GPU of the machine (up to 8) as data-parallel workers against one GPU,
+#           when it has more than one; else one line saying there was one.
 # The whole call keeps to TOTAL seconds (default 530): each step gets the smaller of its own cap
 # (T_PACK, T_FAMILIES, T_VERIFY, ...) and what is left of TOTAL less a reserve for packing up; a step
 # that fails or runs out of time does not stop the others, and summary.log says what each gave.
@@ -111,6 +113,39 @@ $PY -m bench.bench_gpu packing "$RUNS/alone" "$RUNS/packed" 2>&1 | tee -a "$OUT/
 tar -czf "$OUT/packing-runs.tgz" --exclude=tune --exclude="*.pt" -C "$RUNS" alone packed 2>/dev/null
 }
 
+step_workers() {
+# one run on several data-parallel workers of one GPU each against the same run on one GPU (the
+# numbers the same to bf16 rounding, the speed-up on this machine); with one GPU, says so. SMALL=1
+# runs it on 2 CPU workers (gloo) to check the step itself.
+local n w
+n=$($PY -c "import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)" 2>/dev/null || echo 0)
+if [ "$DEV" = cuda ] && [ "$n" -le 1 ]; then
+  log "multi-worker step skipped: $n GPU on this machine (it needs more than one)"
+  return
+fi
+w=$([ "$DEV" = cuda ] && echo $((n < 8 ? n : 8)) || echo 2)
+log "one run on $w data-parallel workers ($DEV) against 1, $BIG, $TSTEPS steps"
+TARGS=(train --preset "$BIG" "${TOK[@]}" --device "$DEV" --steps "$TSTEPS" --eval-interval "$TSTEPS" --batch-size 8
+  --runs-dir "$RUNS" --json)
+timeout -k 10 "$(budget "${T_WORKERS:-120}")" $PY -m tlmsearch "${TARGS[@]}" --name workers1 >"$OUT/workers1.json" \
+  2>"$OUT/workers1.log"
+log "   1 worker: exit $?"
+timeout -k 10 "$(budget "${T_WORKERS:-150}")" $PY -m tlmsearch "${TARGS[@]}" --name "workers$w" --workers-per-trial "$w" \
+  >"$OUT/workers$w.json" 2>"$OUT/workers$w.log"
+log "   $w workers: exit $?"
+$PY - "$OUT/workers1.json" "$OUT/workers$w.json" <<'PYEOF' 2>&1 | tee -a "$OUT/summary.log"
+import json, sys
+try:
+    a, b = (json.load(open(p)) for p in sys.argv[1:3])
+    ma, mb = a["metrics"], b["metrics"]
+    print(f"   workers {a['workers']} vs {b['workers']}: val_loss {ma['val_loss']:.5f} vs {mb['val_loss']:.5f} "
+          f"(diff {abs(ma['val_loss'] - mb['val_loss']):.2g}); training {ma['wall_s']:.1f} s vs {mb['wall_s']:.1f} s "
+          f"({ma['wall_s'] / mb['wall_s']:.2f}x faster on {b['workers']})")
+except Exception as exc:  # a step that failed: its logs say why
+    print(f"   no comparison: {type(exc).__name__}: {exc}")
+PYEOF
+}
+
 step_tests() {
 log "GPU tests"
 timeout -k 10 "$(budget "${T_TESTS:-100}")" $PY -m pytest -q -p no:cacheprovider -m gpu tests/unit/test_trainer.py \
@@ -118,7 +153,7 @@ timeout -k 10 "$(budget "${T_TESTS:-100}")" $PY -m pytest -q -p no:cacheprovider
 log "   exit $?: $(tail -1 "$OUT/gpu_tests.log")"
 }
 
-for s in ${STEPS:-pack families verify}; do
+for s in ${STEPS:-pack families verify workers}; do
   if [ $(($(date +%s) - T0 + 20)) -ge "$TOTAL" ]; then log "no time left for $s"; continue; fi
   "step_$s"
 done
