@@ -107,3 +107,13 @@ def test_the_live_lines_time_left_spans_the_ended_runs_and_the_load() -> None:
     assert line.endswith(" | 43s-1m46s left")
     narrow = summary_line("demo", records, 8, 4, 65.0, trials=trials, width=79, drift=2.0)
     assert narrow.split(" | ")[:4] == ["search demo", "2/8 ended", "best 5.0000", "43s-1m46s left"]
+
+
+def test_between_two_trials_the_time_left_counts_every_place() -> None:
+    """One trial has just ended and the next not yet started: 1 running of 2 places, ETA 30 s,
+    4 waiting (2 ended of 7) in 2 rounds of 2, not 4 rounds of 1: 30 + 2 x 10 = 50 s to
+    30 + 2 x 20 = 70 s (the measured run of 119 fresh seeds said 1h35m-10h55m left with 56 min
+    left: the waiting runs counted in rounds of one)."""
+    trials = [Running("ab_00002 knots", 60, 120, 4096.0, 30.0)]
+    assert search_left(_ended([10.0, 20.0]), 7, trials, 1, places=2) == pytest.approx((50.0, 70.0))
+    assert search_left(_ended([10.0, 20.0]), 7, trials, 1) == pytest.approx((70.0, 110.0))  # no places known

@@ -73,6 +73,7 @@ def summary_line(
     trials: list[Running] | None = None,
     width: int | None = None,
     drift: float = 1.0,
+    places: int = 0,
 ) -> str:
     """The progress line for these ended records (pure); `trials`: where each running trial is;
     `drift`: how much slower than measured the rest may run (`search_left`). With `width` (a
@@ -91,7 +92,7 @@ def summary_line(
     if full:
         best = min(full, key=lambda r: r.metric(metric))
         tail.append(f"best {metric} {best.metric(metric):.4f} ({trial_name(best)})")
-    left = search_left(records, total, trials or [], running, drift)
+    left = search_left(records, total, trials or [], running, drift, places)
     left_part = f"{left_text(*left)} left" if left is not None else "time left unknown"
     line = " | ".join([*head, running_part, *tail, left_part])
     if width is None or len(line) <= width:
@@ -108,14 +109,20 @@ def summary_line(
 
 
 def search_left(
-    records: list[TrialRecord], total: int, trials: list[Running], running: int, drift: float = 1.0
+    records: list[TrialRecord],
+    total: int,
+    trials: list[Running],
+    running: int,
+    drift: float = 1.0,
+    places: int = 0,
 ) -> tuple[float, float] | None:
     """Seconds until the search (or batch of runs) ends, as (low, high) (pure): the longest ETA
     of the running trials (at their own measured pace), then the trials not started, in rounds of
-    as many as run now, each from the shortest to the longest wall time of the ended ones (their
-    spread); the high end `drift` times slower (`costs.estimate.load_drift`: the load may change
-    under what is left, as a price's slow end is widened). None while no wall time is known and
-    trials wait."""
+    as many as run at once (`places`: the most seen running, so that a moment between two trials
+    does not halve them; else those running now), each from the shortest to the longest wall
+    time of the ended ones (their spread); the high end `drift` times slower
+    (`costs.estimate.load_drift`: the load may change under what is left, as a price's slow end
+    is widened). None while no wall time is known and trials wait."""
     etas = [t.eta_s for t in trials if t.eta_s is not None]
     waiting = max(0, total - len(records) - running)
     walls = [r.wall_s for r in records if r.wall_s > 0]
@@ -123,7 +130,7 @@ def search_left(
         return None
     if not waiting and running and not etas:
         return None
-    rounds = -(-waiting // max(1, running))
+    rounds = -(-waiting // max(1, running, places))
     low = max(etas, default=0.0) + rounds * min(walls, default=0.0)
     high = max(etas, default=0.0) + rounds * max(walls, default=0.0)
     return low, high * max(1.0, drift)
@@ -179,6 +186,7 @@ class ProgressView(Callback):
         self._said: str | None = None  # the last line printed, less its name and elapsed time
         self._records: list[TrialRecord] = []
         self._steps: dict[str, int] = {}  # trial id -> latest evaluated step
+        self._places = 0  # the most trials seen running at once: the places the waiting ones get
         self.max_steps = writer.cfg.train.steps
 
     def __getstate__(self) -> dict[str, Any]:  # Tune pickles its callbacks (never unpickled here)
@@ -200,6 +208,7 @@ class ProgressView(Callback):
     def _print(self, trials: list, final: bool = False) -> None:
         ended = {r.trial_id for r in self._records}
         live = [t for t in trials if t.status == "RUNNING" and t.trial_id not in ended]
+        self._places = max(self._places, len(live))
         where = [
             running_from(running_name(t.trial_id, t.config), read_progress(t.trial_id), self._steps.get(t.trial_id),
                          self.max_steps)
@@ -215,6 +224,7 @@ class ProgressView(Callback):
             trials=where,
             width=width,
             drift=self._drift(),
+            places=self._places,
         )
         news = line.partition(" | ")[2]  # what the line says, less its name and elapsed time
         if final and not self.tty and news == self._said:
