@@ -12,12 +12,13 @@ import pytest
 from analysis_fakes import record, search_records, write_run
 from cli_runs import tiny_search
 
-from tlmsearch.analysis.pilot import decision_seeds, estimate_text, pilot_spread, plan_from_pilot
+from tlmsearch.analysis.pilot import decision_seeds, pilot_spread, plan_from_pilot
 from tlmsearch.analysis.planning import plan_seeds
 from tlmsearch.analysis.stats import MIN_BOOTSTRAP_SEEDS
 from tlmsearch.analysis.summary import summarize
 from tlmsearch.cli import main
 from tlmsearch.configs.verify import check_plan_options, seed_count
+from tlmsearch.costs.estimate import estimate_text
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.layout import VERIFY
 

@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 import tlmsearch.costs.calibrate as cal
-from tlmsearch.analysis.pilot import estimate_text
 from tlmsearch.configs.presets import preset
 from tlmsearch.core.base import DataConfig, TrainConfig
-from tlmsearch.costs.estimate import Estimate, Rate, load_drift, widened, widened_pace
+from tlmsearch.costs.estimate import Estimate, Rate, estimate_text, load_drift, widened, widened_pace
 from tlmsearch.costs.rates import rate_shape, record_rate
 from tlmsearch.rundir.records import TrialRecord
 from tlmsearch.tuning.progress import Running, left_text, search_left, summary_line

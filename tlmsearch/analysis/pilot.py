@@ -26,7 +26,6 @@ from tlmsearch.analysis.planning import SeedPlan, at_least, plan_seeds
 from tlmsearch.analysis.stats import MIN_BOOTSTRAP_SEEDS
 from tlmsearch.analysis.verdict import find_reference, reference_name
 from tlmsearch.configs.verify import DEFAULT_MAX_SEEDS
-from tlmsearch.costs.estimate import Estimate, range_text, widened_pace
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.records import as_records
 
@@ -129,59 +128,10 @@ def decision_seeds(plan: SeedPlan, pilot: Sequence[int]) -> list[int]:
     return [start + i for i in range(plan.final_seeds)]
 
 
-def estimate_text(
-    runs: int,
-    pilot_runs: int,
-    pilot_wall_s: float,
-    run_wall_s: float,
-    *,
-    drift: float = 1.0,
-    priced: Estimate | None = None,
-    load_note: str = "",
-) -> str:
-    """'12m00s-30m00s (...)' for `runs` more runs: a range, like every price before training.
-
-    The pace is the pilot's measured wall time: `pilot_wall_s` for its `pilot_runs` trained runs
-    together (parallelism, start-up and the load it ran beside included); when the pilot was
-    fully reused (0 runs), the records' mean wall time per run (`run_wall_s`, one at a time)
-    stands in. Its slow end is widened by `drift` (`costs.estimate.load_drift`: the load may
-    change under a long stage, as it did under the pilot), and the range is never narrower than
-    `priced` (the same runs at the spread of the recorded step rates, the pilot's among them);
-    `load_note` says the load the drift was read from.
-    """
-    if runs == 0:
-        return "nothing left to train"
-    if pilot_runs > 0 and pilot_wall_s > 0:
-        per = pilot_wall_s / pilot_runs
-        how = f"{per:.1f} s a run as the pilot ran: {pilot_runs} runs in {_dur(pilot_wall_s)}"
-    elif run_wall_s > 0:
-        per = run_wall_s
-        how = f"{per:.1f} s a run, the pilot records' mean training time, one at a time"
-    elif priced is not None:
-        return f"{priced.text()} (no timing from the pilot: at the recorded step rates)"
-    else:
-        return "no timing from the pilot"
-    low, high = widened_pace(runs, per, drift, priced)
-    if drift > 1.0:
-        how += f"; up to x{drift:.2g} slower" + (f" {load_note}" if load_note else "")
-    if priced is not None:
-        how += f"; at the recorded step rates {priced.text()}"
-    return f"{range_text(low, high)} ({how})"
-
-
-def _dur(s: float) -> str:
-    if s < 90:
-        return f"{s:.0f} s"
-    if s < 5400:
-        return f"{s / 60:.1f} min"
-    return f"{s / 3600:.1f} h"
-
-
 __all__ = [
     "DEFAULT_MAX_SEEDS",
     "PilotSpread",
     "decision_seeds",
-    "estimate_text",
     "pilot_spread",
     "plan_from_pilot",
 ]

@@ -22,7 +22,7 @@ from typing import Any, TextIO
 from tlmsearch.configs.presets import preset
 from tlmsearch.configs.resolve import trial_length_line, trial_shape
 from tlmsearch.configs.search import SearchConfig
-from tlmsearch.costs.calibrate import rate_or_reason
+from tlmsearch.costs.calibrate import current_load, rate_or_reason
 from tlmsearch.costs.estimate import Estimate, Work, estimate, fixed_work, load_drift, plan_line, search_work
 from tlmsearch.costs.phases import lr_runs, search_runs
 from tlmsearch.costs.price import LIMIT_HOURS, check_price
@@ -140,7 +140,6 @@ def load_drift_here(cfg: SearchConfig) -> tuple[float, str]:
     was read from: (1.0, "") for trials on a GPU."""
     if cfg.gpu_share > 0:
         return 1.0, ""
-    from tlmsearch.costs.calibrate import current_load
     from tlmsearch.training.hardware import cpu_count  # lazy: heavy (torch)
 
     cores = cpu_count()

@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from ray.tune import Callback
 
+from tlmsearch.costs.calibrate import current_load
 from tlmsearch.costs.estimate import duration, elapsed_text, fit_line, load_drift
 from tlmsearch.profiles import ProfileSpec
 from tlmsearch.rundir.records import SEARCH_KINDS, TrialRecord
@@ -240,7 +241,6 @@ class ProgressView(Callback):
         """`costs.estimate.load_drift` of trials on this machine's CPU now (1 for GPU trials)."""
         if getattr(self.writer.cfg, "gpu_share", 0) > 0:
             return 1.0
-        from tlmsearch.costs.calibrate import current_load
         from tlmsearch.training.hardware import cpu_count  # lazy: heavy (torch)
 
         cores = cpu_count()

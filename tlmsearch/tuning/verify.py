@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.analysis.collect import label
-from tlmsearch.analysis.pilot import decision_seeds, estimate_text, plan_from_pilot
+from tlmsearch.analysis.pilot import decision_seeds, plan_from_pilot
 from tlmsearch.analysis.plan import CONTROLS, Planned, plan, same_training
 from tlmsearch.analysis.planning import SeedPlan
 from tlmsearch.analysis.rate_check import RateCheck
@@ -43,6 +43,7 @@ from tlmsearch.configs.verify import (
     check_controls_build,
     retrain_config,
 )
+from tlmsearch.costs.estimate import estimate_text
 from tlmsearch.costs.price import LIMIT_HOURS
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.profiles import ProfileSpec, expand_profile_sets
