@@ -71,9 +71,14 @@ def check_resources(cfg: SearchConfig, address: str | None = None) -> None:
         from tlmsearch.training.hardware import cpu_count  # lazy: heavy (torch)
 
         nodes, where = [{"CPU": float(cpu_count()), "GPU": float(local_gpus())}], "this machine has"
-    problem = fit_problem(nodes, cfg.cpus_per_trial, cfg.gpu_share, where) or workers_problem(
-        nodes, cfg.workers_per_trial, cfg.cpus_per_trial, cfg.gpu_share
-    )
+    problem = fit_problem(nodes, cfg.cpus_per_trial, cfg.gpu_share, where)
+    if problem and cfg.workers_per_trial > 1:  # the figures are one worker's: say what the trial asks
+        n = cfg.workers_per_trial
+        problem += (
+            f" (per worker: a trial of {n} workers asks for {n * cfg.gpu_share:g} GPUs and "
+            f"{n * cfg.cpus_per_trial:g} CPUs)"
+        )
+    problem = problem or workers_problem(nodes, cfg.workers_per_trial, cfg.cpus_per_trial, cfg.gpu_share)
     if problem:
         raise ConfigError(problem)
 

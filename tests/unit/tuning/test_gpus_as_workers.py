@@ -72,6 +72,13 @@ def test_a_trial_of_n_gpus_holds_one_gpu_per_worker_on_a_mocked_gpu_node(monkeyp
     monkeypatch.setattr("tlmsearch.tuning.resources.local_gpus", lambda: 2)
     with pytest.raises(ConfigError, match="workers_per_trial=4 with cpus_per_trial=1 and gpus_per_trial=1 per worker"):
         check_resources(four)
+    monkeypatch.setattr("tlmsearch.tuning.resources.local_gpus", lambda: 0)
+    with pytest.raises(ConfigError) as e:  # a CPU machine: the message speaks of the trial the user asked for
+        check_resources(four)
+    assert str(e.value) == (
+        "gpus_per_trial=1 but this machine has 0 GPUs (no CUDA device) "
+        "(per worker: a trial of 4 workers asks for 4 GPUs and 4 CPUs)"
+    )
 
 
 def test_every_command_that_takes_the_flag_reads_it_so() -> None:
