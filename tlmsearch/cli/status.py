@@ -199,10 +199,10 @@ def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
             values = "  ".join(f"{o}={_fmt(r[o])}" for o in s["objectives"])
             gap = f"  {gap_text(r) if r is not rows[0] else 'best':<27}" if title.startswith("best") else ""
             print(f"  {r['trial_id']:>10}  {r['kind']:<8} {r['status']:<8} {values}{gap}  {display_name(r['profile'])}")
-        if title.startswith("best") and s["screen_ties"]:
-            print(f"  {screen_text(s['screen_ties'])}")
             if (axes := axes_text(r)) is not None:  # a joint architecture: every axis, per layer
                 print(f"  {'':>10}  per layer: {axes}")
+        if title.startswith("best") and s["screen_ties"]:
+            print(f"  {screen_text(s['screen_ties'])}")
     for f in s["failed"]:
         print(f"failed {f['trial_id']}: {f['reason']}")
 
