@@ -63,10 +63,7 @@ def check_resources(cfg: SearchConfig, address: str | None = None) -> None:
     """A trial must fit on one node: this machine, or one alive node of the joined cluster."""
     check_device(cfg, address)
     if address:
-        import ray
-
-        nodes = [dict(n.get("Resources", {})) for n in ray.nodes() if n.get("Alive")]
-        where = "the largest Ray node has"
+        nodes, where = ray_nodes(), "the largest Ray node has"
     else:
         from tlmsearch.training.hardware import cpu_count  # lazy: heavy (torch)
 
@@ -81,6 +78,13 @@ def check_resources(cfg: SearchConfig, address: str | None = None) -> None:
     problem = problem or workers_problem(nodes, cfg.workers_per_trial, cfg.cpus_per_trial, cfg.gpu_share)
     if problem:
         raise ConfigError(problem)
+
+
+def ray_nodes() -> list[dict[str, float]]:
+    """The resources of every alive node of the Ray this process is connected to."""
+    import ray
+
+    return [dict(n.get("Resources", {})) for n in ray.nodes() if n.get("Alive")]
 
 
 def workers_problem(nodes: Sequence[Mapping[str, float]], workers: int, cpus: float, gpus: float) -> str | None:

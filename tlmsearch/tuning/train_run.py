@@ -24,7 +24,7 @@ from tlmsearch.configs.search import AUTO_GPUS, check_workers
 from tlmsearch.core.base import DataConfig, ModelConfig, TrainConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.tuning.ray_session import ensure_ray
-from tlmsearch.tuning.resources import workers_problem
+from tlmsearch.tuning.resources import ray_nodes, workers_problem
 
 Report = Callable[[int, dict[str, float]], None]
 
@@ -32,10 +32,7 @@ Report = Callable[[int, dict[str, float]], None]
 def check_workers_fit(workers: int, threads: int, gpu: bool) -> None:
     """Refuse `workers` workers (each `threads` CPUs and, with `gpu`, one GPU) that the running
     Ray cannot hold at once (Ray Train would wait for them for ever)."""
-    import ray  # lazy: heavy
-
-    nodes = [dict(n.get("Resources", {})) for n in ray.nodes() if n.get("Alive")]
-    problem = workers_problem(nodes, workers, float(threads), 1.0 if gpu else 0.0)
+    problem = workers_problem(ray_nodes(), workers, float(threads), 1.0 if gpu else 0.0)
     if problem:
         raise ConfigError(problem.replace("workers_per_trial", "--workers-per-trial", 1))
 
