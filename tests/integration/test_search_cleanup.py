@@ -2,7 +2,9 @@
 
 Each search runs as its own process (its own local Ray) with TMPDIR pointing into the test's
 folder, so the trial folders it makes can be watched without confusing them with those of
-other processes on the machine; its Ray session folder is the one whose name ends in its pid.
+other processes on the machine; its Ray session folder is the one whose name ends in its pid and
+that was not there before it started (pids wrap: a folder left in /tmp/ray by an older process
+of the same pid is not this search's).
 """
 
 from __future__ import annotations
@@ -37,7 +39,13 @@ def short_tmp(tmp_path: Path) -> Iterator[Path]:
     shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _sessions(tmp_path: Path) -> set[str]:
+    tmp = (tmp_path / "tmp").resolve()
+    return {str(p) for p in [*Path("/tmp/ray").glob("session_*"), *tmp.glob("ray/session_*")]}
+
+
 def _search(tmp_path: Path, name: str, steps: int) -> subprocess.Popen[str]:
+    (tmp_path / "sessions_before.txt").write_text("\n".join(sorted(_sessions(tmp_path))))
     tmp = (tmp_path / "tmp").resolve()
     env = {**os.environ, "TMPDIR": str(tmp), "TLMSEARCH_CACHE": str(tmp_path / "cache")}
     cmd = [sys.executable, "-m", "tlmsearch", "search", *TINY, "--steps", str(steps), "--name", name]
@@ -50,9 +58,8 @@ def _search(tmp_path: Path, name: str, steps: int) -> subprocess.Popen[str]:
 def _leftovers(tmp_path: Path, pid: int) -> list[str]:
     tmp = (tmp_path / "tmp").resolve()
     trial_dirs = [str(p) for p in tmp.rglob("tlmsearch-*")]
-    sessions = [str(p) for p in Path("/tmp/ray").glob(f"session_*_{pid}")] + [
-        str(p) for p in tmp.glob(f"ray/session_*_{pid}")
-    ]
+    before = set((tmp_path / "sessions_before.txt").read_text().splitlines())
+    sessions = sorted(s for s in _sessions(tmp_path) - before if s.endswith(f"_{pid}"))
     return trial_dirs + sessions
 
 
