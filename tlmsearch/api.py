@@ -355,10 +355,23 @@ def ladder(
 
 @_ends_cleanly_on_sigterm
 def resume_ladder(
-    run_dir: str | Path, *, address: str | None = None, progress: bool = True, **resources: float | None
+    run_dir: str | Path,
+    *,
+    address: str | None = None,
+    progress: bool = True,
+    max_seeds: int | None = None,
+    profiles: Sequence[str] | None = None,
+    **resources: float | None,
 ) -> LadderResult:
     """Continue an interrupted ladder without training any finished run again (`resources`:
-    `cpus_per_trial`, `gpus_per_trial`, `workers_per_trial`, as in `resume`)."""
+    `cpus_per_trial`, `gpus_per_trial`, `workers_per_trial`, as in `resume`). `max_seeds` and
+    `profiles` (None = keep) change the plan of the points whose verification has not begun
+    (`ladders.point_plan`): a ladder cut at its dear points; the begun ones keep theirs."""
+    from tlmsearch.ladders.point_plan import change_plan
+
+    for line in change_plan(_run_dir(run_dir, "resume_ladder"), max_seeds=max_seeds, profiles=profiles):
+        if progress:
+            print(line, flush=True)
     _change_resources(_run_dir(run_dir, "resume_ladder"), resources, progress)
     return _finish_ladder(run_ladder(_run_dir(run_dir, "resume_ladder"), address=address, progress=progress), progress)
 

@@ -76,6 +76,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     res.add_argument("--address", help="join this Ray cluster ('auto' or host:port)")
     res.add_argument("--quiet", action="store_true", help="no progress lines")
     add_resource_flags(res, ladder=True)
+    g = res.add_argument_group(
+        "the plan from here on (points whose verification has begun keep theirs; the README's ladder shows each)"
+    )
+    g.add_argument(
+        "--max-seeds", type=int, metavar="N",
+        help="cap on seeds per profile for the points not begun (>= the pilot's seeds): a ladder dearer than the "
+        "machine, cut at its large points",
+    )  # fmt: skip
+    g.add_argument(
+        "--profiles", nargs="*", metavar="PROFILE",
+        help="profiles beside cosine and uniform for the points not begun (none: those two only); the trend of a "
+        "profile dropped is fitted over the points that trained it",
+    )  # fmt: skip
     for name, text in (("status", "each point's phases and verdict"), ("report", "write the ladder's report")):
         q = sub.add_parser(name, help=text)
         q.add_argument("ladder_dir", metavar="LADDER_DIR")
@@ -210,7 +223,10 @@ def run(args: argparse.Namespace) -> int:
         from tlmsearch.ladders.files import load_config
 
         load_config(args.ladder_dir)
-        result = resume_ladder(args.ladder_dir, address=args.address, progress=not args.quiet, **resources(args))
+        plan = {"max_seeds": args.max_seeds, "profiles": args.profiles}
+        result = resume_ladder(
+            args.ladder_dir, address=args.address, progress=not args.quiet, **plan, **resources(args)
+        )
     else:
         cfg = build_config(args)
         result = ladder(cfg, address=args.address, progress=not args.quiet, yes=args.yes, max_hours=args.max_hours)
@@ -222,6 +238,7 @@ def status_rows(ladder_dir: Any) -> list[dict[str, Any]]:
     from pathlib import Path
 
     from tlmsearch.ladders.files import load_config, read_state
+    from tlmsearch.ladders.point_plan import plan_note
     from tlmsearch.rundir.records import read_records
 
     cfg = load_config(ladder_dir)
@@ -237,6 +254,7 @@ def status_rows(ladder_dir: Any) -> list[dict[str, Any]]:
                 "search": phases.get(f"{spec.name}/search", {}).get("status", "pending"),
                 "verify": phases.get(f"{spec.name}/verify", {}).get("status", "pending"),
                 "runs": sum(r.kind == "verify" and r.status == "complete" for r in recs),
+                "plan": plan_note(cfg, sub),
             }
         )
     return rows
@@ -259,6 +277,6 @@ def print_status(ladder_dir: Any, as_json: bool = False) -> None:
     for r in rows:
         print(
             f"  {r['point']:<28} search {r['search']:<8} verify {r['verify']:<8} {r['runs']:>4} runs  "
-            f"{outcomes.get(r['name']) or ''}"
+            f"{outcomes.get(r['name']) or ''}" + (f" ({r['plan']})" if r["plan"] else "")
         )
     print(f"  {s['conclusion']}")

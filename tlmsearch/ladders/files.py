@@ -3,7 +3,8 @@
     runs/<ladder>/
       ladder.yaml           the resolved LadderConfig
       ladder_state.json     each point's phases (search, verify): pending / running / done
-      <point>/              one run directory per point (search.yaml, trials.jsonl, verify.json)
+      <point>/              one run directory per point (search.yaml, trials.jsonl, verify.json,
+                            point_plan.json: its seed cap and profiles once begun, `point_plan`)
       summary.json, summary.md, report.html   the ladder's report (`ladder.report`)
 
 The state file only says where the ladder is, for `status`; resuming trusts the records: a
@@ -23,6 +24,7 @@ from tlmsearch.errors import UserError
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.gains import PointResult, point_result
 from tlmsearch.ladders.plan import ladder_costs
+from tlmsearch.ladders.point_plan import point_config
 from tlmsearch.ladders.points import PointSize, point_size, resolve_length
 from tlmsearch.rundir.io import read_phases, read_verify, read_yaml, write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, TRIALS, VERIFY
@@ -206,8 +208,10 @@ def time_left(ladder_dir: str | Path, cfg: LadderConfig | None = None) -> dict[s
     first_seeds = cfg.seeds or cfg.pilot_seeds
     done = planned = 0
     seconds = flops = left = 0.0
-    for spec, cost in zip(cfg.specs, costs, strict=True):
+    for i, (spec, cost) in enumerate(zip(cfg.specs, costs, strict=True)):
         sub = Path(ladder_dir) / spec.name
+        if (own := point_config(cfg, sub)) is not cfg:  # a point begun with other profiles (`point_plan`)
+            cost = ladder_costs(own)[i]
         recs = [r for r in (read_records(sub) if sub.is_dir() else []) if r.kind in ("lr", "baseline", "verify")]
         ended = [r for r in recs if r.status in ("complete", "stopped")]
         doc = read_verify(sub) if sub.is_dir() else {}

@@ -14,7 +14,9 @@ anywhere trains nothing twice. The report is the caller's (`tlmsearch.api.ladder
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from tlmsearch.costs.estimate import Estimate, fixed_work, plan_line
 from tlmsearch.costs.price import LIMIT_HOURS, check_price
@@ -31,10 +33,12 @@ from tlmsearch.ladders.files import (
     time_left_line,
 )
 from tlmsearch.ladders.plan import ladder_costs
+from tlmsearch.ladders.point_plan import fix_plan
 from tlmsearch.ladders.points import point_size
-from tlmsearch.profiles import ProfileSpec
+from tlmsearch.profiles import ProfileSpec, expand_profile_sets
 from tlmsearch.rundir.io import write_json
 from tlmsearch.rundir.layout import create_run_dir
+from tlmsearch.rundir.lock import run_lock
 from tlmsearch.rundir.records import finished, read_records
 from tlmsearch.tuning import interrupts, runner
 from tlmsearch.tuning import verify as verifying  # the module: tests may replace verify.verify
@@ -142,52 +146,68 @@ def run_ladder(ladder_dir: str | Path, *, address: str | None = None, progress: 
     cfg = load_config(ladder_dir)
     check_point_folders(ladder_dir, cfg)  # a point's folder that is a file: one line, before anything trains
     check_device(cfg.point_config(cfg.specs[0]), address)  # every point trains on the ladder's device
-    specs = cfg.specs
     state = read_state(ladder_dir)["phases"]
     say = (lambda text: print(text, flush=True)) if progress else (lambda text: None)
     try:
-        for done, i in enumerate(order(cfg)):
-            spec = specs[i]
-            sub = ladder_dir / spec.name
-            point_cfg = cfg.point_config(spec, str(ladder_dir))
-            size = point_size(point_cfg)
-            say(
-                f"ladder {cfg.name}: point {done + 1}/{len(specs)} {spec.text}: {size.non_embedding:,} non-embedding "
-                f"parameters, {size.steps:,} steps, {size.compute:.3g} FLOPs a run; "
-                + time_left_line(time_left(ladder_dir, cfg))  # `tlmsearch ladder status`'s estimate
-            )
-            key = f"{spec.name}/search"
-            if state.get(key, {}).get("status") != "done" or not finished(read_records(sub)):
-                set_phase(ladder_dir, key, "running")
-                runner.search_or_resume(point_cfg, sub, address=address, progress=False)
-                set_phase(ladder_dir, key, "done")
-            key = f"{spec.name}/verify"
-            set_phase(ladder_dir, key, "running")
-            result = verifying.verify(
-                sub,
-                top_k=1,
-                seeds=cfg.verify_seeds,
-                max_seeds=cfg.max_seeds,
-                pilot_seeds=cfg.pilot_seeds,
-                train={"tokens_per_param": spec.tokens_per_param},
-                margin=cfg.margin,
-                alpha=cfg.alpha,
-                address=address,
-                progress=progress,
-                announce=say,
-                controls=cfg.controls,
-                named_controls={"best": _spec_dict(cfg.best)} if cfg.best else None,
-                pack=cfg.pack,
-                allow_collapsed=cfg.allow_collapsed,
-                reference=cfg.reference,
-            )
-            set_phase(ladder_dir, key, "done")
-            outcome = result.verdicts[0].outcome if result.verdicts else "no verdict"
-            say(f"ladder {cfg.name}: point {spec.text}: {outcome} ({len(result.new_records)} runs trained now)")
+        with run_lock(ladder_dir):  # one driver a ladder; `ladder resume --max-seeds` waits for none
+            _run_points(ladder_dir, cfg, state, say, address, progress)
     except KeyboardInterrupt:
         interrupts.say(f"ladder interrupted; resume it with: tlmsearch ladder resume {ladder_dir}")
         raise
     return ladder_dir
+
+
+def _run_points(
+    ladder_dir: Path,
+    cfg: LadderConfig,
+    state: dict[str, Any],
+    say: Callable[[str], None],
+    address: str | None,
+    progress: bool,
+) -> None:
+    """Each point in turn, cheapest first: its search (the rate calibration and uniform), then its
+    verification with the seed cap and profiles it began with (`ladders.point_plan`)."""
+    specs = cfg.specs
+    for done, i in enumerate(order(cfg)):
+        spec = specs[i]
+        sub = ladder_dir / spec.name
+        point_cfg = cfg.point_config(spec, str(ladder_dir))
+        size = point_size(point_cfg)
+        say(
+            f"ladder {cfg.name}: point {done + 1}/{len(specs)} {spec.text}: {size.non_embedding:,} non-embedding "
+            f"parameters, {size.steps:,} steps, {size.compute:.3g} FLOPs a run; "
+            + time_left_line(time_left(ladder_dir, cfg))  # `tlmsearch ladder status`'s estimate
+        )
+        key = f"{spec.name}/search"
+        if state.get(key, {}).get("status") != "done" or not finished(read_records(sub)):
+            set_phase(ladder_dir, key, "running")
+            runner.search_or_resume(point_cfg, sub, address=address, progress=False)
+            set_phase(ladder_dir, key, "done")
+        key = f"{spec.name}/verify"
+        set_phase(ladder_dir, key, "running")
+        plan = fix_plan(sub, cfg)  # kept from here on: a later --max-seeds or --profiles leaves this point as begun
+        controls = tuple(expand_profile_sets(plan.profiles))
+        result = verifying.verify(
+            sub,
+            top_k=1,
+            seeds=cfg.verify_seeds,
+            max_seeds=plan.max_seeds,
+            pilot_seeds=cfg.pilot_seeds,
+            train={"tokens_per_param": spec.tokens_per_param},
+            margin=cfg.margin,
+            alpha=cfg.alpha,
+            address=address,
+            progress=progress,
+            announce=say,
+            controls=controls,
+            named_controls={"best": _spec_dict(cfg.best)} if cfg.best else None,
+            pack=cfg.pack,
+            allow_collapsed=cfg.allow_collapsed,
+            reference=cfg.reference,
+        )
+        set_phase(ladder_dir, key, "done")
+        outcome = result.verdicts[0].outcome if result.verdicts else "no verdict"
+        say(f"ladder {cfg.name}: point {spec.text}: {outcome} ({len(result.new_records)} runs trained now)")
 
 
 def _spec_dict(text: str) -> dict[str, object]:
