@@ -132,21 +132,21 @@ def change_plan(
             f"--max-seeds and --profiles change only the points not begun. Drop them to resume as planned"
         )
     with run_lock(ladder_dir):  # a ladder running (`run_ladder` holds it): refused in one line
-        for spec in started:
-            fix_plan(ladder_dir / spec.name, cfg)
+        kept = {s.text: fix_plan(ladder_dir / s.name, cfg) for s in started}
         write_text(ladder_dir / LADDER_CONFIG, new.to_yaml())
-    return [_line(ladder_dir, k, getattr(cfg, k), v, ahead, started) for k, v in changes.items()]
+    return [_line(ladder_dir, k, getattr(cfg, k), v, ahead, kept) for k, v in changes.items()]
 
 
-def _line(ladder_dir: Path, key: str, old: Any, new: Any, ahead: list[PointSpec], started: list[PointSpec]) -> str:
+def _line(ladder_dir: Path, key: str, old: Any, new: Any, ahead: list[PointSpec], kept: dict[str, PointPlan]) -> str:
+    """'RUN: max-seeds 20 -> 8 for B, C; A keeps its 20 (verification begun)'."""
+
     def shown(value: Any) -> str:
-        return " ".join(value) or "(none)" if isinstance(value, tuple) else str(value)
+        return (" ".join(value) or "(none)") if isinstance(value, tuple) else str(value)
 
-    kept = f"; {', '.join(s.text for s in started)} keep{'s' if len(started) == 1 else ''} {shown(old)} " \
-        "(verification begun)" if started else ""  # fmt: skip
+    keeps = "; ".join(f"{point} keeps its {shown(getattr(plan, key))}" for point, plan in kept.items())
     return (
         f"{ladder_dir}: {key.replace('_', '-')} {shown(old)} -> {shown(new)} for "
-        f"{', '.join(s.text for s in ahead)}{kept}"
+        f"{', '.join(s.text for s in ahead)}" + (f"; {keeps} (verification begun)" if keeps else "")
     )
 
 

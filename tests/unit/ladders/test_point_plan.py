@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[3]
 REFERENCE = ROOT / "runs/reference/ladder8"
 FIRST = "cpu-xs-d_model16-n_heads1-base_width48-n_layers8-t20"
 SECOND = "cpu-xs-d_model32-n_heads2-base_width96-n_layers8-t20"
+FIRST_TEXT = "cpu-xs:d_model=16,n_heads=1,base_width=48,n_layers=8@20"
 ALL4 = ("openelm", "reverse", "middle", "bowtie")
 
 
@@ -65,8 +66,13 @@ def test_the_points_not_begun_take_the_cut_and_the_begun_one_keeps_its_plan(
     assert lines[0].startswith(
         f"{ladder}: max-seeds 20 -> 8 for cpu-xs:d_model=32,n_heads=2,base_width=96,n_layers=8@20"
     )
-    assert "cpu-xs:d_model=16,n_heads=1,base_width=48,n_layers=8@20 keeps 20 (verification begun)" in lines[0]
-    assert "profiles openelm reverse middle bowtie -> openelm reverse" in lines[1]
+    assert lines[0].endswith(f"; {FIRST_TEXT} keeps its 20 (verification begun)")
+    assert "profiles openelm reverse middle bowtie -> openelm reverse for " in lines[1]
+    # a second cut: the begun point is said to keep its own plan, not the ladder's last values
+    (again,) = change_plan(ladder, max_seeds=6)
+    assert again.startswith(f"{ladder}: max-seeds 8 -> 6 for cpu-xs:d_model=32")
+    assert again.endswith("n_layers=8@20 keeps its 20 (verification begun)")
+    change_plan(ladder, max_seeds=8)
     assert json.loads((ladder / FIRST / POINT_PLAN).read_text()) == {"max_seeds": 20, "profiles": list(ALL4)}
     assert not (ladder / SECOND / POINT_PLAN).exists()  # calibrating, not verifying: it takes the cut
     cfg = load_config(ladder)
