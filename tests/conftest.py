@@ -16,7 +16,9 @@ a cache of their own still set one with monkeypatch.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,7 +50,18 @@ def session_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SessionC
 
 @pytest.fixture(scope="session", autouse=True)
 def _no_ray_left_running() -> Iterator[None]:
+    """Ray shut down at the end, and the session folders this test process's Ray instances made
+    (named for its pid, under /tmp/ray) deleted: a folder left there is taken for a later
+    process's own once pids wrap (a cleanup test saw one in CI)."""
+    parents = {Path("/tmp/ray"), Path(tempfile.gettempdir()) / "ray"}
+    before = {p for parent in parents for p in parent.glob(f"session_*_{os.getpid()}")}
     yield
     ray = sys.modules.get("ray")
     if ray is not None and ray.is_initialized():
         ray.shutdown()
+    for parent in parents:
+        for folder in set(parent.glob(f"session_*_{os.getpid()}")) - before:
+            shutil.rmtree(folder, ignore_errors=True)
+        latest = parent / "session_latest"
+        if latest.is_symlink() and not latest.exists():
+            latest.unlink(missing_ok=True)

@@ -26,6 +26,7 @@ from tlmsearch.tuning.resources import local_gpus
 from tlmsearch.tuning.trainable import TRIAL_TMP_ENV
 
 OBJECT_STORE_BYTES = 128 * 1024**2  # the trials exchange only small dicts
+SESSION_NOTE = ".ray_session"  # in the scratch folder: the local Ray's session folder, swept once its driver is dead
 
 # quiet Ray: our progress line replaces its tables; failures still reach the records
 _RAY_ENV = {
@@ -89,6 +90,8 @@ def ensure_ray(address: str | None = None) -> None:
     )
     folder = getattr(context, "address_info", {}).get("session_dir")  # the session folder, deleted at exit
     session = Path(folder) if folder else None
+    if session is not None:  # for `sweep_dead_scratch`, should this process be killed where no exit handler runs
+        (scratch / SESSION_NOTE).write_text(str(session))
     atexit.register(_clean_up, scratch, session)  # runs before Ray's own exit handler (registered earlier)
     if default_sigterm:
         _sigterm_as_sigint()
@@ -126,7 +129,8 @@ def verbose_ray() -> bool:
 
 def sweep_dead_scratch(parent: Path | None = None) -> list[Path]:
     """Delete the scratch folders of drivers that no longer run (killed with SIGKILL, where no
-    exit handler runs); the pid in the folder's name says whose it is. Returns what it deleted."""
+    exit handler runs), and the Ray session folder each names (its logs: tens of MB a search);
+    the pid in the folder's name says whose it is. Returns what it deleted."""
     gone = []
     for folder in Path(parent or tempfile.gettempdir()).glob("tlmsearch-run-*-*"):
         pid = folder.name.split("-")[2]
@@ -135,11 +139,27 @@ def sweep_dead_scratch(parent: Path | None = None) -> list[Path]:
         try:
             os.kill(int(pid), 0)
         except ProcessLookupError:
+            session = _dead_session(folder, pid)
             shutil.rmtree(folder, ignore_errors=True)
             gone.append(folder)
+            if session is not None:
+                shutil.rmtree(session, ignore_errors=True)
+                gone.append(session)
         except PermissionError:  # alive, someone else's
             continue
     return gone
+
+
+def _dead_session(scratch: Path, pid: str) -> Path | None:
+    """The Ray session folder a dead driver's scratch folder names: only a session of that
+    driver's own (named for its pid, as a local Ray names its head's), never a shared cluster's."""
+    try:
+        session = Path((scratch / SESSION_NOTE).read_text().strip())
+    except (OSError, UnicodeDecodeError):
+        return None
+    if session.name.startswith("session_") and session.name.endswith(f"_{pid}") and session.is_dir():
+        return session
+    return None
 
 
 def empty_scratch() -> None:
@@ -147,7 +167,8 @@ def empty_scratch() -> None:
     scratch = os.environ.get(TRIAL_TMP_ENV)
     if scratch and Path(scratch).is_dir():
         for child in Path(scratch).iterdir():
-            shutil.rmtree(child, ignore_errors=True)
+            if child.name != SESSION_NOTE:
+                shutil.rmtree(child, ignore_errors=True)
 
 
 def _clean_up(scratch: Path, session: Path | None) -> None:

@@ -127,3 +127,30 @@ def test_scratch_folders_of_dead_drivers_are_swept(tmp_path: Path) -> None:
     assert sweep_dead_scratch(tmp_path) == [tmp_path / f"tlmsearch-run-{dead.pid}-abc"]
     kept = sorted(p.name for p in tmp_path.iterdir())
     assert kept == sorted([f"tlmsearch-run-{os.getpid()}-abc", "tlmsearch-run-1-abc"])  # alive: kept
+
+
+def test_a_dead_drivers_ray_session_goes_with_its_scratch_folder(tmp_path: Path) -> None:
+    """A driver killed with SIGKILL leaves its local Ray's session folder (its logs); its scratch
+    folder names it, and the next driver's sweep deletes both. A session folder not of that pid
+    (a cluster's, named for another process) is never touched, whatever the note says."""
+    import subprocess
+
+    from tlmsearch.tuning.ray_session import SESSION_NOTE, sweep_dead_scratch
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    ray_tmp, scratch = tmp_path / "ray", tmp_path / "tmp"
+    own = ray_tmp / f"session_2026-12-05_04-41-09_881032_{dead.pid}"
+    other = ray_tmp / "session_2026-12-05_04-41-09_881032_1"
+    for folder in (own / "logs", other / "logs", scratch):
+        folder.mkdir(parents=True, exist_ok=True)
+    for name, session in (("a", own), ("b", other)):
+        note = scratch / f"tlmsearch-run-{dead.pid}-{name}" / SESSION_NOTE
+        note.parent.mkdir()
+        note.write_text(str(session))
+    gone = sweep_dead_scratch(scratch)
+    assert sorted(map(str, gone)) == sorted(
+        map(str, [scratch / f"tlmsearch-run-{dead.pid}-a", own, scratch / f"tlmsearch-run-{dead.pid}-b"])
+    )
+    assert not own.exists() and other.is_dir()
+    assert list(scratch.iterdir()) == []
