@@ -29,6 +29,12 @@ def _size(n: int) -> str:
     return f"{n / 1e6:.3g}M" if n >= 1e6 else f"{n / 1e3:.3g}K"
 
 
+QUESTIONS = {  # what a ladder's arm asks: over compute at one depth, or over depth at equal parameters
+    "compute": "Does cosine's gain hold as the model grows?",
+    "depth": "Does cosine's standing change with depth?",
+}
+
+
 def readme_table(summary: Mapping[str, Any]) -> str:
     """The README's lines for a ladder (pure): its settings, its conclusion and its tables."""
     points = summary["points"]
@@ -39,7 +45,7 @@ def readme_table(summary: Mapping[str, Any]) -> str:
         f"{_size(max(sizes))} non-embedding parameters, {' / '.join(lengths)} tokens per parameter; "
         f"margin {summary['margin']:.1%}, alpha {summary['alpha']:g}.",
         "",
-        f"**Does cosine's gain hold as the model grows?** {summary['conclusion']}.",
+        f"**{QUESTIONS.get(summary.get('arm', 'compute'), QUESTIONS['compute'])}** {summary['conclusion']}.",
     ]
     all_tables = tables(summary)
     for index in SHOWN:

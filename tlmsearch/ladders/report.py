@@ -111,9 +111,10 @@ def tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]
             ext = t.get("extrapolation") or {}
             claim = "shown" if t["shown"] else "descriptive" if t.get("descriptive") else "not shown"
             trend_rows.append([prof, t["text"], _pct(ext.get("gain")), claim])
-        if s.get("arm") == "depth":
+        if s.get("arm") == "depth":  # nothing to extrapolate to: no target column
             title = f"Trend of the gain over {ref} against log2(layers) at equal non-embedding parameters"
-            header = ["profile", "slope per doubling of depth", "-", "trend (Holm)"]
+            header = ["profile", "slope per doubling of depth", "trend (Holm)"]
+            trend_rows = [[r[0], r[1], r[3]] for r in trend_rows]
         else:
             title = f"Trend of the gain over {ref} against log10(training FLOPs), extrapolated to {s['target']['name']}"
             header = ["profile", "slope per 10x compute", f"at {s['target']['name']}", "trend (Holm)"]

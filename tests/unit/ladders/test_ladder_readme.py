@@ -15,6 +15,7 @@ from tlmsearch.ladders.report import ladder_summary
 ROOT = Path(__file__).resolve().parents[3]
 REFERENCE = "runs/reference/ladder"  # history: its table is in runs/reference/README.md
 ANSWER = "runs/reference/ladder8"  # the README's answer: the ladder at 8 layers
+DEPTH = "runs/reference/depth"  # the README's depth arm
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +23,9 @@ def summary() -> dict:
     return ladder_summary(ROOT / REFERENCE)
 
 
-@pytest.mark.parametrize(("doc", "ladder"), [("runs/reference/README.md", REFERENCE), ("README.md", ANSWER)])
+@pytest.mark.parametrize(
+    ("doc", "ladder"), [("runs/reference/README.md", REFERENCE), ("README.md", ANSWER), ("runs/reference/README.md", DEPTH)]
+)
 def test_the_docs_agree_with_the_committed_ladders(doc: str, ladder: str) -> None:
     problems = check_readme((ROOT / doc).read_text(), ladder_summary(ROOT / ladder), ladder)
     assert problems == [], (
@@ -80,3 +83,12 @@ def test_the_cli_prints_the_block_and_refuses_a_folder_that_is_no_ladder(
     assert out == readme_block(summary, str(ROOT / REFERENCE))
     assert main(["ladder", "report", str(tmp_path), "--readme-table"]) == 2
     assert "not a ladder" in capsys.readouterr().err
+
+
+def test_a_depth_arms_table_asks_about_depth_and_extrapolates_nothing() -> None:
+    table = readme_table(ladder_summary(ROOT / DEPTH))
+    assert "**Does cosine's standing change with depth?**" in table and "as the model grows" not in table
+    assert "| profile | slope per doubling of depth | trend (Holm) |" in table
+    compute = readme_table(ladder_summary(ROOT / ANSWER))
+    assert "**Does cosine's gain hold as the model grows?**" in compute
+    assert "| profile | slope per 10x compute | at 440m | trend (Holm) |" in compute
