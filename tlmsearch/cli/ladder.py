@@ -117,6 +117,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help=f"GB/s each way between a trial's GPUs, for its gradient all-reduce (default {LINK_GB_S:g}: one 400 Gb/s "
         "InfiniBand port; 450 for NVLink within a node)",
     )  # fmt: skip
+    pl.add_argument(
+        "--paired-sd", type=float, metavar="SD",
+        help="nats: the sd over seeds of a profile's final loss minus uniform's (a pilot's, e.g. 0.05); says how "
+        "often the trend test would show the paper's trend on this plan, and the smallest trend it shows 4 times in 5",
+    )  # fmt: skip
     pl.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -186,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
 
         p = plan_ladder(
             build_config(args), gpu=args.gpu, mfu=args.mfu, cpu_flops=args.cpu_flops, step_ms=args.step_ms,
-            trial_hours=args.trial_hours, link_gb_s=args.link_gb_s,
+            trial_hours=args.trial_hours, link_gb_s=args.link_gb_s, paired_sd=args.paired_sd,
         )  # fmt: skip
         print(json.dumps(p, indent=2) if args.json else format_ladder_plan(p))
         return 0

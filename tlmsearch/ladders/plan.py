@@ -131,12 +131,14 @@ def plan_ladder(
     step_ms: float = STEP_FLOOR_MS,
     trial_hours: float = TRIAL_HOURS,
     link_gb_s: float = LINK_GB_S,
+    paired_sd: float | None = None,
 ) -> dict[str, Any]:
     """The ladder's price as plain data (what `tlmsearch ladder plan --json` prints). For each point,
     `gpus_per_trial`: the fewest GPUs on which its costliest run finishes within `trial_hours`, trained
     data-parallel with its gradients all-reduced over `link_gb_s` (`costs.plan.gpus_within`, the price
     `tlmsearch plan` gives a trial of several GPUs; at most train.batch_size, one window a worker),
-    with `trial_hours_on` those GPUs; None when no count does it (then the fewest hours any gives)."""
+    with `trial_hours_on` those GPUs; None when no count does it (then the fewest hours any gives).
+    With `paired_sd` (nats), `trend_power`: what its trend test can show (`ladders.power`)."""
     if gpu not in GPUS:
         raise ConfigError(f"gpu={gpu!r} is unknown; choose one of: {', '.join(GPUS)}")
     if not 0.0 < mfu <= 1.0:
@@ -167,7 +169,9 @@ def plan_ladder(
         return gpus_within(one, c.steps, c.params_total, trial_hours, link_gb_s, cfg.train.batch_size)
 
     fits = [within(c) for c in costs]
+    power = _power(cfg, costs, paired_sd) if paired_sd is not None else None
     return {
+        "trend_power": power,
         "points": [
             {
                 "point": c.point,
@@ -200,6 +204,23 @@ def plan_ladder(
         "cpu_flops": cpu_flops or None,
         "cpu_hours": [low / cpu_flops / 3600, high / cpu_flops / 3600] if cpu_flops else None,
     }
+
+
+def _power(cfg: LadderConfig, costs: list[PointCost], paired_sd: float) -> dict[str, Any]:
+    """The trend test's power on this plan: its points (log10 FLOPs a run, or log2 layers for a
+    depth arm), its deciding seeds (fixed, or the most the planner may give: max_seeds less the
+    pilot's), `paired_sd` at every point; the paper's slope for a compute arm below 440M."""
+    from tlmsearch.ladders.power import check_paired_sd, trend_power  # lazy: numpy's simulation
+    from tlmsearch.ladders.summary import paper_point
+
+    check_paired_sd(paired_sd)
+    seeds = cfg.seeds or cfg.max_seeds - cfg.pilot_seeds
+    if cfg.arm == "depth":
+        return trend_power([math.log2(c.n_layers) for c in costs], [seeds] * len(costs), paired_sd, alpha=cfg.alpha)
+    paper, top = paper_point(), max(c.compute for c in costs)
+    slope = paper["log_gain"] / math.log10(paper["compute"] / top) if paper["compute"] > top else None
+    x = [math.log10(c.compute) for c in costs]
+    return trend_power(x, [seeds] * len(costs), paired_sd, paper_slope=slope, alpha=cfg.alpha)
 
 
 def format_ladder_plan(p: dict[str, Any]) -> str:
@@ -244,6 +265,12 @@ def format_ladder_plan(p: dict[str, Any]) -> str:
         f"(--trial-hours), data-parallel, each step's fp32 gradient all-reduce (ring) at {p['link_gb_s']:g} GB/s "
         "(--link-gb-s) not overlapped, as tlmsearch plan prices it: --gpus-per-trial N for that point"
     )
+    if p.get("trend_power"):
+        from tlmsearch.ladders.power import power_text
+
+        lines.append(power_text(p["trend_power"], p.get("arm", "compute")))
+    else:
+        lines.append("add --paired-sd SD (nats; a pilot's spread) to see whether its trend test can show a trend")
     return "\n".join(lines)
 
 
