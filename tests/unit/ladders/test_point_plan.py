@@ -16,6 +16,7 @@ import pytest
 
 from tlmsearch.cli import main
 from tlmsearch.errors import ConfigError
+from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.files import load_config
 from tlmsearch.ladders.point_plan import POINT_PLAN, PointPlan, change_plan, plan_of
 from tlmsearch.rundir.lock import run_lock
@@ -34,6 +35,11 @@ def ladder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     copy = tmp_path / "ladder8"
     shutil.copytree(REFERENCE, copy)
     monkeypatch.setenv("TLMSEARCH_CACHE", str(tmp_path / "cache"))
+    # the ladder as it was before its cut (the committed one has been cut since): 20 seeds, four profiles
+    for plan in copy.glob(f"*/{POINT_PLAN}"):
+        plan.unlink()
+    uncut = LadderConfig.load(copy / "ladder.yaml").replace(max_seeds=20, profiles=ALL4)
+    (copy / "ladder.yaml").write_text(uncut.to_yaml())
     return copy
 
 
