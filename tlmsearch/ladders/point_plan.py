@@ -14,6 +14,7 @@ existed is the ladder's: `change_plan` writes the ladder's old values into it be
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,7 @@ def plan_note(cfg: LadderConfig, point_dir: Path) -> str:
 
 
 def change_plan(
-    ladder_dir: str | Path, *, max_seeds: int | None = None, profiles: tuple[str, ...] | list[str] | None = None
+    ladder_dir: str | Path, *, max_seeds: int | None = None, profiles: str | Sequence[str] | None = None
 ) -> list[str]:
     """Set the ladder's `max_seeds` and `profiles` from here on (None = keep): the points whose
     verification has begun keep theirs (written into their folders first); refused in one line,
@@ -118,6 +119,8 @@ def change_plan(
     changes: dict[str, Any] = {}
     if max_seeds is not None and max_seeds != cfg.max_seeds:
         changes["max_seeds"] = max_seeds
+    if isinstance(profiles, str):  # one profile (or set) named alone, not its letters
+        profiles = [profiles]
     if profiles is not None and tuple(profiles) != tuple(cfg.profiles):
         changes["profiles"] = tuple(profiles)
     if not changes:

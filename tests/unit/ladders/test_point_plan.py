@@ -130,6 +130,12 @@ def test_a_bad_cut_changes_nothing(ladder: Path, changes: dict[str, Any], words:
     assert _yaml(ladder) == before and not (ladder / FIRST / POINT_PLAN).exists()
 
 
+def test_a_profile_named_alone_is_one_profile(ladder: Path) -> None:
+    (line,) = change_plan(ladder, profiles="openelm")
+    assert "profiles openelm reverse middle bowtie -> openelm for " in line
+    assert load_config(ladder).profiles == ("openelm",)
+
+
 def test_a_cut_when_every_point_has_begun_is_refused(ladder: Path) -> None:
     cfg = load_config(ladder)
     for spec in cfg.specs:
