@@ -77,12 +77,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     res.add_argument("--quiet", action="store_true", help="no progress lines")
     add_resource_flags(res, ladder=True)
     g = res.add_argument_group(
-        "the plan from here on (points whose verification has begun keep theirs; the README's ladder shows each)"
+        "the plan from here on (points whose verification has begun keep theirs; `ladder status` shows each point's)"
     )
     g.add_argument(
         "--max-seeds", type=int, metavar="N",
-        help="cap on seeds per profile for the points not begun (>= the pilot's seeds): a ladder dearer than the "
-        "machine, cut at its large points",
+        help="cap on seeds per profile for the points not begun (at least the pilot's seeds + 2): a ladder dearer "
+        "than the machine, cut at its large points",
     )  # fmt: skip
     g.add_argument(
         "--profiles", nargs="*", metavar="PROFILE",
