@@ -26,6 +26,7 @@ from tlmsearch.costs.price import LIMIT_HOURS
 from tlmsearch.errors import ConfigError, UserError
 from tlmsearch.export.schedule import Export, export_run
 from tlmsearch.ladders.config import LadderConfig
+from tlmsearch.ladders.cut import change_plan
 from tlmsearch.ladders.report import write_ladder_report
 from tlmsearch.report.run import write_report
 from tlmsearch.rundir.io import read_json_object, read_verify
@@ -367,8 +368,6 @@ def resume_ladder(
     `cpus_per_trial`, `gpus_per_trial`, `workers_per_trial`, as in `resume`). `max_seeds` and
     `profiles` (None = keep) change the plan of the points whose verification has not begun
     (`ladders.point_plan`): a ladder cut at its dear points; the begun ones keep theirs."""
-    from tlmsearch.ladders.point_plan import change_plan
-
     for line in change_plan(_run_dir(run_dir, "resume_ladder"), max_seeds=max_seeds, profiles=profiles):
         if progress:
             print(line, flush=True)

@@ -210,8 +210,8 @@ def _power(cfg: LadderConfig, costs: list[PointCost], paired_sd: float) -> dict[
     """The trend test's power on this plan: its points (log10 FLOPs a run, or log2 layers for a
     depth arm), its deciding seeds (fixed, or the most the planner may give: max_seeds less the
     pilot's), `paired_sd` at every point; the paper's slope for a compute arm below 440M."""
-    from tlmsearch.ladders.power import check_paired_sd, trend_power  # lazy: numpy's simulation
-    from tlmsearch.ladders.summary import paper_point
+    from tlmsearch.ladders.power import check_paired_sd, trend_power  # lazy: numpy's simulation, only with --paired-sd
+    from tlmsearch.ladders.summary import paper_point  # lazy: the analysis (numpy), only with --paired-sd
 
     check_paired_sd(paired_sd)
     seeds = cfg.seeds or cfg.max_seeds - cfg.pilot_seeds
@@ -266,7 +266,7 @@ def format_ladder_plan(p: dict[str, Any]) -> str:
         "(--link-gb-s) not overlapped, as tlmsearch plan prices it: --gpus-per-trial N for that point"
     )
     if p.get("trend_power"):
-        from tlmsearch.ladders.power import power_text
+        from tlmsearch.ladders.power import power_text  # lazy: numpy's simulation module, only with --paired-sd
 
         lines.append(power_text(p["trend_power"], p.get("arm", "compute")))
     else:

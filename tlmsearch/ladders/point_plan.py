@@ -1,30 +1,25 @@
 """Each ladder point's verification plan (its seed cap and its profiles), fixed when it begins.
 
-A ladder that turns out dearer than this machine can pay is cut from a point on, not restarted:
-
-    tlmsearch ladder resume runs/ladder8 --max-seeds 8 --profiles openelm reverse
-
+A ladder that turns out dearer than this machine can pay is cut from a point on, not restarted
+(`ladders.cut`: `tlmsearch ladder resume runs/ladder8 --max-seeds 8 --profiles openelm reverse`).
 The points whose verification has not begun take the new `max_seeds` and `profiles`; a point
 whose verification has begun keeps the plan it began with (its seeds were planned under that cap
 and its alpha is spent on them: another cap would plan other seeds for the same question). The
 plan lives in the point's own folder (`point_plan.json`, beside its records), written when its
 verification begins, so a deleted state file loses nothing. A point begun before the file
-existed is the ladder's: `change_plan` writes the ladder's old values into it before changing them.
+existed is the ladder's: `cut.change_plan` writes the ladder's old values into it before changing them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tlmsearch.errors import ConfigError
 from tlmsearch.ladders.config import LadderConfig
-from tlmsearch.ladders.points import PointSpec
-from tlmsearch.rundir.io import read_json_object, write_json, write_text
+from tlmsearch.rundir.io import read_json_object, write_json
 from tlmsearch.rundir.layout import VERIFY
-from tlmsearch.rundir.lock import run_lock
 from tlmsearch.rundir.records import read_records
 
 POINT_PLAN = "point_plan.json"
@@ -105,52 +100,4 @@ def plan_note(cfg: LadderConfig, point_dir: Path) -> str:
     return ", ".join(parts)
 
 
-def change_plan(
-    ladder_dir: str | Path, *, max_seeds: int | None = None, profiles: str | Sequence[str] | None = None
-) -> list[str]:
-    """Set the ladder's `max_seeds` and `profiles` from here on (None = keep): the points whose
-    verification has begun keep theirs (written into their folders first); refused in one line,
-    changing nothing, when the new values are not a valid ladder or change nothing a point will
-    use. Returns the lines that say what changed."""
-    from tlmsearch.ladders.files import LADDER_CONFIG, load_config  # files imports the ladder's summary
-
-    ladder_dir = Path(ladder_dir)
-    cfg = load_config(ladder_dir)
-    changes: dict[str, Any] = {}
-    if max_seeds is not None and max_seeds != cfg.max_seeds:
-        changes["max_seeds"] = max_seeds
-    if isinstance(profiles, str):  # one profile (or set) named alone, not its letters
-        profiles = [profiles]
-    if profiles is not None and tuple(profiles) != tuple(cfg.profiles):
-        changes["profiles"] = tuple(profiles)
-    if not changes:
-        return []
-    new = cfg.replace(**changes)  # a bad value (seeds below the pilot's, an unknown profile): one line, nothing written
-    new.check_shapes()
-    started = [s for s in cfg.specs if begun(ladder_dir / s.name)]
-    ahead = [s for s in cfg.specs if s not in started]
-    if not ahead:
-        raise ConfigError(
-            f"{ladder_dir}: every point's verification has begun, each with its own seed cap and profiles; "
-            f"--max-seeds and --profiles change only the points not begun. Drop them to resume as planned"
-        )
-    with run_lock(ladder_dir):  # a ladder running (`run_ladder` holds it): refused in one line
-        kept = {s.text: fix_plan(ladder_dir / s.name, cfg) for s in started}
-        write_text(ladder_dir / LADDER_CONFIG, new.to_yaml())
-    return [_line(ladder_dir, k, getattr(cfg, k), v, ahead, kept) for k, v in changes.items()]
-
-
-def _line(ladder_dir: Path, key: str, old: Any, new: Any, ahead: list[PointSpec], kept: dict[str, PointPlan]) -> str:
-    """'RUN: max-seeds 20 -> 8 for B, C; A keeps its 20 (verification begun)'."""
-
-    def shown(value: Any) -> str:
-        return (" ".join(value) or "(none)") if isinstance(value, tuple) else str(value)
-
-    keeps = "; ".join(f"{point} keeps its {shown(getattr(plan, key))}" for point, plan in kept.items())
-    return (
-        f"{ladder_dir}: {key.replace('_', '-')} {shown(old)} -> {shown(new)} for "
-        f"{', '.join(s.text for s in ahead)}" + (f"; {keeps} (verification begun)" if keeps else "")
-    )
-
-
-__all__ = ["POINT_PLAN", "PointPlan", "begun", "change_plan", "fix_plan", "plan_note", "plan_of", "point_config"]
+__all__ = ["POINT_PLAN", "PointPlan", "begun", "fix_plan", "plan_note", "plan_of", "point_config"]

@@ -24,7 +24,8 @@ def summary() -> dict:
 
 
 @pytest.mark.parametrize(
-    ("doc", "ladder"), [("runs/reference/README.md", REFERENCE), ("README.md", ANSWER), ("runs/reference/README.md", DEPTH)]
+    ("doc", "ladder"),
+    [("runs/reference/README.md", REFERENCE), ("README.md", ANSWER), ("runs/reference/README.md", DEPTH)],
 )
 def test_the_docs_agree_with_the_committed_ladders(doc: str, ladder: str) -> None:
     problems = check_readme((ROOT / doc).read_text(), ladder_summary(ROOT / ladder), ladder)

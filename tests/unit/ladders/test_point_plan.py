@@ -17,8 +17,9 @@ import pytest
 from tlmsearch.cli import main
 from tlmsearch.errors import ConfigError
 from tlmsearch.ladders.config import LadderConfig
+from tlmsearch.ladders.cut import change_plan
 from tlmsearch.ladders.files import load_config
-from tlmsearch.ladders.point_plan import POINT_PLAN, PointPlan, change_plan, plan_of
+from tlmsearch.ladders.point_plan import POINT_PLAN, PointPlan, plan_of
 from tlmsearch.rundir.lock import run_lock
 from tlmsearch.tuning import ladder as ladder_mod
 
