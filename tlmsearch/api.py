@@ -368,11 +368,12 @@ def resume_ladder(
     `cpus_per_trial`, `gpus_per_trial`, `workers_per_trial`, as in `resume`). `max_seeds` and
     `profiles` (None = keep) change the plan of the points whose verification has not begun
     (`ladders.point_plan`): a ladder cut at its dear points; the begun ones keep theirs."""
-    for line in change_plan(_run_dir(run_dir, "resume_ladder"), max_seeds=max_seeds, profiles=profiles):
+    run_dir = _run_dir(run_dir, "resume_ladder")
+    for line in change_plan(run_dir, max_seeds=max_seeds, profiles=profiles):
         if progress:
             print(line, flush=True)
-    _change_resources(_run_dir(run_dir, "resume_ladder"), resources, progress)
-    return _finish_ladder(run_ladder(_run_dir(run_dir, "resume_ladder"), address=address, progress=progress), progress)
+    _change_resources(run_dir, resources, progress)
+    return _finish_ladder(run_ladder(run_dir, address=address, progress=progress), progress)
 
 
 def _finish_ladder(run_dir: Path, progress: bool) -> LadderResult:

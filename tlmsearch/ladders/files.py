@@ -24,7 +24,7 @@ from tlmsearch.errors import UserError
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.gains import PointResult, point_result
 from tlmsearch.ladders.plan import ladder_costs
-from tlmsearch.ladders.point_plan import point_config
+from tlmsearch.ladders.point_plan import as_begun
 from tlmsearch.ladders.points import PointSize, point_size, resolve_length
 from tlmsearch.rundir.io import read_phases, read_verify, read_yaml, write_json
 from tlmsearch.rundir.layout import SEARCH_CONFIG, TRIALS, VERIFY
@@ -210,7 +210,7 @@ def time_left(ladder_dir: str | Path, cfg: LadderConfig | None = None) -> dict[s
     seconds = flops = left = 0.0
     for i, (spec, cost) in enumerate(zip(cfg.specs, costs, strict=True)):
         sub = Path(ladder_dir) / spec.name
-        if (own := point_config(cfg, sub)) is not cfg:  # a point begun with other profiles (`point_plan`)
+        if (own := as_begun(cfg, sub)) is not cfg:  # a point begun with other profiles (`point_plan`)
             cost = ladder_costs(own)[i]
         recs = [r for r in (read_records(sub) if sub.is_dir() else []) if r.kind in ("lr", "baseline", "verify")]
         ended = [r for r in recs if r.status in ("complete", "stopped")]

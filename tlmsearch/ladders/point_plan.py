@@ -74,14 +74,15 @@ def plan_of(point_dir: Path, cfg: LadderConfig) -> PointPlan:
 
 def fix_plan(point_dir: Path, cfg: LadderConfig) -> PointPlan:
     """The point's plan, written into its folder if it has none yet (its verification begins)."""
-    plan = plan_of(point_dir, cfg)
-    if read_plan(point_dir) is None:
-        point_dir.mkdir(parents=True, exist_ok=True)
-        write_json(point_dir / POINT_PLAN, plan.to_dict())
+    if (own := read_plan(point_dir)) is not None:
+        return own
+    plan = PointPlan.of(cfg)
+    point_dir.mkdir(parents=True, exist_ok=True)
+    write_json(point_dir / POINT_PLAN, plan.to_dict())
     return plan
 
 
-def point_config(cfg: LadderConfig, point_dir: Path) -> LadderConfig:
+def as_begun(cfg: LadderConfig, point_dir: Path) -> LadderConfig:
     """The ladder as the point at `point_dir` verifies: its own seed cap and profiles."""
     plan = plan_of(point_dir, cfg)
     if plan == PointPlan.of(cfg):
@@ -100,4 +101,4 @@ def plan_note(cfg: LadderConfig, point_dir: Path) -> str:
     return ", ".join(parts)
 
 
-__all__ = ["POINT_PLAN", "PointPlan", "begun", "fix_plan", "plan_note", "plan_of", "point_config"]
+__all__ = ["POINT_PLAN", "PointPlan", "as_begun", "begun", "fix_plan", "plan_note", "plan_of"]

@@ -103,18 +103,18 @@ def tables(s: Mapping[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]
         ]
         header = ["profile"] + [p["point"] for p in s["points"]]
         out.append((f"Gain over {ref} per point (perplexity, {100 * (1 - s['alpha']):.0f} % t interval)", header, rows))
+        depth = s.get("arm") == "depth"  # nothing to extrapolate to: no target column
         trend_rows = []
         for prof, t in (s["trends"].get(ref) or {}).items():
             if "slope" not in t:
-                trend_rows.append([prof, "-", "-", t.get("why", "")])
-                continue
-            ext = t.get("extrapolation") or {}
-            claim = "shown" if t["shown"] else "descriptive" if t.get("descriptive") else "not shown"
-            trend_rows.append([prof, t["text"], _pct(ext.get("gain")), claim])
-        if s.get("arm") == "depth":  # nothing to extrapolate to: no target column
+                slope, target, claim = "-", "-", t.get("why", "")
+            else:
+                slope, target = t["text"], _pct((t.get("extrapolation") or {}).get("gain"))
+                claim = "shown" if t["shown"] else "descriptive" if t.get("descriptive") else "not shown"
+            trend_rows.append([prof, slope, claim] if depth else [prof, slope, target, claim])
+        if depth:
             title = f"Trend of the gain over {ref} against log2(layers) at equal non-embedding parameters"
             header = ["profile", "slope per doubling of depth", "trend (Holm)"]
-            trend_rows = [[r[0], r[1], r[3]] for r in trend_rows]
         else:
             title = f"Trend of the gain over {ref} against log10(training FLOPs), extrapolated to {s['target']['name']}"
             header = ["profile", "slope per 10x compute", f"at {s['target']['name']}", "trend (Holm)"]
