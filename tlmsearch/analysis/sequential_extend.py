@@ -16,6 +16,10 @@ its deciding seeds run under:
   when the margin differs from the one declared before the first look, or with the bootstrap
   interval (the stages are t boundaries).
 
+The reference every candidate is compared with (cosine 1.5 -> 0.5, or `--reference`) is declared
+before the first look too: once a verification has decided, another reference is refused, on more
+seeds or on the same ones (its hypotheses would be tested again at full alpha).
+
 A fixed verification (`--seeds N`, or a pilot's planned seeds) is a one-look design at its alpha:
 its extension is the same kind of history, decided sequentially from then on.
 """
@@ -26,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tlmsearch.analysis.sequential import Design, Stage
+from tlmsearch.analysis.verdict import reference_name, same_reference
 from tlmsearch.errors import ConfigError
 
 
@@ -75,16 +80,18 @@ def continued(
     *,
     run: str,
     method: str = "t",
+    reference: str | None = None,
 ) -> tuple[Design, list[int]]:
     """The design (and its deciding seeds in order) this verify runs under, given the run's
     verify.json `doc` at the same trial length ({} when none): `request` itself, the recorded
     design (the same request again), or `request`'s looks beyond the history as a new stage of
     it. Raises `ConfigError` (one line: why, and what to do) when an extension cannot be
-    accounted for."""
+    accounted for; `reference`: the profile text this verify compares with, None: cosine)."""
     seeds = list(seeds)
     rec = recorded(doc)
     if rec is None:
         return request, seeds
+    _check_reference(doc, reference, run)
     design, rec_seeds = rec
     earlier = design.stages
     cut = earlier[-1].end if earlier else 0
@@ -152,6 +159,20 @@ def continued(
         stages=stages,
     )
     return history, seeds
+
+
+def _check_reference(doc: Mapping[str, Any], reference: str | None, run: str) -> None:
+    """Refuse another reference than the one a decided verification compared with."""
+    old = doc.get("reference")
+    if not spent(doc)[0] or same_reference(old, reference):
+        return
+    keep = f"--reference {old!r}" if old else "no --reference (cosine 1.5 -> 0.5)"
+    raise ConfigError(
+        f"verify: {run}'s verification decided against {reference_name(old)}, the reference declared before its "
+        f"first look; comparing its candidates with {reference_name(reference)} instead would test them again "
+        f"at full alpha. Keep its reference ({keep}) to extend it, or read its verdict as it stands: "
+        f"tlmsearch report {run}"
+    )
 
 
 def decided(doc: Mapping[str, Any]) -> bool:

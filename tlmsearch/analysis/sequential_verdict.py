@@ -1,12 +1,13 @@
 """The verdict of a group-sequential verification, from its records (pure).
 
 `verify --looks K` trains the seeds in stages; after each stage this module reads the verify
-records, builds each budget's paired log gains over cosine in the design's seed order, applies
-`sequential.decide` (the same function the simulation measures) through the looks taken, and
-says which candidates are still undecided (they, and cosine, train the next stage). Its verdict
-is the fixed verdict's table and comparisons on the seeds trained, with the sequential outcome,
-the repeated confidence intervals of the candidates against cosine, and a headline that says it
-was sequential: the looks used and the seeds used.
+records, builds each budget's paired log gains over its reference (cosine 1.5 -> 0.5, or the
+profile `--reference` names, recognised by the model it builds as the fixed verdict does) in the
+design's seed order, applies `sequential.decide` (the same function the simulation measures)
+through the looks taken, and says which candidates are still undecided (they, and the reference,
+train the next stage). Its verdict is the fixed verdict's table and comparisons on the seeds
+trained, with the sequential outcome, the repeated confidence intervals of the candidates against
+the reference, and a headline that says it was sequential: the looks used and the seeds used.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from tlmsearch.analysis.decision import OUTCOMES
 from tlmsearch.analysis.headline import describe_shape, level, pct
 from tlmsearch.analysis.sequential import Design, Sequential, decide
 from tlmsearch.analysis.stats import Interval
-from tlmsearch.analysis.verdict import COSINE, ProfileResult, Verdict, find
+from tlmsearch.analysis.verdict import ProfileResult, Verdict, find_reference, reference_name
 from tlmsearch.analysis.verdicts import verdicts
 from tlmsearch.rundir.records import as_records
 
@@ -34,14 +35,14 @@ class SequentialGroup:
 
     group: str
     base_width: int
-    cosine: str
+    cosine: str  # the reference's label (cosine 1.5 -> 0.5 unless verify named another), as `Verdict.cosine`
     candidates: tuple[str, ...]  # labels, in the order of the decision's arrays
     decision: Sequential  # one study: arrays shaped () and (m,)
     looks_taken: int
 
     @property
     def active(self) -> tuple[str, ...]:
-        """Candidates still undecided after the looks taken: with cosine, they train the next stage."""
+        """Candidates still undecided after the looks taken: with the reference, they train the next stage."""
         return tuple(c for j, c in enumerate(self.candidates) if bool(self.decision.active[j]))
 
     @property
@@ -77,12 +78,12 @@ class SequentialGroup:
         return self.decision.design.alpha_through(int(self.decision.last_look))
 
 
-def gains(cosine: ProfileResult, candidate: ProfileResult, seeds: Sequence[int]) -> np.ndarray:
-    """Paired log gains log(ppl_cosine) - log(ppl_candidate) at `seeds` in order (nan: missing)."""
+def gains(reference: ProfileResult, candidate: ProfileResult, seeds: Sequence[int]) -> np.ndarray:
+    """Paired log gains log(ppl_reference) - log(ppl_candidate) at `seeds` in order (nan: missing)."""
     out = np.full(len(seeds), np.nan)
     for i, s in enumerate(seeds):
-        if s in cosine.ppl and s in candidate.ppl:
-            out[i] = math.log(cosine.ppl[s]) - math.log(candidate.ppl[s])
+        if s in reference.ppl and s in candidate.ppl:
+            out[i] = math.log(reference.ppl[s]) - math.log(candidate.ppl[s])
     return out
 
 
@@ -95,9 +96,11 @@ def decide_groups(
     arch: str = "model",
     kinds: Sequence[str] = ("verify",),
     settle: bool = True,
+    reference: str | None = None,
 ) -> list[SequentialGroup]:
     """The sequential decision of each budget among the records (`seeds`: the design's seeds in
-    training order, at least the first look's; `through`: the looks taken)."""
+    training order, at least the first look's; `through`: the looks taken; `reference`: the profile
+    text every candidate is compared with, None: cosine 1.5 -> 0.5)."""
     recs = {r.trial_id: r for r in as_records(records)}
     by_budget: dict[tuple[int, int], list[ProfileResult]] = {}
     for res in profile_results(recs.values(), kinds=kinds):
@@ -105,7 +108,7 @@ def decide_groups(
     out = []
     n = design.looks[through - 1]
     for (n_layers, base), group in sorted(by_budget.items()):
-        cos = find(group, COSINE)
+        cos = find_reference(group, reference)
         if cos is None:
             continue
         cands = sorted((r for r in group if r is not cos), key=lambda r: r.label)
@@ -136,37 +139,53 @@ def sequential_verdicts(
     kinds: Sequence[str] = ("verify",),
     method: str = "t",
     settle: bool = True,
+    reference: str | None = None,
 ) -> list[tuple[Verdict, SequentialGroup]]:
     """Each budget's verdict with its sequential decision: the fixed verdict's table on the seeds
-    trained, its outcome, comparisons against cosine and headline replaced by the sequential ones."""
+    trained, its outcome, comparisons against the reference (`reference`, None: cosine 1.5 -> 0.5)
+    and headline replaced by the sequential ones."""
     records = list(records)
-    groups = {
-        g.group: g
-        for g in decide_groups(records, design, seeds, through=through, arch=arch, kinds=kinds, settle=settle)
-    }
+    decided = decide_groups(
+        records, design, seeds, through=through, arch=arch, kinds=kinds, settle=settle, reference=reference
+    )
+    groups = {g.group: g for g in decided}
     trained = list(seeds[: design.looks[through - 1]])
     out = []
     for v in verdicts(
-        records, margin=design.margin, alpha=design.alpha, arch=arch, kinds=kinds, method=method, seeds=trained
+        records,
+        margin=design.margin,
+        alpha=design.alpha,
+        arch=arch,
+        kinds=kinds,
+        method=method,
+        seeds=trained,
+        reference=reference,
     ):
         g = groups.get(v.group)
         if g is not None:
-            out.append((_sequential(v, g, records, kinds), g))
+            out.append((_sequential(v, g, records, kinds, reference_name(reference)), g))
     return out
 
 
 def from_plan(
-    records: Iterable[Any], sequential: Mapping[str, Any], *, arch: str = "model", method: str = "t"
+    records: Iterable[Any],
+    sequential: Mapping[str, Any],
+    *,
+    arch: str = "model",
+    method: str = "t",
+    reference: str | None = None,
 ) -> list[Verdict]:
     """The verdicts a finished `verify --looks` recorded in verify.json ("sequential": its design,
-    seeds and looks taken), re-decided from the records (`tlmsearch report`)."""
+    seeds and looks taken; `reference`: its "reference", None: cosine), re-decided from the records
+    (`tlmsearch report`)."""
     design = Design.from_dict(sequential["design"])
     through = max(1, int(sequential.get("looks_taken") or 1))
     seeds = [int(s) for s in sequential["seeds"]]
-    return [v for v, _ in sequential_verdicts(records, design, seeds, through=through, arch=arch, method=method)]
+    found = sequential_verdicts(records, design, seeds, through=through, arch=arch, method=method, reference=reference)
+    return [v for v, _ in found]
 
 
-def _sequential(v: Verdict, g: SequentialGroup, records: list[Any], kinds: Sequence[str]) -> Verdict:
+def _sequential(v: Verdict, g: SequentialGroup, records: list[Any], kinds: Sequence[str], ref: str) -> Verdict:
     d, design = g.decision, g.decision.design
     m = len(g.candidates)
     conf = 1.0 - 2.0 * design.alpha / m
@@ -198,7 +217,7 @@ def _sequential(v: Verdict, g: SequentialGroup, records: list[Any], kinds: Seque
     clears = None if best is None else math.expm1(float(d.low[best])) > design.margin
     better_result = results.get(better) if better else None
     outcome = OUTCOMES[int(d.outcome)]
-    text = _headline(outcome, g, best, clears, conf, better_result.shape if better_result else {})
+    text = _headline(outcome, g, best, clears, conf, better_result.shape if better_result else {}, ref)
     new = replace(
         v,
         outcome=outcome,
@@ -209,7 +228,7 @@ def _sequential(v: Verdict, g: SequentialGroup, records: list[Any], kinds: Seque
         better_widths=tuple(better_result.widths) if better_result else None,
         better_shape=dict(better_result.shape) if better_result else None,
         within_margin=bool(d.within_margin.all()),
-        regret=Interval(  # the largest gain over cosine: the repeated intervals' ends, simultaneous at 1 - 2 alpha
+        regret=Interval(  # the largest gain over the reference: the repeated intervals' ends, at 1 - 2 alpha
             _expm1(float(np.max(d.mean))),
             _expm1(float(np.max(d.low))),
             _expm1(float(np.max(d.high))),
@@ -225,7 +244,7 @@ def _sequential(v: Verdict, g: SequentialGroup, records: list[Any], kinds: Seque
 
 
 def _row(row: Mapping[str, Any], index: Mapping[str, int], rci: Any) -> dict[str, Any]:
-    """A table row with the candidate's repeated-confidence interval against cosine (its mean
+    """A table row with the candidate's repeated-confidence interval against the reference (its mean
     perplexity stays over its own seeds: a candidate stopped early has fewer)."""
     out = dict(row)
     if row.get("label") in index and row.get("gain_vs_cosine") is not None:
@@ -259,7 +278,10 @@ def sequential_clause(g: SequentialGroup) -> str:
     return text
 
 
-def _headline(outcome: str, g: SequentialGroup, best: int | None, clears: bool | None, conf: float, shape: Any) -> str:
+def _headline(
+    outcome: str, g: SequentialGroup, best: int | None, clears: bool | None, conf: float, shape: Any, ref: str
+) -> str:
+    """The sentence; `ref` names the reference every candidate is compared with ("cosine" by default)."""
     d, design = g.decision, g.decision.design
     mpct = f"{design.margin:.1%}"
     how = sequential_clause(g)
@@ -267,7 +289,7 @@ def _headline(outcome: str, g: SequentialGroup, best: int | None, clears: bool |
         look = int(d.decided_look[best]) + 1
         verb = "also clears" if clears else "does not clear"
         return (
-            f"a better profile than cosine exists: {g.candidates[best]} has "
+            f"a better profile than {ref} exists: {g.candidates[best]} has "
             f"{math.expm1(float(d.mean[best])):.2%} lower "
             f"perplexity ({level(conf)} repeated-confidence interval {pct(_expm1(float(d.low[best])))} to "
             f"{pct(_expm1(float(d.high[best])))}), shown at look {look}; its lower bound {verb} the {mpct} margin "
@@ -275,14 +297,14 @@ def _headline(outcome: str, g: SequentialGroup, best: int | None, clears: bool |
         )
     if outcome == "near_optimal":
         return (
-            f"cosine is near-optimal within the {mpct} margin: every candidate's perplexity gain over cosine is shown "
-            f"below it ({how}); cosine's regret {pct(_expm1(float(np.max(d.mean))))} "
+            f"{ref} is near-optimal within the {mpct} margin: every candidate's perplexity gain over {ref} is shown "
+            f"below it ({how}); {ref}'s regret {pct(_expm1(float(np.max(d.mean))))} "
             f"[{pct(_expm1(float(np.max(d.low))))}, {pct(_expm1(float(np.max(d.high))))}] "
             f"({level(1.0 - 2.0 * design.alpha)} simultaneous, repeated-confidence)"
         )
     open_ = [c for j, c in enumerate(g.candidates) if not (d.shown_better[j] or d.within_margin[j])]
     return (
-        f"inconclusive: no candidate is shown better than cosine, and not every candidate is shown within the {mpct} "
+        f"inconclusive: no candidate is shown better than {ref}, and not every candidate is shown within the {mpct} "
         f"margin after every look ({how}); undecided: {', '.join(open_)}"
     )
 

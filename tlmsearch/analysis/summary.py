@@ -225,10 +225,10 @@ def run_verdicts(
     if kind is None or _unfinished(recs, plan):
         return []
     seeds = _plan_seeds(recs, plan) if kind == "verify" else None
+    reference = (plan or {}).get("reference")  # what a verify or a comparison compared with (None: cosine)
     if seeds is not None and plan and plan.get("sequential"):  # verify --looks: re-decide sequentially
-        return from_plan(recs, plan["sequential"], arch=arch, method=method)
+        return from_plan(recs, plan["sequential"], arch=arch, method=method, reference=reference)
     aliases = (plan or {}).get("aliases")  # a verify's or a comparison's (`rundir.io.read_verify`)
-    reference = (plan or {}).get("reference")
     return verdicts(
         recs,
         margin=margin,

@@ -332,6 +332,13 @@ def is_default_reference(reference: str | None) -> bool:
     return reference is None or _canonical(reference) == DEFAULT_REFERENCE
 
 
+def same_reference(a: str | None, b: str | None) -> bool:
+    """Whether two references (profile texts, None: cosine 1.5 -> 0.5) name one profile, in any spelling."""
+    if is_default_reference(a) or is_default_reference(b):
+        return is_default_reference(a) and is_default_reference(b)
+    return _canonical(str(a)) == _canonical(str(b))
+
+
 def reference_name(reference: str | None) -> str:
     """How the verdict's text names the reference: "cosine" for the paper's taper, else its profile text."""
     from tlmsearch.profiles.spec import display_name  # lazy: as `_canonical`

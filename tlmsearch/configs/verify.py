@@ -239,7 +239,8 @@ class SequentialOptions:
     `first`: the pilot's seeds (`n_seeds` None: the most seeds are planned from the pilot's
     spread, for `power`, within `max_seeds`) or the first of `n_seeds` deciding seeds; `looks`
     and `spending` shape the boundaries, `margin` and `alpha` the decision (resolved levels),
-    `method` the test (t only), `arch` the family the verdicts name.
+    `method` the test (t only), `arch` the family the verdicts name, `reference` the profile text
+    every candidate is compared with (None: cosine 1.5 -> 0.5).
     """
 
     first: tuple[int, ...]
@@ -252,6 +253,7 @@ class SequentialOptions:
     max_seeds: int
     method: str
     arch: str
+    reference: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "first", tuple(self.first))
@@ -264,7 +266,14 @@ class SequentialOptions:
 
     @classmethod
     def of(
-        cls, options: VerifyOptions, first: list[int], *, margin: float, alpha: float, arch: str
+        cls,
+        options: VerifyOptions,
+        first: list[int],
+        *,
+        margin: float,
+        alpha: float,
+        arch: str,
+        reference: str | None = None,
     ) -> SequentialOptions:
         """The design of `options` (which must ask for `looks`) from its first seeds."""
         if options.looks is None:
@@ -280,6 +289,7 @@ class SequentialOptions:
             max_seeds=options.max_seeds,
             method=options.method,
             arch=arch,
+            reference=reference,
         )
 
 

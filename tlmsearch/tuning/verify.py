@@ -166,11 +166,6 @@ def verify(
     cfg, first_seeds = retrain_config(study.config, seeds=n_first, steps=steps, train=train, data=data)
     reference = str(ProfileSpec.parse(reference))  # a ConfigError names a bad one
     if not is_default_reference(reference):
-        if looks is not None:
-            raise ConfigError(
-                f"reference={reference!r} with looks={looks}: the group-sequential verify compares with cosine "
-                "1.5 -> 0.5 only; drop looks or the reference"
-            )
         controls = (*controls, reference)  # trained beside the others (once: a control already is)
     check_controls_build(cfg, controls)
     named = (DEFAULT_REFERENCE, "uniform", *expand_profile_sets(controls))
@@ -303,7 +298,9 @@ def verify(
         train_seeds=train_seeds, mine=mine, record_plan=record_plan, want=wanted.update, say=tell, previous=found
     )
     if looks is not None:
-        design = SequentialOptions.of(options, first_seeds, margin=margin, alpha=alpha, arch=cfg.arch)
+        design = SequentialOptions.of(
+            options, first_seeds, margin=margin, alpha=alpha, arch=cfg.arch, reference=reference
+        )
         seq = run_sequential(study.run_dir, design, hooks)
         result = VerifyResult(
             Path(study.run_dir), seq.planned, seq.new, seq.verdicts, seq.seeds, seq.pilot, None, seq.summary
@@ -314,10 +311,22 @@ def verify(
         """A fixed plan's seeds beyond a finished verification's: a new stage of its history
         (`analysis.sequential_extend`; refused there when it cannot be accounted for), else None."""
         request = Design(looks=(len(decide_on),), margin=margin, alpha=alpha)
-        history, order = continued(found, request, decide_on, run=str(study.run_dir), method=method)
+        history, order = continued(
+            found, request, decide_on, run=str(study.run_dir), method=method, reference=reference
+        )
         if not history.stages:
             return None
-        seq = run_looks(study.run_dir, history, order, pilot, hooks, arch=cfg.arch, method=method, before=before)
+        seq = run_looks(
+            study.run_dir,
+            history,
+            order,
+            pilot,
+            hooks,
+            arch=cfg.arch,
+            method=method,
+            before=before,
+            reference=reference,
+        )
         return checked(
             VerifyResult(
                 Path(study.run_dir), seq.planned, seq.new, seq.verdicts, seq.seeds, seq.pilot, None, seq.summary

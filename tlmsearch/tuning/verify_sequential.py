@@ -4,9 +4,10 @@ The design and the decision are `analysis.sequential`'s (pure); the verdict from
 `analysis.sequential_verdict`'s. This module only runs the stages, under the numbers of one
 `configs.verify.SequentialOptions` and with verify's own helpers in one `StageHooks`
 (`train_seeds`, `mine`, `record_plan`, built once by `tuning.verify.verify`): after each look the
-candidates still undecided and cosine train the next stage's seeds; the study ends when every
-candidate is decided, when one is shown better, or at the last look. verify.json records the
-design, its seeds and the looks taken, so that `tlmsearch report` re-decides the same way.
+candidates still undecided and the reference (cosine 1.5 -> 0.5, or `--reference`) train the next
+stage's seeds; the study ends when every candidate is decided, when one is shown better, or at the
+last look. verify.json records the design, its seeds and the looks taken, so that `tlmsearch
+report` re-decides the same way.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class SequentialRun:
     planned: list[Planned]
     new: list[TrialRecord]
     verdicts: list[Verdict]
-    seeds: list[int]  # the seeds cosine trained (the deciding seeds up to the last look taken)
+    seeds: list[int]  # the seeds the reference trained (the deciding seeds up to the last look taken)
     pilot: list[int]
     summary: dict[str, Any]  # verify.json's "sequential"
 
@@ -115,7 +116,7 @@ def run_sequential(run_dir: str | Path, setup: SequentialOptions, hooks: StageHo
         )
         planned, new = planned + more, new + fresh
         want({p.label for p in more})
-        spread = pilot_spread(mine(pilot), pilot)
+        spread = pilot_spread(mine(pilot), pilot, reference=setup.reference)
         room = setup.max_seeds - len(pilot)
         if room < min_seeds_for_looks(setup.looks):
             raise ConfigError(
@@ -144,8 +145,20 @@ def run_sequential(run_dir: str | Path, setup: SequentialOptions, hooks: StageHo
             )
     design = make_design(n_seeds, setup.looks, margin=setup.margin, alpha=setup.alpha, spending=setup.spending)
     seeds = [start + i for i in range(design.max_seeds)]
-    design, seeds = continued(hooks.previous or {}, design, seeds, run=str(run_dir), method=setup.method)
-    return run_looks(run_dir, design, seeds, pilot, hooks, arch=setup.arch, method=setup.method, before=(planned, new))
+    design, seeds = continued(
+        hooks.previous or {}, design, seeds, run=str(run_dir), method=setup.method, reference=setup.reference
+    )
+    return run_looks(
+        run_dir,
+        design,
+        seeds,
+        pilot,
+        hooks,
+        arch=setup.arch,
+        method=setup.method,
+        before=(planned, new),
+        reference=setup.reference,
+    )
 
 
 def run_looks(
@@ -158,9 +171,11 @@ def run_looks(
     arch: str,
     method: str = "t",
     before: tuple[list[Planned], list[TrialRecord]] = ([], []),
+    reference: str | None = None,
 ) -> SequentialRun:
     """The looks of `design` on the deciding `seeds` (in order; the records of looks already
-    trained are reused), deciding after each; `before`: what a pilot planned and trained."""
+    trained are reused), deciding after each against `reference` (None: cosine 1.5 -> 0.5);
+    `before`: what a pilot planned and trained."""
     train_seeds, mine, record_plan, want, say = hooks.train_seeds, hooks.mine, hooks.record_plan, hooks.want, hooks.say
     name = Path(run_dir).name
     planned, new = list(before[0]), list(before[1])
@@ -181,7 +196,9 @@ def run_looks(
         want({p.label for p in more})
         taken = k + 1
         decided = mine(seeds[:n])
-        results = sequential_verdicts(decided, design, seeds, through=taken, arch=arch, method=method)
+        results = sequential_verdicts(
+            decided, design, seeds, through=taken, arch=arch, method=method, reference=reference
+        )
         groups = [g for _, g in results]
         only = {(c, g.base_width) for g in groups if g.running for c in (g.cosine, *g.active)}
         if say:
