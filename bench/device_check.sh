@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The GPU checks in one call of at most 9 minutes on a fresh GPU machine, in order of value:
+# The GPU checks in one call of at most 9 minutes on a fresh GPU machine, in order of value
+# (ladder, below, runs first: up to T_LADDER=360 s):
 #   bash bench/device_check.sh OUTDIR
 # pack:     packed vs separate trials, members per second (bench_pack: cpu-xs, cpu-s and a ~20 M
 #           shape, 1..64 members; one JSON per shape in OUTDIR, rewritten after every cell);
@@ -12,6 +13,13 @@
 # tests (pytest -m gpu). STEPS="families verify" runs a subset, in the order given.
 # workers:  one run on every GPU of the machine (up to 8) as data-parallel workers against one GPU,
 #           when it has more than one; else one line saying there was one.
+# ladder:   first, the reference ladder's two largest points (runs/reference/ladder8: 8 layers,
+#           240 K and 427 K non-embedding parameters, 20 tokens per parameter, cosine and uniform,
+#           rate decided per point, planned seeds up to 12) as their own ladder on the GPU, 16 trials
+#           at 1/16 GPU each (LGPU; LPACK=on packs them: no GPU figure says it pays yet); the ladder
+#           folder comes back as ladder8-gpu.tgz every 20 s, and a later call resumes from
+#           runs/reference/ladder8-gpu when that folder is in the working tree (unpack it there).
+#           Its points and settings are the CPU ladder's; on the CPU they cost some 43 core-hours.
 # The whole call keeps to TOTAL seconds (default 530): each step gets the smaller of its own cap
 # (T_PACK, T_FAMILIES, T_VERIFY, ...) and what is left of TOTAL less a reserve for packing up; a step
 # that fails or runs out of time does not stop the others, and summary.log says what each gave.
@@ -146,6 +154,39 @@ except Exception as exc:  # a step that failed: its logs say why
 PYEOF
 }
 
+step_ladder() {
+local L=$RUNS/ladder8-gpu
+if [ -d runs/reference/ladder8-gpu ]; then
+  cp -r runs/reference/ladder8-gpu "$L"
+  log "ladder8's larger points on $DEV: resumed from runs/reference/ladder8-gpu"
+  LCMD=(ladder resume "$L")
+else
+  # ladder8's settings as committed; its points 3 and 4 (SMALL=1: two tiny points on CPU, to check the step)
+  $PY - "$RUNS/ladder8-gpu.yaml" "${SMALL:-0}" "${LGPU:-0.0625}" "${LPACK:-off}" <<'PYEOF' || { log "   no ladder config"; return; }
+import sys
+import yaml
+out, small, gpus, pack = sys.argv[1], sys.argv[2] == "1", float(sys.argv[3]), sys.argv[4]
+cfg = yaml.safe_load(open("runs/reference/ladder8/ladder.yaml"))
+cfg.update(name="ladder8-gpu", runs_dir="", points=cfg["points"][2:], gpus_per_trial=gpus, pack=pack)
+cfg["train"]["device"] = "auto"
+if small:  # the step itself on CPU: two tiny points, short, a rate grid of two
+    cfg.update(points=["tiny:n_layers=4@0.2", "tiny:n_layers=4,d_model=48,n_heads=3@0.2"], gpus_per_trial=0.0, max_seeds=5)
+    cfg["train"].update(final_eval_windows=8, eval_windows=4)
+yaml.safe_dump(cfg, open(out, "w"), sort_keys=False)
+PYEOF
+  log "ladder8's larger points on $DEV: $(grep -A2 '^points:' "$RUNS/ladder8-gpu.yaml" | tail -2 | tr -d '\n')"
+  LCMD=(ladder run --config "$RUNS/ladder8-gpu.yaml" --runs-dir "$RUNS" --yes)
+fi
+( while sleep 20; do tar -czf "$OUT/ladder8-gpu.tgz.part" --exclude=tune --exclude="*.pt" --exclude=.lock -C "$RUNS" \
+    ladder8-gpu 2>/dev/null && mv "$OUT/ladder8-gpu.tgz.part" "$OUT/ladder8-gpu.tgz"; done ) &
+local copier=$!
+timeout -k 10 "$(budget "${T_LADDER:-360}")" $PY -m tlmsearch "${LCMD[@]}" >"$OUT/ladder.log" 2>&1
+log "   exit $?: $(grep -v '^search\|^study\|^ladder .* [0-9]*m[0-9]*s |' "$OUT/ladder.log" | tail -2 | tr '\n' ' ')"
+kill "$copier" 2>/dev/null
+tar -czf "$OUT/ladder8-gpu.tgz" --exclude=tune --exclude="*.pt" --exclude=.lock -C "$RUNS" ladder8-gpu 2>/dev/null
+$PY -m tlmsearch ladder status "$L" 2>&1 | tail -4 | tee -a "$OUT/summary.log"
+}
+
 step_tests() {
 log "GPU tests"
 timeout -k 10 "$(budget "${T_TESTS:-100}")" $PY -m pytest -q -p no:cacheprovider -m gpu tests/unit/test_trainer.py \
@@ -153,7 +194,7 @@ timeout -k 10 "$(budget "${T_TESTS:-100}")" $PY -m pytest -q -p no:cacheprovider
 log "   exit $?: $(tail -1 "$OUT/gpu_tests.log")"
 }
 
-for s in ${STEPS:-pack families verify workers}; do
+for s in ${STEPS:-ladder pack families verify workers}; do
   if [ $(($(date +%s) - T0 + 20)) -ge "$TOTAL" ]; then log "no time left for $s"; continue; fi
   "step_$s"
 done
