@@ -242,6 +242,7 @@ def run(args: argparse.Namespace) -> int:
 def status_rows(ladder_dir: Any) -> list[dict[str, Any]]:
     from pathlib import Path
 
+    from tlmsearch.analysis.machine_time import machine_time
     from tlmsearch.ladders.files import load_config, read_state
     from tlmsearch.ladders.point_plan import plan_note
     from tlmsearch.rundir.records import read_records
@@ -260,12 +261,14 @@ def status_rows(ladder_dir: Any) -> list[dict[str, Any]]:
                 "verify": phases.get(f"{spec.name}/verify", {}).get("status", "pending"),
                 "runs": sum(r.kind == "verify" and r.status == "complete" for r in recs),
                 "plan": plan_note(cfg, sub),
+                "machine_time": machine_time(recs).to_dict(),
             }
         )
     return rows
 
 
 def print_status(ladder_dir: Any, as_json: bool = False) -> None:
+    from tlmsearch.analysis.machine_time import MachineTime
     from tlmsearch.ladders.files import time_left, time_left_line
     from tlmsearch.ladders.report import json_safe, ladder_summary
 
@@ -285,3 +288,5 @@ def print_status(ladder_dir: Any, as_json: bool = False) -> None:
             f"{outcomes.get(r['name']) or ''}" + (f" ({r['plan']})" if r["plan"] else "")
         )
     print(f"  {s['conclusion']}")
+    total = sum((MachineTime.from_dict(r["machine_time"]) for r in rows), MachineTime())
+    print(f"  machine time: {total.text()}")

@@ -43,6 +43,7 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
     from tlmsearch.core.validate import check_top
 
     check_top("--top", top)  # -1 would list all but the worst; the bound of verify --top-k
+    from tlmsearch.analysis.machine_time import machine_time
     from tlmsearch.analysis.regime import record_values, regime_of
     from tlmsearch.noise_floor import ranking_gaps, screen_ties
     from tlmsearch.rundir.axes import layer_axes
@@ -93,6 +94,7 @@ def status_dict(study: Any, top: int = 5) -> dict[str, Any]:
         "pareto": [brief(r) for r in full if r.trial_id in front_ids],
         "baselines": [brief(r) for r in study.records if r.kind == "baseline"],
         "failed": [{"trial_id": r.trial_id, "reason": r.reason} for r in study.records if r.status == "failed"],
+        "machine_time": machine_time(study.records).to_dict(),
     }
 
 
@@ -150,6 +152,7 @@ def _fmt(x: Any) -> str:
 
 
 def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
+    from tlmsearch.analysis.machine_time import machine_text
     from tlmsearch.noise_floor import floor_text, gap_text, screen_text
     from tlmsearch.profiles.spec import display_name
     from tlmsearch.rundir.axes import axes_text
@@ -166,6 +169,7 @@ def print_status(study: Any, *, as_json: bool = False, top: int = 5) -> None:
         + (f"; {s['noise']} noise-floor trials" if s["noise"] else "")
         + (f"; {s['verify']} verify trials" if s["verify"] else "")
     )
+    print(f"machine time: {machine_text(s['machine_time'])}")
     if s["noise_floor"] is not None or s["kinds"] != ["compare"]:
         print(floor_text(s["noise_floor"]))  # the rule summary.md and the report state, in the same words
     if s["kinds"] != ["compare"]:

@@ -176,6 +176,7 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
     import sys
     from pathlib import Path
 
+    from tlmsearch.analysis.machine_time import folder_time
     from tlmsearch.analysis.rate_check import short_text
     from tlmsearch.studies.files import damage_text, load_config, read_state, study_damage
     from tlmsearch.studies.progress import snapshot, study_line, time_left
@@ -188,9 +189,12 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
     _, now = snapshot(study_dir)  # what the live view of a running study shows
     left = time_left(cfg, study_dir, now)
     line = study_line(cfg.name, now, left)
+    spent = {arch: folder_time(Path(study_dir) / arch) for arch in cfg.archs}
+    total = folder_time(study_dir)  # the architectures' runs and any other (a random-search control)
     if as_json:
         now_archs = [dataclasses.asdict(r) for r in now]
         out = {"study": str(study_dir), "phases": phases, "archs": rows, "now": line, "now_archs": now_archs}
+        out["machine_time"] = {"total": total.to_dict(), **{a: t.to_dict() for a, t in spent.items()}}
         print(json.dumps({**out, "seconds_left": left, "damage": damage}, indent=2))
         if damage:
             print(f"warning: {damage_text(study_dir, damage)}", file=sys.stderr)
@@ -217,6 +221,8 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
                 print(f"  {'':<16} learning-rate check: {text}")
     report = phases.get("report", {}).get("status", "pending")
     print(f"  report {report}")
+    each = ", ".join(f"{a} {t.wall_s / 3600:.2f} h" for a, t in spent.items())
+    print(f"  machine time: {total.text()}; by architecture: {each}")
     if damage:  # the rows above read the damaged records as they are: say so, loudly
         print("  answer: not shown: the study is damaged (see the warning)")
         print(f"warning: {damage_text(study_dir, damage)}", file=sys.stderr)
