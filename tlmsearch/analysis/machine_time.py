@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tlmsearch.rundir.records import as_records
+from tlmsearch.rundir.records import as_records, read_records
 
 HOUR = 3600.0
 
@@ -84,8 +84,6 @@ def machine_text(d: Mapping[str, Any]) -> str:
 def folder_time(folder: str | Path) -> MachineTime:
     """The machine time of every run under `folder` (each trials.jsonl below it: a run directory,
     a study's architectures and controls, a ladder's points). Unreadable lines count nothing."""
-    from tlmsearch.rundir.records import read_records  # lazy: the pure part needs no files
-
     total = MachineTime()
     for path in sorted(Path(folder).rglob("trials.jsonl")):
         total = total + machine_time(read_records(path.parent))

@@ -169,15 +169,27 @@ def plan(
 ) -> list[Planned]:
     """Every (profile, seed) to verify; those with a finished verify record of `steps` (and
     `reusable`, e.g. `same_training`) are marked done. `controls`, `named`, `key_of`: see
-    `choose_candidates`."""
+    `choose_candidates`. With `key_of`, a candidate none of whose seeds is recorded under its
+    own text, whose model is recorded under another (the same profile spelt otherwise, e.g.
+    `linear:end=0.8,start=1.2`), is that text's candidate, its own text one more name of it:
+    reused, not trained again."""
     records = list(records)
     done: dict[tuple[str, int, int], str] = {}
+    trained_as: dict[tuple[Any, int], dict[str, Any]] = {}  # (model key, base) -> the profile recorded first
     for r in finished(records, kinds=("verify",)):
         if r.max_steps == steps and reusable(r):
             done.setdefault((label(r), r.base_width, r.seed), r.trial_id)
+            if key_of is not None and (label(r), r.base_width) not in trained_as:
+                trained_as[(label(r), r.base_width)] = r.profile
+    if key_of is not None:  # one key per recorded text, not per record
+        trained_as = {(key_of(prof, base), base): prof for (_, base), prof in reversed(trained_as.items())}
     out = []
     for prof, base, name, aliases in choose_candidates(records, top_k, controls, named, key_of):
         text = profile_label(prof)
+        if key_of is not None and not any((text, base, s) in done for s in seeds):
+            found = trained_as.get((key_of(prof, base), base))
+            if found is not None and profile_label(found) != text:  # recorded under another spelling
+                prof, aliases, text = dict(found), (*aliases, text), profile_label(found)
         for s in seeds:
             out.append(Planned(prof, base, s, name, text, done.get((text, base, s)), aliases))
     return out

@@ -131,3 +131,19 @@ def test_another_reference_after_a_decision_is_refused_before_anything_trains(
     assert (path / VERIFY).read_text() == doc
     verify(path, top_k=1, steps=STEPS, max_seeds=6, reference=REF, progress=False)  # its own: read back
     assert fake.trained == before
+
+
+def test_the_reference_spelt_otherwise_is_the_same_model_reused(run: tuple[Path, FakeRuns]) -> None:
+    path, fake = run
+    (first,) = verify(path, top_k=1, steps=STEPS, max_seeds=6, reference=REF, progress=False).verdicts
+    before = list(fake.trained)
+    other = "linear:end=0.8,start=1.2"  # the same profile, its parameters in another order
+    (again,) = verify(path, top_k=1, steps=STEPS, max_seeds=6, reference=other, progress=False).verdicts
+    assert fake.trained == before, fake.trained[len(before) :]  # nothing trained again
+    assert (again.outcome, again.cosine) == (first.outcome, REF), again.headline
+    assert [c.gain.estimate for c in again.comparisons] == [c.gain.estimate for c in first.comparisons]
+    assert json.loads((path / VERIFY).read_text())["aliases"][REF] == [other]
+    # a control spelt otherwise than the records hold is reused the same way
+    verify(path, top_k=1, steps=STEPS, max_seeds=6, reference=REF, controls=("bowtie:position=0.75,ratio=0.3",),
+           progress=False)  # fmt: skip
+    assert fake.trained == before
