@@ -152,3 +152,23 @@ def test_ladder_killed_mid_point_resumes_to_the_same_records(reference: Path, tm
         json.loads((run / "summary.json").read_text())["conclusion"]
         == json.loads((reference / "summary.json").read_text())["conclusion"]
     )
+
+
+def test_a_ladder_with_looks_verifies_each_point_group_sequentially(tmp_path: Path) -> None:
+    """`looks` 2 over planned seeds (a pilot of 2, at most 3 deciding seeds): every point's
+    verify.json holds the sequential design and the looks it took, its verdict says it was
+    group-sequential, and the ladder's summary reads the same verdicts `tlmsearch status` does."""
+    from tlmsearch import ladder
+    from tlmsearch.analysis.summary import recorded_verdicts
+    from tlmsearch.rundir.io import read_verify
+
+    cfg = tiny(tmp_path, "seq").replace(seeds=0, pilot_seeds=2, max_seeds=5, looks=2)
+    result = ladder(cfg, progress=False)
+    s = json.loads((result.run_dir / "summary.json").read_text())
+    for p in s["points"]:
+        doc = read_verify(result.run_dir / p["name"])
+        seq = doc["sequential"]
+        assert doc["pilot_seeds"] == [1, 2] and seq["design"]["looks"] == [2, 3], seq["design"]
+        assert 1 <= seq["looks_taken"] <= 2 and doc["complete"]
+        (v,) = recorded_verdicts(read_records(result.run_dir / p["name"]), doc, arch="transformer")
+        assert "group-sequential" in v.headline and p["outcome"] == v.outcome

@@ -32,7 +32,7 @@ from tlmsearch.configs.search import (
     gpus_for,
     split_gpus,
 )
-from tlmsearch.configs.verify import check_plan_options
+from tlmsearch.configs.verify import check_looks_seeds, check_plan_options, check_sequential_options
 from tlmsearch.core.base import (
     ARCHITECTURE_NAMES,
     Config,
@@ -100,6 +100,11 @@ class LadderConfig(Config):
     seeds: int = option(4, "paired seeds per profile at every point; 0 = planned (a pilot, then the seeds that decide)")
     pilot_seeds: int = option(3, "pilot seeds of a planned verification (seeds 0)")
     max_seeds: int = option(20, "cap on seeds per profile of a planned verification, pilot included")
+    looks: int = option(
+        0,
+        "group-sequential looks at every point's deciding seeds (0 = one look at the end): the candidates a look "
+        "decides stop training, O'Brien-Fleming-type alpha spending (verify --looks)",
+    )
     margin: float = option(0.01, "perplexity gain over cosine that matters at a point, declared before the data")
     alpha: float = option(0.05, "level of each claim: every point's verdict, every trend")
     target: str = option("440m", "extrapolate to this size: a preset name or a non-embedding parameter count")
@@ -169,6 +174,11 @@ class LadderConfig(Config):
         check_int("max_seeds", self.max_seeds, 2, MAX_SEEDS)
         check_int("seed", self.seed, 0, MAX_SEED)
         check_plan_options(self.verify_seeds, pilot_seeds=self.pilot_seeds, max_seeds=self.max_seeds)
+        if self.looks != 0:
+            check_sequential_options(self.looks, "obf", "t")
+            check_looks_seeds(
+                self.verify_looks, self.verify_seeds, pilot_seeds=self.pilot_seeds, max_seeds=self.max_seeds
+            )
         from tlmsearch.analysis.verdict import resolve_levels  # lazy: heavy (numpy)
 
         resolve_levels(self.margin, self.alpha)
@@ -260,6 +270,11 @@ class LadderConfig(Config):
     @property
     def verify_seeds(self) -> int | str:
         return "auto" if self.seeds == 0 else self.seeds
+
+    @property
+    def verify_looks(self) -> int | None:
+        """verify's `looks` at every point: None for one look at the end."""
+        return self.looks or None
 
     def point_config(self, spec: PointSpec, runs_dir: str = "") -> Any:
         """The `SearchConfig` of one point (steps resolved from its tokens per parameter): one

@@ -193,6 +193,7 @@ def _run_points(
             seeds=cfg.verify_seeds,
             max_seeds=plan.max_seeds,
             pilot_seeds=cfg.pilot_seeds,
+            looks=cfg.verify_looks,
             train={"tokens_per_param": spec.tokens_per_param},
             margin=cfg.margin,
             alpha=cfg.alpha,
