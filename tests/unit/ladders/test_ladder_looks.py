@@ -28,8 +28,11 @@ def test_looks_are_kept_and_checked(tmp_path: Path) -> None:
     cfg = config(tmp_path, looks=3, max_seeds=8)
     assert cfg.verify_looks == 3 and LadderConfig.from_dict(cfg.to_dict()) == cfg
     assert config(tmp_path).verify_looks is None  # 0: one look at the end, as before
-    with pytest.raises(ConfigError, match="looks"):
-        config(tmp_path, looks=1)
+    for bad in (1, -1, 21, True):
+        with pytest.raises(
+            ConfigError, match=rf"looks={bad!r}: allowed 0 \(one look at the end, the default\) or 2 to 20"
+        ):
+            config(tmp_path, looks=bad)
     # 3 looks need 4 deciding seeds; a cap of 6 with a pilot of 3 leaves 3
     with pytest.raises(ConfigError, match=r"looks=3 needs at least 4 deciding seeds.*max_seeds >= 7") as err:
         config(tmp_path, looks=3, max_seeds=6)
