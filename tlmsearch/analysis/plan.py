@@ -112,6 +112,15 @@ def choose_candidates(
     return [(p, b, n or _baseline_of(p), tuple(others)) for p, b, n, _, others in chosen]
 
 
+def _key_or_none(key_of: KeyOf, profile: Mapping[str, Any], base: int) -> Any:
+    """The model key of a recorded profile, None when it no longer builds (a family since removed,
+    a shape this run's config cannot make): such a record is reused by its text only."""
+    try:
+        return key_of(profile, base)
+    except ValueError:
+        return None
+
+
 def _baseline_of(profile: dict[str, Any]) -> str | None:
     name = profile_baseline(profile)
     return name if name in BASELINES else None
@@ -182,7 +191,11 @@ def plan(
             if key_of is not None and (label(r), r.base_width) not in trained_as:
                 trained_as[(label(r), r.base_width)] = r.profile
     if key_of is not None:  # one key per recorded text, not per record
-        trained_as = {(key_of(prof, base), base): prof for (_, base), prof in reversed(trained_as.items())}
+        trained_as = {
+            (key, base): prof
+            for (_, base), prof in reversed(trained_as.items())
+            if (key := _key_or_none(key_of, prof, base)) is not None
+        }
     out = []
     for prof, base, name, aliases in choose_candidates(records, top_k, controls, named, key_of):
         text = profile_label(prof)
