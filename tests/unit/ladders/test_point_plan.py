@@ -1,7 +1,7 @@
 """A ladder cut from a point on (`ladder resume --max-seeds N --profiles ...`): the points whose
 verification has not begun take the new seed cap and profiles, a begun point keeps what it began
 with, whatever the state file says. On a copy of the committed 8-layer ladder (its first point
-verified with 20 seeds and four profiles, its second calibrating, two not begun); no training:
+verified with 20 seeds and four profiles, its second put back to calibrating, two not begun); no training:
 the search and the verification are replaced by recorders of what they were asked."""
 
 from __future__ import annotations
@@ -36,9 +36,15 @@ def ladder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     copy = tmp_path / "ladder8"
     shutil.copytree(REFERENCE, copy)
     monkeypatch.setenv("TLMSEARCH_CACHE", str(tmp_path / "cache"))
-    # the ladder as it was before its cut (the committed one has been cut since): 20 seeds, four profiles
+    # the ladder as it was before its cut (the committed one has been cut since): 20 seeds, four profiles,
+    # the second point calibrating (its verification, trained since in the depth arm, taken out)
     for plan in copy.glob(f"*/{POINT_PLAN}"):
         plan.unlink()
+    second = copy / SECOND
+    for name in ("verify.json", "summary.json", "summary.md", "report.html"):
+        (second / name).unlink(missing_ok=True)
+    lines = (second / "trials.jsonl").read_text().splitlines()
+    (second / "trials.jsonl").write_text("".join(f"{x}\n" for x in lines if json.loads(x)["kind"] != "verify"))
     uncut = LadderConfig.load(copy / "ladder.yaml").replace(max_seeds=20, profiles=ALL4)
     (copy / "ladder.yaml").write_text(uncut.to_yaml())
     return copy
