@@ -154,7 +154,9 @@ def test_ladder_killed_mid_point_resumes_to_the_same_records(reference: Path, tm
     )
 
 
-def test_a_ladder_with_looks_verifies_each_point_group_sequentially(tmp_path: Path) -> None:
+def test_a_ladder_with_looks_verifies_each_point_group_sequentially(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`looks` 2 over planned seeds (a pilot of 2, at most 3 deciding seeds): every point's
     verify.json holds the sequential design and the looks it took, its verdict says it was
     group-sequential, and the ladder's summary reads the same verdicts `tlmsearch status` does."""
@@ -172,3 +174,8 @@ def test_a_ladder_with_looks_verifies_each_point_group_sequentially(tmp_path: Pa
         assert 1 <= seq["looks_taken"] <= 2 and doc["complete"]
         (v,) = recorded_verdicts(read_records(result.run_dir / p["name"]), doc, arch="transformer")
         assert "group-sequential" in v.headline and p["outcome"] == v.outcome
+    from tlmsearch.cli import main
+
+    assert main(["ladder", "status", str(result.run_dir)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("ladder seq (") and "2 points, each verified in 2 group-sequential looks; " in first

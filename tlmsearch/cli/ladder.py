@@ -269,7 +269,7 @@ def status_rows(ladder_dir: Any) -> list[dict[str, Any]]:
 
 def print_status(ladder_dir: Any, as_json: bool = False) -> None:
     from tlmsearch.analysis.machine_time import MachineTime
-    from tlmsearch.ladders.files import time_left, time_left_line
+    from tlmsearch.ladders.files import load_config, time_left, time_left_line
     from tlmsearch.ladders.report import json_safe, ladder_summary
 
     rows = status_rows(ladder_dir)
@@ -281,7 +281,9 @@ def print_status(ladder_dir: Any, as_json: bool = False) -> None:
         doc = {"ladder": str(ladder_dir), "points": rows, "progress": left, "now": line, "conclusion": s["conclusion"]}
         print(json.dumps(json_safe(doc), indent=2))
         return
-    print(f"ladder {s['ladder']} ({ladder_dir}): {s['arch']}, {len(rows)} points; {line}")
+    looks = load_config(ladder_dir).looks
+    design = f", each verified in {looks} group-sequential looks" if looks else ""
+    print(f"ladder {s['ladder']} ({ladder_dir}): {s['arch']}, {len(rows)} points{design}; {line}")
     for r in rows:
         print(
             f"  {r['point']:<28} search {r['search']:<8} verify {r['verify']:<8} {r['runs']:>4} runs  "
