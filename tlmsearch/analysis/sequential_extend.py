@@ -170,7 +170,7 @@ def _check_reference(doc: Mapping[str, Any], reference: str | None, run: str) ->
     raise ConfigError(
         f"verify: {run}'s verification decided against {reference_name(old)}, the reference declared before its "
         f"first look; comparing its candidates with {reference_name(reference)} instead would test them again "
-        f"at full alpha. Keep its reference ({keep}) to extend it, or read its verdict as it stands: "
+        f"at full alpha. Keep its reference ({keep}) to re-run or extend it, or read its verdict as it stands: "
         f"tlmsearch report {run}"
     )
 
