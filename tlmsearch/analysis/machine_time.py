@@ -83,10 +83,14 @@ def machine_text(d: Mapping[str, Any]) -> str:
 
 def folder_time(folder: str | Path) -> MachineTime:
     """The machine time of every run under `folder` (each trials.jsonl below it: a run directory,
-    a study's architectures and controls, a ladder's points). Unreadable lines count nothing."""
+    a study's architectures and controls, a ladder's points). Unreadable lines or files count nothing."""
     total = MachineTime()
     for path in sorted(Path(folder).rglob("trials.jsonl")):
-        total = total + machine_time(read_records(path.parent))
+        try:
+            records = read_records(path.parent) if path.is_file() else []
+        except (OSError, ValueError):  # unreadable or damaged past reading: `status` names the damage
+            records = []
+        total = total + machine_time(records)
     return total
 
 

@@ -60,6 +60,10 @@ def test_a_folder_sums_every_run_below_it(tmp_path: Path) -> None:
     write_run(tmp_path / "study" / "random-transformer", hand_records()[:1])
     assert folder_time(tmp_path / "study") == MachineTime(runs=7, wall_s=10440.0, cpu_s=12240.0, gpu_s=900.0)
     assert folder_time(tmp_path / "empty") == MachineTime()
+    (tmp_path / "study" / "broken" / "trials.jsonl").mkdir(parents=True)  # a folder where a file should be
+    write_run(tmp_path / "study" / "garbled", [])
+    (tmp_path / "study" / "garbled" / "trials.jsonl").write_bytes(b"\xff\xfe{not json\n")
+    assert folder_time(tmp_path / "study").wall_s == 10440.0
 
 
 def test_status_prints_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
