@@ -182,7 +182,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         default=None,
         help="the profile every candidate is compared with, trained beside them: the verdict says whether it is "
-        "near-optimal (default: cosine:start=1.5,end=0.5; in a study's architecture directory, the study's)",
+        "near-optimal, with --looks too (default: cosine:start=1.5,end=0.5; in a study's architecture directory, "
+        "the study's); declared before the first look, like the margin: a decided verification keeps it",
     )
     p.add_argument(
         "--allow-collapsed",
