@@ -8,20 +8,19 @@ trains (its candidates would be tested again at full alpha). Training is faked a
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 from typing import Any
 
 import pytest
-from analysis_fakes import record, search_records, write_run
+from analysis_fakes import search_records, write_run
+from verify_fakes import FakeRuns, seeded_loss
 
 from tlmsearch.analysis.summary import recorded_verdicts
 from tlmsearch.cli import main
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.io import read_verify
 from tlmsearch.rundir.layout import VERIFY
-from tlmsearch.rundir.records import RecordLog, TrialRecord, read_records
-from tlmsearch.tuning.trainable import trial_train_config
+from tlmsearch.rundir.records import read_records
 from tlmsearch.tuning.verify import verify
 
 STEPS = 40
@@ -30,34 +29,15 @@ REF = "linear:start=1.2,end=0.8"  # the reference a user names: 10 % worse than 
 WORSE = 0.0953  # log(1.1) nats: REF's perplexity is 1.1x everyone else's
 
 
-class FakeRuns:
-    """Stands in for `run_fixed`: every profile at 2.25 nats but REF, WORSE above it; a seed offset
-    shared by a seed's profiles (sd 0.05) and a profile's own noise (sd 0.005)."""
-
-    def __init__(self) -> None:
-        self.trained: list[tuple[str, int]] = []
-
-    def loss(self, spec: str, seed: int) -> float:
-        offset = random.Random(seed).gauss(0.0, 0.05)
-        own = random.Random(f"{spec}/{seed}").gauss(0.0, 0.005)
-        return 2.25 + (WORSE if spec == REF else 0.0) + offset + own
-
-    def __call__(self, run_dir: Path, cfg: Any, items: list[Any], kind: str, **_: Any) -> list[TrialRecord]:
-        log, new = RecordLog(run_dir), []
-        for item in items:
-            spec = str(item.spec)
-            r = record(f"v-{spec}-{item.seed}", spec, self.loss(spec, item.seed), kind="verify", seed=item.seed)
-            r.update(train=trial_train_config(cfg, item.seed).to_dict(), data=cfg.data.to_dict(), devices=["cpu"])
-            rec = TrialRecord.from_dict(r)
-            log.append(rec)
-            new.append(rec)
-            self.trained.append((spec, item.seed))
-        return new
+def ref_worse() -> FakeRuns:
+    """Every profile at 2.25 nats but REF, WORSE above it; a seed offset shared by a seed's profiles
+    (sd 0.05) and a profile's own noise (sd 0.005)."""
+    return FakeRuns(seeded_loss(lambda spec: 2.25 + (WORSE if spec == REF else 0.0), 0.005))
 
 
 @pytest.fixture
 def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, FakeRuns]:
-    fake = FakeRuns()
+    fake = ref_worse()
     monkeypatch.setattr("tlmsearch.tuning.verify.run_fixed", fake)
     return write_run(tmp_path / "run", search_records()), fake
 

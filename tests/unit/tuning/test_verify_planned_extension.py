@@ -9,57 +9,35 @@ from __future__ import annotations
 
 import json
 import math
-import random
 import statistics
 from pathlib import Path
 from typing import Any
 
 import pytest
-from analysis_fakes import record, search_records, write_run
+from analysis_fakes import search_records, write_run
+from verify_fakes import FakeRuns, seeded_loss
 
 from tlmsearch.cli import main
 from tlmsearch.errors import ConfigError
 from tlmsearch.rundir.layout import VERIFY
-from tlmsearch.rundir.records import RecordLog, TrialRecord
-from tlmsearch.tuning.trainable import trial_train_config
 from tlmsearch.tuning.verify import verify
 
 STEPS = 40
 EQUAL = 2.25  # every profile's true loss: no candidate is better than cosine, none shown within the margin at 3
 
 
-class FakeRuns:
-    """Stands in for `run_fixed`: every profile as good as cosine (2.25 nats), plus a seed offset
-    shared by a seed's profiles and a profile's own noise (sd 0.01 nats: 3 seeds decide nothing at a
-    1 % margin and the pilot plans many), recorded as trained with the verification's settings."""
-
-    def __init__(self) -> None:
-        self.trained: list[tuple[str, int]] = []
-
-    def loss(self, spec: str, seed: int) -> float:
-        offset = random.Random(seed).gauss(0.0, 0.05)
-        own = random.Random(f"{spec}/{seed}").gauss(0.0, 0.01)
-        return EQUAL + offset + own
-
-    def __call__(self, run_dir: Path, cfg: Any, items: list[Any], kind: str, **_: Any) -> list[TrialRecord]:
-        assert kind == "verify"
-        log, new = RecordLog(run_dir), []
-        for item in items:
-            spec = str(item.spec)
-            r = record(f"v-{spec}-{item.seed}", spec, self.loss(spec, item.seed), kind="verify", seed=item.seed)
-            r.update(train=trial_train_config(cfg, item.seed).to_dict(), data=cfg.data.to_dict(), devices=["cpu"])
-            rec = TrialRecord.from_dict(r)
-            log.append(rec)
-            new.append(rec)
-            self.trained.append((spec, item.seed))
-        return new
+def equal_runs() -> FakeRuns:
+    """Every profile as good as cosine (2.25 nats), with a seed offset shared by a seed's profiles and
+    a profile's own noise (sd 0.01 nats: 3 seeds decide nothing at a 1 % margin and the pilot plans
+    many)."""
+    return FakeRuns(seeded_loss(lambda spec: EQUAL, 0.01))
 
 
 @pytest.fixture
 def finished(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, FakeRuns, dict[str, Any]]:
     """A search run whose planned verification finished at --max-seeds 6 (pilot 1-3, fresh 4-6)."""
     run = write_run(tmp_path / "run", search_records())
-    fake = FakeRuns()
+    fake = equal_runs()
     monkeypatch.setattr("tlmsearch.tuning.verify.run_fixed", fake)
     verify(run, top_k=1, steps=STEPS, max_seeds=6, progress=False)
     doc = json.loads((run / VERIFY).read_text())
@@ -110,7 +88,7 @@ def test_a_chosen_reference_plans_the_seeds_from_its_own_pairs(tmp_path: Path, m
     ref = "knots:k0=1,k1=1.2"
     own = {ref: (0.03, -0.03, 0.0), "uniform": (0.0, 0.0, 0.03)}
     run = write_run(tmp_path / "run", search_records())
-    fake = FakeRuns()
+    fake = equal_runs()
     monkeypatch.setattr(
         fake,
         "loss",
