@@ -184,18 +184,16 @@ def plan(
     reused, not trained again."""
     records = list(records)
     done: dict[tuple[str, int, int], str] = {}
-    trained_as: dict[tuple[Any, int], dict[str, Any]] = {}  # (model key, base) -> the profile recorded first
+    texts: dict[tuple[str, int], dict[str, Any]] = {}  # (text, base) -> its profile, in record order
     for r in finished(records, kinds=("verify",)):
         if r.max_steps == steps and reusable(r):
             done.setdefault((label(r), r.base_width, r.seed), r.trial_id)
-            if key_of is not None and (label(r), r.base_width) not in trained_as:
-                trained_as[(label(r), r.base_width)] = r.profile
-    if key_of is not None:  # one key per recorded text, not per record
-        trained_as = {
-            (key, base): prof
-            for (_, base), prof in reversed(trained_as.items())
-            if (key := _key_or_none(key_of, prof, base)) is not None
-        }
+            texts.setdefault((label(r), r.base_width), r.profile)
+    trained_as: dict[tuple[Any, int], dict[str, Any]] = {}  # (model key, base) -> the text recorded first
+    if key_of is not None:  # one key per text, not per record
+        for (_, base), prof in texts.items():
+            if (key := _key_or_none(key_of, prof, base)) is not None:
+                trained_as.setdefault((key, base), prof)
     out = []
     for prof, base, name, aliases in choose_candidates(records, top_k, controls, named, key_of):
         text = profile_label(prof)

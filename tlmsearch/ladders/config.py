@@ -32,7 +32,7 @@ from tlmsearch.configs.search import (
     gpus_for,
     split_gpus,
 )
-from tlmsearch.configs.verify import MAX_LOOKS, check_looks_seeds, check_plan_options, check_sequential_options
+from tlmsearch.configs.verify import MAX_LOOKS, check_looks_seeds, check_plan_options
 from tlmsearch.core.base import (
     ARCHITECTURE_NAMES,
     Config,
@@ -180,7 +180,6 @@ class LadderConfig(Config):
                     f"looks={self.looks!r}: allowed 0 (one look at the end, the default) or 2 to {MAX_LOOKS} "
                     "group-sequential looks"
                 )
-            check_sequential_options(self.looks, "obf", "t")
             check_looks_seeds(
                 self.verify_looks, self.verify_seeds, pilot_seeds=self.pilot_seeds, max_seeds=self.max_seeds
             )
