@@ -81,17 +81,23 @@ def machine_text(d: Mapping[str, Any]) -> str:
     return MachineTime.from_dict(d).text()
 
 
-def folder_time(folder: str | Path) -> MachineTime:
-    """The machine time of every run under `folder` (each trials.jsonl below it: a run directory,
-    a study's architectures and controls, a ladder's points). Unreadable lines or files count nothing."""
-    total = MachineTime()
+def run_times(folder: str | Path) -> dict[Path, MachineTime]:
+    """The machine time of each run directory under `folder` (each trials.jsonl below it: a run
+    directory, a study's architectures and controls, a ladder's points), by its path relative to
+    `folder`. Unreadable lines or files count nothing."""
+    out: dict[Path, MachineTime] = {}
     for path in sorted(Path(folder).rglob("trials.jsonl")):
         try:
             records = read_records(path.parent) if path.is_file() else []
         except (OSError, ValueError):  # unreadable or damaged past reading: `status` names the damage
             records = []
-        total = total + machine_time(records)
-    return total
+        out[path.parent.relative_to(folder)] = machine_time(records)
+    return out
 
 
-__all__ = ["MachineTime", "folder_time", "machine_text", "machine_time"]
+def folder_time(folder: str | Path) -> MachineTime:
+    """The machine time of every run under `folder` (`run_times` summed)."""
+    return sum(run_times(folder).values(), MachineTime())
+
+
+__all__ = ["MachineTime", "folder_time", "machine_text", "machine_time", "run_times"]

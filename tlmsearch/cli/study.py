@@ -176,7 +176,7 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
     import sys
     from pathlib import Path
 
-    from tlmsearch.analysis.machine_time import folder_time
+    from tlmsearch.analysis.machine_time import MachineTime, run_times
     from tlmsearch.analysis.rate_check import short_text
     from tlmsearch.studies.files import damage_text, load_config, read_state, study_damage
     from tlmsearch.studies.progress import snapshot, study_line, time_left
@@ -189,8 +189,9 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
     _, now = snapshot(study_dir)  # what the live view of a running study shows
     left = time_left(cfg, study_dir, now)
     line = study_line(cfg.name, now, left)
-    spent = {arch: folder_time(Path(study_dir) / arch) for arch in cfg.archs}
-    total = folder_time(study_dir)  # the architectures' runs and any other (a random-search control)
+    runs = run_times(study_dir)  # the architectures' runs and any other (a random-search control): read once
+    spent = {arch: sum((t for p, t in runs.items() if p.parts[:1] == (arch,)), MachineTime()) for arch in cfg.archs}
+    total = sum(runs.values(), MachineTime())
     if as_json:
         now_archs = [dataclasses.asdict(r) for r in now]
         out = {"study": str(study_dir), "phases": phases, "archs": rows, "now": line, "now_archs": now_archs}
