@@ -91,7 +91,9 @@ def continued(
     rec = recorded(doc)
     if rec is None:
         return request, seeds
-    _check_reference(doc, reference, run)
+    stages, looks = spent(doc)  # what the history decided (nothing yet: no stage)
+    if stages:
+        _check_reference(doc.get("reference"), reference, run)
     design, rec_seeds = rec
     earlier = design.stages
     cut = earlier[-1].end if earlier else 0
@@ -113,7 +115,6 @@ def continued(
             )
     if again is not None and _same(again, design) and seeds[: design.max_seeds] == rec_seeds[: design.max_seeds]:
         return design, rec_seeds  # the same request: a re-run or a resume tests nothing new
-    stages, looks = spent(doc)
     if not stages:
         return request, seeds  # an unfinished first verification: nothing decided to account for
     end, used = stages[-1].end, stages[-1].alpha
@@ -161,10 +162,9 @@ def continued(
     return history, seeds
 
 
-def _check_reference(doc: Mapping[str, Any], reference: str | None, run: str) -> None:
-    """Refuse another reference than the one a decided verification compared with."""
-    old = doc.get("reference")
-    if not spent(doc)[0] or same_reference(old, reference):
+def _check_reference(old: str | None, reference: str | None, run: str) -> None:
+    """Refuse another reference than `old`, the one a decided verification compared with."""
+    if same_reference(old, reference):
         return
     keep = f"--reference {old!r}" if old else "no --reference (cosine 1.5 -> 0.5)"
     raise ConfigError(
