@@ -1,15 +1,19 @@
 """A stand-in for verify's `run_fixed`: records of known losses appended to trials.jsonl as a real
-run appends them, recorded as trained with the verification's settings (no Ray, no training)."""
+run appends them, recorded as trained with the verification's settings (no Ray, no training); and
+`verify_kwargs`, what the `verify` command hands `tuning.verify.verify`."""
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from analysis_fakes import record
 
+from tlmsearch.cli import main
 from tlmsearch.rundir.records import RecordLog, TrialRecord
 from tlmsearch.tuning.trainable import trial_train_config
 
@@ -46,3 +50,25 @@ class FakeRuns:
             new.append(rec)
             self.trained.append((spec, item.seed))
         return new
+
+
+def verify_kwargs(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str, Any]:
+    """The keyword arguments the command hands `tuning.verify.verify` (which trains nothing here)."""
+    seen: dict[str, Any] = {}
+
+    def fake(run_dir: Any, **kwargs: Any) -> SimpleNamespace:
+        seen.update(kwargs)
+        return SimpleNamespace(
+            planned=[],
+            reused=0,
+            new_records=[],
+            seeds=[4],
+            pilot=[1, 2, 3],
+            verdicts=[],
+            sequential=None,
+            rate_check=[],
+        )
+
+    monkeypatch.setattr("tlmsearch.tuning.verify.verify", fake)
+    assert main(["verify", *argv, "--no-report"]) == 0
+    return seen

@@ -305,3 +305,26 @@ def test_study_stopped_in_each_phase_resumes_to_the_same_records(reference: Path
         == json.loads((reference / "st" / "summary.json").read_text())["answer"]
     )
     print(f"phase status at each stop: {statuses}")
+
+
+@pytest.mark.slow
+def test_a_tiny_study_with_looks_verifies_group_sequentially(tmp_path: Path) -> None:
+    """One architecture, looks 2 over planned seeds (a pilot of 2, at most 3 deciding): its
+    verify.json holds the sequential design and the looks it took, the study's verdict says it was
+    group-sequential and is the one `tlmsearch status` of the architecture reads."""
+    from tlmsearch import study
+    from tlmsearch.analysis.summary import recorded_verdicts
+    from tlmsearch.rundir.io import read_verify
+    from tlmsearch.rundir.records import read_records
+
+    cfg = tiny(tmp_path, archs=("transformer",), seeds=0, pilot_seeds=2, max_seeds=5, looks=2, noise_seeds=0)
+    study(cfg, progress=False)
+    run = tmp_path / "st"
+    doc = read_verify(run / "transformer")
+    seq = doc["sequential"]
+    assert doc["pilot_seeds"] == [1, 2] and seq["design"]["looks"] == [2, 3], seq["design"]
+    assert 1 <= seq["looks_taken"] <= 2 and doc["complete"]
+    (v,) = recorded_verdicts(read_records(run / "transformer"), doc, arch="transformer")
+    s = json.loads((run / "summary.json").read_text())
+    assert "group-sequential" in v.headline and s["verdicts"]["transformer"]["outcome"] == v.outcome
+    assert s["config"]["looks"] == 2

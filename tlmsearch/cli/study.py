@@ -30,7 +30,8 @@ directory runs/<name>/:
   1. for each architecture in --archs (default: {archs}): the noise floor and a search (runs/<name>/<arch>/),
      then `verify` of its --top-k best profiles beside uniform, cosine, the controls (expanding
      cosine, linear, bowtie) and the paper's early / middle / late groups, with planned seeds
-     (--seeds auto) and the three-outcome verdict at --margin / --alpha;
+     (--seeds auto) and the three-outcome verdict at --margin / --alpha (--looks K: the deciding
+     seeds in K group-sequential looks, the candidates a look decides stop training);
   2. a transfer check: each architecture's best profile (the verdict's: lowest verified mean loss) re-trained
      on every other architecture, paired by seed against cosine there (runs/<name>/transfer-<arch>/,
      --transfer-seeds seeds);
@@ -201,7 +202,8 @@ def print_study_status(study_dir: Any, as_json: bool = False) -> None:
             print(f"warning: {damage_text(study_dir, damage)}", file=sys.stderr)
         return
     print(line)
-    print(f"study {cfg.name} ({study_dir}): {', '.join(cfg.archs)}")
+    design = f"; each verified in {cfg.looks} group-sequential looks" if cfg.looks else ""
+    print(f"study {cfg.name} ({study_dir}): {', '.join(cfg.archs)}{design}")
     for r in rows:
         print(
             f"  {r['arch']:<16} search {r['search']:<8} {r['search_trials']}/{cfg.search.trials} trials  "

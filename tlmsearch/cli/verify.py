@@ -302,8 +302,12 @@ def study_defaults(args: argparse.Namespace) -> dict[str, Any]:
         args.margin = study["margin"]
     if args.alpha is None and args.confidence is None:
         args.alpha = study["alpha"]
+    kept_keys = [k for k in DEFAULTS if k not in given]
+    if args.looks is None and study.get("looks"):  # the study's group-sequential design, kept
+        args.looks = study["looks"]
+        kept_keys.append("looks")
     if not (args.json or args.quiet):
-        kept = ", ".join(f"{k.replace('_', '-')} {getattr(args, k)}" for k in DEFAULTS if k not in given)
+        kept = ", ".join(f"{k.replace('_', '-')} {getattr(args, k)}" for k in kept_keys)
         print(
             f"{args.run_dir} is an architecture of a study: its verification's profiles and controls"
             + (f", and its {kept}" if kept else "")

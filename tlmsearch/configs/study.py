@@ -21,6 +21,7 @@ from tlmsearch.configs.identity import Candidate, candidates, check_distinct_sha
 from tlmsearch.configs.lr_calibration import SETTING_HELP
 from tlmsearch.configs.search import PACK_MODES, SearchConfig, check_name
 from tlmsearch.configs.storage import join
+from tlmsearch.configs.verify import check_config_looks
 from tlmsearch.core.architectures import ARCHITECTURES, architecture
 from tlmsearch.core.base import (
     ARCHITECTURE_NAMES,
@@ -170,6 +171,11 @@ class StudyConfig(Config):
     seeds: int = option(0, "verification seeds per profile; 0 = planned (a pilot, then the seeds that decide)")
     pilot_seeds: int = option(3, "pilot seeds of a planned verification")
     max_seeds: int = option(20, "cap on seeds per profile of a planned verification, pilot included")
+    looks: int = option(
+        0,
+        "group-sequential looks at each verification's deciding seeds (0 = one look at the end): the candidates a "
+        "look decides stop training, O'Brien-Fleming-type alpha spending (verify --looks)",
+    )
     transfer_seeds: int = option(3, "seeds of each transferred profile and of cosine on every other architecture")
     verify_tokens_per_param: float = option(
         DECIDE_TOKENS_PER_PARAM,
@@ -251,6 +257,7 @@ class StudyConfig(Config):
             raise ConfigError(f"margin={self.margin} must lie in (0, 1): a relative perplexity gain (0.01 = 1%)")
         if not 0.0 < self.alpha < 0.5:
             raise ConfigError(f"alpha={self.alpha} must lie in (0, 0.5)")
+        check_config_looks(self.looks, self.verify_seeds, pilot_seeds=self.pilot_seeds, max_seeds=self.max_seeds)
         if self.name:
             check_name(self.name)
         # set names ("literature": the literature's shapes) stand for their profiles, written out
@@ -313,11 +320,13 @@ class StudyConfig(Config):
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data in the nested layout, the `search:` section holding the study's search settings;
-        `options` only when the study sets some (a study without them reads and compares as before)."""
+        `options` only when the study sets some and `looks` only when not 0 (a study without them reads
+        and compares as before, and as older versions wrote it)."""
         data = super().to_dict()
         data["search"] = _search_section(self.search)
-        if not data["options"]:
-            del data["options"]
+        for name in ("options", "looks"):
+            if not data[name]:
+                del data[name]
         return data
 
     @classmethod
@@ -340,6 +349,11 @@ class StudyConfig(Config):
     def verify_seeds(self) -> int | str:
         """What `verify` takes: "auto" or a number of seeds."""
         return "auto" if self.seeds == 0 else self.seeds
+
+    @property
+    def verify_looks(self) -> int | None:
+        """What `verify` takes as `looks`: None for one look at the end."""
+        return self.looks or None
 
     def random_config(self, arch: str, runs_dir: str = "") -> SearchConfig | None:
         """The random-search companion of `arch` (`tlmsearch.analysis.random_control`): the random

@@ -32,7 +32,7 @@ from tlmsearch.configs.search import (
     gpus_for,
     split_gpus,
 )
-from tlmsearch.configs.verify import MAX_LOOKS, check_looks_seeds, check_plan_options
+from tlmsearch.configs.verify import check_config_looks, check_plan_options
 from tlmsearch.core.base import (
     ARCHITECTURE_NAMES,
     Config,
@@ -174,15 +174,7 @@ class LadderConfig(Config):
         check_int("max_seeds", self.max_seeds, 2, MAX_SEEDS)
         check_int("seed", self.seed, 0, MAX_SEED)
         check_plan_options(self.verify_seeds, pilot_seeds=self.pilot_seeds, max_seeds=self.max_seeds)
-        if self.looks != 0:
-            if isinstance(self.looks, bool) or not isinstance(self.looks, int) or not 2 <= self.looks <= MAX_LOOKS:
-                raise ConfigError(
-                    f"looks={self.looks!r}: allowed 0 (one look at the end, the default) or 2 to {MAX_LOOKS} "
-                    "group-sequential looks"
-                )
-            check_looks_seeds(
-                self.verify_looks, self.verify_seeds, pilot_seeds=self.pilot_seeds, max_seeds=self.max_seeds
-            )
+        check_config_looks(self.looks, self.verify_seeds, pilot_seeds=self.pilot_seeds, max_seeds=self.max_seeds)
         from tlmsearch.analysis.verdict import resolve_levels  # lazy: heavy (numpy)
 
         resolve_levels(self.margin, self.alpha)

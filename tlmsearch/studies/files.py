@@ -184,6 +184,7 @@ def verify_options(run_dir: str | Path) -> dict[str, Any] | None:
         "seeds": cfg.verify_seeds,
         "max_seeds": cfg.max_seeds,
         "pilot_seeds": cfg.pilot_seeds,
+        "looks": cfg.verify_looks,
         "margin": cfg.margin,
         "alpha": cfg.alpha,
         "controls": cfg.controls,

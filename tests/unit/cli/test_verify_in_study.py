@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from analysis_fakes import search_records, write_run
+from verify_fakes import verify_kwargs
 
 from tlmsearch.analysis.plan import CONTROLS
 from tlmsearch.cli import main
@@ -17,28 +18,6 @@ from tlmsearch.configs.study import STUDY_CONTROLS, StudyConfig
 from tlmsearch.core.base import DataConfig
 from tlmsearch.errors import ConfigError
 from tlmsearch.studies.files import STUDY_CONFIG, verify_options
-
-
-def _verify_kwargs(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str, Any]:
-    """The keyword arguments the command hands `tuning.verify.verify` (which trains nothing here)."""
-    seen: dict[str, Any] = {}
-
-    def fake(run_dir: Any, **kwargs: Any) -> SimpleNamespace:
-        seen.update(kwargs)
-        return SimpleNamespace(
-            planned=[],
-            reused=0,
-            new_records=[],
-            seeds=[4],
-            pilot=[1, 2, 3],
-            verdicts=[],
-            sequential=None,
-            rate_check=[],
-        )
-
-    monkeypatch.setattr("tlmsearch.tuning.verify.verify", fake)
-    assert main(["verify", *argv, "--no-report"]) == 0
-    return seen
 
 
 def _study(tmp_path: Path) -> Path:
@@ -55,7 +34,7 @@ def test_verify_in_a_study_takes_the_studys_options_unless_given(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     arch = _study(tmp_path) / "transformer"
-    got = _verify_kwargs(monkeypatch, [str(arch), "--max-seeds", "40"])
+    got = verify_kwargs(monkeypatch, [str(arch), "--max-seeds", "40"])
     assert got["max_seeds"] == 40  # given: extends the study's cap of 8
     assert (got["top_k"], got["seeds"], got["pilot_seeds"]) == (2, "auto", 3)  # the study's
     assert (got["margin"], got["alpha"]) == (0.02, 0.1)
@@ -63,19 +42,19 @@ def test_verify_in_a_study_takes_the_studys_options_unless_given(
     assert got["rate_check"] == 6  # the study's learning-rate check (on by default in a study)
     assert "an architecture of a study" in capsys.readouterr().out
     monkeypatch.chdir(arch)  # `tlmsearch verify .` inside the architecture's folder
-    assert _verify_kwargs(monkeypatch, [".", "--max-seeds", "40"])["top_k"] == 2
-    got = _verify_kwargs(monkeypatch, [str(arch), "--top-k", "4", "--margin", "0.03", "--seeds", "5"])
+    assert verify_kwargs(monkeypatch, [".", "--max-seeds", "40"])["top_k"] == 2
+    got = verify_kwargs(monkeypatch, [str(arch), "--top-k", "4", "--margin", "0.03", "--seeds", "5"])
     assert (got["top_k"], got["seeds"], got["margin"], got["max_seeds"]) == (4, 5, 0.03, 8)
-    assert _verify_kwargs(monkeypatch, [str(arch), "--rate-check", "off"])["rate_check"] == 0
+    assert verify_kwargs(monkeypatch, [str(arch), "--rate-check", "off"])["rate_check"] == 0
 
 
 def test_verify_outside_a_study_keeps_its_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     plain = write_run(tmp_path / "plain", search_records())
     assert verify_options(plain) is None
-    got = _verify_kwargs(monkeypatch, [str(plain)])
+    got = verify_kwargs(monkeypatch, [str(plain)])
     assert (got["top_k"], got["seeds"], got["max_seeds"], got["pilot_seeds"]) == (5, "auto", 20, 3)
     assert got["rate_check"] == 0  # verify's own default: no learning-rate check
-    assert _verify_kwargs(monkeypatch, [str(plain), "--rate-check", "4"])["rate_check"] == 4
+    assert verify_kwargs(monkeypatch, [str(plain), "--rate-check", "4"])["rate_check"] == 4
     assert "controls" not in got  # verify's own default: analysis.plan.CONTROLS
     # a study's transfer folder or random companion is not an architecture's search
     study = _study(tmp_path)
@@ -144,11 +123,11 @@ def test_a_study_verifies_at_its_deciding_length_unless_told(tmp_path: Path, mon
 
     arch = _study(tmp_path) / "transformer"
     assert verify_options(arch)["train"] == {"tokens_per_param": 20.0}  # type: ignore[index]
-    got = _verify_kwargs(monkeypatch, [str(arch)])
+    got = verify_kwargs(monkeypatch, [str(arch)])
     assert got["train"] == {"tokens_per_param": 20.0} and got["steps"] is None
-    got = _verify_kwargs(monkeypatch, [str(arch), "--tokens-per-param", "8"])
+    got = verify_kwargs(monkeypatch, [str(arch), "--tokens-per-param", "8"])
     assert got["train"]["tokens_per_param"] == 8.0
-    got = _verify_kwargs(monkeypatch, [str(arch), "--steps", "30"])
+    got = verify_kwargs(monkeypatch, [str(arch), "--steps", "30"])
     assert got["steps"] == 30 and got["train"].get("tokens_per_param", 0.0) == 0.0
     cfg = StudyConfig.load(arch.parent / STUDY_CONFIG)
     cfg.replace(verify_tokens_per_param=0.0).save(arch.parent / STUDY_CONFIG)
