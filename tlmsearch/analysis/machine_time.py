@@ -41,7 +41,8 @@ class MachineTime:
         if not self.runs:
             return "no run has trained yet"
         held = f"{self.cpu_s / HOUR:.2f} CPU-hours" + (f", {self.gpu_s / HOUR:.2f} GPU-hours" if self.gpu_s else "")
-        return f"{self.runs} runs, {self.wall_s / HOUR:.2f} h of run time summed over runs ({held})"
+        runs = f"{self.runs} run" + ("s" if self.runs != 1 else "")
+        return f"{runs}, {self.wall_s / HOUR:.2f} h of run time summed over runs ({held})"
 
     def to_dict(self) -> dict[str, Any]:
         return {

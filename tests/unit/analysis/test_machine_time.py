@@ -100,3 +100,19 @@ def test_study_status_names_each_architecture_and_the_rest(tmp_path: Path, capsy
     total = sum(each.values(), MachineTime()) + machine_time(hand_records()[:1])
     assert line.startswith(f"  machine time: {total.text()}; by architecture: "), line
     assert line.endswith(", ".join(f"{a} {t.wall_s / 3600:.2f} h" for a, t in each.items())), line
+
+
+def test_hours_rounding_and_a_run_that_held_no_cpu() -> None:
+    """Pinned by hand: 100 h on 1.5 CPUs; a run that held a GPU and no CPU counts no CPU-time;
+    `to_dict` keeps three decimals; the value cannot be changed in place."""
+    import dataclasses
+
+    t = "2026-12-05T0{}:00:00.000+00:00"
+    long = machine_time([timed("long", 360000.0, {"CPU": 1.5}, t.format(1), t.format(2))])
+    assert long.text() == "1 run, 100.00 h of run time summed over runs (150.00 CPU-hours)"
+    gpu_only = machine_time([timed("g", 1800.0, {"CPU": 0, "GPU": 1.0}, t.format(1), t.format(2))])
+    assert gpu_only == MachineTime(runs=1, wall_s=1800.0, cpu_s=0.0, gpu_s=1800.0)
+    assert MachineTime(1, 1.23456, 2.34567, 0.00049).to_dict() == {
+        "runs": 1, "wall_s": 1.235, "cpu_s": 2.346, "gpu_s": 0.0}  # fmt: skip
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        long.runs = 2  # type: ignore[misc]
