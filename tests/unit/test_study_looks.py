@@ -91,3 +91,8 @@ def test_status_says_the_design(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert main(["status", str(study)]) == 0
     out = capsys.readouterr().out
     assert "study st" in out and "each verified in 2 group-sequential looks" in out, out
+
+
+def test_the_most_looks_a_study_takes(tmp_path: Path) -> None:
+    """20 looks (the most) over 21 deciding seeds after a pilot of 2: kept."""
+    assert planned(tmp_path, looks=20, max_seeds=23).verify_looks == 20

@@ -97,3 +97,24 @@ def test_the_sequential_options_are_built_once_from_verifys() -> None:
         SequentialOptions.of(VerifyOptions(), [1], margin=0.01, alpha=0.05, arch="transformer")
     with pytest.raises(ConfigError, match="needs its first seeds"):
         SequentialOptions.of(options, [], margin=0.01, alpha=0.05, arch="transformer")
+
+
+def test_the_edges_of_the_seed_and_look_checks() -> None:
+    """Worked by hand: K looks need K + 1 deciding seeds (2 at the first look, one more at each next);
+    a pilot needs 2 seeds and the cap 2 fresh ones after it; the defaults are verify's."""
+    assert VerifyOptions().power == 0.8 and VerifyOptions().pilot_seeds == 3
+    assert VerifyOptions.of(pilot_seeds=2, max_seeds=4).pilot_seeds == 2  # the smallest pilot, 2 fresh seeds
+    assert VerifyOptions.of(seeds=4, looks=3).looks == 3  # exactly the 4 seeds 3 looks need
+    with pytest.raises(ConfigError) as err:
+        VerifyOptions.of(seeds=3, looks=3)
+    assert str(err.value) == (
+        "looks=3 with seeds=3 would take only 2 look(s): 3 looks need at least 4 seeds (2 at the first look, one "
+        "more at each next); allowed: seeds >= 4, or looks 2 to 2"
+    )
+    with pytest.raises(ConfigError) as err:
+        VerifyOptions.of(seeds=2, looks=2)
+    assert str(err.value).endswith("allowed: seeds >= 3, or no looks (a fixed plan)"), err.value
+    assert VerifyOptions.of(seeds="auto", pilot_seeds=2, max_seeds=6, looks=3).looks == 3  # 4 deciding seeds left
+    with pytest.raises(ConfigError, match=r"looks=3 needs at least 4 deciding seeds.*allowed: max_seeds >= 6"):
+        VerifyOptions.of(seeds="auto", pilot_seeds=2, max_seeds=5, looks=3)  # 3 left
+    assert VerifyOptions.of(seeds="auto", looks=MAX_LOOKS, pilot_seeds=2, max_seeds=2 + MAX_LOOKS + 1).looks == 20
