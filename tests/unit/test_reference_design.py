@@ -50,13 +50,23 @@ def test_depth_and_epochs_as_the_records_hold_them(run: str) -> None:
     assert 0 < epochs < 1, f"{run}: {epochs} epochs"
 
 
-@pytest.mark.parametrize("run", RUNS)
+def _verified(run: str) -> list[dict[str, Any]]:
+    return [r for r in _records(run) if r["kind"] in ("verify", "compare")]
+
+
+VERIFIED = [run for run in RUNS if _verified(run)]  # a point still calibrating has none yet
+
+
+def test_the_verified_runs_are_the_answers() -> None:
+    assert len(VERIFIED) >= 9 and {run.split("/")[0] for run in VERIFIED} == {*AT_EIGHT, DEPTH}, VERIFIED
+
+
+@pytest.mark.parametrize("run", VERIFIED)
 def test_no_two_names_of_one_verification_trained_the_same_model(run: str) -> None:
     names: dict[tuple[int, ...], set[str]] = defaultdict(set)
-    for r in _records(run):
-        if r["kind"] in ("verify", "compare"):
-            names[tuple(r["widths"])].add(json.dumps(r["profile"], sort_keys=True))
-    assert names and all(len(v) == 1 for v in names.values()), {k: v for k, v in names.items() if len(v) > 1}
+    for r in _verified(run):
+        names[tuple(r["widths"])].add(json.dumps(r["profile"], sort_keys=True))
+    assert len(names) >= 2 and all(len(v) == 1 for v in names.values()), {k: v for k, v in names.items() if len(v) > 1}
 
 
 def test_the_depth_arm_moves_depth_alone() -> None:
