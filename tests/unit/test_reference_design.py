@@ -19,10 +19,11 @@ from tlmsearch.ladders.report import ladder_summary
 ROOT = Path(__file__).resolve().parents[2]
 AT_EIGHT = ("ladder8", "arch8", "control8", "control8-late")  # the answer at fixed depth
 DEPTH = "depth"  # equal parameters, depth moves
-RUNS = sorted(
+RUNS = sorted(  # every folder that has trained something (a point not begun has no record yet)
     p.parent.relative_to(ROOT / "runs/reference").as_posix()
     for name in (*AT_EIGHT, DEPTH)
     for p in (ROOT / "runs/reference" / name).rglob("trials.jsonl")
+    if p.read_text().strip()
 )
 
 
