@@ -114,7 +114,7 @@ def test_calibration_object_chooses_warns_at_an_edge_and_describes_itself() -> N
     assert d["chosen"] == 8e-3 and d["edge"] == "highest" and d["losses"][0] == [3.0] and d["warnings"]
     assert d["interval"] is None and d["seeds"] == [5] and d["sds"] == [None] * 5  # one seed: no spread
     assert short_text(d) == "0.008 of 0.0005..0.008, 1 seed, at the highest edge"
-    assert short_text(partial.to_dict()) == "calibrating (1 runs of 0.0005..0.008)" and short_text(None) == "-"
+    assert short_text(partial.to_dict()) == "calibrating (1 run of 0.0005..0.008)" and short_text(None) == "-"
 
 
 def test_calibration_steps_are_a_fraction_of_the_trial_length() -> None:

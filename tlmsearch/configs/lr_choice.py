@@ -305,7 +305,7 @@ def short_text(data: dict[str, Any] | None) -> str:
     if not data.get("complete"):
         trained = data.get("trained") or []
         runs = sum(sum(bool(t) for t in row) if isinstance(row, list) else bool(row) for row in trained)
-        return f"calibrating ({runs} runs of {span})"
+        return f"calibrating ({runs} run{'' if runs == 1 else 's'} of {span})"
     if data.get("chosen") is None:
         return f"{_format(float(data.get('rate') or 0))} (no rate of {span} usable)"
     seeds = data.get("seeds") or [None]
