@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tlmsearch.core.words import plural
 from tlmsearch.rundir.records import as_records, read_records
 
 HOUR = 3600.0
@@ -41,8 +42,7 @@ class MachineTime:
         if not self.runs:
             return "no run has trained yet"
         held = f"{self.cpu_s / HOUR:.2f} CPU-hours" + (f", {self.gpu_s / HOUR:.2f} GPU-hours" if self.gpu_s else "")
-        runs = f"{self.runs} run" + ("s" if self.runs != 1 else "")
-        return f"{runs}, {self.wall_s / HOUR:.2f} h of run time summed over runs ({held})"
+        return f"{plural(self.runs, 'run')}, {self.wall_s / HOUR:.2f} h of run time summed over runs ({held})"
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -22,6 +22,7 @@ from tlmsearch.configs.lr_rule import (
     residual_sd,
     rounded_rate,
 )
+from tlmsearch.core.words import plural
 
 
 def _format(rate: float) -> str:
@@ -305,7 +306,7 @@ def short_text(data: dict[str, Any] | None) -> str:
     if not data.get("complete"):
         trained = data.get("trained") or []
         runs = sum(sum(bool(t) for t in row) if isinstance(row, list) else bool(row) for row in trained)
-        return f"calibrating ({runs} run{'' if runs == 1 else 's'} of {span})"
+        return f"calibrating ({plural(runs, 'run')} of {span})"
     if data.get("chosen") is None:
         return f"{_format(float(data.get('rate') or 0))} (no rate of {span} usable)"
     seeds = data.get("seeds") or [None]

@@ -177,17 +177,16 @@ def min_seeds_for_looks(looks: int, first: int = 2) -> int:
     return (first - 1) * looks + 1
 
 
-def check_config_looks(looks: object, seeds: int | str, *, pilot_seeds: int, max_seeds: int) -> int | None:
+def check_config_looks(looks: object, seeds: int | str, *, pilot_seeds: int, max_seeds: int) -> None:
     """A config's `looks` field (a ladder's, a study's: 0 = one look at the end) checked as verify
-    checks its option, in one line each; returns what `verify` takes (None for one look)."""
+    checks its option, in one line each."""
     if looks == 0 and not isinstance(looks, bool):
-        return None
+        return
     if isinstance(looks, bool) or not isinstance(looks, int) or not 2 <= looks <= MAX_LOOKS:
         raise ConfigError(
             f"looks={looks!r}: allowed 0 (one look at the end, the default) or 2 to {MAX_LOOKS} group-sequential looks"
         )
     check_looks_seeds(looks, seeds, pilot_seeds=pilot_seeds, max_seeds=max_seeds)
-    return looks
 
 
 def check_looks_seeds(

@@ -22,6 +22,8 @@ A space of the user's own (a .py file) has no count here (None). Pure.
 
 from __future__ import annotations
 
+from tlmsearch.core.words import plural
+
 # shape parameters of each built-in MLP space (free: one a layer, see `space_dof`)
 MLP_PARAMETERS: dict[str, int] = {"cosine": 1, "families": 3, "taper": 4, "knots": 4, "monotone": 4}
 JOINT_SPACES: tuple[str, ...] = ("joint", "joint_flops")
@@ -47,17 +49,13 @@ def space_dof(space: str, n_layers: int) -> int | None:
     return None
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 def dof_text(space: str | None, n_layers: int) -> str:
     """'2 layers: 1 free MLP width, the knots space 1 degree of freedom' (without a space, or
     with one of the user's own, the free widths alone)."""
-    text = f"{_plural(n_layers, 'layer')}: {_plural(free_widths(n_layers), 'free MLP width')}"
+    text = f"{plural(n_layers, 'layer')}: {plural(free_widths(n_layers), 'free MLP width')}"
     dof = space_dof(space, n_layers) if space else None
     if dof is not None:
-        text += f", the {space} space {_plural(dof, 'degree')} of freedom"
+        text += f", the {space} space {plural(dof, 'degree')} of freedom"
     return text
 
 
