@@ -253,7 +253,7 @@ def record_tables(text: str, root: Path = ROOT) -> tuple[str, list[str]]:
             fresh = render_table(path)
             if fresh != body:
                 changed.append(f"{markers.kind} {path}")
-                text = text.replace(markers.block(body, path), markers.block(fresh, path))
+                text = markers.fill(text, fresh, path)
     return text, changed
 
 

@@ -78,16 +78,16 @@ def test_the_docs_agree_with_the_committed_reference_study() -> None:
     )
 
 
-STUDY20 = "runs/reference/study20"  # the four architectures at 20 tokens per parameter (issue 27): the README's
+# the committed studies whose tables runs/reference/README.md holds: the four architectures at 8
+# layers (issue 52, the answer) and at 2 layers, 20 tokens per parameter (issue 27, history)
+COMMITTED_STUDIES = ["runs/reference/arch8", "runs/reference/study20"]
 
 
-@pytest.mark.skipif(
-    not (ROOT / STUDY20 / "summary.json").is_file(),
-    reason=f"the study at 20 tokens per parameter has not finished yet ({STUDY20}/summary.json, issue 27)",
-)
-def test_the_readme_agrees_with_the_study_at_20_tokens_per_parameter() -> None:
-    summary = read_summary(ROOT / STUDY20)
-    problems = check_readme((ROOT / "runs" / "reference" / "README.md").read_text(), summary, STUDY20)
+@pytest.mark.parametrize("study", COMMITTED_STUDIES)
+def test_the_reference_readme_agrees_with_each_committed_study(study: str) -> None:
+    assert (ROOT / study / "summary.json").is_file(), f"{study} has no summary.json: run `tlmsearch report {study}`"
+    summary = read_summary(ROOT / study)
+    problems = check_readme((ROOT / "runs" / "reference" / "README.md").read_text(), summary, study)
     assert problems == [], (
         "runs/reference/README.md differs from the study; regenerate with `python tests/helpers/doc_blocks.py`:\n"
         + "\n".join(problems)
@@ -151,7 +151,7 @@ def test_a_verification_still_running_has_no_verdict_in_the_study_report(tmp_pat
     assert read_summary(study)["verdicts"]["transformer"]["n_seeds"] == 3
 
 
-@pytest.mark.parametrize("where", [REFERENCE, STUDY20])
+@pytest.mark.parametrize("where", [REFERENCE, *COMMITTED_STUDIES])
 @pytest.mark.slow
 def test_the_committed_summary_is_what_the_committed_records_give(tmp_path: Path, where: str) -> None:
     """summary.json (and so the README's table) is rebuilt from the study's trial records and

@@ -32,9 +32,11 @@ class TableBlock:
 
     @property
     def pattern(self) -> re.Pattern[str]:
-        """A whole block (markers included); group `path` and `body`."""
+        """A whole block (markers included); group `path` and `body` (None for a block not yet
+        filled: its two markers on consecutive lines). The body never holds another block's start."""
         kind = re.escape(self.kind)
-        return re.compile(rf"<!-- {kind} (?P<path>\S+) -->\n(?P<body>.*?)\n<!-- /{kind} -->", re.DOTALL)
+        body = rf"(?:(?P<body>(?:(?!<!-- {kind} ).)*?)\n)?"
+        return re.compile(rf"<!-- {kind} (?P<path>\S+) -->\n{body}<!-- /{kind} -->", re.DOTALL)
 
     def block(self, table: str, path: str) -> str:
         """`table` between the markers, naming the run directory `path`."""
@@ -42,7 +44,12 @@ class TableBlock:
 
     def blocks(self, text: str) -> dict[str, str]:
         """{run directory: block body} of every block of this kind in `text`."""
-        return {m["path"]: m["body"] for m in self.pattern.finditer(text)}
+        return {m["path"]: m["body"] or "" for m in self.pattern.finditer(text)}
+
+    def fill(self, text: str, table: str, path: str) -> str:
+        """`text` with the block for `path` holding `table` (an unfilled block filled)."""
+        pattern = self.pattern
+        return pattern.sub(lambda m: self.block(table, path) if m["path"] == path else m[0], text)
 
     def check(self, text: str, table: str, path: str) -> list[str]:
         """Where the document's block for `path` differs from `table` ([] when they agree)."""
