@@ -22,6 +22,7 @@ from typing import Any, TextIO
 from tlmsearch.configs.presets import preset
 from tlmsearch.configs.resolve import trial_length_line, trial_shape
 from tlmsearch.configs.search import SearchConfig
+from tlmsearch.core.words import plural
 from tlmsearch.costs.calibrate import current_load, rate_or_reason
 from tlmsearch.costs.estimate import Estimate, Work, estimate, fixed_work, load_drift, plan_line, search_work
 from tlmsearch.costs.phases import lr_runs, search_runs
@@ -89,10 +90,11 @@ def search_line(cfg: SearchConfig, *, done: int = 0, cpus: float | None = None, 
     at_once = slots(cfg, cpus, gpus)
     work = search_runs(cfg, done=done, at_once=at_once)
     left = cfg.trials - done
-    head = f"search {cfg.name}: " + (f"{left} of {cfg.trials} trials left" if done else f"{cfg.trials} trials")
-    head += f" x {cfg.train.steps} steps"
-    before = [f"{lr_n} learning-rate calibration run{'s' * (lr_n != 1)}"] if lr_n else []
-    before += [f"{noise} noise-floor run{'s' * (noise != 1)}"] if noise else []
+    trials = plural(cfg.trials, "trial")
+    head = f"search {cfg.name}: " + (f"{left} of {trials} left" if done else trials)
+    head += f" x {plural(cfg.train.steps, 'step')}"
+    before = [plural(lr_n, "learning-rate calibration run")] if lr_n else []
+    before += [plural(noise, "noise-floor run")] if noise else []
     if before:
         head += f" after {' and '.join(before)} of uniform"
     others = sum(lo < hi for lo, hi in work.runs)

@@ -181,7 +181,7 @@ def _run_points(
         key = f"{spec.name}/search"
         if state.get(key, {}).get("status") != "done" or not finished(read_records(sub)):
             set_phase(ladder_dir, key, "running")
-            runner.search_or_resume(point_cfg, sub, address=address, progress=False)
+            runner.search_or_resume(point_cfg, sub, address=address, progress=progress)
             set_phase(ladder_dir, key, "done")
         key = f"{spec.name}/verify"
         set_phase(ladder_dir, key, "running")

@@ -94,3 +94,11 @@ def test_the_plan_line_says_the_load_it_expects(
     line = capsys.readouterr().err.strip().splitlines()[-1]
     assert re.search(r"s/step, [\d,]+-[\d,]+ tok/s: FLOPs at .*, x[\d.]+-[\d.]+ for \d runs? of 1 thread", line)
     assert line.endswith("beside a load of 1.7)"), line
+
+
+def test_one_trial_reads_in_the_singular(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a ladder point's search is one uniform trial: "1 trial x 60 steps", never "1 trials"
+    argv = [a if a != "6" else "1" for a in ARGS]
+    assert main([*argv, "--noise-seeds", "0", "--runs-dir", str(tmp_path / "runs")]) == 0
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.startswith("search plan: 1 trial x 60 steps, ") and "trials" not in line, line
