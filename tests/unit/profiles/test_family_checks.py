@@ -21,6 +21,7 @@ RANGE_ERRORS = [
     ("sigmoid:end=0", "sigmoid: end=0.0 must be > 0"),
     ("sigmoid:steepness=0", "sigmoid: steepness=0.0 must be > 0"),
     ("sigmoid:midpoint=1.5", "sigmoid: midpoint=1.5 must lie in [0, 1]"),
+    ("sigmoid:midpoint=-0.5", "sigmoid: midpoint=-0.5 must lie in [0, 1]"),
     ("groups:factor=0", "groups: factor=0.0 must be > 0"),
     ("openelm:start=0", "openelm: start=0.0 must be > 0"),
     ("reverse:end=0", "reverse: end=0.0 must be > 0"),
