@@ -462,3 +462,25 @@ def test_the_ladder_report_states_each_points_rate_with_its_interval(tmp_path: P
     assert got == {first: [pytest.approx(4.49e-3, rel=1e-3), pytest.approx(4.49e-3, rel=1e-3)]}
     assert _lr_text({"lr": 4.49e-3, "lr_interval": [0.0041, 0.0052]}) == "0.00449 [0.0041, 0.0052]"
     assert _lr_text({"lr": 2e-3}) == "0.002" and _lr_text({"lr": None}) == "-"
+
+
+def test_the_calibration_announces_its_runs_in_words_that_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The line before a batch of calibration runs: "1 rate ... (1 run)" when the grid widens by
+    one rate, "5 rates ... (15 runs)" at the start (nothing trains here: the batch is a fake)."""
+    from tlmsearch.tuning import runner
+
+    cfg = SearchConfig(preset="tiny", name="cal", trials=1)
+    batches = [[(r, s) for r in (0.0005, 0.001, 0.002, 0.004, 0.008) for s in (0, 1, 2)], [(0.016, 0)]]
+    monkeypatch.setattr(runner, "missing_rates", lambda cfg, records: batches.pop(0) if batches else [])
+    grows = iter(range(100))
+    monkeypatch.setattr(runner, "read_records", lambda run_dir: [None] * next(grows))  # one more each read
+    monkeypatch.setattr(runner, "fit_fixed", lambda *a, **k: None)
+    monkeypatch.setattr(runner, "lr_calibration", lambda *a, **k: None)
+    monkeypatch.setattr(runner, "lr_base_width", lambda cfg: None)
+    assert runner.run_lr_trials(cfg, tmp_path, str(tmp_path), progress=True) == cfg
+    first, second = capsys.readouterr().out.splitlines()
+    assert first.startswith("learning-rate calibration: uniform at 5 rates (0.0005, 0.001, 0.002, 0.004, 0.008) ")
+    assert first.endswith("x seeds 0, 1, 2 (15 runs) for " + f"{runner.lr_train(cfg).steps} steps, before the search")
+    assert second.startswith("learning-rate calibration: uniform at 1 rate (0.016) x seed 0 (1 run) for ")

@@ -48,8 +48,7 @@ class TableBlock:
 
     def fill(self, text: str, table: str, path: str) -> str:
         """`text` with the block for `path` holding `table` (an unfilled block filled)."""
-        pattern = self.pattern
-        return pattern.sub(lambda m: self.block(table, path) if m["path"] == path else m[0], text)
+        return self.pattern.sub(lambda m: self.block(table, path) if m["path"] == path else m[0], text)
 
     def check(self, text: str, table: str, path: str) -> list[str]:
         """Where the document's block for `path` differs from `table` ([] when they agree)."""

@@ -63,7 +63,7 @@ def _where(cfg: SearchConfig, at_once: int) -> str:
     device = f"cuda, {share:g} GPU a trial" if share > 0 else "cpu"
     if cfg.workers_per_trial > 1:  # the threads and the GPU are each worker's
         device = f"{'cuda, 1 GPU' if share > 0 else 'cpu'} a worker, {cfg.workers_per_trial} workers a trial"
-    return f"{at_once} at a time x {threads} thread{'s' * (threads != 1)} ({cfg.arch}, {cfg.preset}, {device})"
+    return f"{at_once} at a time x {plural(threads, 'thread')} ({cfg.arch}, {cfg.preset}, {device})"
 
 
 def estimate_works(cfg: SearchConfig, works: list[Work]) -> list[Estimate] | str:
@@ -102,7 +102,7 @@ def search_line(cfg: SearchConfig, *, done: int = 0, cpus: float | None = None, 
         full = len(work.runs) - others - noise - lr
         stop = f"{cfg.scheduler.upper()} may stop"
         head += (
-            f" ({full} baseline{'s' * (full != 1)} in full; {stop} the other {others} at step {first_rung})"
+            f" ({plural(full, 'baseline')} in full; {stop} the other {others} at step {first_rung})"
             if full
             else f" ({stop} any of them at step {first_rung})"
         )
@@ -159,7 +159,7 @@ def dropped_baselines_line(cfg: SearchConfig) -> str:
     more = f"--trials {total} or more runs them all"
     if levels == 1:
         left = ", ".join(cfg.baselines[cfg.trials :])
-        trials = f"{cfg.trials} trial{'s' * (cfg.trials != 1)}"
+        trials = plural(cfg.trials, "trial")
         return f"note: {trials} leave room for {cfg.trials} of the {total} baselines: {left} not run ({more})"
     return (
         f"note: {cfg.trials} trials leave room for {cfg.trials} of the {total} baseline runs ({len(cfg.baselines)} "

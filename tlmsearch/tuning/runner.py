@@ -22,6 +22,7 @@ from tlmsearch.configs.storage import join as join_location
 from tlmsearch.configs.storage import normalise as normalise_storage
 from tlmsearch.configs.storage import parent as parent_location
 from tlmsearch.core.validate import check_training_fits, writable_dir
+from tlmsearch.core.words import plural
 from tlmsearch.data import check_windows, prepare
 from tlmsearch.errors import ConfigError
 from tlmsearch.profiles import ProfileSpec
@@ -418,7 +419,7 @@ def run_noise_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool
         own = f"; seed {cfg.seed} is the search's uniform baseline" if cfg.seed not in seeds else ""
         if progress:
             print(
-                f"noise floor: uniform with seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} "
+                f"noise floor: uniform with seed{'s' * (len(seeds) > 1)} {', '.join(map(str, seeds))} "
                 f"at {cfg.train.steps} steps before the search{own}",
                 flush=True,
             )
@@ -449,9 +450,9 @@ def run_lr_trials(cfg: SearchConfig, run_dir: Path, root: str, progress: bool) -
             rates = sorted({rate for rate, _ in runs})
             seeds = sorted({seed for _, seed in runs})
             print(
-                f"learning-rate calibration: uniform at {len(rates)} rate{'s' if len(rates) > 1 else ''} "
+                f"learning-rate calibration: uniform at {plural(len(rates), 'rate')} "
                 f"({', '.join(format(r, '.6g') for r in rates)}) x seed{'s' * (len(seeds) > 1)} "
-                f"{', '.join(map(str, seeds))} ({len(runs)} runs) for {steps} steps, before the search",
+                f"{', '.join(map(str, seeds))} ({plural(len(runs), 'run')}) for {steps} steps, before the search",
                 flush=True,
             )
         before = len(read_records(run_dir))
