@@ -87,10 +87,10 @@ def residual_sd(losses: Sequence[Sequence[float]]) -> tuple[float, int]:
     degrees of freedom; a seed's offset shared by every rate cancels, as it does in the choice).
     (nan, 0) with fewer than two such rates or seeds."""
     rows = [list(row) for row in losses if row and all(math.isfinite(v) for v in row)]
-    n = len(rows[0]) if rows else 0
-    df = (len(rows) - 1) * (n - 1)
-    if df < 1:
+    if len(rows) < 2 or len(rows[0]) < 2:
         return math.nan, 0
+    n = len(rows[0])
+    df = (len(rows) - 1) * (n - 1)
     grand = math.fsum(map(math.fsum, rows)) / (len(rows) * n)
     rate_means = [math.fsum(row) / n for row in rows]
     seed_means = [math.fsum(row[k] for row in rows) / len(rows) for k in range(n)]
