@@ -297,7 +297,7 @@ def _nearest(
     n = len(weights)
     # bounds of what the layers after l can still add, to drop partial sums that cannot finish
     low_after, high_after = [0] * (n + 1), [0] * (n + 1)
-    for layer in range(n - 1, -1, -1):
+    for layer in reversed(range(n)):
         low_after[layer] = low_after[layer + 1] + weights[layer] * choices[layer].start
         high_after[layer] = high_after[layer + 1] + weights[layer] * (choices[layer].stop - 1)
     states: dict[int, float] = {0: 0.0}
@@ -326,7 +326,7 @@ def _nearest(
     if total not in states:
         return None
     out, t = [0] * n, total
-    for layer in range(n - 1, -1, -1):
+    for layer in reversed(range(n)):
         t, out[layer] = back[layer][t]
     return tuple(out)
 
