@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[3]
 REFERENCE = ROOT / "runs/reference/ladder8"
 FIRST = "cpu-xs-d_model16-n_heads1-base_width48-n_layers8-t20"
 SECOND = "cpu-xs-d_model32-n_heads2-base_width96-n_layers8-t20"
+THIRD = "cpu-xs-d_model48-n_heads3-base_width144-n_layers8-t20"
 FIRST_TEXT = "cpu-xs:d_model=16,n_heads=1,base_width=48,n_layers=8@20"
 ALL4 = ("openelm", "reverse", "middle", "bowtie")
 
@@ -37,14 +38,16 @@ def ladder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(REFERENCE, copy)
     monkeypatch.setenv("TLMSEARCH_CACHE", str(tmp_path / "cache"))
     # the ladder as it was before its cut (the committed one has been cut since): 20 seeds, four profiles,
-    # the second point calibrating (its verification, trained since in the depth arm, taken out)
+    # the second point calibrating (its verification, trained since in the depth arm, taken out), the
+    # third and fourth not begun (the third's verification, trained since, taken out too)
     for plan in copy.glob(f"*/{POINT_PLAN}"):
         plan.unlink()
-    second = copy / SECOND
-    for name in ("verify.json", "summary.json", "summary.md", "report.html"):
-        (second / name).unlink(missing_ok=True)
-    lines = (second / "trials.jsonl").read_text().splitlines()
-    (second / "trials.jsonl").write_text("".join(f"{x}\n" for x in lines if json.loads(x)["kind"] != "verify"))
+    for point in (copy / SECOND, copy / THIRD):
+        for name in ("verify.json", "summary.json", "summary.md", "report.html"):
+            (point / name).unlink(missing_ok=True)
+        if (point / "trials.jsonl").exists():
+            lines = (point / "trials.jsonl").read_text().splitlines()
+            (point / "trials.jsonl").write_text("".join(f"{x}\n" for x in lines if json.loads(x)["kind"] != "verify"))
     uncut = LadderConfig.load(copy / "ladder.yaml").replace(max_seeds=20, profiles=ALL4)
     (copy / "ladder.yaml").write_text(uncut.to_yaml())
     return copy
