@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tlmsearch.configs.search import load_run_config
+from tlmsearch.core.words import plural
 from tlmsearch.errors import UserError
 from tlmsearch.ladders.config import LadderConfig
 from tlmsearch.ladders.gains import PointResult, point_result
@@ -202,11 +203,12 @@ def time_left(ladder_dir: str | Path, cfg: LadderConfig | None = None) -> dict[s
     each point's FLOPs, at the seconds per FLOP its full-length runs took so far (summed over
     runs: trials that train at once divide it). A point's planned runs are its verification's
     seeds once they are planned (`verify.json`: pilot and deciding seeds), else the fewest its
-    seed setting asks for, and never fewer than it has run."""
+    seed setting asks for, and never fewer than it has run (`unplanned`: how many points count
+    that fewest, so the totals are lower bounds until their pilots plan their seeds)."""
     cfg = cfg or load_config(ladder_dir)
     costs = ladder_costs(cfg)
     first_seeds = cfg.seeds or cfg.pilot_seeds
-    done = planned = 0
+    done = planned = unplanned = 0
     seconds = flops = left = 0.0
     for i, (spec, cost) in enumerate(zip(cfg.specs, costs, strict=True)):
         sub = Path(ladder_dir) / spec.name
@@ -218,6 +220,7 @@ def time_left(ladder_dir: str | Path, cfg: LadderConfig | None = None) -> dict[s
         seeds = len(doc.get("pilot_seeds", [])) + len(doc.get("decision_seeds", []))
         profiles = (cost.runs_low - cost.extra_runs) // first_seeds  # the point's own (`plan.profile_texts`)
         runs = cost.runs_low + profiles * max(0, seeds - first_seeds)
+        unplanned += not doc.get("decision_seeds") and len(ended) < runs
         done += len(ended)
         planned += max(runs, len(ended))
         left += max(0, runs - len(ended)) * cost.compute
@@ -225,14 +228,31 @@ def time_left(ladder_dir: str | Path, cfg: LadderConfig | None = None) -> dict[s
         seconds += sum(r.wall_s for r in full)
         flops += len(full) * cost.compute
     rate = seconds / flops if flops else math.nan
-    return {"runs_done": done, "runs_planned": planned, "run_seconds_left": left * rate if flops else None}
+    return {
+        "runs_done": done,
+        "runs_planned": planned,
+        "run_seconds_left": left * rate if flops else None,
+        "unplanned": unplanned,
+    }
 
 
 def time_left_line(left: dict[str, Any]) -> str:
-    """`time_left`'s answer in words: "12/30 runs; left: about 4.2 min of run time (summed over runs)"."""
-    seconds = left["run_seconds_left"]
-    when = "unknown until a run has ended" if seconds is None else f"about {seconds / 60:.1f} min of run time"
-    return f"{left['runs_done']}/{left['runs_planned']} runs; left: {when} (summed over runs)"
+    """`time_left`'s answer in words: "12/30 runs; left: about 4.2 min of run time (summed over runs)";
+    while some point's seeds are not planned yet, the totals are lower bounds and say so:
+    "12/30+ runs; left: at least about 4.2 min of run time (summed over runs; 1 point counts the
+    fewest runs its seed setting allows until its pilot plans them)"."""
+    seconds, unplanned = left["run_seconds_left"], left.get("unplanned", 0)
+    least = "at least " if unplanned else ""
+    when = "unknown until a run has ended" if seconds is None else f"{least}about {seconds / 60:.1f} min of run time"
+    why = ""
+    if unplanned:
+        verb, its = ("counts", "its") if unplanned == 1 else ("count", "their")
+        why = (
+            f"; {plural(unplanned, 'point')} {verb} the fewest runs {its} seed setting allows "
+            f"until {its} pilot plans them"
+        )
+    more = "+" if unplanned else ""
+    return f"{left['runs_done']}/{left['runs_planned']}{more} runs; left: {when} (summed over runs{why})"
 
 
 def target_tokens_per_param(cfg: LadderConfig) -> float:
