@@ -115,6 +115,13 @@ def verify_records(
     return out
 
 
+def verify_trials(**kw: Any) -> list[Any]:
+    """`verify_records(**kw)` read as `TrialRecord`s, as a run directory's records are."""
+    from tlmsearch.rundir.records import TrialRecord
+
+    return [TrialRecord.from_dict(d) for d in verify_records(**kw)]
+
+
 def write_run(run_dir: Path, records: list[dict[str, Any]], arch: str = "transformer") -> Path:
     """`records` as a run directory of the current layout: each record that trained and holds no
     model gets the one it trained (the tiny preset with 4 layers at its widths, `arch`)."""

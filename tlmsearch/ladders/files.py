@@ -242,16 +242,15 @@ def time_left_line(left: dict[str, Any]) -> str:
     "12/30+ runs; left: at least about 4.2 min of run time (summed over runs; 1 point counts the
     fewest runs its seed setting allows until its pilot plans them)"."""
     seconds, unplanned = left["run_seconds_left"], left.get("unplanned", 0)
-    least = "at least " if unplanned else ""
-    when = "unknown until a run has ended" if seconds is None else f"{least}about {seconds / 60:.1f} min of run time"
-    why = ""
+    more = least = why = ""
     if unplanned:
         verb, its = ("counts", "its") if unplanned == 1 else ("count", "their")
+        more, least = "+", "at least "
         why = (
             f"; {plural(unplanned, 'point')} {verb} the fewest runs {its} seed setting allows "
             f"until {its} pilot plans them"
         )
-    more = "+" if unplanned else ""
+    when = "unknown until a run has ended" if seconds is None else f"{least}about {seconds / 60:.1f} min of run time"
     return f"{left['runs_done']}/{left['runs_planned']}{more} runs; left: {when} (summed over runs{why})"
 
 

@@ -4,18 +4,13 @@ training after a look, the headline that says it was sequential, and the report'
 from __future__ import annotations
 
 import pytest
-from analysis_fakes import verify_records
+from analysis_fakes import verify_trials as recs
 
 from tlmsearch.analysis.sequential import Design
 from tlmsearch.analysis.sequential_verdict import decide_groups, from_plan, sequential_verdicts
 from tlmsearch.analysis.summary import run_verdicts
-from tlmsearch.rundir.records import TrialRecord
 
 COSINE = "cosine:start=1.5,end=0.5"
-
-
-def recs(**kw: object) -> list[TrialRecord]:
-    return [TrialRecord.from_dict(d) for d in verify_records(**kw)]  # type: ignore[arg-type]
 
 
 @pytest.mark.slow

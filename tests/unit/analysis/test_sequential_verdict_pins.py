@@ -9,19 +9,14 @@ from __future__ import annotations
 import math
 
 import pytest
-from analysis_fakes import verify_records
+from analysis_fakes import verify_trials as recs
 
 from tlmsearch.analysis.sequential import Design
 from tlmsearch.analysis.sequential_verdict import _expm1, decide_groups, sequential_verdicts
 from tlmsearch.analysis.verdicts import verdicts
-from tlmsearch.rundir.records import TrialRecord
 
 COSINE = "cosine:start=1.5,end=0.5"
 WINNER = "knots:k0=3,k1=1"
-
-
-def recs(**kw: object) -> list[TrialRecord]:
-    return [TrialRecord.from_dict(d) for d in verify_records(**kw)]  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")
