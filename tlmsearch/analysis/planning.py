@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from tlmsearch.analysis.decision import check_levels, log_margin
+from tlmsearch.core.words import plural
 from tlmsearch.errors import ConfigError
 
 SEARCH_LIMIT = 10_000  # seeds beyond which "how many would decide it" answers None
@@ -87,7 +88,7 @@ class SeedPlan:
         text = (
             f"plan: {self.n_seeds} seeds per profile: a pilot of {self.pilot_seeds} (for the spread only), then "
             f"{self.final_seeds} fresh seeds that decide: paired sd "
-            f"{self.sd:.4f} nats over {self.n_candidates} candidates; the one-sided bounds will be "
+            f"{self.sd:.4f} nats over {plural(self.n_candidates, 'candidate')}; the one-sided bounds will be "
             f"+/-{self.half_width_margins:.2f}x the {self.margin:.1%} margin (alpha {self.alpha:g}, power target "
             f"{self.power:.0%})"
         )
@@ -179,6 +180,10 @@ def plan_seeds(
     _check(margin, alpha, power)
     if pilot is not None:
         rows = np.atleast_2d(np.asarray(pilot, float))
+        if rows.ndim != 2:
+            raise ConfigError(
+                f"the pilot has {rows.ndim} dimensions; give one row of per-seed paired values per candidate"
+            )
         if rows.shape[-1] < 2:
             raise ConfigError(f"the pilot needs at least 2 seeds to estimate the spread (got {rows.shape[-1]})")
         pilot_seeds = rows.shape[-1]
