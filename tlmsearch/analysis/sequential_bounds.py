@@ -151,18 +151,32 @@ def calibrated_levels(
         n_paths = int(min(CALIBRATION_MAX_PATHS, max(CALIBRATION_PATHS, math.ceil(CALIBRATION_CROSSINGS / tgt.min()))))
     grid = np.geomspace(tgt.min() / 4.0, min(0.49, tgt.max() * 1.5), 64)
     crit = np.vstack([t_boundaries(looks, a, spending) for a in grid])  # (L, K), falling in the level
-    rising = np.where(np.isfinite(crit), crit, np.finfo(float).max)[::-1]  # per look, from the top level
     counts = np.zeros(grid.size + 1)
     for i, start in enumerate(range(0, n_paths, CALIBRATION_PATHS)):
         paths = null_t_paths(looks, min(CALIBRATION_PATHS, n_paths - start), CALIBRATION_SEED + i)
-        first = np.full(paths.shape[0], grid.size)  # smallest grid index at which the path crosses
-        for k in range(crit.shape[1]):
-            passed = np.searchsorted(rising[:, k], paths[:, k], side="right")  # levels from the top it passes
-            first = np.minimum(first, np.where(passed > 0, grid.size - passed, grid.size))
-        counts += np.bincount(first, minlength=grid.size + 1)
-    prob = np.cumsum(counts[: grid.size]) / n_paths
-    ok = prob > 0
-    return np.exp(np.interp(np.log(tgt), np.log(prob[ok]), np.log(grid[ok])))
+        counts += np.bincount(first_crossings(crit, paths), minlength=grid.size + 1)
+    return level_for(tgt, np.cumsum(counts[: grid.size]) / n_paths, grid)
+
+
+def first_crossings(crit: np.ndarray, paths: np.ndarray) -> np.ndarray:
+    """For each path (a row of `paths`: its t statistics at the looks), the smallest index of the
+    grid's levels (the rows of `crit`: each level's boundaries at the same looks, falling as the
+    level rises) at which it crosses at some look; len(crit) where it crosses at none."""
+    n = crit.shape[0]
+    rising = np.where(np.isfinite(crit), crit, np.finfo(float).max)[::-1]  # per look, from the top level
+    first = np.full(paths.shape[0], n)
+    for k in range(crit.shape[1]):
+        passed = np.searchsorted(rising[:, k], paths[:, k], side="right")  # levels from the top it passes
+        first = np.minimum(first, n - passed)
+    return first
+
+
+def level_for(targets: Any, prob: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """The nominal levels whose crossing probabilities are `targets`, given `prob`, the crossing
+    probability at each of the `grid`'s levels (rising): log-log interpolation over the levels
+    where `prob` is positive and rises, clamped to the first and last of them."""
+    ok = np.concatenate([[True], np.diff(prob) > 0]) & (prob > 0)
+    return np.exp(np.interp(np.log(np.asarray(targets, float)), np.log(prob[ok]), np.log(grid[ok])))
 
 
 @lru_cache(maxsize=256)
@@ -182,6 +196,8 @@ __all__ = [
     "CALIBRATION_PATHS",
     "calibrated_levels",
     "critical_table",
+    "first_crossings",
+    "level_for",
     "null_t_paths",
     "spent",
     "t_boundaries",

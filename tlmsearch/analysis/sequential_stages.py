@@ -48,6 +48,8 @@ from tlmsearch.analysis.sequential_bounds import (
     _pdf,
     _step,
     critical_table,
+    first_crossings,
+    level_for,
     null_t_paths,
     spent,
 )
@@ -184,28 +186,15 @@ def _stage_row(
     k0 = len(prefix)
     grid = np.geomspace(gap / 4.0, min(0.49, gap * 2.0), GRID_POINTS)
     crit = np.vstack([stage_t_boundaries(looks, prefix, float(a), spending) for a in grid])  # falling in a
-    rising = np.where(np.isfinite(crit), crit, np.finfo(float).max)[::-1]
     n_paths = int(min(CALIBRATION_MAX_PATHS, max(CALIBRATION_PATHS, math.ceil(CALIBRATION_CROSSINGS / gap))))
     counts = np.zeros(grid.size + 1)
-    early = 0
+    early = 0  # paths that cross at an earlier stage's look, under its fixed boundaries
     for i, start in enumerate(range(0, n_paths, CALIBRATION_PATHS)):
         paths = null_t_paths(looks, min(CALIBRATION_PATHS, n_paths - start), CALIBRATION_SEED + 1000 + i)
         crossed = np.any(paths[:, :k0] >= np.where(np.isfinite(prefix), prefix, np.inf), axis=1)
         early += int(crossed.sum())
-        rest = paths[~crossed, k0:]
-        first = np.full(rest.shape[0], grid.size)
-        for j in range(rest.shape[1]):
-            passed = np.searchsorted(rising[:, j], rest[:, j], side="right")
-            first = np.minimum(first, np.where(passed > 0, grid.size - passed, grid.size))
-        counts += np.bincount(first, minlength=grid.size + 1)
-    prob = (early + np.cumsum(counts[: grid.size])) / n_paths
-    ok = np.concatenate([[True], np.diff(prob) > 0]) & (prob > 0)
-    if target <= prob[ok][0]:
-        level = grid[0]
-    elif target >= prob[ok][-1]:
-        level = grid[-1]
-    else:
-        level = float(np.exp(np.interp(math.log(target), np.log(prob[ok]), np.log(grid[ok]))))
+        counts += np.bincount(first_crossings(crit, paths[~crossed, k0:]), minlength=grid.size + 1)
+    level = level_for([target], (early + np.cumsum(counts[: grid.size])) / n_paths, grid)[0]
     return stage_t_boundaries(looks, prefix, float(level), spending)
 
 

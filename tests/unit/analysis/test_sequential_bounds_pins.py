@@ -170,3 +170,39 @@ def test_critical_table_rows_are_the_holm_levels() -> None:
     assert one[1:, 0].tolist() == pytest.approx([stats.t.isf(0.05, 5), stats.t.isf(0.025, 5)], rel=1e-9)
     nominal = sb.critical_table((2, 4), 0.05, "nominal", 1, True)
     assert nominal[1].tolist() == pytest.approx([stats.t.isf(0.05, 1), stats.t.isf(0.05, 3)], rel=1e-9)
+
+
+def test_first_crossings_by_hand() -> None:
+    # three grid levels (rows, rising level: falling boundaries; inf: the lowest cannot cross at
+    # the first look), two looks; a path crosses a level where its t reaches the boundary (>=)
+    crit = np.array([[np.inf, 2.5], [3.0, 2.0], [2.0, 1.5]])
+    paths = np.array([[3.5, 0.0], [0.0, 2.6], [2.0, 1.0], [1.0, 1.0], [2.5, 1.9]])
+    # 3.5 passes 3.0 (level 1); 2.6 passes 2.5 (level 0); 2.0 reaches 2.0 (level 2); nothing; 2.5 and 1.9 both level 2
+    assert sb.first_crossings(crit, paths).tolist() == [1, 0, 2, 3, 2]
+
+
+def test_level_for_by_hand() -> None:
+    grid = np.array([0.01, 0.02, 0.04, 0.08])
+    # no crossing at the lowest level: it is left out; 0.0212 lies between (0.015, 0.02) and (0.03, 0.04),
+    # a slope of 1 in log-log: 0.02 x 0.0212 / 0.015 = 0.0282667; outside: the first and last levels used
+    got = sb.level_for([0.0212, 0.001, 0.1], np.array([0.0, 0.015, 0.03, 0.06]), grid)
+    assert got == pytest.approx([0.0282667, 0.02, 0.08], rel=1e-5)
+    # a level that adds no crossing (a tie) is left out: between (0.02, 0.02) and (0.05, 0.08),
+    # 0.02 x 4 ** (log(1.5) / log(2.5)) = 0.02 x 4 ** 0.442507 = 0.0369357 (with the tie kept, 0.0544)
+    tied = sb.level_for([0.03], np.array([0.01, 0.02, 0.02, 0.05]), grid)
+    assert tied == pytest.approx([0.0369357], rel=1e-5)
+
+
+def test_a_two_look_design_is_calibrated_to_its_level() -> None:
+    # looks at 2 and 4 seeds, alpha 0.05: 200,000 null studies drawn seed by seed (not the module's
+    # stage-by-stage draw) cross the calibrated boundaries 0.0497 of the time; the plain z-to-t
+    # conversion (1 and 3 degrees of freedom) crosses 0.0522, liberal
+    x = np.random.default_rng(7).normal(size=(200_000, 4))
+    t = np.stack([x[:, :n].mean(axis=1) / (x[:, :n].std(axis=1, ddof=1) / math.sqrt(n)) for n in (2, 4)], axis=1)
+    se = math.sqrt(0.05 * 0.95 / 200_000)
+    calibrated = sb.critical_table((2, 4), 0.05, "obf", 1, True)
+    plain = sb.critical_table((2, 4), 0.05, "obf", 1, False)
+    assert np.any(t >= calibrated[1], axis=1).mean() == pytest.approx(0.05, abs=3 * se)
+    assert np.any(t >= plain[1], axis=1).mean() > 0.05 + 3 * se
+    # one look: nothing to calibrate, the plain t test
+    assert sb.critical_table((4,), 0.05, "obf", 1, True)[1, 0] == pytest.approx(stats.t.isf(0.05, 3), abs=1e-9)
