@@ -1,14 +1,18 @@
-"""Pins of `configs/lr_choice.py` worked out by hand: how a calibration of one and of two seeds
-reads (its loss texts, its tag, its seeds, its statistic, its interval's words), a calibration no
-rate of which is usable, one built without failure reasons, and a grid already longer than the
-widening limit allows (it warns at its edge rather than widening)."""
+"""Pins of `configs/lr_choice.py` and its settings (`configs/lr_calibration.py`) worked out by
+hand: how a calibration of one and of two seeds reads (its loss texts, its tag, its seeds, its
+statistic, its interval's words), a calibration no rate of which is usable, one built without
+failure reasons, a grid already longer than the widening limit allows (it warns at its edge
+rather than widening), and the limits of a configured grid and of its seeds."""
 
 from __future__ import annotations
 
 import math
 
-from tlmsearch.configs.lr_calibration import MAX_RATES
+import pytest
+
+from tlmsearch.configs.lr_calibration import MAX_RATES, check_seeds, parse_setting
 from tlmsearch.configs.lr_choice import LrCalibration, calibrate
+from tlmsearch.errors import ConfigError
 
 RATES = (0.001, 0.002, 0.004)
 
@@ -129,3 +133,23 @@ def test_an_unfinished_calibration_of_two_seeds_has_no_interval_yet() -> None:
     assert cal.chosen is None and cal.interval is None
     assert cal.to_dict()["interval"] is None
     assert cal.describe().endswith("; 4 of 6 runs trained so far")
+
+
+def test_a_grid_of_16_rates_is_the_most_and_every_rate_must_be_positive() -> None:
+    rates16 = ",".join(f"{0.0001 * (i + 1):g}" for i in range(16))
+    assert len(parse_setting(rates16).split(",")) == 16
+    with pytest.raises(ConfigError, match="names 17 rates; at most 16"):
+        parse_setting(rates16 + ",0.1")
+    with pytest.raises(ConfigError, match="every rate must be positive and finite"):
+        parse_setting("0,1e-3,2e-3,4e-3")
+
+
+@pytest.mark.parametrize("seeds", [0, 17, -1, True, 2.5, "3"])
+def test_calibration_seeds_outside_1_to_16_are_refused(seeds: object) -> None:
+    with pytest.raises(ConfigError, match=r"lr_calibration_seeds=.* must be an integer from 1 to 16"):
+        check_seeds(seeds)  # type: ignore[arg-type]
+
+
+def test_calibration_seeds_from_1_to_16_pass() -> None:
+    for seeds in (1, 3, 16):
+        check_seeds(seeds)

@@ -40,3 +40,8 @@ def test_free_widths_and_the_text() -> None:
     assert space_dof("my_space.py", 4) is None and dof_text("my_space.py", 4) == "4 layers: 3 free MLP widths"
     with pytest.raises(ValueError):
         free_widths(0)
+
+
+def test_a_joint_space_has_two_degrees_of_freedom_at_any_depth_past_one_layer() -> None:
+    # its MLP and attention axes (one each), not more however many widths are free
+    assert [space_dof("joint", n) for n in (1, 2, 3, 8, 16)] == [0, 2, 2, 2, 2]
