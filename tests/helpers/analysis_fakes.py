@@ -8,6 +8,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from tlmsearch.configs.presets import preset
 from tlmsearch.profiles import Budget, ProfileSpec, shape_stats
 from tlmsearch.rundir.records import RUN_LAYOUT
@@ -135,3 +137,15 @@ def write_run(run_dir: Path, records: list[dict[str, Any]], arch: str = "transfo
     # the tiny preset with 4 layers: the shape of BUDGET, so exports build a valid model
     (run_dir / "search.yaml").write_text(f"arch: {arch}\npreset: tiny\nmodel: {{n_layers: 4}}\n")
     return run_dir
+
+
+def seed_by_seed_t(looks: tuple[int, ...], n_paths: int, seed: int) -> np.ndarray:
+    """(n_paths, len(looks)) paired t statistics of null studies drawn seed by seed from standard
+    normal gains: an independent route to the law `sequential_bounds.null_t_paths` draws stage
+    by stage."""
+    x = np.random.default_rng(seed).normal(size=(n_paths, looks[-1]))
+    out = []
+    for n in looks:
+        d = x[:, :n]
+        out.append(d.mean(axis=1) / (d.std(axis=1, ddof=1) / math.sqrt(n)))
+    return np.stack(out, axis=1)

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 import pytest
+from analysis_fakes import seed_by_seed_t
 from scipy import optimize, special, stats
 
 from tlmsearch.analysis import sequential_bounds as sb
@@ -110,21 +111,12 @@ def test_t_boundaries_convert_the_z_tail_at_n_minus_1_degrees_of_freedom() -> No
 # ----------------------------------------------------------------------------- the null t paths
 
 
-def _seed_by_seed(looks: tuple[int, ...], n_paths: int, seed: int) -> np.ndarray:
-    x = np.random.default_rng(seed).normal(size=(n_paths, looks[-1]))
-    out = []
-    for n in looks:
-        d = x[:, :n]
-        out.append(d.mean(axis=1) / (d.std(axis=1, ddof=1) / math.sqrt(n)))
-    return np.stack(out, axis=1)
-
-
 def test_null_t_paths_have_the_law_of_seed_by_seed_t_statistics() -> None:
     looks, n = (2, 3, 6), 200_000
     paths = sb.null_t_paths(looks, n, seed=3)
     assert paths.shape == (n, 3)
     np.testing.assert_array_equal(paths, sb.null_t_paths(looks, n, seed=3))
-    direct = _seed_by_seed(looks, n, seed=4)
+    direct = seed_by_seed_t(looks, n, seed=4)
     for k, size in enumerate(looks):  # each look's marginal: Student t with n_k - 1 df
         for p in (0.1, 0.01):
             q = stats.t.isf(p, size - 1)
@@ -197,8 +189,7 @@ def test_a_two_look_design_is_calibrated_to_its_level() -> None:
     # looks at 2 and 4 seeds, alpha 0.05: 200,000 null studies drawn seed by seed (not the module's
     # stage-by-stage draw) cross the calibrated boundaries 0.0497 of the time; the plain z-to-t
     # conversion (1 and 3 degrees of freedom) crosses 0.0522, liberal
-    x = np.random.default_rng(7).normal(size=(200_000, 4))
-    t = np.stack([x[:, :n].mean(axis=1) / (x[:, :n].std(axis=1, ddof=1) / math.sqrt(n)) for n in (2, 4)], axis=1)
+    t = seed_by_seed_t((2, 4), 200_000, seed=7)
     se = math.sqrt(0.05 * 0.95 / 200_000)
     calibrated = sb.critical_table((2, 4), 0.05, "obf", 1, True)
     plain = sb.critical_table((2, 4), 0.05, "obf", 1, False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from analysis_fakes import seed_by_seed_t
 from scipy import stats
 
 from tlmsearch.analysis.sequential_stages import Stage, check_stages, history_table, z_continue
@@ -16,21 +17,10 @@ LOOKS = (2, 4, 8, 12)
 N_PATHS = 200_000
 
 
-def _null_t_paths() -> np.ndarray:
-    """Paired t statistics at LOOKS of N_PATHS null studies, seed by seed from standard normal
-    gains (not the module's stage-by-stage draw): (N_PATHS, 4)."""
-    x = np.random.default_rng(7).normal(size=(N_PATHS, LOOKS[-1]))
-    out = []
-    for n in LOOKS:
-        d = x[:, :n]
-        out.append(d.mean(axis=1) / (d.std(axis=1, ddof=1) / np.sqrt(n)))
-    return np.stack(out, axis=1)
-
-
 def test_a_calibrated_history_crosses_at_its_level() -> None:
     # a verification of 2 and 4 seeds at alpha 0.05, extended to 8 and 12 seeds with the history
     # at 0.1, two candidates: row r must cross (at any of the four looks) with probability 0.1 / r
-    paths = _null_t_paths()
+    paths = seed_by_seed_t(LOOKS, N_PATHS, seed=7)  # seed by seed, not the module's stage-by-stage draw
     calibrated = history_table(LOOKS, (Stage(4, 0.05),), 0.1, "obf", 2, True)
     plain = history_table(LOOKS, (Stage(4, 0.05),), 0.1, "obf", 2, False)
     for r, level in ((1, 0.1), (2, 0.05)):
