@@ -47,6 +47,11 @@ def slots(cfg: SearchConfig, cpus: float | None = None, gpus: float | None = Non
     return min(n, cfg.max_concurrent) if cfg.max_concurrent else n
 
 
+def _running(at_once: int, runs: int) -> int:
+    """Runs that train at once: the slots, or the runs left when fewer (the plan line says that)."""
+    return max(1, min(at_once, runs))
+
+
 def _rate(cfg: SearchConfig, at_once: int) -> object:
     model = trial_shape(cfg, ProfileSpec.parse("uniform"))[2]
     return rate_or_reason(model, trial_train_config(cfg, cfg.seed), cfg.data, slots=at_once)
@@ -106,7 +111,7 @@ def search_line(cfg: SearchConfig, *, done: int = 0, cpus: float | None = None, 
             if full
             else f" ({stop} any of them at step {first_rung})"
         )
-    head += f", {_where(cfg, at_once)}"
+    head += f", {_where(cfg, _running(at_once, len(work.runs)))}"
     line = _with_length(cfg, plan_line(head, estimate_work(cfg, work), _tokens_per_step(cfg)), f"search {cfg.name}")
     note = "" if done else dropped_baselines_line(cfg)
     return f"{note}\n{line}" if note else line
@@ -200,7 +205,7 @@ def fixed_line(
     """The plan line of `runs` fixed runs of `cfg`'s shape at full length (verify, compare)."""
     at_once = slots(cfg, cpus, gpus)
     work = fixed_work(runs, cfg.train.steps, at_once)
-    head = f"{what}: {runs} runs x {cfg.train.steps} steps, {_where(cfg, at_once)}"
+    head = f"{what}: {plural(runs, 'run')} x {cfg.train.steps} steps, {_where(cfg, _running(at_once, runs))}"
     line = plan_line(head, estimate_work(cfg, work), _tokens_per_step(cfg))
     return _with_length(cfg, f"{line}; {then}" if then else line, what)
 

@@ -49,7 +49,7 @@ def test_recorded_rates_replace_the_calibration(tmp_path: Path) -> None:
     from tlmsearch.costs.rates import rate_shape, record_rate
     from tlmsearch.profiles import ProfileSpec
     from tlmsearch.training.trainer import resolve_vocab
-    from tlmsearch.tuning.announce import search_line
+    from tlmsearch.tuning.announce import fixed_line, search_line
     from tlmsearch.tuning.trainable import trial_train_config
 
     cfg = SearchConfig(preset="tiny", name="plan", trials=6, train=TrainConfig(steps=60, batch_size=4, eval_windows=4),
@@ -62,6 +62,12 @@ def test_recorded_rates_replace_the_calibration(tmp_path: Path) -> None:
     # the range and its source come from the recorded rates (their arithmetic: test_estimate.py)
     assert line.endswith("(0.1-0.2 s/step, 640-1,280 tok/s: measured in 2 earlier runs of this shape)"), line
     assert "2 at a time" in line
+    # a resume with one trial left, or one fixed run, trains one at a time whatever the slots
+    assert "5 of 6 trials left" in search_line(cfg, done=1, cpus=2)
+    assert ", 1 at a time x 1 thread" in search_line(cfg, done=5, cpus=2)
+    assert ", 2 at a time x 1 thread" in search_line(cfg, done=4, cpus=2)
+    assert "verify plan: 1 run x 60 steps, 1 at a time" in fixed_line(cfg, 1, "verify plan", cpus=2)
+    assert "verify plan: 3 runs x 60 steps, 2 at a time" in fixed_line(cfg, 3, "verify plan", cpus=2)
 
 
 def test_quiet_leaves_the_plan_line_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
