@@ -26,6 +26,7 @@ from tlmsearch.analysis.sequential import Design, Sequential, decide
 from tlmsearch.analysis.stats import Interval
 from tlmsearch.analysis.verdict import ProfileResult, Verdict, find_reference, reference_name
 from tlmsearch.analysis.verdicts import verdicts
+from tlmsearch.core.words import plural
 from tlmsearch.rundir.records import as_records
 
 
@@ -267,8 +268,8 @@ def sequential_clause(g: SequentialGroup) -> str:
     text = (
         f"group-sequential: {int(d.last_look) + 1} of {design.n_looks} looks ({design.looks[int(d.last_look)]} of "
         f"{design.max_seeds} seeds per profile), {spend} alpha spending, one-sided t tests at alpha {design.alpha:g}, "
-        f"Holm over {len(g.candidates)} candidates at each look, decided candidates stopped: {runs} runs of the "
-        f"{total} all looks would take"
+        f"Holm over {plural(len(g.candidates), 'candidate')} at each look, decided candidates stopped: "
+        f"{runs} runs of the {total} all looks would take"
     )
     if design.stages:
         text += (
