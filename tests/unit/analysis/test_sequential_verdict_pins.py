@@ -88,3 +88,11 @@ def test_an_unbounded_end_stays_unbounded() -> None:
     assert _expm1(-math.inf) == -math.inf and _expm1(math.inf) == math.inf
     assert math.isnan(_expm1(math.nan))
     assert _expm1(0.1) == pytest.approx(math.expm1(0.1), rel=1e-15)
+
+
+def test_the_headline_counts_its_candidates_in_words(clear_winner: tuple) -> None:
+    records, v, _ = clear_winner
+    assert "Holm over 4 candidates at each look" in v.headline
+    pair = [r for r in records if r.trial_id.startswith((f"v-{COSINE}-", f"v-{WINNER}-"))]
+    ((one, _),) = sequential_verdicts(pair, Design(looks=(4, 8, 12)), list(range(12)), through=1)
+    assert "Holm over 1 candidate at each look" in one.headline
