@@ -25,7 +25,7 @@ def level(x: float) -> str:
 
 def _tests(alpha: float, m: int, n_seeds: int, method: str) -> str:
     kind = "one-sided t tests" if method == "t" else "BCa bootstrap bounds, Bonferroni"
-    over = f"Holm over {plural(m, 'candidate')}" if method == "t" else f"over {plural(m, 'candidate')}"
+    over = ("Holm over " if method == "t" else "over ") + plural(m, "candidate")
     return f"{kind} at alpha {alpha:g}, {over}, n={n_seeds} seeds"
 
 

@@ -47,11 +47,6 @@ def slots(cfg: SearchConfig, cpus: float | None = None, gpus: float | None = Non
     return min(n, cfg.max_concurrent) if cfg.max_concurrent else n
 
 
-def _running(at_once: int, runs: int) -> int:
-    """Runs that train at once: the slots, or the runs left when fewer (the plan line says that)."""
-    return max(1, min(at_once, runs))
-
-
 def _rate(cfg: SearchConfig, at_once: int) -> object:
     model = trial_shape(cfg, ProfileSpec.parse("uniform"))[2]
     return rate_or_reason(model, trial_train_config(cfg, cfg.seed), cfg.data, slots=at_once)
@@ -62,13 +57,14 @@ def _tokens_per_step(cfg: SearchConfig) -> int:
     return cfg.train.batch_size * cfg.train.grad_accum * seq
 
 
-def _where(cfg: SearchConfig, at_once: int) -> str:
+def _where(cfg: SearchConfig, at_once: int, runs: int) -> str:
+    """Where and how many at once `runs` runs train: the slots, or the runs when fewer."""
     threads = trial_train_config(cfg, cfg.seed).threads
     share = cfg.gpu_share
     device = f"cuda, {share:g} GPU a trial" if share > 0 else "cpu"
     if cfg.workers_per_trial > 1:  # the threads and the GPU are each worker's
         device = f"{'cuda, 1 GPU' if share > 0 else 'cpu'} a worker, {cfg.workers_per_trial} workers a trial"
-    return f"{at_once} at a time x {plural(threads, 'thread')} ({cfg.arch}, {cfg.preset}, {device})"
+    return f"{max(1, min(at_once, runs))} at a time x {plural(threads, 'thread')} ({cfg.arch}, {cfg.preset}, {device})"
 
 
 def estimate_works(cfg: SearchConfig, works: list[Work]) -> list[Estimate] | str:
@@ -111,7 +107,7 @@ def search_line(cfg: SearchConfig, *, done: int = 0, cpus: float | None = None, 
             if full
             else f" ({stop} any of them at step {first_rung})"
         )
-    head += f", {_where(cfg, _running(at_once, len(work.runs)))}"
+    head += f", {_where(cfg, at_once, len(work.runs))}"
     line = _with_length(cfg, plan_line(head, estimate_work(cfg, work), _tokens_per_step(cfg)), f"search {cfg.name}")
     note = "" if done else dropped_baselines_line(cfg)
     return f"{note}\n{line}" if note else line
@@ -205,7 +201,7 @@ def fixed_line(
     """The plan line of `runs` fixed runs of `cfg`'s shape at full length (verify, compare)."""
     at_once = slots(cfg, cpus, gpus)
     work = fixed_work(runs, cfg.train.steps, at_once)
-    head = f"{what}: {plural(runs, 'run')} x {cfg.train.steps} steps, {_where(cfg, _running(at_once, runs))}"
+    head = f"{what}: {plural(runs, 'run')} x {cfg.train.steps} steps, {_where(cfg, at_once, runs)}"
     line = plan_line(head, estimate_work(cfg, work), _tokens_per_step(cfg))
     return _with_length(cfg, f"{line}; {then}" if then else line, what)
 

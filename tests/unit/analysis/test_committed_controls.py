@@ -9,10 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from tlmsearch.analysis.summary import summarize
-from tlmsearch.report.run import load_run
-from tlmsearch.rundir.io import read_verify
+from committed import committed_verdict
 
 ROOT = Path(__file__).resolve().parents[3]
 LATE = "free:l0=1,l1=1,l2=1,l3=1,l4=1,l5=1,l6=1,l7=8"
@@ -20,10 +17,7 @@ EARLY = "free:l0=8,l1=1,l2=1,l3=1,l4=1,l5=1,l6=1,l7=1"
 
 
 def _verdict(name: str) -> dict:
-    run = ROOT / "runs/reference" / name
-    records, config = load_run(run)
-    (v,) = summarize(records, config, verify_plan=read_verify(run))["verdicts"]
-    return v
+    return committed_verdict(ROOT / "runs/reference" / name)
 
 
 def test_a_reference_starving_the_earlier_layers_is_beaten_by_cosine_and_uniform() -> None:

@@ -7,21 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from tlmsearch.analysis.summary import summarize
-from tlmsearch.report.run import load_run
-from tlmsearch.rundir.io import read_verify
+from committed import committed_verdict
 
 LADDER = Path(__file__).resolve().parents[3] / "runs/reference/ladder8"
 POINT3 = "cpu-xs-d_model48-n_heads3-base_width144-n_layers8-t20"
 POINT4 = "cpu-xs-n_layers8-t20"
-
-
-def _verdict(point: str) -> dict:
-    run = LADDER / point
-    records, config = load_run(run)
-    (v,) = summarize(records, config, verify_plan=read_verify(run))["verdicts"]
-    return v
 
 
 def _pct(interval: dict) -> list[float]:
@@ -38,7 +28,7 @@ def _pct(interval: dict) -> list[float]:
 def test_cosine_is_shown_within_the_margin_of_uniform(
     point: str, seeds: int, regret: list[float], p_within: float
 ) -> None:
-    v = _verdict(point)
+    v = committed_verdict(LADDER / point)
     assert v["outcome"] == "near_optimal" and v["n_seeds"] == seeds and v["n_candidates"] == 1
     assert _pct(v["regret"]) == regret and v["regret"]["confidence"] == 0.9
     assert v["regret"]["high"] < v["margin"] == pytest.approx(0.01)  # the bound that decides it
